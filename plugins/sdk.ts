@@ -1,0 +1,175 @@
+/**
+ * The plugin SDK: the only API the standard library and third-party plugins use.
+ *
+ *     export default definePlugin({
+ *       name: 'greetings', version: '1.0.0',
+ *       setup(rvm) {
+ *         rvm.native('greet', (ctx, name) => `hello ${toText(name)}`, {
+ *           params: [{ name: 'name', type: 'text' }], returns: 'text', doc: 'A greeting.' });
+ *       },
+ *     });
+ */
+import type { FieldType, Literal } from '../vm/ast.js';
+import type { JsonSchema } from '../vm/module.js';
+import type { Value } from '../vm/values.js';
+
+export { HostObject, RvmError, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField } from '../vm/values.js';
+export type { Value, ValueObject } from '../vm/values.js';
+export type { FieldType, Literal } from '../vm/ast.js';
+export type { JsonSchema } from '../vm/module.js';
+
+/** Returned by a native that has answered the request: the VM ends the handler at once. */
+export const HALT: unique symbol = Symbol('rvm.halt');
+export type Halt = typeof HALT;
+
+/** The type a parameter expects; checked at compile time where the argument is a constant. */
+export type ParamType = 'text' | 'int' | 'number' | 'bool' | 'list' | 'object' | 'any';
+
+export interface ParamSpec {
+  name: string;
+  type?: ParamType;
+  /** May be left out (trailing parameters only). */
+  optional?: boolean;
+  /** Takes any number of further arguments. */
+  rest?: boolean;
+  doc?: string;
+}
+
+export interface NativeMeta {
+  params: ParamSpec[];
+  /** Type of the result for `rvm check` and the reference: `text`, `bool`, `object`, ... */
+  returns?: string;
+  doc: string;
+  /** `middleware`: callable only inside a `middleware { }` block (e.g. `next()`). */
+  scope?: 'middleware';
+}
+
+/** Read-only view of the incoming request. Header names are lower-case. */
+export interface RequestInfo {
+  readonly id: string;
+  readonly method: string;
+  readonly path: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly ip: string;
+  readonly secure: boolean;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string | string[]>>;
+  readonly cookies: Readonly<Record<string, string>>;
+  /** The raw parsed body (JSON value, form fields) or null. */
+  readonly body: unknown;
+}
+
+export type BodyKind = 'json' | 'text' | 'html' | 'empty';
+
+/** The response being built. It is buffered until the middleware chain unwinds. */
+export interface ResponseDraft {
+  status: number;
+  readonly headers: Map<string, string | string[]>;
+  body: unknown;
+  kind: BodyKind;
+  /** True once a helper, `response {}` or `fail` answered. */
+  answered: boolean;
+  setHeader(name: string, value: string | string[]): void;
+  appendHeader(name: string, value: string): void;
+  getHeader(name: string): string | string[] | undefined;
+  removeHeader(name: string): void;
+}
+
+/** Settings the app was started with (rvm.config.json, overridden by env). */
+export interface AppSettings {
+  readonly dir: string | null;
+  readonly dev: boolean;
+  readonly bodyLimit: number;
+  readonly trustProxy: boolean;
+  readonly config: Readonly<Record<string, unknown>>;
+}
+
+/** A small key/value store for state plugins keep between requests (in-process by default). */
+export interface KeyValueStore {
+  get(key: string): Value | undefined | Promise<Value | undefined>;
+  set(key: string, value: Value, ttlMs?: number): void | Promise<void>;
+  delete(key: string): void | Promise<void>;
+}
+
+/** What a native or guard sees of the request it runs for. */
+export interface CallContext {
+  readonly request: RequestInfo;
+  readonly response: ResponseDraft;
+  readonly app: AppSettings;
+  readonly store: KeyValueStore;
+  /** Per-request scratch space for plugins (e.g. the authenticated user). */
+  readonly locals: Map<string, unknown>;
+  /** Writes one line to the app log, tagged with the request id. */
+  log(message: string): void;
+  /** Answers with `body` (a value or text) and ends the handler: `return ctx.respond(...)`. */
+  respond(status: number, body: Value, kind?: BodyKind): Halt;
+  /** Answers with the error body `{"error","code"}` and ends the request: `return ctx.fail(...)`. */
+  fail(status: number, message: string, code?: string, headers?: Record<string, string>): Halt;
+  /** Middleware only: runs the rest of the chain; resolves once the handler has answered. */
+  next(): Value | Promise<Value>;
+}
+
+export type NativeFn = (ctx: CallContext, ...args: Value[]) => Value | Halt | Promise<Value | Halt>;
+
+/** How a guard is used on a route. */
+export interface GuardUse {
+  mode: 'required' | 'optional';
+}
+
+/** A guard lets the request through by returning, or ends it with `return ctx.fail(...)`. */
+export type GuardFn = (ctx: CallContext, args: Value[], use: GuardUse) => void | Halt | Promise<void | Halt>;
+
+/** An error a guard or validator can produce, for the reference and OpenAPI. */
+export interface ErrorResponseSpec {
+  status: number;
+  code: string;
+  description: string;
+  headers?: string[];
+}
+
+export interface GuardMeta {
+  params: ParamSpec[];
+  doc: string;
+  /** OpenAPI security scheme this guard implements, if any. */
+  security?: { name: string; scheme: JsonSchema };
+  responses?: ErrorResponseSpec[];
+}
+
+/** A validator (`@email`, `@min(8)`) registered by a plugin. */
+export interface ValidatorSpec {
+  /** Field types it applies to. */
+  types: readonly FieldType[];
+  params: ParamSpec[];
+  doc: string;
+  /** Other spellings (`min_length` for `minLength`); they don't count as validators. */
+  aliases?: string[];
+  /** The message when a value fails, e.g. "must be at least 8 characters". */
+  message(args: readonly Literal[], type: FieldType): string;
+  /** True when `value` (already of the field's type) passes. */
+  check(value: Value, args: readonly Literal[], type: FieldType): boolean;
+  /** JSON Schema keywords this validator adds to its field. */
+  schema?(args: readonly Literal[], type: FieldType): JsonSchema;
+}
+
+/** What `setup` receives. */
+export interface PluginApi {
+  /** The settings of the app the plugin is loaded into. */
+  readonly app: AppSettings;
+  native(name: string, fn: NativeFn, meta: NativeMeta): void;
+  guard(name: string, fn: GuardFn, meta: GuardMeta): void;
+  validator(name: string, spec: ValidatorSpec): void;
+}
+
+export interface PluginDefinition {
+  name: string;
+  version: string;
+  /** Names of plugins that must be loaded first. */
+  dependencies?: string[];
+  setup(rvm: PluginApi): void | Promise<void>;
+}
+
+/** Declares a plugin; the identity function, there for its types. */
+export function definePlugin(definition: PluginDefinition): PluginDefinition {
+  return definition;
+}

@@ -1,0 +1,72 @@
+/**
+ * The seams of the HTTP runtime: what the transport (server, inject) hands the app, what the
+ * router stores, and what the app does with a matched request.
+ */
+import type { Readable } from 'node:stream';
+import type { PathSegment } from '../ast.js';
+import type { RouteMeta } from '../module.js';
+import type { AppSettings, KeyValueStore } from '../../plugins/sdk.js';
+import type { RequestContext } from './context.js';
+import type { Logger } from './log.js';
+
+/** A request as the transport received it, independent of node:http (inject builds one directly). */
+export interface IncomingRequest {
+  method: string;
+  /** Path and query as sent: `/users/7?x=1`. */
+  url: string;
+  /** Lower-case names, as node:http gives them. */
+  headers: Record<string, string | string[] | undefined>;
+  /** Peer address (before any trusted proxy header). */
+  remoteAddress: string;
+  /** True when the connection itself is TLS. */
+  encrypted: boolean;
+  /** The body stream; null when there is none. */
+  body: Readable | null;
+}
+
+/** A finished response, ready to be written. */
+export interface OutgoingResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer | string | null;
+}
+
+/** What the router stores per route: the route's metadata and where it came from. */
+export interface RouteTarget {
+  meta: RouteMeta;
+  /** Source file relative to the app dir. */
+  file: string;
+  /** Index of the route chunk in the linked program. */
+  chunk: number;
+  /** Linked chunk indices of the middleware that wrap this route, outermost first. */
+  middleware: number[];
+}
+
+export type RouteMatch<T> =
+  | { kind: 'found'; value: T; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allowed: string[] }
+  | { kind: 'not_found' };
+
+/** A router: add routes, then match a method and a path (no query). HEAD falls back to GET. */
+export interface Router<T> {
+  add(method: string, segments: PathSegment[], value: T): void;
+  match(method: string, path: string): RouteMatch<T>;
+}
+
+/** A loaded, linked app as the transport sees it. */
+export interface AppHandle {
+  readonly settings: AppSettings;
+  readonly store: KeyValueStore;
+  readonly log: Logger;
+  /** The current router; replaced whole on hot reload. */
+  readonly router: Router<RouteTarget>;
+  /** Dev mode: resolves when a pending reload has finished, so the next request sees it. */
+  ready(): void | Promise<void>;
+  /**
+   * Answers paths under `/_app/` (the reference and other built-ins). Returns null when the path
+   * is not a built-in; built-ins bypass user middleware.
+   */
+  builtin(request: IncomingRequest, path: string): OutgoingResponse | Promise<OutgoingResponse> | null;
+  /** Runs middleware → guards → validation → handler for a matched route, filling ctx.response. */
+  execute(ctx: RequestContext, target: RouteTarget): void | Promise<void>;
+}

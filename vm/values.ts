@@ -1,0 +1,154 @@
+/**
+ * Runtime values and their semantics, shared by the interpreter, the compiler's constant folder
+ * and the plugins. Values are plain JS data: null, boolean, number, string, arrays, plain objects,
+ * plus HostObjects (request, headers, response view, records, secrets) that natives provide.
+ */
+
+export type Value = null | boolean | number | string | Value[] | ValueObject | HostObject;
+
+export interface ValueObject {
+  [key: string]: Value;
+}
+
+/**
+ * A value backed by the host. The VM reads its fields through `get`, so a request view can
+ * compute fields lazily and headers can ignore case. `toJSON` decides how it leaves in a response.
+ */
+export abstract class HostObject {
+  /** The type name shown in error messages (`request`, `headers`, `secret`, ...). */
+  abstract readonly typeName: string;
+  /** A field or key; undefined reads as null. */
+  abstract get(key: string): Value | undefined;
+  /** Writes a field; the default refuses with a runtime error. */
+  set(key: string, _value: Value): void {
+    throw new RvmError(`cannot change field '${key}' of ${this.typeName}`, 'read_only');
+  }
+  /** Own keys, for iteration. */
+  keys(): string[] {
+    return [];
+  }
+  /** The JSON form of this value (plain data). */
+  abstract toJSON(): unknown;
+  /** The text form used by concatenation and interpolation. */
+  toText(): string {
+    return JSON.stringify(this.toJSON());
+  }
+}
+
+/** A runtime error raised by an operation or a native. `code` ends up in logs and dev bodies. */
+export class RvmError extends Error {
+  constructor(
+    message: string,
+    readonly code: string = 'runtime_error',
+  ) {
+    super(message);
+    this.name = 'RvmError';
+  }
+}
+
+/** Falsy: null, false, 0, '' (and NaN); everything else is truthy. */
+export function isTruthy(v: Value | undefined): boolean {
+  return v !== null && v !== undefined && v !== false && v !== 0 && v !== '' && !(typeof v === 'number' && Number.isNaN(v));
+}
+
+/** The language's name for a value's type, for error messages. */
+export function typeName(v: Value | undefined): string {
+  if (v === null || v === undefined) return 'null';
+  switch (typeof v) {
+    case 'boolean':
+      return 'bool';
+    case 'number':
+      return Number.isInteger(v) ? 'int' : 'number';
+    case 'string':
+      return 'text';
+  }
+  if (Array.isArray(v)) return 'list';
+  if (v instanceof HostObject) return v.typeName;
+  return 'object';
+}
+
+/** Text form of a value for concatenation, interpolation and logs. */
+export function toText(v: Value | undefined): string {
+  if (v === null || v === undefined) return 'null';
+  switch (typeof v) {
+    case 'string':
+      return v;
+    case 'number':
+    case 'boolean':
+      return String(v);
+  }
+  if (v instanceof HostObject) return v.toText();
+  return JSON.stringify(v, jsonReplacer);
+}
+
+/** JSON.stringify replacer that lets host objects decide their JSON form. */
+export function jsonReplacer(_key: string, v: unknown): unknown {
+  return v instanceof HostObject ? v.toJSON() : v;
+}
+
+/** Structural equality: primitives by value, lists and objects field by field. */
+export function valuesEqual(a: Value | undefined, b: Value | undefined): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a === undefined || b === undefined) return false;
+  if (typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!valuesEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  if (a instanceof HostObject || b instanceof HostObject) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const key of ka) if (!Object.hasOwn(b, key) || !valuesEqual(a[key], b[key])) return false;
+  return true;
+}
+
+/** Reads `key` of a value the way `.` and `[]` with a text key do. */
+export function getField(obj: Value | undefined, key: string): Value {
+  if (obj === null || obj === undefined) throw new RvmError(`cannot read field '${key}' of null`, 'null_field');
+  if (obj instanceof HostObject) return obj.get(key) ?? null;
+  if (typeof obj === 'object' && !Array.isArray(obj)) {
+    // Own properties only: `__proto__` and `constructor` are ordinary missing fields.
+    return Object.hasOwn(obj, key) ? (obj[key] as Value) : null;
+  }
+  if (Array.isArray(obj) && key === 'length') return obj.length;
+  if (typeof obj === 'string' && key === 'length') return obj.length;
+  throw new RvmError(`cannot read field '${key}' of ${typeName(obj)}`, 'type_error');
+}
+
+/** Writes `key` of an object the way `a.b = v` does. */
+export function setField(obj: Value | undefined, key: string, value: Value): void {
+  if (obj instanceof HostObject) return obj.set(key, value);
+  if (obj === null || obj === undefined || typeof obj !== 'object' || Array.isArray(obj)) {
+    throw new RvmError(`cannot set field '${key}' of ${typeName(obj)}`, 'type_error');
+  }
+  // defineProperty, not assignment: a key named __proto__ must become data, never a prototype.
+  Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** Creates an empty language object (a plain object; keys are defined as data). */
+export function newObject(): ValueObject {
+  return {};
+}
+
+/** Deep-copies plain data from JSON.parse or a native into a language value (no prototypes, no cycles expected). */
+export function fromJson(data: unknown): Value {
+  if (data === null || data === undefined) return null;
+  switch (typeof data) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return data as Value;
+    case 'object':
+      if (Array.isArray(data)) return data.map(fromJson);
+      if (data instanceof HostObject) return data;
+      {
+        const out: ValueObject = {};
+        for (const key of Object.keys(data)) setField(out, key, fromJson((data as Record<string, unknown>)[key]));
+        return out;
+      }
+    default:
+      return null;
+  }
+}
