@@ -104,8 +104,11 @@ export interface CallContext {
   log(message: string): void;
   /** Answers with `body` (a value or text) and ends the handler: `return ctx.respond(...)`. */
   respond(status: number, body: Value, kind?: BodyKind): Halt;
-  /** Answers with the error body `{"error","code"}` and ends the request: `return ctx.fail(...)`. */
-  fail(status: number, message: string, code?: string, headers?: Record<string, string>): Halt;
+  /**
+   * Answers with the error body `{"error","code"}` and ends the request: `return ctx.fail(...)`.
+   * Message and code default to the status's (`Forbidden`, `forbidden` for 403).
+   */
+  fail(status: number, message?: string, code?: string, headers?: Record<string, string>): Halt;
   /** Middleware only: runs the rest of the chain; resolves once the handler has answered. */
   next(): Value | Promise<Value>;
 }
@@ -173,3 +176,5 @@ export interface PluginDefinition {
 export function definePlugin(definition: PluginDefinition): PluginDefinition {
   return definition;
 }
+export { serializeCookie, setCookie } from '../vm/runtime/cookies.js';
+export type { CookieOptions } from '../vm/runtime/cookies.js';

@@ -1,0 +1,239 @@
+/**
+ * The HTTP macro benchmark: the same three routes served by rvm (bench/apps/hello through the
+ * CLI, production mode), raw node:http and Fastify, each in its own child process on loopback,
+ * measured one at a time by autocannon from this process. Prints req/s and p99 per
+ * route and server, the ratio to node:http, and whether rvm meets its targets.
+ *
+ * Env: BENCH_DURATION (s per route per server, default 10), BENCH_WARMUP (s, default 2),
+ * BENCH_CONNECTIONS (default 64). Always exits 0: it measures, it does not test.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, waitForServer } from './util.js';
+
+/** Seconds of measured load per route and server; 10 s keeps run-to-run noise near a few percent. */
+const DURATION_S = positiveEnv('BENCH_DURATION', 10);
+/** Seconds of unmeasured load first, so the JIT has compiled the hot paths of every server. */
+const WARMUP_S = positiveEnv('BENCH_WARMUP', 2);
+/** Concurrent connections: enough to keep one server core saturated on loopback. */
+const CONNECTIONS = positiveEnv('BENCH_CONNECTIONS', 64);
+/** How long a server may take to start answering (rvm compiles its app first). */
+const START_TIMEOUT_MS = 30_000;
+/** Kept from a child's stderr to explain a failed start. */
+const STDERR_KEEP_CHARS = 4000;
+
+/** Targets from the design: rvm GET /hello against node:http and Fastify, p99 against Fastify. */
+const TARGET_VS_NODE = 0.85;
+const TARGET_P99_VS_FASTIFY = 1.2;
+
+const ECHO_BODY = JSON.stringify({ name: 'rvm', tags: ['fast', 'small'], count: 3, nested: { ok: true } });
+
+interface RouteCase {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  /** The body every server must answer with (checked once before loading). */
+  expect: unknown;
+}
+
+const ROUTES: RouteCase[] = [
+  { name: 'GET /hello', method: 'GET', path: '/hello', expect: { message: 'hello' } },
+  { name: 'GET /users/:id', method: 'GET', path: '/users/42', expect: { id: 42, name: 'user 42' } },
+  { name: 'POST /echo', method: 'POST', path: '/echo', body: ECHO_BODY, expect: JSON.parse(ECHO_BODY) },
+];
+
+interface ServerCase {
+  name: string;
+  /** Arguments to `node`, with the port filled in. */
+  args(port: number): string[];
+  note: string;
+}
+
+const SERVERS: ServerCase[] = [
+  {
+    name: 'rvm',
+    args: (port) => [join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/hello'), '--port', String(port), '--host', '127.0.0.1', '--prod'],
+    note: 'rvm run --prod, default logging: one line per request, stdout to /dev/null',
+  },
+  { name: 'node:http', args: (port) => [join(REPO_ROOT, 'dist/bench/servers/node-http.js'), String(port)], note: 'hand-written routing' },
+  { name: 'fastify', args: (port) => [join(REPO_ROOT, 'dist/bench/servers/fastify.js'), String(port)], note: 'Fastify defaults, logger off' },
+];
+
+interface Measurement {
+  reqPerSec: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+type Results = Map<string, Map<string, Measurement | string>>;
+
+function positiveEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** Starts a server child and waits until it answers; the child's stdout is discarded as in production. */
+async function startServer(server: ServerCase): Promise<{ child: ChildProcess; base: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, server.args(port), { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitForServer(`${base}/hello`, START_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${stderr.trim()}`);
+  }
+  return { child, base };
+}
+
+function stopServer(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 2000).unref();
+  });
+}
+
+/** Fetches the route once and checks the body, so a fast wrong answer is never measured. */
+async function checkRoute(base: string, route: RouteCase): Promise<string | null> {
+  const init: RequestInit = route.body
+    ? { method: route.method, body: route.body, headers: { 'content-type': 'application/json' } }
+    : { method: route.method };
+  const res = await fetch(base + route.path, init);
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return `status ${res.status}, body not JSON: ${text.slice(0, 200)}`;
+  }
+  if (res.status !== 200 || JSON.stringify(body) !== JSON.stringify(route.expect)) {
+    return `status ${res.status}, body ${text.slice(0, 200)}`;
+  }
+  return null;
+}
+
+async function load(base: string, route: RouteCase, duration: number): Promise<Measurement> {
+  const options: Parameters<typeof autocannon>[0] = { url: base + route.path, connections: CONNECTIONS, duration, method: route.method };
+  if (route.body) {
+    options.body = route.body;
+    options.headers = { 'content-type': 'application/json' };
+  }
+  const result = await autocannon(options);
+  return { reqPerSec: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+}
+
+type Running = Awaited<ReturnType<typeof startServer>>;
+
+/** Starts every server and checks its answers; a server that fails is recorded and left out. */
+async function startAll(results: Results): Promise<Map<string, Running>> {
+  const running = new Map<string, Running>();
+  for (const server of SERVERS) {
+    const row = new Map<string, Measurement | string>();
+    results.set(server.name, row);
+    try {
+      running.set(server.name, await startServer(server));
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      for (const route of ROUTES) row.set(route.name, `did not start: ${message.split('\n')[0]}`);
+      console.error(`[${server.name}] ${message}`);
+    }
+  }
+  return running;
+}
+
+/**
+ * Measures route by route, every server in turn within a route (the order rotating per route),
+ * so a slow patch of a shared machine does not land on one server alone. Idle servers cost nothing.
+ */
+async function measureAll(running: Map<string, Running>, results: Results): Promise<void> {
+  for (const [index, route] of ROUTES.entries()) {
+    const names = [...running.keys()];
+    const order = [...names.slice(index % names.length), ...names.slice(0, index % names.length)];
+    for (const name of order) {
+      const server = running.get(name)!;
+      const row = results.get(name)!;
+      const problem = await checkRoute(server.base, route);
+      if (problem) {
+        row.set(route.name, `wrong answer: ${problem}`);
+        console.error(`[${name}] ${route.name}: wrong answer: ${problem}`);
+        continue;
+      }
+      await load(server.base, route, WARMUP_S);
+      const m = await load(server.base, route, DURATION_S);
+      row.set(route.name, m);
+      console.error(`[${name}] ${route.name}: ${fmt(m.reqPerSec)} req/s, p99 ${m.p99} ms`);
+    }
+  }
+}
+
+function measurement(results: Results, server: string, route: string): Measurement | null {
+  const m = results.get(server)?.get(route);
+  return m && typeof m === 'object' ? m : null;
+}
+
+function report(results: Results): void {
+  const rows: string[][] = [];
+  for (const route of ROUTES) {
+    const base = measurement(results, 'node:http', route.name);
+    for (const server of SERVERS) {
+      const m = results.get(server.name)?.get(route.name);
+      if (!m || typeof m === 'string') {
+        rows.push([route.name, server.name, '-', '-', '-', m ?? 'not run']);
+        continue;
+      }
+      const ratio = base ? `${(m.reqPerSec / base.reqPerSec).toFixed(2)}×` : '-';
+      const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : ''].filter(Boolean).join(', ');
+      rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), ratio, notes]);
+    }
+  }
+  console.log(`\nHTTP benchmark — ${machineDescription()}`);
+  console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION_S} s per route per server after ${WARMUP_S} s warm-up, loopback\n`);
+  console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'vs node:http', 'notes'], rows));
+  console.log('');
+  for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);
+  console.log('');
+  for (const line of checks(results)) console.log(line);
+}
+
+function checks(results: Results): string[] {
+  const lines: string[] = [];
+  const verdict = (ok: boolean | null) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
+  const rvmHello = measurement(results, 'rvm', 'GET /hello');
+  const nodeHello = measurement(results, 'node:http', 'GET /hello');
+  const fastifyHello = measurement(results, 'fastify', 'GET /hello');
+  const vsNode = rvmHello && nodeHello ? rvmHello.reqPerSec / nodeHello.reqPerSec : null;
+  lines.push(`${verdict(vsNode === null ? null : vsNode >= TARGET_VS_NODE)}  rvm GET /hello ≥ ${TARGET_VS_NODE}× node:http req/s (${vsNode === null ? '-' : vsNode.toFixed(2) + '×'})`);
+  const vsFastify = rvmHello && fastifyHello ? rvmHello.reqPerSec / fastifyHello.reqPerSec : null;
+  lines.push(`${verdict(vsFastify === null ? null : vsFastify >= 1)}  rvm GET /hello ≥ Fastify req/s (${vsFastify === null ? '-' : vsFastify.toFixed(2) + '×'})`);
+  for (const route of ROUTES) {
+    const r = measurement(results, 'rvm', route.name);
+    const f = measurement(results, 'fastify', route.name);
+    const ratio = r && f ? r.p99 / Math.max(f.p99, 1) : null;
+    lines.push(`${verdict(ratio === null ? null : ratio <= TARGET_P99_VS_FASTIFY)}  rvm ${route.name} p99 ≤ ${TARGET_P99_VS_FASTIFY}× Fastify's (${r ? r.p99 : '-'} ms vs ${f ? f.p99 : '-'} ms)`);
+  }
+  return lines;
+}
+
+async function main(): Promise<void> {
+  const results: Results = new Map();
+  const running = await startAll(results);
+  try {
+    await measureAll(running, results);
+  } finally {
+    await Promise.all([...running.values()].map((r) => stopServer(r.child)));
+  }
+  report(results);
+}
+
+main().catch((err: unknown) => {
+  console.error(`http benchmark failed: ${String(err)}`);
+});

@@ -1,0 +1,147 @@
+/**
+ * Micro benchmarks (tinybench): lex, parse and compile throughput in lines/s over the generated
+ * corpus (bench/corpus.ts), loading modules from artefact bytes against compiling them, and VM
+ * dispatch on a loop-heavy handler through inject. Ends with the start-up benchmark
+ * (bench/startup.ts): cold against warm cache, each in fresh processes.
+ *
+ * Env: BENCH_TIME (ms per task, default 1000), BENCH_FILES (corpus size, default 200).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Bench } from 'tinybench';
+import { tokenize } from '../vm/lexer.js';
+import { parse } from '../vm/parser.js';
+import { compileSource, type CompileOptions } from '../vm/compiler.js';
+import { decodeModule, encodeModule } from '../vm/artefact.js';
+import type { CompiledModule } from '../vm/module.js';
+import { COMPILER_VERSION, loadApp } from '../vm/runtime/app.js';
+import { inject } from '../vm/runtime/inject.js';
+import { createLogger } from '../vm/runtime/log.js';
+import { countLines, DEFAULT_FILE_COUNT, generateCorpus, type CorpusFile } from './corpus.js';
+import { runStartupBench } from './startup.js';
+import { fmt, formatTable, machineDescription } from './util.js';
+
+/** Milliseconds of sampling per task: 1 s gives a relative margin of error of a few percent. */
+const TASK_TIME_MS = positiveEnv('BENCH_TIME', 1000);
+const FILE_COUNT = positiveEnv('BENCH_FILES', DEFAULT_FILE_COUNT);
+/** The loop bound of the dispatch benchmark's handler: long enough that dispatch dominates inject. */
+const LOOP_COUNT = 10_000;
+
+const COMPILE_OPTIONS: CompileOptions = { compilerVersion: COMPILER_VERSION, pluginsFingerprint: 'bench' };
+
+/** The dispatch benchmark's app: a loop-heavy route and an empty one to subtract inject's cost. */
+const DISPATCH_APP = `route GET /sum {
+  total = 0
+  i = 1
+  while i <= ${LOOP_COUNT} {
+    total = total + i
+    i = i + 1
+  }
+  response.ok({ total: total })
+}
+
+route GET /noop {
+  response.ok({ total: 0 })
+}
+`;
+
+function positiveEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** Compiles every corpus file, failing loudly: a benchmark of a corpus that does not compile measures nothing. */
+function compileAll(files: readonly CorpusFile[]): CompiledModule[] {
+  return files.map((f) => {
+    const { module, diagnostics } = compileSource(f.file, f.source, COMPILE_OPTIONS);
+    if (!module) throw new Error(`corpus file ${f.file} does not compile: ${diagnostics.map((d) => `${d.line}:${d.col} ${d.code} ${d.message}`).join('; ')}`);
+    return module;
+  });
+}
+
+async function main(): Promise<void> {
+  const corpus = generateCorpus(FILE_COUNT);
+  const lines = countLines(corpus);
+  const modules = compileAll(corpus);
+  const artefacts = modules.map(encodeModule);
+  const artefactBytes = artefacts.reduce((n, a) => n + a.length, 0);
+
+  const dispatchDir = mkdtempSync(join(tmpdir(), 'rvm-bench-dispatch-'));
+  writeFileSync(join(dispatchDir, 'sum.rvm'), DISPATCH_APP);
+  const app = await loadApp(dispatchDir, { cache: false, logger: createLogger({ quiet: true }) });
+  const check = await inject(app, { url: '/sum' });
+  const expected = (LOOP_COUNT * (LOOP_COUNT + 1)) / 2;
+  if (check.status !== 200 || check.json().total !== expected) throw new Error(`GET /sum answered ${check.status} ${check.body}`);
+
+  const bench = new Bench({ time: TASK_TIME_MS });
+  bench
+    .add('lex corpus', () => {
+      for (const f of corpus) tokenize(f.file, f.source);
+    })
+    .add('parse corpus', () => {
+      for (const f of corpus) parse(f.file, f.source);
+    })
+    .add('compile corpus (parse + compile)', () => {
+      for (const f of corpus) compileSource(f.file, f.source, COMPILE_OPTIONS);
+    })
+    .add('decode corpus artefacts (cache load)', () => {
+      for (let i = 0; i < artefacts.length; i++) decodeModule(artefacts[i]!, corpus[i]!.file);
+    })
+    .add('encode corpus artefacts (cache write)', () => {
+      for (const m of modules) encodeModule(m);
+    })
+    .add(`inject GET /sum (while loop, ${fmt(LOOP_COUNT)} iterations)`, async () => {
+      await inject(app, { url: '/sum' });
+    })
+    .add('inject GET /noop (request overhead)', async () => {
+      await inject(app, { url: '/noop' });
+    });
+  await bench.run();
+  await app.close();
+  rmSync(dispatchDir, { recursive: true, force: true });
+
+  const mean = new Map<string, number>();
+  const rows: string[][] = [];
+  for (const task of bench.tasks) {
+    const r = task.result;
+    if (r.state !== 'completed') {
+      rows.push([task.name, '-', '-', '-', '-', r.state === 'errored' ? String(r.error) : r.state]);
+      continue;
+    }
+    mean.set(task.name, r.latency.mean);
+    rows.push([task.name, fmt(r.throughput.mean, 1), fmt(r.latency.mean, 3), fmt(r.latency.p99, 3), `±${r.latency.rme.toFixed(1)}%`, String(r.latency.samplesCount)]);
+  }
+
+  console.log(`\nMicro benchmarks — ${machineDescription()}`);
+  console.log(`corpus: ${corpus.length} files, ${fmt(lines)} lines, ${fmt(artefactBytes)} bytes of artefacts\n`);
+  console.log(formatTable(['task', 'ops/s', 'mean ms', 'p99 ms', 'rme', 'samples'], rows));
+
+  const perSecond = (task: string, units: number) => {
+    const ms = mean.get(task);
+    return ms ? (units * 1000) / ms : NaN;
+  };
+  const derived: string[][] = [
+    ['lex', `${fmt(perSecond('lex corpus', lines))} lines/s`],
+    ['parse (lex + parse)', `${fmt(perSecond('parse corpus', lines))} lines/s`],
+    ['compile (lex + parse + compile)', `${fmt(perSecond('compile corpus (parse + compile)', lines))} lines/s`],
+    ['cache load (decode)', `${fmt(perSecond('decode corpus artefacts (cache load)', lines))} lines/s`],
+  ];
+  const compileMs = mean.get('compile corpus (parse + compile)');
+  const decodeMs = mean.get('decode corpus artefacts (cache load)');
+  if (compileMs && decodeMs) derived.push(['cache load vs compile', `${(compileMs / decodeMs).toFixed(1)}× faster`]);
+  const sumMs = mean.get(`inject GET /sum (while loop, ${fmt(LOOP_COUNT)} iterations)`);
+  const noopMs = mean.get('inject GET /noop (request overhead)');
+  if (sumMs && noopMs && sumMs > noopMs) {
+    derived.push(['VM loop iterations (inject overhead subtracted)', `${fmt((LOOP_COUNT * 1000) / (sumMs - noopMs))} iterations/s`]);
+  }
+  console.log('');
+  console.log(formatTable(['derived', 'figure'], derived));
+
+  await runStartupBench(FILE_COUNT);
+}
+
+main().catch((err: unknown) => {
+  console.error(`micro benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,76 @@
+/**
+ * Small helpers the benchmarks share: where the repository is, free ports, waiting for a child
+ * server, the machine description and plain-text tables.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (this file runs as dist/bench/util.js). */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** How often a starting server is polled, in ms: short enough not to inflate start-up waits. */
+const POLL_INTERVAL_MS = 50;
+
+/** A free TCP port on loopback, chosen by the kernel. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once `url` answers any HTTP response; rejects after `timeoutMs` or when `alive()` turns false. */
+export async function waitForServer(url: string, timeoutMs: number, alive: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown = null;
+  while (Date.now() < deadline) {
+    if (!alive()) throw new Error(`server for ${url} exited before it answered`);
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      return;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, POLL_INTERVAL_MS));
+  }
+  throw new Error(`server for ${url} did not answer within ${timeoutMs} ms (${String(lastError)})`);
+}
+
+/** `node vX, CPU model × cores` for result headers. */
+export function machineDescription(): string {
+  let model = cpus()[0]?.model ?? 'unknown CPU';
+  try {
+    const match = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    if (match?.[1]) model = match[1].trim();
+  } catch {
+    // Not Linux: os.cpus() already gave the model.
+  }
+  return `node ${process.version}, ${model}, ${cpus().length} cores`;
+}
+
+/** Renders rows as a left-aligned text table with a header rule. */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** A number with thousands separators and `digits` decimals. */
+export function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** Median of a non-empty list. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}

@@ -1,0 +1,315 @@
+/**
+ * The plugin registry: runs each plugin's `setup` in dependency order and collects what it
+ * registers (natives, guards, validators) into three separate namespaces, refusing clashes and
+ * malformed definitions with a PluginLoadError that names the plugin at fault.
+ */
+import { createHash } from 'node:crypto';
+import { FIELD_TYPES } from '../vm/ast.js';
+import type {
+  AppSettings,
+  GuardFn,
+  GuardMeta,
+  NativeFn,
+  NativeMeta,
+  ParamSpec,
+  PluginApi,
+  PluginDefinition,
+  ValidatorSpec,
+} from './sdk.js';
+
+/** A plugin that could not be loaded; `code` is one of the `E_PLUGIN_*` codes in spec/errors.md. */
+export class PluginLoadError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'PluginLoadError';
+  }
+}
+
+export interface RegisteredNative {
+  name: string;
+  fn: NativeFn;
+  meta: NativeMeta;
+  plugin: string;
+}
+
+export interface RegisteredGuard {
+  name: string;
+  fn: GuardFn;
+  meta: GuardMeta;
+  plugin: string;
+}
+
+/** A validator; an alias (`min_length`) shares the spec of the validator it spells (`aliasOf`). */
+export interface RegisteredValidator {
+  name: string;
+  spec: ValidatorSpec;
+  plugin: string;
+  aliasOf?: string;
+}
+
+/** Natives and guards: lower-case words, dots separating a namespace (`response.ok`). */
+const CALLABLE_NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
+/** Validators are written `@name`; camelCase is allowed because the seed spells `@minLength`. */
+const VALIDATOR_NAME = /^[a-zA-Z][a-zA-Z0-9_]*$/;
+/** Parameter names show up in the reference and in arity errors: identifiers only. */
+const PARAM_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+const PARAM_TYPES: ReadonlySet<string> = new Set(['text', 'int', 'number', 'bool', 'list', 'object', 'any']);
+const FIELD_TYPE_SET: ReadonlySet<string> = new Set(FIELD_TYPES);
+
+/** Everything the plugins registered, frozen once loading has finished. */
+export class PluginRegistry {
+  readonly natives: ReadonlyMap<string, RegisteredNative>;
+  readonly guards: ReadonlyMap<string, RegisteredGuard>;
+  /** Validators and their aliases; aliases carry `aliasOf`. */
+  readonly validators: ReadonlyMap<string, RegisteredValidator>;
+  /** The loaded plugins, in the order their setup ran. */
+  readonly plugins: readonly { name: string; version: string }[];
+  /** sha256 hex of the sorted `name@version` list, joined by newlines: independent of load order. */
+  readonly fingerprint: string;
+
+  constructor(
+    natives: Map<string, RegisteredNative>,
+    guards: Map<string, RegisteredGuard>,
+    validators: Map<string, RegisteredValidator>,
+    plugins: { name: string; version: string }[],
+  ) {
+    this.natives = natives;
+    this.guards = guards;
+    this.validators = validators;
+    this.plugins = Object.freeze(plugins.map((p) => Object.freeze({ name: p.name, version: p.version })));
+    this.fingerprint = pluginFingerprint(plugins);
+  }
+}
+
+/** The fingerprint of a plugin set: sha256 hex of the sorted `name@version` lines. */
+export function pluginFingerprint(plugins: readonly { name: string; version: string }[]): string {
+  const lines = plugins.map((p) => `${p.name}@${p.version}`).sort();
+  return createHash('sha256').update(lines.join('\n')).digest('hex');
+}
+
+/**
+ * Runs each plugin's setup, dependencies first (the given order is kept where dependencies allow),
+ * and returns the registry of everything they registered.
+ */
+export async function loadPlugins(definitions: PluginDefinition[], app: AppSettings): Promise<PluginRegistry> {
+  for (const definition of definitions) checkDefinition(definition);
+  const ordered = orderByDependencies(definitions);
+  const natives = new Map<string, RegisteredNative>();
+  const guards = new Map<string, RegisteredGuard>();
+  const validators = new Map<string, RegisteredValidator>();
+  for (const plugin of ordered) {
+    await runSetup(plugin, app, { natives, guards, validators });
+  }
+  return new PluginRegistry(natives, guards, validators, ordered);
+}
+
+interface Tables {
+  natives: Map<string, RegisteredNative>;
+  guards: Map<string, RegisteredGuard>;
+  validators: Map<string, RegisteredValidator>;
+}
+
+async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tables): Promise<void> {
+  let open = true;
+  // A plugin that catches our error inside setup must still fail to load: remember the first one.
+  let failure: PluginLoadError | null = null;
+  const refuse = (error: PluginLoadError): never => {
+    failure ??= error;
+    throw error;
+  };
+  const ensureOpen = (what: string): void => {
+    if (!open) refuse(invalid(plugin.name, `${what} was registered after setup finished`));
+  };
+  const api: PluginApi = {
+    app,
+    native(name, fn, meta) {
+      ensureOpen(`native '${name}'`);
+      const problem = checkCallable('native', name, fn) ?? checkNativeMeta(meta);
+      if (problem) refuse(invalid(plugin.name, `native '${String(name)}': ${problem}`));
+      const previous = tables.natives.get(name);
+      if (previous) refuse(clash('native', name, previous.plugin, plugin.name));
+      tables.natives.set(name, { name, fn, meta: freezeMeta(meta), plugin: plugin.name });
+    },
+    guard(name, fn, meta) {
+      ensureOpen(`guard '${name}'`);
+      const problem = checkCallable('guard', name, fn) ?? checkGuardMeta(meta);
+      if (problem) refuse(invalid(plugin.name, `guard '${String(name)}': ${problem}`));
+      const previous = tables.guards.get(name);
+      if (previous) refuse(clash('guard', name, previous.plugin, plugin.name));
+      tables.guards.set(name, { name, fn, meta: freezeMeta(meta), plugin: plugin.name });
+    },
+    validator(name, spec) {
+      ensureOpen(`validator '${name}'`);
+      const problem = checkValidator(name, spec);
+      if (problem) refuse(invalid(plugin.name, `validator '${String(name)}': ${problem}`));
+      const names = [name, ...(spec.aliases ?? [])];
+      if (new Set(names).size !== names.length) refuse(invalid(plugin.name, `validator '${name}' lists an alias twice or itself`));
+      for (const each of names) {
+        const previous = tables.validators.get(each);
+        if (previous) refuse(clash('validator', each, previous.plugin, plugin.name));
+      }
+      tables.validators.set(name, { name, spec, plugin: plugin.name });
+      for (const alias of spec.aliases ?? []) tables.validators.set(alias, { name: alias, spec, plugin: plugin.name, aliasOf: name });
+    },
+  };
+  try {
+    await plugin.setup(api);
+  } catch (error) {
+    if (error instanceof PluginLoadError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new PluginLoadError(`plugin '${plugin.name}' failed in setup: ${message}`, 'E_PLUGIN_SETUP');
+  } finally {
+    open = false;
+  }
+  if (failure) throw failure;
+}
+
+function invalid(plugin: string, message: string): PluginLoadError {
+  return new PluginLoadError(`plugin '${plugin}' is invalid: ${message}`, 'E_PLUGIN_INVALID');
+}
+
+function clash(kind: string, name: string, first: string, second: string): PluginLoadError {
+  const by = first === second ? `twice by '${first}'` : `by both '${first}' and '${second}'`;
+  return new PluginLoadError(`${kind} '${name}' is registered ${by}`, 'E_PLUGIN_CLASH');
+}
+
+/** Checks the shape of a definition (plain JS callers get no type checking). */
+function checkDefinition(definition: PluginDefinition): void {
+  if (definition === null || typeof definition !== 'object') {
+    throw new PluginLoadError(`a plugin definition must be an object, got ${definition === null ? 'null' : typeof definition}`, 'E_PLUGIN_INVALID');
+  }
+  const name: unknown = definition.name;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new PluginLoadError('a plugin definition has no name', 'E_PLUGIN_INVALID');
+  }
+  if (typeof definition.version !== 'string' || definition.version.trim() === '') throw invalid(name, 'no version');
+  if (typeof definition.setup !== 'function') throw invalid(name, 'no setup function');
+  const deps: unknown = definition.dependencies;
+  if (deps !== undefined && (!Array.isArray(deps) || deps.some((d) => typeof d !== 'string'))) {
+    throw invalid(name, 'dependencies must be a list of plugin names');
+  }
+}
+
+/**
+ * Orders plugins so that each comes after its dependencies, otherwise keeping the given order
+ * (a depth-first walk in list order). A missing dependency or a cycle is a load error.
+ */
+function orderByDependencies(definitions: PluginDefinition[]): PluginDefinition[] {
+  const byName = new Map<string, PluginDefinition>();
+  for (const d of definitions) {
+    if (byName.has(d.name)) throw new PluginLoadError(`plugin '${d.name}' is listed twice`, 'E_PLUGIN_DUPLICATE');
+    byName.set(d.name, d);
+  }
+  const done = new Set<string>();
+  const visiting: string[] = [];
+  const ordered: PluginDefinition[] = [];
+  const visit = (plugin: PluginDefinition): void => {
+    if (done.has(plugin.name)) return;
+    const at = visiting.indexOf(plugin.name);
+    if (at >= 0) {
+      const cycle = [...visiting.slice(at), plugin.name].map((n) => `'${n}'`).join(' -> ');
+      throw new PluginLoadError(`plugin dependencies form a cycle: ${cycle}`, 'E_PLUGIN_CYCLE');
+    }
+    visiting.push(plugin.name);
+    for (const dep of plugin.dependencies ?? []) {
+      const target = byName.get(dep);
+      if (!target) throw new PluginLoadError(`plugin '${plugin.name}' depends on '${dep}', which is not loaded`, 'E_PLUGIN_MISSING_DEPENDENCY');
+      visit(target);
+    }
+    visiting.pop();
+    done.add(plugin.name);
+    ordered.push(plugin);
+  };
+  for (const d of definitions) visit(d);
+  return ordered;
+}
+
+function checkCallable(kind: string, name: unknown, fn: unknown): string | null {
+  if (typeof name !== 'string' || !CALLABLE_NAME.test(name)) {
+    return `a ${kind} name must be lower-case words separated by dots (${CALLABLE_NAME.source})`;
+  }
+  if (typeof fn !== 'function') return `the ${kind} is not a function`;
+  return null;
+}
+
+function checkNativeMeta(meta: NativeMeta): string | null {
+  if (meta === null || typeof meta !== 'object') return 'meta is missing';
+  const problem = checkParams(meta.params) ?? checkDoc(meta.doc);
+  if (problem) return problem;
+  if (meta.returns !== undefined && typeof meta.returns !== 'string') return 'meta.returns must be a type name';
+  if (meta.scope !== undefined && meta.scope !== 'middleware') return `meta.scope must be 'middleware' when given`;
+  return null;
+}
+
+function checkGuardMeta(meta: GuardMeta): string | null {
+  if (meta === null || typeof meta !== 'object') return 'meta is missing';
+  const problem = checkParams(meta.params) ?? checkDoc(meta.doc);
+  if (problem) return problem;
+  if (meta.responses !== undefined) {
+    if (!Array.isArray(meta.responses)) return 'meta.responses must be a list';
+    for (const r of meta.responses) {
+      if (r === null || typeof r !== 'object' || !Number.isInteger(r.status) || r.status < 100 || r.status > 599) {
+        return 'each of meta.responses needs an HTTP status';
+      }
+      if (typeof r.code !== 'string' || typeof r.description !== 'string') return 'each of meta.responses needs a code and a description';
+    }
+  }
+  if (meta.security !== undefined && (typeof meta.security?.name !== 'string' || typeof meta.security.scheme !== 'object')) {
+    return 'meta.security needs a name and a scheme';
+  }
+  return null;
+}
+
+function checkValidator(name: unknown, spec: ValidatorSpec): string | null {
+  if (typeof name !== 'string' || !VALIDATOR_NAME.test(name)) return `a validator name must match ${VALIDATOR_NAME.source}`;
+  if (spec === null || typeof spec !== 'object') return 'spec is missing';
+  if (!Array.isArray(spec.types) || spec.types.length === 0 || spec.types.some((t) => !FIELD_TYPE_SET.has(t))) {
+    return `spec.types must list field types (${FIELD_TYPES.join(', ')})`;
+  }
+  const problem = checkParams(spec.params) ?? checkDoc(spec.doc);
+  if (problem) return problem;
+  if (typeof spec.message !== 'function' || typeof spec.check !== 'function') return 'spec needs message() and check()';
+  if (spec.schema !== undefined && typeof spec.schema !== 'function') return 'spec.schema must be a function';
+  if (spec.aliases !== undefined) {
+    if (!Array.isArray(spec.aliases)) return 'spec.aliases must be a list';
+    const bad = spec.aliases.find((a) => typeof a !== 'string' || !VALIDATOR_NAME.test(a));
+    if (bad !== undefined) return `alias '${String(bad)}' is not a valid validator name`;
+  }
+  return null;
+}
+
+function checkDoc(doc: unknown): string | null {
+  return typeof doc === 'string' && doc.trim() !== '' ? null : 'meta.doc is missing';
+}
+
+/** Parameters: named, typed when typed, optional ones after required ones, a rest one last. */
+function checkParams(params: ParamSpec[]): string | null {
+  if (!Array.isArray(params)) return 'meta.params is missing (use [] for none)';
+  const seen = new Set<string>();
+  let optionalSeen = false;
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i];
+    if (p === null || typeof p !== 'object' || typeof p.name !== 'string' || !PARAM_NAME.test(p.name)) {
+      return `parameter ${i + 1} has no valid name`;
+    }
+    if (seen.has(p.name)) return `parameter '${p.name}' is declared twice`;
+    seen.add(p.name);
+    if (p.type !== undefined && !PARAM_TYPES.has(p.type)) return `parameter '${p.name}' has unknown type '${String(p.type)}'`;
+    if (p.rest) {
+      if (i !== params.length - 1) return `rest parameter '${p.name}' must be the last one`;
+    } else if (p.optional) {
+      optionalSeen = true;
+    } else if (optionalSeen) {
+      return `required parameter '${p.name}' follows an optional one`;
+    }
+  }
+  return null;
+}
+
+/** A private copy of the meta, so a plugin cannot change a signature after it was checked. */
+function freezeMeta<M extends { params: ParamSpec[] }>(meta: M): M {
+  return Object.freeze({ ...meta, params: Object.freeze(meta.params.map((p) => Object.freeze({ ...p }))) as ParamSpec[] });
+}

@@ -1,0 +1,57 @@
+/**
+ * Core conversions between texts, numbers and booleans: int, number and text.
+ */
+import { RvmError, toText, typeName } from '../../plugins/sdk.js';
+import type { PluginApi, Value } from '../../plugins/sdk.js';
+
+/** An optionally signed run of digits: what `int` accepts from text. */
+const INT_TEXT = /^[+-]?\d+$/;
+/** A decimal with optional fraction and exponent (no hex, no Infinity, no `1_000`). */
+const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** Registers int, number and text. */
+export function registerConvert(rvm: PluginApi): void {
+  rvm.native('int', (_ctx, x) => toInt(x), {
+    params: [{ name: 'x', type: 'any' }],
+    returns: 'int',
+    doc: "Converts to an int: a number is truncated toward zero; a text of digits with an optional sign and surrounding spaces is parsed (' 12 ' is 12; '12abc', '1.5', '' and integers beyond ±2^53 give null); true/false give 1/0; null stays null; lists and objects are a type_error.",
+  });
+
+  rvm.native('number', (_ctx, x) => toNumber(x), {
+    params: [{ name: 'x', type: 'any' }],
+    returns: 'number',
+    doc: "Converts to a number: numbers stay; a decimal text with optional sign, fraction, exponent and surrounding spaces is parsed ('1.5' is 1.5; '1.5kg', '0x10' and '' give null); true/false give 1/0; null stays null; lists and objects are a type_error.",
+  });
+
+  rvm.native('text', (_ctx, x) => toText(x ?? null), {
+    params: [{ name: 'x', type: 'any' }],
+    returns: 'text',
+    doc: "The text form of any value, as interpolation shows it: texts unchanged, numbers and booleans as written, null as 'null', lists and objects as JSON.",
+  });
+}
+
+function toInt(x: Value | undefined): Value {
+  if (x === null || x === undefined) return null;
+  if (typeof x === 'number') return Number.isFinite(x) ? Math.trunc(x) + 0 : null;
+  if (typeof x === 'boolean') return x ? 1 : 0;
+  if (typeof x === 'string') {
+    const s = x.trim();
+    if (!INT_TEXT.test(s)) return null;
+    const n = Number(s);
+    return Number.isSafeInteger(n) ? n + 0 : null;
+  }
+  throw new RvmError(`int() cannot convert ${typeName(x)}`, 'type_error');
+}
+
+function toNumber(x: Value | undefined): Value {
+  if (x === null || x === undefined) return null;
+  if (typeof x === 'number') return Number.isFinite(x) ? x : null;
+  if (typeof x === 'boolean') return x ? 1 : 0;
+  if (typeof x === 'string') {
+    const s = x.trim();
+    if (!NUMBER_TEXT.test(s)) return null;
+    const n = Number(s);
+    return Number.isFinite(n) ? n + 0 : null;
+  }
+  throw new RvmError(`number() cannot convert ${typeName(x)}`, 'type_error');
+}

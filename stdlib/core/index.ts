@@ -1,0 +1,33 @@
+/**
+ * The `core` standard plugin: text, list, math, JSON, time, logging and HTTP natives, and the
+ * `response.*` helpers. Written only against the plugin SDK, like any third-party plugin.
+ */
+import { definePlugin } from '../../plugins/sdk.js';
+import { registerConvert } from './convert.js';
+import { registerHttp } from './http.js';
+import { registerJson } from './json.js';
+import { registerLists } from './lists.js';
+import { registerLog } from './log.js';
+import { registerMath } from './math.js';
+import { registerResponses } from './responses.js';
+import { registerText } from './text.js';
+import { registerTime } from './time.js';
+
+/** The core plugin definition. */
+export const core = definePlugin({
+  name: 'core',
+  version: '1.0.0',
+  setup(rvm) {
+    registerLists(rvm);
+    registerText(rvm);
+    registerJson(rvm);
+    registerTime(rvm);
+    registerConvert(rvm);
+    registerMath(rvm);
+    registerLog(rvm);
+    registerHttp(rvm);
+    registerResponses(rvm);
+  },
+});
+
+export default core;

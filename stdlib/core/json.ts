@@ -1,0 +1,68 @@
+/**
+ * Core JSON natives: json_parse and json_stringify.
+ */
+import { RvmError, fromJson } from '../../plugins/sdk.js';
+import type { PluginApi } from '../../plugins/sdk.js';
+import { expectText } from './args.js';
+
+/**
+ * Deepest nesting json_parse accepts. Real documents nest a handful of levels; the limit keeps
+ * recursive walkers (equality, text form, responses) far from Node's stack limit.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/** Registers json_parse and json_stringify. */
+export function registerJson(rvm: PluginApi): void {
+  rvm.native(
+    'json_parse',
+    (_ctx, s) => {
+      const text = expectText('json_parse', 's', s);
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch (error) {
+        throw new RvmError(`json_parse(): ${(error as Error).message}`, 'invalid_json');
+      }
+      if (nestedDeeperThan(data, MAX_JSON_DEPTH)) {
+        throw new RvmError(`json_parse(): nested deeper than ${MAX_JSON_DEPTH} levels`, 'invalid_json');
+      }
+      // fromJson rebuilds objects key by key as data, so "__proto__" stays an ordinary key.
+      return fromJson(data);
+    },
+    {
+      params: [{ name: 's', type: 'text' }],
+      returns: 'any',
+      doc: `Parses JSON text into a value; malformed JSON, or nesting deeper than ${MAX_JSON_DEPTH} levels, is an invalid_json error.`,
+    },
+  );
+
+  rvm.native(
+    'json_stringify',
+    (_ctx, v) => {
+      try {
+        // Host objects (headers, records, secrets) serialise through their own toJSON.
+        return JSON.stringify(v ?? null);
+      } catch (error) {
+        throw new RvmError(`json_stringify(): ${(error as Error).message}`, 'invalid_argument');
+      }
+    },
+    {
+      params: [{ name: 'v', type: 'any' }],
+      returns: 'text',
+      doc: 'The compact JSON text of a value (host objects as they appear in responses, secrets as "[secret]"); a value that contains itself is an invalid_argument error.',
+    },
+  );
+}
+
+/** Walks the parsed data without recursion, so a hostile document cannot exhaust the stack here. */
+function nestedDeeperThan(root: unknown, limit: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > limit) return true;
+    const children = Array.isArray(value) ? value : Object.values(value);
+    for (const child of children) if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
+}

@@ -1,0 +1,89 @@
+/**
+ * Core math natives: rounding, absolute value, minimum and maximum.
+ */
+import { RvmError } from '../../plugins/sdk.js';
+import type { PluginApi, Value } from '../../plugins/sdk.js';
+import { absent, expectInt, expectNumber } from './args.js';
+
+/**
+ * Most decimal places `round` accepts either way. A double carries about 17 significant digits,
+ * so rounding to more places than this changes nothing.
+ */
+const MAX_ROUND_DIGITS = 20;
+
+/** Registers round, floor, ceil, abs, min and max. */
+export function registerMath(rvm: PluginApi): void {
+  rvm.native(
+    'round',
+    (_ctx, x, digits) => {
+      const n = expectNumber('round', 'x', x);
+      const d = absent(digits) ? 0 : expectInt('round', 'digits', digits);
+      if (Math.abs(d) > MAX_ROUND_DIGITS) {
+        throw new RvmError(`round() takes between ${-MAX_ROUND_DIGITS} and ${MAX_ROUND_DIGITS} digits, got ${d}`, 'invalid_argument');
+      }
+      return roundHalfAwayFromZero(n, d);
+    },
+    {
+      params: [
+        { name: 'x', type: 'number' },
+        { name: 'digits', type: 'int', optional: true },
+      ],
+      returns: 'number',
+      doc: 'Rounds to `digits` decimal places (default 0; negative rounds to tens, hundreds, ...), halves away from zero on the decimal value as written: round(1.005, 2) is 1.01, round(-2.5) is -3.',
+    },
+  );
+
+  rvm.native('floor', (_ctx, x) => Math.floor(expectNumber('floor', 'x', x)) + 0, {
+    params: [{ name: 'x', type: 'number' }],
+    returns: 'int',
+    doc: 'The largest integer less than or equal to the number.',
+  });
+
+  rvm.native('ceil', (_ctx, x) => Math.ceil(expectNumber('ceil', 'x', x)) + 0, {
+    params: [{ name: 'x', type: 'number' }],
+    returns: 'int',
+    doc: 'The smallest integer greater than or equal to the number.',
+  });
+
+  rvm.native('abs', (_ctx, x) => Math.abs(expectNumber('abs', 'x', x)), {
+    params: [{ name: 'x', type: 'number' }],
+    returns: 'number',
+    doc: 'The absolute value of the number.',
+  });
+
+  rvm.native('min', (_ctx, ...args) => extreme('min', args, (a, b) => a < b), {
+    params: [{ name: 'values', type: 'any', rest: true }],
+    returns: 'number',
+    doc: 'The smallest of several numbers, or of the numbers in one list argument: min(3, 1) and min([3, 1]) are 1; no numbers gives null; a non-number is a type_error.',
+  });
+
+  rvm.native('max', (_ctx, ...args) => extreme('max', args, (a, b) => a > b), {
+    params: [{ name: 'values', type: 'any', rest: true }],
+    returns: 'number',
+    doc: 'The largest of several numbers, or of the numbers in one list argument: max(3, 1) and max([3, 1]) are 3; no numbers gives null; a non-number is a type_error.',
+  });
+}
+
+function extreme(fn: string, args: Value[], better: (a: number, b: number) => boolean): Value {
+  const items = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
+  let best: number | null = null;
+  for (const item of items) {
+    const n = expectNumber(fn, 'values', item);
+    if (best === null || better(n, best)) best = n;
+  }
+  return best;
+}
+
+/**
+ * Rounds on the shortest decimal form of the number (what `text(x)` shows), not on its binary
+ * value, so 1.005 rounds up like a person expects. Shifting the exponent in text is exact.
+ */
+function roundHalfAwayFromZero(x: number, digits: number): number {
+  if (x === 0) return 0;
+  const sign = x < 0 ? -1 : 1;
+  const [mantissa, exponent] = Math.abs(x).toExponential().split('e');
+  const shifted = Number(`${mantissa}e${Number(exponent) + digits}`);
+  const rounded = Math.round(shifted);
+  const [m2, e2] = rounded.toExponential().split('e');
+  return sign * Number(`${m2}e${Number(e2) - digits}`) + 0;
+}

@@ -1,0 +1,303 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readBundle } from '../../vm/bundle.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+/** How long a spawned `rvm run` may take to print its URL or to shut down. */
+const SERVER_TIMEOUT_MS = 15_000;
+
+interface Result {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function rvm(args: string[], env: Record<string, string> = {}): Result {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RVM_DEBUG: '', ...env }, timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Asserts a user error: the exit code, nothing on stdout, exactly one line on stderr, no stack trace. */
+function oneLineError(r: Result, status: number): string {
+  assert.equal(r.status, status, `exit code; stderr: ${r.stderr}`);
+  assert.equal(r.stdout, '');
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0]!, /^rvm: /);
+  assert.doesNotMatch(r.stderr, /\n\s+at /);
+  return lines[0]!;
+}
+
+describe('rvm: help, version and usage errors', () => {
+  test('--version, -v and version print the package version', () => {
+    for (const flag of ['--version', '-v', 'version']) {
+      const r = rvm([flag]);
+      assert.equal(r.status, 0);
+      assert.equal(r.stdout, `rvm ${VERSION}\n`);
+    }
+  });
+
+  test('help lists every command', () => {
+    for (const args of [['help'], ['--help'], []]) {
+      const r = rvm(args);
+      assert.equal(r.status, 0);
+      for (const name of ['run', 'compile', 'check', 'routes', 'disasm', 'help']) assert.match(r.stdout, new RegExp(`^  ${name}\\b`, 'm'), name);
+    }
+  });
+
+  test('help COMMAND and COMMAND --help show its options', () => {
+    for (const args of [['help', 'run'], ['run', '--help'], ['run', '-h']]) {
+      const r = rvm(args);
+      assert.equal(r.status, 0);
+      assert.match(r.stdout, /^Usage: rvm run/);
+      for (const flag of ['--port', '--host', '--prod', '--workers']) assert.ok(r.stdout.includes(flag), flag);
+    }
+    assert.match(rvm(['help', 'compile']).stdout, /-o, --output FILE\.rvmb/);
+  });
+
+  test('an unknown command exits 2 with a suggestion', () => {
+    assert.equal(oneLineError(rvm(['rnu']), 2), "rvm: unknown command 'rnu' (did you mean 'run'?)");
+    assert.match(oneLineError(rvm(['chek', 'x']), 2), /did you mean 'check'\?/);
+    assert.match(oneLineError(rvm(['xyzzy']), 2), /unknown command 'xyzzy'/);
+    assert.match(oneLineError(rvm(['help', 'xyzzy']), 2), /unknown command 'xyzzy'/);
+  });
+
+  test('an unknown flag exits 2 naming it', () => {
+    assert.match(oneLineError(rvm(['run', '--prot', '1']), 2), /unknown flag '--prot'.*did you mean '--port'/);
+    assert.match(oneLineError(rvm(['check', '--fast', 'app']), 2), /unknown flag '--fast'/);
+    assert.match(oneLineError(rvm(['--frobnicate']), 2), /unknown flag '--frobnicate'/);
+    assert.match(oneLineError(rvm(['run', '--prod=yes']), 2), /takes no value/);
+  });
+
+  test('a missing value, a bad port and bad worker counts exit 2', () => {
+    assert.match(oneLineError(rvm(['run', '--port']), 2), /'--port' needs a value/);
+    assert.match(oneLineError(rvm(['run', '--port', '70000']), 2), /port/);
+    assert.match(oneLineError(rvm(['run', '--port=abc']), 2), /port/);
+    assert.match(oneLineError(rvm(['run'], { PORT: 'eighty' }), 2), /PORT/);
+    assert.match(oneLineError(rvm(['run', '--workers', '0']), 2), /--workers/);
+    assert.match(oneLineError(rvm(['run', '--workers', 'many']), 2), /--workers/);
+  });
+
+  test('missing and extra positional arguments exit 2', () => {
+    assert.match(oneLineError(rvm(['check']), 2), /needs DIR/);
+    assert.match(oneLineError(rvm(['disasm']), 2), /needs FILE/);
+    assert.match(oneLineError(rvm(['routes', 'a', 'b']), 2), /unexpected argument 'b'/);
+    assert.match(oneLineError(rvm(['compile', 'examples']), 2), /-o/);
+  });
+
+  test('a missing folder or file exits 1 with one line', () => {
+    assert.match(oneLineError(rvm(['check', 'no/such/app']), 1), /no such folder: no\/such\/app/);
+    assert.match(oneLineError(rvm(['routes', 'no/such/app']), 1), /no such folder/);
+    assert.match(oneLineError(rvm(['compile', 'no/such/app', '-o', 'x.rvmb']), 1), /no such folder/);
+    assert.match(oneLineError(rvm(['disasm', 'no/such/file.rvm']), 1), /no such file/);
+    assert.match(oneLineError(rvm(['run', 'no/such/app']), 1), /no such app folder or bundle/);
+  });
+});
+
+describe('rvm on an app', () => {
+  let dir = '';
+  let app = '';
+  let broken = '';
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rvm-cli-'));
+    app = join(dir, 'app');
+    mkdirSync(join(app, 'api'), { recursive: true });
+    writeFileSync(join(app, 'index.rvm'), "route GET / {\n  response.ok({ hello: 'world' })\n}\n");
+    writeFileSync(
+      join(app, 'api', 'users.rvm'),
+      [
+        '/// Fetch a user',
+        'route GET /users/:id {',
+        "  user = { id: params.id, name: 'Ada' }",
+        '  response.ok(user)',
+        '}',
+        '',
+        'fn double(x) {',
+        '  return x * 2',
+        '}',
+        '',
+        'route POST /users {',
+        '  response.created({ twice: double(2) })',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    broken = join(dir, 'broken');
+    mkdirSync(broken);
+    writeFileSync(join(broken, 'bad.rvm'), 'route GET /x {\n  x = (1 +\n}\n');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('check: a clean app exits 0 with a summary', () => {
+    const r = rvm(['check', app]);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^ok: .*2 files \(3 routes\)$/m);
+  });
+
+  test('check: a broken app prints located diagnostics and exits 1', () => {
+    const r = rvm(['check', broken]);
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /^bad\.rvm:\d+:\d+: error E_[A-Z_]+: /m);
+    assert.match(r.stdout, /^failed: [1-9]\d* errors?/m);
+  });
+
+  test('routes: a table of method, path, guards and file:line', () => {
+    const r = rvm(['routes', app]);
+    assert.equal(r.status, 0, r.stderr);
+    const lines = r.stdout.split('\n');
+    assert.match(lines[0]!, /^METHOD\s+PATH\s+GUARDS\s+SOURCE$/);
+    assert.match(r.stdout, /^GET\s+\/users\/:id\s+-\s+api\/users\.rvm:2$/m);
+    assert.match(r.stdout, /^POST\s+\/users\s+-\s+api\/users\.rvm:11$/m);
+    assert.match(r.stdout, /^GET\s+\/\s+-\s+index\.rvm:1$/m);
+  });
+
+  test('routes, compile and run on a broken app print diagnostics on stderr and exit 1', () => {
+    for (const args of [['routes', broken], ['compile', broken, '-o', join(dir, 'never.rvmb')], ['run', broken, '--port', '0']]) {
+      const r = rvm(args);
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /bad\.rvm:\d+:\d+: error E_[A-Z_]+/);
+      assert.doesNotMatch(r.stderr, /internal error/);
+    }
+    assert.equal(existsSync(join(dir, 'never.rvmb')), false);
+  });
+
+  test('compile writes a bundle that reads back; disasm lists it', () => {
+    const out = join(dir, 'app.rvmb');
+    const r = rvm(['compile', app, '-o', out]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /wrote .*app\.rvmb \(2 modules, 3 routes/);
+    const bundle = readBundle(out);
+    assert.deepEqual(bundle.modules.map((m) => m.file).sort(), ['api/users.rvm', 'index.rvm']);
+    const d = rvm(['disasm', out]);
+    assert.equal(d.status, 0, d.stderr);
+    assert.match(d.stdout, /== route GET \/users\/:id ==/);
+    assert.match(d.stdout, /== fn double ==/);
+    assert.match(d.stdout, /^\d{4} +(\d+|\|) {2}CALL +@0 response\.ok\/1/m);
+  });
+
+  test('disasm: a source file, with its source lines', () => {
+    const r = rvm(['disasm', join(app, 'api', 'users.rvm')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^ {12}; return x \* 2$/m);
+    assert.match(r.stdout, /^0000 +8 {2}LOAD_LOCAL +slot 0$/m);
+  });
+
+  test('disasm: a cache artefact finds its source', () => {
+    assert.equal(rvm(['routes', app]).status, 0);
+    const artefact = join(app, '.rvm', 'cache', 'api', 'users.rvm.rvmc');
+    assert.ok(existsSync(artefact), 'routes fills the cache');
+    const r = rvm(['disasm', artefact]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^; api\/users\.rvm /);
+    assert.match(r.stdout, /^ {12}; return x \* 2$/m);
+  });
+
+  test('a damaged or foreign bundle is refused with one line naming it', () => {
+    const good = readFileSync(join(dir, 'app.rvmb'));
+    const damaged = join(dir, 'damaged.rvmb');
+    writeFileSync(damaged, good.subarray(0, good.length - 10));
+    for (const args of [['disasm', damaged], ['run', damaged, '--port', '0']]) {
+      const line = oneLineError(rvm(args), 1);
+      assert.ok(line.includes('damaged.rvmb'), line);
+    }
+    const foreign = join(dir, 'foreign.rvmb');
+    writeFileSync(foreign, 'hello');
+    assert.ok(oneLineError(rvm(['disasm', foreign]), 1).includes('foreign.rvmb'));
+  });
+
+  for (const which of ['folder', 'bundle'] as const) {
+    test(`run serves the ${which}, prints both URLs and stops on SIGTERM`, async () => {
+      const target = which === 'folder' ? app : join(dir, 'app.rvmb');
+      const child = spawn(process.execPath, [CLI, 'run', target, '--port', '0', '--prod'], { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1' } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      try {
+        const started = Date.now();
+        while (!/API reference:/.test(stdout)) {
+          if (child.exitCode !== null || Date.now() - started > SERVER_TIMEOUT_MS) assert.fail(`no URL printed; stdout: ${stdout} stderr: ${stderr}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const url = /App:\s+(http:\/\/\S+)/.exec(stdout)?.[1];
+        assert.ok(url, stdout);
+        assert.match(stdout, new RegExp(`API reference:\\s+${url.replace(/[.]/g, '\\.')}/_app/rest-api`));
+        const res = await fetch(`${url}/users/42`);
+        assert.equal(res.status, 200);
+        assert.deepEqual(await res.json(), { id: '42', name: 'Ada' });
+        if (which === 'folder') assert.match(readFileSync(join(app, '.gitignore'), 'utf8'), /^\.rvm\/$/m);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), SERVER_TIMEOUT_MS).unref());
+      assert.equal(await Promise.race([exited, timeout]), 0, stderr);
+    });
+  }
+
+  test('run --workers 2 serves from a cluster and shuts every worker down', async () => {
+    const child = spawn(process.execPath, [CLI, 'run', app, '--port', '0', '--prod', '--workers', '2'], { cwd: ROOT });
+    let stdout = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const started = Date.now();
+      while (!/API reference:/.test(stdout)) {
+        if (child.exitCode !== null || Date.now() - started > SERVER_TIMEOUT_MS) assert.fail(`no URL printed; stdout: ${stdout}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.match(stdout, /2 workers/);
+      const url = /App:\s+(http:\/\/\S+)/.exec(stdout)?.[1];
+      for (let i = 0; i < 4; i++) assert.equal((await fetch(`${url}/`)).status, 200);
+    } finally {
+      child.kill('SIGINT');
+    }
+    const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), SERVER_TIMEOUT_MS).unref());
+    assert.equal(await Promise.race([exited, timeout]), 0);
+  });
+
+  test('a port already in use is one line and exit 1', async () => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const r = await new Promise<Result>((resolve) => {
+        const child = spawn(process.execPath, [CLI, 'run', app, '--port', String(port), '--prod'], { cwd: ROOT });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+        child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+        child.on('exit', (status) => resolve({ status, stdout, stderr }));
+      });
+      assert.match(oneLineError(r, 1), /already in use/);
+    } finally {
+      blocker.close();
+    }
+  });
+});
+
+describe('rvm run: .gitignore', () => {
+  test('ensureGitignore adds .rvm/ and .secrets/ once, keeping what is there', async () => {
+    const { ensureGitignore } = await import('../../tools/commands/run.js');
+    const dir = mkdtempSync(join(tmpdir(), 'rvm-gitignore-'));
+    try {
+      ensureGitignore(dir);
+      assert.equal(readFileSync(join(dir, '.gitignore'), 'utf8'), '.rvm/\n.secrets/\n');
+      writeFileSync(join(dir, '.gitignore'), 'node_modules\n/.rvm');
+      ensureGitignore(dir);
+      ensureGitignore(dir);
+      assert.equal(readFileSync(join(dir, '.gitignore'), 'utf8'), 'node_modules\n/.rvm\n.secrets/\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,101 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { encodeEnvelope } from '../../vm/artefact.js';
+import { cachePath, readCached, writeCached } from '../../vm/cache.js';
+import { BUNDLE_MAGIC } from '../../vm/module.js';
+import { handModule } from './artefact-fixture.js';
+
+const FILE = 'api/users.rvm';
+const KEY = { sourceHash: 'a'.repeat(64), compiler: '0.1.0', plugins: 'core@0.1.0' };
+
+describe('cache', () => {
+  let dir = '';
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rvm-cache-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('cachePath mirrors the relative path under .rvm/cache with .rvmc', () => {
+    assert.equal(cachePath('app', 'api/users.rvm'), join('app', '.rvm', 'cache', 'api', 'users.rvm.rvmc'));
+    assert.equal(cachePath('app', 'index.rvm'), join('app', '.rvm', 'cache', 'index.rvm.rvmc'));
+  });
+
+  test('cachePath refuses paths leaving the app', () => {
+    assert.throws(() => cachePath('app', '../x.rvm'), RangeError);
+    assert.throws(() => cachePath('app', '/etc/x.rvm'), RangeError);
+    assert.throws(() => cachePath('app', 'a/../../x.rvm'), RangeError);
+  });
+
+  test('a missing artefact reads as null', () => {
+    assert.equal(readCached(dir, 'nothing.rvm', KEY), null);
+  });
+
+  test('write then read returns the module', () => {
+    assert.equal(writeCached(dir, FILE, handModule(FILE)), true);
+    assert.ok(existsSync(join(dir, '.rvm', 'cache', 'api', 'users.rvm.rvmc')));
+    assert.deepStrictEqual(readCached(dir, FILE, KEY), handModule(FILE));
+    const leftovers = readdirSync(join(dir, '.rvm', 'cache', 'api')).filter((f) => f.endsWith('.tmp'));
+    assert.deepEqual(leftovers, []);
+  });
+
+  test('a different source hash, compiler version or plugin fingerprint makes it stale', () => {
+    writeCached(dir, FILE, handModule(FILE));
+    assert.equal(readCached(dir, FILE, { ...KEY, sourceHash: 'b'.repeat(64) }), null);
+    assert.equal(readCached(dir, FILE, { ...KEY, compiler: '0.2.0' }), null);
+    assert.equal(readCached(dir, FILE, { ...KEY, plugins: 'core@0.1.0,extra@1.0.0' }), null);
+    assert.notEqual(readCached(dir, FILE, KEY), null);
+  });
+
+  test('an artefact recorded for another file is stale', () => {
+    writeCached(dir, 'other.rvm', handModule(FILE));
+    assert.equal(readCached(dir, 'other.rvm', KEY), null);
+  });
+
+  test('corrupt, truncated and foreign files read as null', () => {
+    const path = cachePath(dir, 'bad.rvm');
+    mkdirSync(join(dir, '.rvm', 'cache'), { recursive: true });
+    writeFileSync(path, 'not an artefact at all');
+    assert.equal(readCached(dir, 'bad.rvm', KEY), null);
+    writeFileSync(path, new Uint8Array(0));
+    assert.equal(readCached(dir, 'bad.rvm', KEY), null);
+    writeFileSync(path, encodeEnvelope(BUNDLE_MAGIC, {}, {}));
+    assert.equal(readCached(dir, 'bad.rvm', KEY), null);
+    writeCached(dir, 'bad.rvm', handModule('bad.rvm'));
+    const full = readCached(dir, 'bad.rvm', KEY);
+    assert.notEqual(full, null);
+  });
+
+  test('a directory where the artefact should be reads as null', () => {
+    mkdirSync(cachePath(dir, 'dir.rvm'), { recursive: true });
+    assert.equal(readCached(dir, 'dir.rvm', KEY), null);
+    assert.equal(writeCached(dir, 'dir.rvm', handModule('dir.rvm')), false);
+  });
+
+  test('an escaping path reads as null and is not written', () => {
+    assert.equal(readCached(dir, '../x.rvm', KEY), null);
+    assert.equal(writeCached(dir, '../x.rvm', handModule('x.rvm')), false);
+  });
+
+  test('an unwritable app dir makes writeCached return false without throwing', (t) => {
+    if (process.getuid?.() === 0) {
+      // root ignores permissions: make the cache path's parent a file instead.
+      const ro = mkdtempSync(join(tmpdir(), 'rvm-ro-'));
+      writeFileSync(join(ro, '.rvm'), 'a file, not a directory');
+      assert.equal(writeCached(ro, FILE, handModule(FILE)), false);
+      assert.equal(readCached(ro, FILE, KEY), null);
+      rmSync(ro, { recursive: true, force: true });
+      return;
+    }
+    const ro = mkdtempSync(join(tmpdir(), 'rvm-ro-'));
+    chmodSync(ro, 0o555);
+    t.after(() => {
+      chmodSync(ro, 0o755);
+      rmSync(ro, { recursive: true, force: true });
+    });
+    assert.equal(writeCached(ro, FILE, handModule(FILE)), false);
+    assert.equal(readCached(ro, FILE, KEY), null);
+  });
+});

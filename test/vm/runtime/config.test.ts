@@ -1,0 +1,72 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
+import { loadSettings, parseSize } from '../../../vm/runtime/config.js';
+
+function appWith(config: string | null): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-config-'));
+  if (config !== null) writeFileSync(join(dir, 'rvm.config.json'), config);
+  return dir;
+}
+
+describe('loadSettings', () => {
+  test('defaults without a file', () => {
+    const dir = appWith(null);
+    const s = loadSettings(dir, { env: {} });
+    assert.deepEqual({ ...s, config: { ...s.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, config: {} });
+    assert.equal(loadSettings(null, { env: {}, dev: true }).dev, true);
+  });
+
+  test('file values, unknown keys kept in config', () => {
+    const dir = appWith(JSON.stringify({ bodyLimit: '2mb', trustProxy: true, plugins: ['./p.js'], reference: { enabled: true }, redisUrl: 'x' }));
+    const s = loadSettings(dir, { env: {} });
+    assert.equal(s.bodyLimit, 2 * 1024 * 1024);
+    assert.equal(s.trustProxy, true);
+    assert.deepEqual(s.config.plugins, ['./p.js']);
+    assert.equal(s.config.redisUrl, 'x');
+  });
+
+  test('env overrides the file; overrides win over env', () => {
+    const dir = appWith(JSON.stringify({ bodyLimit: 100, trustProxy: true }));
+    const s = loadSettings(dir, { env: { RVM_BODY_LIMIT: '1kb', RVM_TRUST_PROXY: 'false' } });
+    assert.equal(s.bodyLimit, 1024);
+    assert.equal(s.trustProxy, false);
+    const o = loadSettings(dir, { env: { RVM_BODY_LIMIT: '1kb' }, bodyLimit: 5, trustProxy: false });
+    assert.equal(o.bodyLimit, 5);
+  });
+
+  test('a given config (from a bundle) replaces the file and is validated the same way', () => {
+    const dir = appWith(JSON.stringify({ bodyLimit: 100 }));
+    const s = loadSettings(dir, { env: {}, config: { bodyLimit: '3kb', plugins: ['x'] } });
+    assert.equal(s.bodyLimit, 3072);
+    assert.deepEqual(s.config.plugins, ['x']);
+    assert.throws(() => loadSettings(null, { env: {}, config: { trustProxy: 1 } }), /trustProxy/);
+  });
+
+  test('malformed file → one-line error naming the file', () => {
+    const dir = appWith('{ "bodyLimit": ');
+    assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e.message.includes('rvm.config.json') && e.message.includes('invalid JSON') && !e.message.includes('\n'));
+  });
+
+  test('invalid values → errors', () => {
+    for (const bad of ['[]', '{"bodyLimit":"lots"}', '{"bodyLimit":-1}', '{"trustProxy":"yes"}', '{"plugins":"x"}', '{"reference":3}']) {
+      assert.throws(() => loadSettings(appWith(bad), { env: {} }), /rvm\.config\.json/, bad);
+    }
+    assert.throws(() => loadSettings(null, { env: { RVM_TRUST_PROXY: 'maybe' } }), /RVM_TRUST_PROXY/);
+    assert.throws(() => loadSettings(null, { env: { RVM_BODY_LIMIT: '5 parsecs' } }), /RVM_BODY_LIMIT/);
+  });
+});
+
+test('parseSize', () => {
+  assert.equal(parseSize(512), 512);
+  assert.equal(parseSize('512'), 512);
+  assert.equal(parseSize('100kb'), 102400);
+  assert.equal(parseSize('1.5 MB'), 1572864);
+  assert.equal(parseSize('1g'), 1073741824);
+  assert.equal(parseSize('ten'), null);
+  assert.equal(parseSize(-5), null);
+  assert.equal(parseSize(null), null);
+});

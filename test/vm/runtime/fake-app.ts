@@ -1,0 +1,67 @@
+/**
+ * A stand-in AppHandle for the transport tests: routes are JS functions that answer through the
+ * context (`ctx.respond`, `ctx.fail`) the way natives and the VM will.
+ */
+import type { PathSegment } from '../../../vm/ast.js';
+import type { RouteMeta } from '../../../vm/module.js';
+import type { AppSettings } from '../../../plugins/sdk.js';
+import type { RequestContext } from '../../../vm/runtime/context.js';
+import { captureLogger, type CaptureLogger } from '../../../vm/runtime/log.js';
+import { createRouter } from '../../../vm/runtime/router.js';
+import { createMemoryStore } from '../../../vm/runtime/store.js';
+import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget } from '../../../vm/runtime/types.js';
+import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
+
+export type FakeHandler = (ctx: RequestContext) => void | Promise<void>;
+
+/** `/users/:id/*rest` → segments. */
+export function segments(path: string): PathSegment[] {
+  return path
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) =>
+      s.startsWith(':') ? { kind: 'param', value: s.slice(1) } : s.startsWith('*') ? { kind: 'wildcard', value: s.slice(1) } : { kind: 'static', value: s },
+    );
+}
+
+export function settings(over: Partial<AppSettings> = {}): AppSettings {
+  return { dir: null, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, config: {}, ...over };
+}
+
+export interface FakeApp extends AppHandle {
+  readonly log: CaptureLogger;
+  readyCalls: number;
+}
+
+export function fakeApp(
+  routes: Array<[string, string, FakeHandler]>,
+  options: {
+    settings?: Partial<AppSettings>;
+    ready?: () => void | Promise<void>;
+    builtin?: (req: IncomingRequest, path: string) => OutgoingResponse | Promise<OutgoingResponse> | null;
+  } = {},
+): FakeApp {
+  const router = createRouter<RouteTarget>();
+  const handlers: FakeHandler[] = [];
+  for (const [method, path, handler] of routes) {
+    const target: RouteTarget = { meta: { method, path } as unknown as RouteMeta, file: 'fake.rvm', chunk: handlers.length, middleware: [] };
+    handlers.push(handler);
+    router.add(method, segments(path), target);
+  }
+  const app: FakeApp = {
+    settings: settings(options.settings),
+    store: createMemoryStore(),
+    log: captureLogger(),
+    router,
+    readyCalls: 0,
+    ready() {
+      app.readyCalls++;
+      return options.ready?.();
+    },
+    builtin: options.builtin ?? (() => null),
+    execute(ctx, target) {
+      return handlers[target.chunk](ctx);
+    },
+  };
+  return app;
+}

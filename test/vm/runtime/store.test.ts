@@ -1,0 +1,73 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { MAX_STORE_KEYS, createMemoryStore } from '../../../vm/runtime/store.js';
+import { RvmError } from '../../../vm/values.js';
+
+describe('createMemoryStore', () => {
+  test('get, set, delete', () => {
+    const s = createMemoryStore();
+    assert.equal(s.get('a'), undefined);
+    s.set('a', { n: 1 });
+    assert.deepEqual(s.get('a'), { n: 1 });
+    s.delete('a');
+    assert.equal(s.get('a'), undefined);
+    s.close();
+  });
+
+  test('TTL: present before, gone at expiry (lazily on read)', () => {
+    let t = 1000;
+    const s = createMemoryStore({ now: () => t });
+    s.set('k', 'v', 500);
+    t = 1499;
+    assert.equal(s.get('k'), 'v');
+    t = 1500;
+    assert.equal(s.size, 1);
+    assert.equal(s.get('k'), undefined);
+    assert.equal(s.size, 0);
+    s.close();
+  });
+
+  test('sweep removes expired keys nobody reads', () => {
+    let t = 0;
+    const s = createMemoryStore({ now: () => t });
+    s.set('short', 1, 10);
+    s.set('long', 2, 1000);
+    s.set('forever', 3);
+    t = 100;
+    s.sweep();
+    assert.equal(s.size, 2);
+    assert.equal(s.get('long'), 2);
+    s.close();
+  });
+
+  test('the periodic sweep runs on its own', async () => {
+    const s = createMemoryStore({ sweepIntervalMs: 5 });
+    s.set('k', 1, 1);
+    await new Promise((r) => setTimeout(r, 40));
+    assert.equal(s.size, 0);
+    s.close();
+  });
+
+  test('bounded: the oldest write is evicted first', () => {
+    const s = createMemoryStore({ maxKeys: 3 });
+    s.set('a', 1);
+    s.set('b', 2);
+    s.set('c', 3);
+    s.set('a', 10); // rewriting makes `a` the newest
+    s.set('d', 4);
+    assert.equal(s.size, 3);
+    assert.equal(s.get('b'), undefined);
+    assert.equal(s.get('a'), 10);
+    assert.equal(s.get('d'), 4);
+    s.close();
+    assert.ok(MAX_STORE_KEYS >= 10_000);
+  });
+
+  test('an invalid ttl → invalid_ttl', () => {
+    const s = createMemoryStore();
+    for (const ttl of [0, -1, NaN, Infinity]) {
+      assert.throws(() => s.set('k', 1, ttl), (e: unknown) => e instanceof RvmError && e.code === 'invalid_ttl');
+    }
+    s.close();
+  });
+});

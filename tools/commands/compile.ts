@@ -1,0 +1,28 @@
+/** `rvm compile DIR -o FILE.rvmb`: compile and link the app, then write one deploy bundle. */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeBundle } from '../../vm/bundle.js';
+import { DiagnosticError } from '../../vm/diagnostics.js';
+import { CONFIG_FILE } from '../../vm/runtime/config.js';
+import { COMPILER_VERSION, buildApp, findRouteFiles } from '../../vm/runtime/app.js';
+import { CliError, EXIT_OK, UsageError, err, errorsOf, flagValue, formatDiagnostics, out, plural, requireDir, type ParsedArgs } from './common.js';
+
+/** Runs `rvm compile`. */
+export async function compileCommand(args: ParsedArgs): Promise<number> {
+  const dir = requireDir(args.positionals[0]!);
+  const output = flagValue(args, 'output');
+  if (output === undefined) throw new UsageError(`'rvm compile' needs -o FILE.rvmb (where to write the bundle)`);
+  if (existsSync(output) && statSync(output).isDirectory()) throw new CliError(`-o ${output} is a folder; give a file name like app.rvmb`);
+  if (findRouteFiles(dir).length === 0) throw new CliError(`no .rvm route files in ${dir}`);
+  // A deploy build compiles from the sources, never from the cache.
+  const build = await buildApp(dir, { cache: false });
+  const errors = errorsOf(build.diagnostics);
+  if (errors.length > 0) throw new DiagnosticError(build.diagnostics);
+  if (build.diagnostics.length > 0) err(`${formatDiagnostics(build.diagnostics)}\n`);
+  const config = existsSync(join(dir, CONFIG_FILE)) ? { ...build.settings.config } : null;
+  writeBundle(output, { modules: build.modules, config }, COMPILER_VERSION);
+  const routes = build.modules.reduce((n, m) => n + m.routes.length, 0);
+  const kib = (statSync(output).size / 1024).toFixed(1);
+  out(`wrote ${output} (${plural(build.modules.length, 'module')}, ${plural(routes, 'route')}, ${kib} KiB)`);
+  return EXIT_OK;
+}

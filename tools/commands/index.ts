@@ -1,0 +1,78 @@
+/**
+ * The table of `rvm` commands. Each entry carries its help and argv shape and loads its
+ * implementation only when run, so `rvm help` and `rvm --version` never load the runtime.
+ */
+import type { CommandSpec, ParsedArgs } from './common.js';
+import { helpCommand } from './help.js';
+
+/** Every command, in the order help lists them. */
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'run',
+    args: '[DIR|BUNDLE]',
+    minArgs: 0,
+    maxArgs: 1,
+    summary: 'serve an app folder (default: .) or a .rvmb bundle',
+    description:
+      'Compiles the app (through app/.rvm/cache), serves it and prints the app URL and the API reference URL.\n' +
+      'Dev mode, the default, watches the folder and reloads changed files before the next request.\n' +
+      'PORT and HOST from the environment override the defaults; flags override both.',
+    flags: [
+      { name: 'port', value: 'PORT', doc: 'port to listen on (default 3000; 0 picks a free one)' },
+      { name: 'host', value: 'HOST', doc: 'address to listen on (default 127.0.0.1)' },
+      { name: 'prod', doc: 'production mode: no watching, no error details in responses' },
+      { name: 'workers', value: 'N', doc: 'run N worker processes (node:cluster)' },
+    ],
+    run: async (args: ParsedArgs) => (await import('./run.js')).runCommand(args),
+  },
+  {
+    name: 'compile',
+    args: 'DIR',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'compile an app into one deploy bundle',
+    description: "Compiles and links every route file of DIR and writes a bundle that 'rvm run FILE.rvmb' serves without the sources.",
+    flags: [{ name: 'output', short: 'o', value: 'FILE.rvmb', doc: 'where to write the bundle (required)' }],
+    run: async (args: ParsedArgs) => (await import('./compile.js')).compileCommand(args),
+  },
+  {
+    name: 'check',
+    args: 'DIR',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'report every diagnostic; exit 1 on any error',
+    description: 'Compiles and links the app without serving it and prints every error and warning with its location.',
+    flags: [],
+    run: async (args: ParsedArgs) => (await import('./check.js')).checkCommand(args),
+  },
+  {
+    name: 'routes',
+    args: 'DIR',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'list the routes with their guards and source lines',
+    description: 'Prints a table of every route of the app: method, path, guards and file:line.',
+    flags: [],
+    run: async (args: ParsedArgs) => (await import('./routes.js')).routesCommand(args),
+  },
+  {
+    name: 'disasm',
+    args: 'FILE',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'list the bytecode of a .rvm file, .rvmc artefact or .rvmb bundle',
+    description: 'Prints one line per instruction (offset, source line, opcode, operands), with the source lines when they are at hand.',
+    flags: [],
+    run: async (args: ParsedArgs) => (await import('./disasm.js')).disasmCommand(args),
+  },
+  {
+    name: 'help',
+    args: '[COMMAND]',
+    minArgs: 0,
+    maxArgs: 1,
+    summary: 'show help for rvm or one command',
+    description: 'Without a command, lists the commands; with one, shows its usage and options.',
+    flags: [],
+    run: async (args: ParsedArgs) => helpCommand(COMMANDS, args.positionals[0]),
+  },
+];

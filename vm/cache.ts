@@ -1,0 +1,79 @@
+/**
+ * The per-file bytecode cache in `app/.rvm/cache/`: one artefact per source file, at the
+ * mirrored relative path plus `.rvmc`. A cache may only ever save work: a missing, stale,
+ * corrupt or foreign entry reads as null (the caller recompiles), and a write that fails
+ * (read-only directory, full disk) is reported by returning false, never by throwing.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
+import { decodeModule, encodeModule } from './artefact.js';
+import type { CompiledModule } from './module.js';
+
+/** The cache directory, relative to the app directory. */
+export const CACHE_DIR = join('.rvm', 'cache');
+/** Extension of a cached module artefact. */
+export const CACHE_EXTENSION = '.rvmc';
+
+/** What a cached artefact must match to be used: any difference makes it stale. */
+export interface CacheKey {
+  /** sha256 (hex) of the current source text. */
+  sourceHash: string;
+  /** The running compiler version. */
+  compiler: string;
+  /** The current plugin set fingerprint. */
+  plugins: string;
+}
+
+/**
+ * Where the artefact of `relFile` (a path relative to the app, `/` or platform separators)
+ * lives: `app/.rvm/cache/api/users.rvm.rvmc`. Throws RangeError for a path that would leave
+ * the cache directory (absolute, or climbing with `..`).
+ */
+export function cachePath(appDir: string, relFile: string): string {
+  const rel = normalize(relFile.split('/').join(sep));
+  if (isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`) || rel === '.') {
+    throw new RangeError(`cache: '${relFile}' is not a file inside the app`);
+  }
+  return join(appDir, CACHE_DIR, rel + CACHE_EXTENSION);
+}
+
+/** The cached module of `relFile` when it exists, decodes and matches `expect`; else null. */
+export function readCached(appDir: string, relFile: string, expect: CacheKey): CompiledModule | null {
+  try {
+    const m = decodeModule(readFileSync(cachePath(appDir, relFile)));
+    const h = m.header;
+    const fresh = h.sourceHash === expect.sourceHash && h.compiler === expect.compiler && h.plugins === expect.plugins && m.file === relFile.split(sep).join('/');
+    return fresh ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Stores `module` as the artefact of `relFile`: creates the directories, writes a temporary
+ * file beside the target and renames it over, so a concurrent reader (another worker) sees
+ * the old artefact or the new one, never half of one. Returns whether it was written.
+ */
+export function writeCached(appDir: string, relFile: string, module: CompiledModule): boolean {
+  let temp: string | null = null;
+  try {
+    const target = cachePath(appDir, relFile);
+    mkdirSync(dirname(target), { recursive: true });
+    temp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(temp, encodeModule(module));
+    renameSync(temp, target);
+    return true;
+  } catch {
+    if (temp !== null) removeQuietly(temp);
+    return false;
+  }
+}
+
+function removeQuietly(file: string): void {
+  try {
+    rmSync(file, { force: true });
+  } catch {
+    // A leftover temporary file is harmless: it never has the cache extension.
+  }
+}

@@ -1,0 +1,597 @@
+/**
+ * The stack VM: one dispatch loop over a linked program. Each execution is a Fiber (value stack,
+ * call frames, catch handlers); natives may return a Promise, and only then does the VM suspend
+ * the fiber and resume it when the Promise settles.
+ */
+import { Op, OPCODES } from './opcodes.js';
+import { HALT, type Halt } from '../plugins/sdk.js';
+import {
+  HostObject,
+  RvmError,
+  getField,
+  isTruthy,
+  setField,
+  toText,
+  typeName,
+  valuesEqual,
+  type Value,
+  type ValueObject,
+} from './values.js';
+import type { LinkedChunk, Program, VmHost } from './program.js';
+
+/**
+ * Backward jumps and calls one execution may make. A loop iteration costs one unit, so this is
+ * tens of millions of iterations: far beyond any real handler, and spent in well under a second.
+ */
+export const FUEL_BUDGET = 20_000_000;
+/** Wall-clock limit for one synchronous slice of execution, checked every FUEL_CHECK_INTERVAL units. */
+export const EXECUTION_TIME_LIMIT_MS = 1000;
+const FUEL_CHECK_INTERVAL = 0x3fff;
+/** Nested calls of `fn`/guard chunks. Deep enough for honest recursion, shallow enough to stop runaway recursion early. */
+export const MAX_CALL_DEPTH = 200;
+
+const TRACE = process.env.RVM_TRACE === '1';
+
+/** Limits end the request: a `try` around an endless loop must not keep it alive. */
+const UNCATCHABLE = new Set(['fuel_exhausted', 'call_depth_exceeded']);
+
+/** A runtime error with the rvm source location where it happened. */
+export class VmError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly file: string,
+    readonly line: number,
+    /** `file:line` of each active frame, innermost first. */
+    readonly trace: string[],
+  ) {
+    super(message);
+    this.name = 'VmError';
+  }
+  get at(): string {
+    return `${this.file}:${this.line}`;
+  }
+}
+
+interface Frame {
+  chunk: LinkedChunk;
+  ip: number;
+  base: number;
+}
+
+interface Handler {
+  frame: number;
+  sp: number;
+  target: number;
+}
+
+interface Iter {
+  items: Value[];
+  keys: Value[] | null;
+  i: number;
+}
+
+class Fiber {
+  stack: Value[] = [];
+  sp = 0;
+  frames: Frame[] = [];
+  handlers: Handler[] = [];
+  fuel = FUEL_BUDGET;
+  pendingError: unknown = undefined;
+  constructor(
+    readonly program: Program,
+    readonly host: VmHost,
+  ) {}
+}
+
+/** Runs chunk `chunkIndex` with `args`; returns its value, HALT when the request was answered, or a Promise of either. */
+export function execute(program: Program, chunkIndex: number, args: readonly Value[], host: VmHost): Value | Halt | Promise<Value | Halt> {
+  const chunk = program.chunks[chunkIndex]!;
+  const fiber = new Fiber(program, host);
+  const stack = fiber.stack;
+  for (let i = 0; i < args.length; i++) stack[i] = args[i]!;
+  for (let i = args.length; i < chunk.data.slots; i++) stack[i] = null;
+  fiber.sp = chunk.data.slots;
+  fiber.frames.push({ chunk, ip: 0, base: 0 });
+  return run(fiber);
+}
+
+/** Line of the instruction at or before `offset`, from the chunk's (offset, line, col) triples. */
+export function lineAt(chunk: LinkedChunk, offset: number): number {
+  const lines = chunk.data.lines;
+  let line = 0;
+  for (let i = 0; i + 2 < lines.length && lines[i]! <= offset; i += 3) line = lines[i + 1]!;
+  return line;
+}
+
+function locate(fiber: Fiber, ip: number, e: unknown): VmError {
+  if (e instanceof VmError) return e;
+  const frames = fiber.frames;
+  const top = frames[frames.length - 1]!;
+  const trace: string[] = [];
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const f = frames[i]!;
+    trace.push(`${f.chunk.file}:${lineAt(f.chunk, i === frames.length - 1 ? ip - 1 : f.ip - 1)}`);
+  }
+  const line = lineAt(top.chunk, ip - 1);
+  if (e instanceof RvmError) return new VmError(e.message, e.code, top.chunk.file, line, trace);
+  if (e instanceof RangeError && /call stack/i.test(e.message)) {
+    return new VmError('native recursion too deep', 'call_depth_exceeded', top.chunk.file, line, trace);
+  }
+  // A native threw something that is not an RvmError: a plugin bug, reported without its JS stack.
+  const message = e instanceof Error ? e.message : String(e);
+  return new VmError(message, 'native_error', top.chunk.file, line, trace);
+}
+
+function errorValue(e: VmError): ValueObject {
+  return { message: e.message, code: e.code };
+}
+
+function typeError(op: string, a: Value, b?: Value): RvmError {
+  const operands = b === undefined ? typeName(a) : `${typeName(a)} and ${typeName(b)}`;
+  return new RvmError(`cannot apply '${op}' to ${operands}`, 'type_error');
+}
+
+function add(a: Value, b: Value): Value {
+  if (typeof a === 'number' && typeof b === 'number') return a + b;
+  if (typeof a === 'string' || typeof b === 'string') return toText(a) + toText(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.concat(b);
+  throw typeError('+', a, b);
+}
+
+function arith(op: Op, a: Value, b: Value): number {
+  if (typeof a !== 'number' || typeof b !== 'number') throw typeError(['-', '*', '/', '%'][op - Op.SUB]!, a, b);
+  switch (op) {
+    case Op.SUB:
+      return a - b;
+    case Op.MUL:
+      return a * b;
+    case Op.DIV:
+      if (b === 0) throw new RvmError('division by zero', 'division_by_zero');
+      return a / b;
+    default:
+      if (b === 0) throw new RvmError('division by zero', 'division_by_zero');
+      return a % b;
+  }
+}
+
+function compare(op: Op, a: Value, b: Value): boolean {
+  if (!((typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string'))) {
+    throw typeError(['<', '<=', '>', '>='][op - Op.LT]!, a, b);
+  }
+  switch (op) {
+    case Op.LT:
+      return a < b;
+    case Op.LE:
+      return a <= b;
+    case Op.GT:
+      return a > b;
+    default:
+      return a >= b;
+  }
+}
+
+function getIndex(obj: Value, index: Value): Value {
+  if (Array.isArray(obj)) {
+    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, 'type_error');
+    return index >= 0 && index < obj.length ? obj[index]! : null;
+  }
+  if (typeof obj === 'string') {
+    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`text index must be an int, not ${typeName(index)}`, 'type_error');
+    // Characters are code points, as for len() and for-in: never half of a surrogate pair.
+    const chars = Array.from(obj);
+    return index >= 0 && index < chars.length ? chars[index]! : null;
+  }
+  if (obj === null) throw new RvmError(`cannot index null`, 'null_field');
+  if (typeof obj === 'object') {
+    if (typeof index !== 'string') throw new RvmError(`object key must be text, not ${typeName(index)}`, 'type_error');
+    return getField(obj, index);
+  }
+  throw new RvmError(`cannot index ${typeName(obj)}`, 'type_error');
+}
+
+function setIndex(obj: Value, index: Value, value: Value): void {
+  if (Array.isArray(obj)) {
+    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, 'type_error');
+    if (index < 0 || index > obj.length) throw new RvmError(`list index ${index} out of range 0..${obj.length}`, 'index_out_of_range');
+    obj[index] = value;
+    return;
+  }
+  if (typeof index !== 'string') throw new RvmError(`object key must be text, not ${typeName(index)}`, 'type_error');
+  setField(obj, index, value);
+}
+
+function iterate(v: Value): Iter {
+  if (Array.isArray(v)) return { items: v.slice(), keys: null, i: 0 };
+  if (typeof v === 'string') return { items: Array.from(v), keys: null, i: 0 };
+  if (v instanceof HostObject) {
+    const keys = v.keys();
+    return { items: keys.map((k) => v.get(k) ?? null), keys, i: 0 };
+  }
+  if (v !== null && typeof v === 'object') {
+    const keys = Object.keys(v);
+    return { items: keys.map((k) => v[k]!), keys, i: 0 };
+  }
+  throw new RvmError(`cannot iterate over ${typeName(v)}`, 'not_iterable');
+}
+
+function buildObject(stack: Value[], from: number, pairs: number): ValueObject {
+  const o: ValueObject = {};
+  for (let i = 0; i < pairs; i++) {
+    const key = stack[from + 2 * i] as string;
+    const value = stack[from + 2 * i + 1]!;
+    if (key === '__proto__') setField(o, key, value);
+    else o[key] = value;
+  }
+  return o;
+}
+
+/** The `fail` statement: a status 400–599 and an optional message (else the status's own). */
+function fail(host: VmHost, status: Value, message: Value): Halt {
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) {
+    throw new RvmError(`fail needs a status between 400 and 599, got ${toText(status)}`, 'invalid_status');
+  }
+  return host.fail(status, message === null ? undefined : toText(message));
+}
+
+const RESPONSE_FIELDS = new Set(['status', 'json', 'text', 'html', 'headers']);
+
+/** The `response { status json text html headers }` statement. */
+function respond(host: VmHost, fields: Value): Halt {
+  const f = fields as ValueObject;
+  for (const key of Object.keys(f)) {
+    if (!RESPONSE_FIELDS.has(key)) throw new RvmError(`unknown response field '${key}'`, 'invalid_argument');
+  }
+  const status = f.status ?? 200;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+    throw new RvmError(`response status must be an int between 100 and 599, got ${toText(status)}`, 'invalid_status');
+  }
+  const headers = f.headers ?? null;
+  if (headers !== null) {
+    if (typeof headers !== 'object' || Array.isArray(headers)) throw new RvmError('response headers must be an object', 'type_error');
+    const names = headers instanceof HostObject ? headers.keys() : Object.keys(headers);
+    for (const name of names) host.response.setHeader(name, toText(getField(headers, name)));
+  }
+  if (f.text !== undefined) return host.respond(status, toText(f.text), 'text');
+  if (f.html !== undefined) return host.respond(status, toText(f.html), 'html');
+  if (f.json !== undefined) return host.respond(status, f.json, 'json');
+  return host.respond(status, null, status === 204 || status === 304 ? 'empty' : 'json');
+}
+
+/** The dispatch loop. Keeps ip, sp, code and constants in locals; writes them back around calls. */
+function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
+  const { program, host, stack, frames, handlers } = fiber;
+  const natives = program.natives;
+  let frame = frames[frames.length - 1]!;
+  let code = frame.chunk.code;
+  let consts = frame.chunk.consts;
+  let ip = frame.ip;
+  let base = frame.base;
+  let sp = fiber.sp;
+  const sliceStart = Date.now();
+
+  for (;;) {
+    try {
+      if (fiber.pendingError !== undefined) {
+        const e = fiber.pendingError;
+        fiber.pendingError = undefined;
+        throw e;
+      }
+      for (;;) {
+        if (TRACE) trace(frame, ip, stack, sp);
+        switch (code[ip++]) {
+          case Op.CONST:
+            stack[sp++] = consts[code[ip++]!]!;
+            break;
+          case Op.NULL:
+            stack[sp++] = null;
+            break;
+          case Op.TRUE:
+            stack[sp++] = true;
+            break;
+          case Op.FALSE:
+            stack[sp++] = false;
+            break;
+          case Op.POP:
+            sp--;
+            break;
+          case Op.DUP:
+            stack[sp] = stack[sp - 1]!;
+            sp++;
+            break;
+          case Op.LOAD_LOCAL:
+            stack[sp++] = stack[base + code[ip++]!]!;
+            break;
+          case Op.STORE_LOCAL:
+            stack[base + code[ip++]!] = stack[--sp]!;
+            break;
+          case Op.LOAD_AMBIENT:
+            stack[sp++] = ambient(host, code[ip++]!);
+            break;
+          case Op.GET_FIELD:
+            stack[sp - 1] = getField(stack[sp - 1], consts[code[ip++]!] as string);
+            break;
+          case Op.GET_INDEX: {
+            const index = stack[--sp]!;
+            stack[sp - 1] = getIndex(stack[sp - 1]!, index);
+            break;
+          }
+          case Op.SET_FIELD: {
+            const value = stack[--sp]!;
+            setField(stack[--sp], consts[code[ip++]!] as string, value);
+            break;
+          }
+          case Op.SET_INDEX: {
+            const value = stack[--sp]!;
+            const index = stack[--sp]!;
+            setIndex(stack[--sp]!, index, value);
+            break;
+          }
+          case Op.LIST: {
+            const n = code[ip++]!;
+            sp -= n;
+            stack[sp] = stack.slice(sp, sp + n);
+            sp++;
+            break;
+          }
+          case Op.OBJECT: {
+            const n = code[ip++]!;
+            sp -= 2 * n;
+            stack[sp] = buildObject(stack, sp, n);
+            sp++;
+            break;
+          }
+          case Op.TEMPLATE: {
+            const n = code[ip++]!;
+            sp -= n;
+            let text = '';
+            for (let i = 0; i < n; i++) text += toText(stack[sp + i]);
+            stack[sp++] = text;
+            break;
+          }
+          case Op.ADD: {
+            const b = stack[--sp]!;
+            stack[sp - 1] = add(stack[sp - 1]!, b);
+            break;
+          }
+          case Op.SUB:
+          case Op.MUL:
+          case Op.DIV:
+          case Op.MOD: {
+            const b = stack[--sp]!;
+            stack[sp - 1] = arith(code[ip - 1]!, stack[sp - 1]!, b);
+            break;
+          }
+          case Op.NEG: {
+            const a = stack[sp - 1]!;
+            if (typeof a !== 'number') throw typeError('-', a);
+            stack[sp - 1] = -a;
+            break;
+          }
+          case Op.NOT:
+            stack[sp - 1] = !isTruthy(stack[sp - 1]);
+            break;
+          case Op.EQ: {
+            const b = stack[--sp]!;
+            stack[sp - 1] = valuesEqual(stack[sp - 1], b);
+            break;
+          }
+          case Op.NE: {
+            const b = stack[--sp]!;
+            stack[sp - 1] = !valuesEqual(stack[sp - 1], b);
+            break;
+          }
+          case Op.LT:
+          case Op.LE:
+          case Op.GT:
+          case Op.GE: {
+            const b = stack[--sp]!;
+            stack[sp - 1] = compare(code[ip - 1]!, stack[sp - 1]!, b);
+            break;
+          }
+          case Op.JUMP:
+            ip = code[ip]!;
+            break;
+          case Op.JUMP_IF_FALSE:
+            if (isTruthy(stack[--sp])) ip++;
+            else ip = code[ip]!;
+            break;
+          case Op.JUMP_IF_FALSE_OR_POP:
+            if (isTruthy(stack[sp - 1])) {
+              sp--;
+              ip++;
+            } else ip = code[ip]!;
+            break;
+          case Op.JUMP_IF_TRUE_OR_POP:
+            if (isTruthy(stack[sp - 1])) ip = code[ip]!;
+            else {
+              sp--;
+              ip++;
+            }
+            break;
+          case Op.JUMP_IF_NOT_NULL_OR_POP:
+            if (stack[sp - 1] !== null) ip = code[ip]!;
+            else {
+              sp--;
+              ip++;
+            }
+            break;
+          case Op.LOOP:
+            ip = code[ip]!;
+            if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) checkFuel(fiber, sliceStart);
+            break;
+          case Op.ITER_INIT:
+            stack[sp - 1] = iterate(stack[sp - 1]!) as unknown as Value;
+            break;
+          case Op.ITER_NEXT: {
+            const it = stack[sp - 1] as unknown as Iter;
+            if (it.i >= it.items.length) {
+              sp--;
+              ip = code[ip]!;
+            } else {
+              ip++;
+              const i = it.i++;
+              stack[sp++] = it.keys === null ? it.items[i]! : it.keys[i]!;
+            }
+            break;
+          }
+          case Op.ITER_NEXT_PAIR: {
+            const it = stack[sp - 1] as unknown as Iter;
+            if (it.i >= it.items.length) {
+              sp--;
+              ip = code[ip]!;
+            } else {
+              ip++;
+              const i = it.i++;
+              stack[sp++] = it.keys === null ? i : it.keys[i]!;
+              stack[sp++] = it.items[i]!;
+            }
+            break;
+          }
+          case Op.CALL_FN: {
+            const callee = program.chunks[code[ip++]!]!;
+            const argc = code[ip++]!;
+            if (frames.length >= MAX_CALL_DEPTH) {
+              throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, 'call_depth_exceeded');
+            }
+            if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) checkFuel(fiber, sliceStart);
+            frame.ip = ip;
+            base = sp - argc;
+            for (let i = argc; i < callee.data.slots; i++) stack[base + i] = null;
+            sp = base + callee.data.slots;
+            frame = { chunk: callee, ip: 0, base };
+            frames.push(frame);
+            code = callee.code;
+            consts = callee.consts;
+            ip = 0;
+            break;
+          }
+          case Op.CALL_NATIVE: {
+            const fn = natives[code[ip++]!]!;
+            const argc = code[ip++]!;
+            sp -= argc;
+            let result: Value | Halt | Promise<Value | Halt>;
+            switch (argc) {
+              case 0:
+                result = fn(host);
+                break;
+              case 1:
+                result = fn(host, stack[sp]!);
+                break;
+              case 2:
+                result = fn(host, stack[sp]!, stack[sp + 1]!);
+                break;
+              default:
+                result = fn(host, ...stack.slice(sp, sp + argc));
+            }
+            if (result === HALT) return HALT;
+            if (result instanceof Promise) {
+              frame.ip = ip;
+              fiber.sp = sp;
+              return result.then(
+                (v) => (v === HALT ? HALT : resume(fiber, v)),
+                (e) => {
+                  fiber.pendingError = e ?? new RvmError('native failed', 'native_error');
+                  return run(fiber);
+                },
+              );
+            }
+            stack[sp++] = result === undefined ? null : result;
+            break;
+          }
+          case Op.RETURN: {
+            const value = stack[--sp]!;
+            const depth = frames.length - 1;
+            while (handlers.length > 0 && handlers[handlers.length - 1]!.frame === depth) handlers.pop();
+            frames.pop();
+            if (depth === 0) return value;
+            sp = frame.base;
+            stack[sp++] = value;
+            frame = frames[depth - 1]!;
+            code = frame.chunk.code;
+            consts = frame.chunk.consts;
+            ip = frame.ip;
+            base = frame.base;
+            break;
+          }
+          case Op.TRY:
+            handlers.push({ frame: frames.length - 1, sp, target: code[ip++]! });
+            break;
+          case Op.END_TRY:
+            handlers.pop();
+            break;
+          case Op.FAIL: {
+            const message = stack[--sp]!;
+            return fail(host, stack[--sp]!, message);
+          }
+          case Op.RESPOND:
+            return respond(host, stack[--sp]!);
+          case Op.VALIDATE: {
+            const route = frame.chunk.route;
+            if (route === null) throw new RvmError('VALIDATE outside a route', 'internal_error');
+            const result = program.validate(host, route, code[ip++]!);
+            if (result === HALT) return HALT;
+            if (result instanceof Promise) {
+              frame.ip = ip;
+              fiber.sp = sp;
+              return result.then((v) => (v === HALT ? HALT : run(fiber)));
+            }
+            break;
+          }
+          case Op.CALL:
+            throw new RvmError(`unlinked call in ${frame.chunk.data.name}`, 'internal_error');
+          default:
+            throw new RvmError(`bad opcode ${code[ip - 1]} in ${frame.chunk.data.name}`, 'internal_error');
+        }
+      }
+    } catch (e) {
+      const error = locate(fiber, ip, e);
+      const handler = UNCATCHABLE.has(error.code) ? undefined : handlers.pop();
+      if (handler === undefined) throw error;
+      // Unwind to the frame that installed the handler and continue at its catch block.
+      frames.length = handler.frame + 1;
+      frame = frames[handler.frame]!;
+      code = frame.chunk.code;
+      consts = frame.chunk.consts;
+      base = frame.base;
+      sp = handler.sp;
+      stack[sp++] = errorValue(error);
+      ip = handler.target;
+    }
+  }
+}
+
+function resume(fiber: Fiber, value: Value): Value | Halt | Promise<Value | Halt> {
+  fiber.stack[fiber.sp++] = value === undefined ? null : value;
+  return run(fiber);
+}
+
+function ambient(host: VmHost, index: number): Value {
+  switch (index) {
+    case 0:
+      return host.requestValue();
+    case 1:
+      return host.body;
+    case 2:
+      return host.paramsValue();
+    case 3:
+      return host.queryValue();
+    default:
+      return host.responseValue();
+  }
+}
+
+function checkFuel(fiber: Fiber, sliceStart: number): void {
+  if (fiber.fuel <= 0) throw new RvmError(`execution ran out of fuel (${FUEL_BUDGET} loop iterations and calls)`, 'fuel_exhausted');
+  if (Date.now() - sliceStart > EXECUTION_TIME_LIMIT_MS) {
+    throw new RvmError(`execution ran longer than ${EXECUTION_TIME_LIMIT_MS} ms`, 'fuel_exhausted');
+  }
+}
+
+/** RVM_TRACE=1: one stderr line per instruction with the frame's stack. */
+function trace(frame: Frame, ip: number, stack: Value[], sp: number): void {
+  const op = frame.chunk.code[ip]!;
+  const shown = stack.slice(frame.base, sp).map((v) => (typeof v === 'object' && v !== null && 'items' in (v as object) ? '<iter>' : toText(v)));
+  process.stderr.write(`[trace] ${frame.chunk.data.name} ${String(ip).padStart(4, '0')} ${OPCODES[op]?.name ?? op} stack=[${shown.join(', ')}]\n`);
+}
+

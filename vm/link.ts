@@ -1,0 +1,222 @@
+/**
+ * The linker: joins the compiled modules of an app into one Program. Top-level names share one
+ * app-wide namespace; every call site is bound to a chunk or a native once, here, with its arity
+ * checked, so the interpreter never looks a name up per request.
+ */
+import { Op, INSTRUCTION_SIZE } from './opcodes.js';
+import { diagnostic, didYouMean, type Diagnostic } from './diagnostics.js';
+import type { CallRef, CompiledModule, RouteMeta } from './module.js';
+import type { LinkedChunk, Program, ValidateHook } from './program.js';
+import type { NativeFn, ParamSpec, Value } from '../plugins/sdk.js';
+import type { PluginRegistry } from '../plugins/registry.js';
+
+/** A route ready for the router: its metadata, file and linked chunk indices. */
+export interface LinkedRoute {
+  meta: RouteMeta;
+  file: string;
+  chunk: number;
+  middleware: number[];
+}
+
+export interface LinkResult {
+  program: Program;
+  routes: LinkedRoute[];
+  /** Errors make the program unusable; warnings (unenforced validators) do not. */
+  diagnostics: Diagnostic[];
+}
+
+interface Callable {
+  kind: 'fn' | 'guard';
+  chunk: number;
+  arity: number;
+  file: string;
+  line: number;
+}
+
+/** The folder of a `_middleware.rvm` (`''` for the app root), or null for other files. */
+export function middlewareFolder(file: string): string | null {
+  if (file === '_middleware.rvm') return '';
+  return file.endsWith('/_middleware.rvm') ? file.slice(0, -'/_middleware.rvm'.length) : null;
+}
+
+/** Folders from the root down to the folder of `file`: `a/b/x.rvm` → ['', 'a', 'a/b']. */
+function folderChain(file: string): string[] {
+  const parts = file.split('/').slice(0, -1);
+  const chain = [''];
+  for (let i = 1; i <= parts.length; i++) chain.push(parts.slice(0, i).join('/'));
+  return chain;
+}
+
+function arityText(params: readonly ParamSpec[]): string {
+  const required = params.filter((p) => !p.optional && !p.rest).length;
+  if (params.some((p) => p.rest)) return `at least ${required}`;
+  return required === params.length ? String(required) : `${required} to ${params.length}`;
+}
+
+function arityFits(params: readonly ParamSpec[], argc: number): boolean {
+  const required = params.filter((p) => !p.optional && !p.rest).length;
+  return argc >= required && (params.some((p) => p.rest) || argc <= params.length);
+}
+
+/** Links `modules` against the plugins in `registry`. */
+export function link(modules: readonly CompiledModule[], registry: PluginRegistry, validate: ValidateHook): LinkResult {
+  const diagnostics: Diagnostic[] = [];
+  const chunks: LinkedChunk[] = [];
+  const natives: NativeFn[] = [];
+  const nativeNames: string[] = [];
+  const nativeIndex = new Map<string, number>();
+  const callables = new Map<string, Callable>();
+  const typeNames = new Map<string, string>();
+  const offsets: number[] = [];
+
+  const declare = (name: string, what: string, file: string, line: number, col: number): boolean => {
+    const earlier = callables.get(name);
+    const earlierType = typeNames.get(name);
+    const clash = earlier ? `${earlier.file}:${earlier.line}` : earlierType;
+    if (clash) {
+      diagnostics.push(diagnostic('E_DUPLICATE_NAME', `${what} '${name}' is already declared at ${clash}`, { file, line, col }));
+      return false;
+    }
+    return true;
+  };
+
+  // Pass 1: lay out every chunk and collect the app-wide names.
+  for (const m of modules) {
+    const offset = chunks.length;
+    offsets.push(offset);
+    const routeOfChunk = new Map(m.routes.map((r) => [r.chunk, r] as const));
+    m.chunks.forEach((data, i) => {
+      chunks.push({ data, file: m.file, code: Int32Array.from(data.code), consts: data.consts as Value[], route: routeOfChunk.get(i) ?? null });
+    });
+    for (const t of m.types) if (declare(t.name, 'type', m.file, t.line, t.col)) typeNames.set(t.name, `${m.file}:${t.line}`);
+    for (const f of m.functions) {
+      if (declare(f.name, 'fn', m.file, f.line, f.col)) {
+        callables.set(f.name, { kind: 'fn', chunk: offset + f.chunk, arity: f.params.length, file: m.file, line: f.line });
+      }
+    }
+    for (const g of m.guards) {
+      if (declare(g.name, 'guard_definition', m.file, g.line, g.col)) {
+        callables.set(g.name, { kind: 'guard', chunk: offset + g.chunk, arity: g.params.length, file: m.file, line: g.line });
+      }
+    }
+  }
+  for (const [name, c] of callables) {
+    const native = registry.natives.get(name);
+    if (c.kind === 'fn' && native) {
+      diagnostics.push(diagnostic('E_DUPLICATE_NAME', `fn '${name}' clashes with the native of plugin '${native.plugin}'`, { file: c.file, line: c.line, col: 1 }));
+    }
+  }
+
+  const bindNative = (key: string, fn: NativeFn): number => {
+    let index = nativeIndex.get(key);
+    if (index === undefined) {
+      index = natives.length;
+      natives.push(fn);
+      nativeNames.push(key);
+      nativeIndex.set(key, index);
+    }
+    return index;
+  };
+
+  // Pass 2: bind every CALL.
+  for (const chunk of chunks) {
+    const code = chunk.code;
+    for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
+      if (code[ip] !== Op.CALL) continue;
+      const ref = chunk.data.refs[code[ip + 1]!]!;
+      const at = { file: chunk.file, line: ref.line, col: ref.col };
+      const bound = ref.kind === 'guard' ? bindGuard(ref) : bindCall(ref, chunk);
+      if (bound === null) continue;
+      code[ip] = bound.op;
+      code[ip + 1] = bound.index;
+
+      function bindCall(r: CallRef, from: LinkedChunk): { op: Op; index: number } | null {
+        const own = callables.get(r.name);
+        if (own && own.kind === 'fn') {
+          if (own.arity !== r.argc) {
+            diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at, { length: r.name.length }));
+            return null;
+          }
+          return { op: Op.CALL_FN, index: own.chunk };
+        }
+        const native = registry.natives.get(r.name);
+        if (!native) {
+          const candidates = [...registry.natives.keys(), ...[...callables].filter(([, c]) => c.kind === 'fn').map(([n]) => n)];
+          const what = own ? `'${r.name}' is a guard_definition; use it as 'guard ${r.name}'` : `unknown function '${r.name}'`;
+          diagnostics.push(diagnostic('E_UNKNOWN_FUNCTION', what, at, { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
+          return null;
+        }
+        if (!arityFits(native.meta.params, r.argc)) {
+          diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${arityText(native.meta.params)} argument(s), got ${r.argc}`, at, { length: r.name.length }));
+          return null;
+        }
+        if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
+          diagnostics.push(diagnostic('E_SCOPE', `'${r.name}()' can only be called inside a middleware block`, at, { length: r.name.length }));
+          return null;
+        }
+        return { op: Op.CALL_NATIVE, index: bindNative(r.name, native.fn) };
+      }
+
+      function bindGuard(r: CallRef): { op: Op; index: number } | null {
+        const own = callables.get(r.name);
+        if (own && own.kind === 'guard') {
+          if (own.arity !== r.argc) {
+            diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at, { length: r.name.length }));
+            return null;
+          }
+          return { op: Op.CALL_FN, index: own.chunk };
+        }
+        const guard = registry.guards.get(r.name);
+        if (!guard) {
+          const candidates = [...registry.guards.keys(), ...[...callables].filter(([, c]) => c.kind === 'guard').map(([n]) => n)];
+          diagnostics.push(diagnostic('E_UNKNOWN_GUARD', `unknown guard '${r.name}'`, at, { hint: didYouMean(r.name, candidates), length: r.name.length }));
+          return null;
+        }
+        if (!arityFits(guard.meta.params, r.argc)) {
+          diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${arityText(guard.meta.params)} argument(s), got ${r.argc}`, at, { length: r.name.length }));
+          return null;
+        }
+        const use = { mode: r.mode ?? 'required' } as const;
+        const run = guard.fn;
+        // Guards take their arguments as one list; the adapter makes a guard callable like a native.
+        const adapter: NativeFn = (ctx, ...args) => {
+          const result = run(ctx, args, use);
+          if (result instanceof Promise) return result.then((r2) => (r2 === undefined ? null : r2));
+          return result === undefined ? null : result;
+        };
+        return { op: Op.CALL_NATIVE, index: bindNative(`guard ${r.name}:${use.mode}`, adapter) };
+      }
+    }
+  }
+
+  // Validators no plugin registers are parsed and kept in the metadata, but not enforced.
+  for (const m of modules) {
+    for (const r of m.routes) {
+      for (const field of [...(r.body ?? []), ...(r.query ?? [])]) {
+        for (const d of field.decorators) {
+          if (d.name === 'default' || d.name === 'required' || registry.validators.has(d.name)) continue;
+          const hint = didYouMean(d.name, registry.validators.keys());
+          diagnostics.push(
+            diagnostic('W_UNENFORCED_VALIDATOR', `validator '@${d.name}' on '${field.name}' is not enforced: no loaded plugin provides it`, { file: m.file, line: d.line, col: d.col }, { severity: 'warning', hint }),
+          );
+        }
+      }
+    }
+  }
+
+  // Routes with their middleware chains (outermost first).
+  const middlewareOf = new Map<string, number>();
+  modules.forEach((m, i) => {
+    const folder = middlewareFolder(m.file);
+    if (folder !== null && m.middleware !== null) middlewareOf.set(folder, offsets[i]! + m.middleware);
+  });
+  const routes: LinkedRoute[] = [];
+  modules.forEach((m, i) => {
+    const chain = folderChain(m.file)
+      .map((f) => middlewareOf.get(f))
+      .filter((c): c is number => c !== undefined);
+    for (const r of m.routes) routes.push({ meta: r, file: m.file, chunk: offsets[i]! + r.chunk, middleware: chain });
+  });
+
+  return { program: { chunks, natives, nativeNames, validate }, routes, diagnostics };
+}

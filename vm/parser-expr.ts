@@ -1,0 +1,277 @@
+/**
+ * Expressions: a Pratt parser driven by one rule table indexed by token, in the style of clox.
+ * Every prefix/infix function carries the production it parses as a one-line comment.
+ */
+import type { BinaryOp, Expr, ListExpr, LogicalExpr, ObjectEntry, ObjectExpr } from './ast.js';
+import type { Token } from './lexer.js';
+import { describe, RESERVED, type Parser } from './parser-base.js';
+
+/** Binding power of operators, lowest first; binary operators are left-associative. */
+export enum Precedence {
+  None,
+  Nullish, // ??
+  Or, // || or
+  And, // && and
+  Equality, // == !=
+  Comparison, // < <= > >=
+  Term, // + -
+  Factor, // * / %
+  Unary, // - ! not
+  Postfix, // . [] ()
+}
+
+type PrefixFn = (p: Parser, token: Token) => Expr;
+type InfixFn = (p: Parser, left: Expr, token: Token) => Expr;
+
+interface ParseRule {
+  prefix: PrefixFn | null;
+  infix: InfixFn | null;
+  precedence: Precedence;
+}
+
+const P = Precedence;
+
+/** The rule table; keys are token types, and the keyword itself for reserved words. */
+const RULES: Record<string, ParseRule> = {
+  '(': { prefix: grouping, infix: call, precedence: P.Postfix },
+  '[': { prefix: list, infix: index, precedence: P.Postfix },
+  '.': { prefix: null, infix: member, precedence: P.Postfix },
+  '{': { prefix: object, infix: null, precedence: P.None },
+  '-': { prefix: unary, infix: binary, precedence: P.Term },
+  '+': { prefix: null, infix: binary, precedence: P.Term },
+  '*': { prefix: null, infix: binary, precedence: P.Factor },
+  '/': { prefix: null, infix: binary, precedence: P.Factor },
+  '%': { prefix: null, infix: binary, precedence: P.Factor },
+  '!': { prefix: unary, infix: null, precedence: P.None },
+  not: { prefix: unary, infix: null, precedence: P.None },
+  '==': { prefix: null, infix: binary, precedence: P.Equality },
+  '!=': { prefix: null, infix: binary, precedence: P.Equality },
+  '<': { prefix: null, infix: binary, precedence: P.Comparison },
+  '<=': { prefix: null, infix: binary, precedence: P.Comparison },
+  '>': { prefix: null, infix: binary, precedence: P.Comparison },
+  '>=': { prefix: null, infix: binary, precedence: P.Comparison },
+  '&&': { prefix: null, infix: logical, precedence: P.And },
+  and: { prefix: null, infix: logical, precedence: P.And },
+  '||': { prefix: null, infix: logical, precedence: P.Or },
+  or: { prefix: null, infix: logical, precedence: P.Or },
+  '??': { prefix: null, infix: logical, precedence: P.Nullish },
+  number: { prefix: number, infix: null, precedence: P.None },
+  string: { prefix: string, infix: null, precedence: P.None },
+  template_start: { prefix: template, infix: null, precedence: P.None },
+  word: { prefix: name, infix: null, precedence: P.None },
+  true: { prefix: literal, infix: null, precedence: P.None },
+  false: { prefix: literal, infix: null, precedence: P.None },
+  null: { prefix: literal, infix: null, precedence: P.None },
+};
+
+const NO_RULE: ParseRule = { prefix: null, infix: null, precedence: P.None };
+
+/** The rule of a token; reserved words other than the operator and literal ones have none. */
+function ruleFor(t: Token): ParseRule {
+  const key = t.type === 'word' && !RESERVED.has(t.value) ? 'word' : t.type === 'word' ? t.value : t.type;
+  return Object.hasOwn(RULES, key) ? RULES[key]! : NO_RULE;
+}
+
+// expr = nullish
+/** Parses one expression. */
+export function expression(p: Parser): Expr {
+  return parsePrecedence(p, P.Nullish);
+}
+
+/** Parses an expression whose operators all bind at least as tightly as `precedence`. */
+export function parsePrecedence(p: Parser, precedence: Precedence): Expr {
+  const saved = p.depth;
+  const token = p.peek();
+  p.enter(token);
+  const prefix = ruleFor(token).prefix;
+  if (!prefix) expectedExpression(p, token);
+  p.advance();
+  let left = prefix(p, token);
+  for (;;) {
+    const next = p.peek();
+    const rule = ruleFor(next);
+    if (!rule.infix || rule.precedence < precedence) break;
+    p.advance();
+    // Each operator of a chain deepens the tree by one level.
+    p.enter(next);
+    left = rule.infix(p, left, next);
+  }
+  p.depth = saved;
+  return left;
+}
+
+function expectedExpression(p: Parser, t: Token): never {
+  const prev = p.tokens[p.tokens.indexOf(t, Math.max(0, p.pos - 1)) - 1];
+  let hint: string | undefined;
+  if (t.type === '=' && prev && ['+', '-', '*', '/', '%'].includes(prev.type)) {
+    hint = `there is no compound assignment; write 'x = x ${prev.type} value'`;
+  } else if (t.type === '{' && p.blockBraceAt === p.nesting) {
+    hint = "the '{' here opens the block; write the condition before it";
+  }
+  p.fail(`expected an expression, found ${describe(t)}`, t, hint, 'E_EXPECTED_EXPRESSION');
+}
+
+// grouping = "(" expr ")"
+function grouping(p: Parser, open: Token): Expr {
+  p.openBracket('(');
+  const inner = expression(p);
+  p.expect(')', "')'", `to close the '(' at ${open.line}:${open.col}`);
+  p.closeBracket();
+  p.parenthesized.add(inner);
+  return inner;
+}
+
+// list = "[" [ expr { "," expr } [ "," ] ] "]"
+function list(p: Parser, open: Token): ListExpr {
+  p.openBracket('[');
+  const items: Expr[] = [];
+  while (!p.check(']')) {
+    items.push(expression(p));
+    if (!p.accept(',')) break;
+  }
+  p.expect(']', "',' or ']'", `in the list opened at ${open.line}:${open.col}`);
+  p.closeBracket();
+  return { kind: 'List', items, line: open.line, col: open.col };
+}
+
+// object = "{" { ( word | STRING ) ":" expr [ "," ] } "}"
+/** Parses an object literal whose `{` was just consumed. */
+export function object(p: Parser, open: Token): ObjectExpr {
+  if (p.blockBraceAt === p.nesting) expectedExpression(p, open);
+  p.openBracket('{');
+  const entries: ObjectEntry[] = [];
+  while (!p.check('}') && !p.check('eof')) {
+    const keyToken = p.peek();
+    const key = objectKey(p, keyToken);
+    p.expect(':', "':'", `after the key '${key}'`);
+    entries.push({ key, value: expression(p), line: keyToken.line, col: keyToken.col });
+    p.accept(',');
+  }
+  p.expect('}', "'}'", `to close the object opened at ${open.line}:${open.col}`);
+  p.closeBracket();
+  return { kind: 'Object', entries, line: open.line, col: open.col };
+}
+
+// key = word | STRING
+function objectKey(p: Parser, t: Token): string {
+  if (t.type === 'word' || t.type === 'string') return p.advance().value;
+  if (t.type === 'template_start') {
+    p.advance();
+    const key = template(p, t);
+    if (key.kind === 'Literal' && typeof key.value === 'string') return key.value;
+    p.fail('an object key cannot interpolate', t, "use a single-quoted key, or build the object with computed keys in code");
+  }
+  return p.fail(`expected a key or '}' in the object, found ${describe(t)}`, t);
+}
+
+// template = '"' { TEXT | "${" expr "}" } '"'
+function template(p: Parser, start: Token): Expr {
+  const parts: (string | Expr)[] = [];
+  for (;;) {
+    const t = p.advance();
+    if (t.type === 'template_end') break;
+    if (t.type === 'template_text') {
+      const last = parts[parts.length - 1];
+      if (typeof last === 'string') parts[parts.length - 1] = last + t.value;
+      else parts.push(t.value);
+    } else if (t.type === 'interp_start') {
+      p.openBracket('interp_start');
+      parts.push(expression(p));
+      p.expect('interp_end', "'}'", 'to close the interpolation');
+      p.closeBracket();
+    } else {
+      p.fail(`expected the rest of the text, found ${describe(t)}`, t);
+    }
+  }
+  if (parts.every((s) => typeof s === 'string')) {
+    return { kind: 'Literal', value: parts.join(''), line: start.line, col: start.col };
+  }
+  return { kind: 'Template', parts, line: start.line, col: start.col };
+}
+
+// number = DIGITS [ "." DIGITS ] [ "e" [ "+" | "-" ] DIGITS ]
+function number(p: Parser, t: Token): Expr {
+  return { kind: 'Literal', value: Number(t.text), line: t.line, col: t.col };
+}
+
+// string = "'" TEXT "'"
+function string(p: Parser, t: Token): Expr {
+  return { kind: 'Literal', value: t.value, line: t.line, col: t.col };
+}
+
+// literal = "true" | "false" | "null"
+function literal(p: Parser, t: Token): Expr {
+  const value = t.value === 'null' ? null : t.value === 'true';
+  return { kind: 'Literal', value, line: t.line, col: t.col };
+}
+
+// name = word (not reserved)
+function name(p: Parser, t: Token): Expr {
+  return { kind: 'Name', name: t.value, line: t.line, col: t.col };
+}
+
+// unary = ( "-" | "!" | "not" ) unary
+function unary(p: Parser, op: Token): Expr {
+  p.skipNewlines();
+  const operand = parsePrecedence(p, P.Unary);
+  if (op.type === '-') {
+    // A negative number is a literal, so `@min(-5)` is as constant as `@min(5)`.
+    if (operand.kind === 'Literal' && typeof operand.value === 'number' && !p.parenthesized.has(operand)) {
+      return { kind: 'Literal', value: -operand.value, line: op.line, col: op.col };
+    }
+    return { kind: 'Unary', op: '-', operand, line: op.line, col: op.col };
+  }
+  return { kind: 'Unary', op: '!', operand, line: op.line, col: op.col };
+}
+
+// binary = expr OP expr      (the right side binds one level tighter: left-associative)
+function binary(p: Parser, left: Expr, op: Token): Expr {
+  p.skipNewlines();
+  const right = parsePrecedence(p, ruleFor(op).precedence + 1);
+  return { kind: 'Binary', op: op.type as BinaryOp, left, right, line: left.line, col: left.col };
+}
+
+// logical = expr ( "&&" | "and" | "||" | "or" | "??" ) expr
+function logical(p: Parser, left: Expr, op: Token): Expr {
+  p.skipNewlines();
+  const right = parsePrecedence(p, ruleFor(op).precedence + 1);
+  const spelled: LogicalExpr['op'] = op.value === 'and' ? '&&' : op.value === 'or' ? '||' : (op.type as LogicalExpr['op']);
+  return { kind: 'Logical', op: spelled, left, right, line: left.line, col: left.col };
+}
+
+// member = expr "." word          (any word, keywords included)
+function member(p: Parser, left: Expr, dot: Token): Expr {
+  p.skipNewlines();
+  const t = p.peek();
+  if (t.type !== 'word') p.fail(`expected a member name after '.', found ${describe(t)}`, t);
+  p.advance();
+  return { kind: 'Member', object: left, name: t.value, line: left.line, col: left.col };
+}
+
+// index = expr "[" expr "]"
+function index(p: Parser, left: Expr, open: Token): Expr {
+  p.openBracket('[');
+  const idx = expression(p);
+  p.expect(']', "']'", `to close the '[' at ${open.line}:${open.col}`);
+  p.closeBracket();
+  return { kind: 'Index', object: left, index: idx, line: left.line, col: left.col };
+}
+
+// call = expr "(" [ expr { "," expr } [ "," ] ] ")"
+function call(p: Parser, callee: Expr, open: Token): Expr {
+  return { kind: 'Call', callee, args: argumentList(p, open), line: callee.line, col: callee.col };
+}
+
+// args = [ expr { "," expr } [ "," ] ] ")"
+/** Parses call, guard or decorator arguments after their `(`, through the closing `)`. */
+export function argumentList(p: Parser, open: Token): Expr[] {
+  p.openBracket('(');
+  const args: Expr[] = [];
+  while (!p.check(')')) {
+    args.push(expression(p));
+    if (!p.accept(',')) break;
+  }
+  p.expect(')', "',' or ')'", `in the arguments opened at ${open.line}:${open.col}`);
+  p.closeBracket();
+  return args;
+}

@@ -1,0 +1,344 @@
+/**
+ * The app: finds the route files of a folder (or opens a bundle), compiles them through the
+ * per-file cache, links them with the plugins, and runs each matched request through the
+ * pipeline — middleware chain, outermost first → guards → validation → handler — on the VM.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, type Diagnostic } from '../diagnostics.js';
+import { compileSource } from '../compiler.js';
+import { decodeModule, encodeModule } from '../artefact.js';
+import { readCached, writeCached } from '../cache.js';
+import { readBundle } from '../bundle.js';
+import { execute, VmError } from '../interpreter.js';
+import { link, type LinkedRoute } from '../link.js';
+import type { CompiledModule } from '../module.js';
+import type { Program } from '../program.js';
+import { RvmError, type Value } from '../values.js';
+import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
+import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
+import { resolvePlugins } from '../../plugins/loader.js';
+import { STANDARD_PLUGINS } from '../../stdlib/index.js';
+import { loadSettings } from './config.js';
+import type { RequestContext } from './context.js';
+import { createLogger, type Logger } from './log.js';
+import { errorBody } from './response.js';
+import { createRouter } from './router.js';
+import { createMemoryStore } from './store.js';
+import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
+import { createValidateHook } from './validate.js';
+
+/** Version of this compiler; artefacts written by another version are recompiled. */
+export const COMPILER_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Folders never searched for route files. */
+const SKIPPED_FOLDERS = new Set(['node_modules', '.rvm', '.git', '.secrets']);
+/** Changes to files are gathered for this long before one reload, so an editor's save burst compiles once. */
+const RELOAD_DEBOUNCE_MS = 20;
+
+export interface LoadOptions {
+  /** Dev mode: runtime error details in responses, hot reload available. Default false. */
+  dev?: boolean;
+  /** Use `app/.rvm/cache`. Default true. */
+  cache?: boolean;
+  /** Send every module through msgpack encode/decode before linking (tests the artefact path). */
+  roundTrip?: boolean;
+  /** Overrides for settings read from rvm.config.json and env. */
+  settings?: Record<string, unknown>;
+  /** Extra plugins (after the standard ones and those the config lists). */
+  plugins?: PluginDefinition[];
+  logger?: Logger;
+  /** Receives every line the app writes with `log()` (tests). */
+  onAppLog?: (message: string) => void;
+}
+
+/** The result of compiling and linking an app folder without serving it. */
+export interface AppBuild {
+  dir: string | null;
+  modules: CompiledModule[];
+  /** Every diagnostic: errors and warnings. */
+  diagnostics: Diagnostic[];
+  settings: AppSettings;
+  registry: PluginRegistry;
+  /** Present when there was no error. */
+  linked: { program: Program; routes: LinkedRoute[]; router: Router<RouteTarget> } | null;
+}
+
+/** Lists the `.rvm` files under `dir`, relative with `/` separators, sorted. */
+export function findRouteFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (folder: string) => {
+    for (const name of readdirSync(folder).sort()) {
+      const path = join(folder, name);
+      const stat = statSync(path);
+      if (stat.isDirectory()) {
+        if (!SKIPPED_FOLDERS.has(name) && !name.startsWith('.')) walk(path);
+      } else if (name.endsWith('.rvm')) {
+        out.push(relative(dir, path).split(sep).join('/'));
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function errorsIn(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  return diagnostics.filter((d) => d.severity === 'error');
+}
+
+async function pluginsFor(settings: AppSettings, dir: string | null, extra: PluginDefinition[] = []): Promise<PluginRegistry> {
+  const specs = settings.config.plugins;
+  const listed = dir !== null && Array.isArray(specs) ? await resolvePlugins(specs.map(String), dir) : [];
+  return loadPlugins([...STANDARD_PLUGINS, ...listed, ...extra], settings);
+}
+
+/** Compiles one file, through the cache when allowed. */
+function compileFile(dir: string, file: string, registry: PluginRegistry, options: LoadOptions): { module: CompiledModule | null; diagnostics: Diagnostic[]; source: string } {
+  const source = readFileSync(join(dir, file), 'utf8');
+  const expect = { sourceHash: sha256(source), compiler: COMPILER_VERSION, plugins: registry.fingerprint };
+  const useCache = options.cache !== false;
+  const cached = useCache ? readCached(dir, file, expect) : null;
+  if (cached) return { module: cached, diagnostics: [], source };
+  const result = compileSource(file, source, { compilerVersion: COMPILER_VERSION, pluginsFingerprint: registry.fingerprint });
+  if (result.module && useCache) writeCached(dir, file, result.module);
+  return { ...result, source };
+}
+
+/** Links modules into a program and a router; diagnostics carry source lines when sources are given. */
+function linkModules(modules: CompiledModule[], registry: PluginRegistry, sources: Map<string, string>): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
+  const { program, routes, diagnostics } = link(modules, registry, createValidateHook(registry));
+  const router = createRouter<RouteTarget>();
+  for (const r of routes) {
+    try {
+      router.add(r.meta.method, r.meta.segments, r);
+    } catch (e) {
+      diagnostics.push(diagnostic('E_DUPLICATE_ROUTE', (e as Error).message, { file: r.file, line: r.meta.line, col: r.meta.col }));
+    }
+  }
+  for (const d of diagnostics) {
+    const source = sources.get(d.file);
+    if (source !== undefined && d.sourceLine === undefined) d.sourceLine = lineOf(source, d.line);
+  }
+  return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router } : null };
+}
+
+/** Compiles and links the app in `dir` (no server). */
+export async function buildApp(dir: string, options: LoadOptions = {}): Promise<AppBuild> {
+  const root = resolve(dir);
+  const settings = loadSettings(root, { ...options.settings, dev: options.dev ?? false });
+  const registry = await pluginsFor(settings, root, options.plugins);
+  const modules: CompiledModule[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const sources = new Map<string, string>();
+  for (const file of findRouteFiles(root)) {
+    const result = compileFile(root, file, registry, options);
+    sources.set(file, result.source);
+    diagnostics.push(...result.diagnostics);
+    if (result.module) modules.push(options.roundTrip ? decodeModule(encodeModule(result.module)) : result.module);
+  }
+  if (errorsIn(diagnostics).length > 0) return { dir: root, modules, diagnostics, settings, registry, linked: null };
+  const linked = linkModules(modules, registry, sources);
+  return { dir: root, modules, diagnostics: [...diagnostics, ...linked.diagnostics], settings, registry, linked: linked.linked };
+}
+
+/** Loads an app folder or a `.rvmb` bundle, ready to serve. Throws DiagnosticError when it does not compile or link. */
+export async function loadApp(target: string, options: LoadOptions = {}): Promise<App> {
+  const logger = options.logger ?? createLogger();
+  if (existsSync(target) && statSync(target).isFile()) {
+    const bundle = readBundle(target);
+    const settings = loadSettings(null, { ...options.settings, config: bundle.config ?? {}, dev: options.dev ?? false });
+    const registry = await pluginsFor(settings, null, options.plugins);
+    const { diagnostics, linked } = linkModules(bundle.modules, registry, new Map());
+    if (linked === null) throw new DiagnosticError(errorsIn(diagnostics));
+    return new App(null, { dir: null, modules: bundle.modules, diagnostics, settings, registry, linked }, logger, options);
+  }
+  if (!existsSync(target)) throw new DiagnosticError([diagnostic('E_NO_APP', `no such app folder or bundle: ${target}`, { file: target, line: 1, col: 1 })]);
+  const build = await buildApp(target, options);
+  if (build.linked === null) throw new DiagnosticError(errorsIn(build.diagnostics));
+  for (const w of build.diagnostics) logger.info(formatDiagnostic(w));
+  return new App(build.dir, build, logger, options);
+}
+
+/** A loaded app: what the transport dispatches to. */
+export class App implements AppHandle {
+  readonly settings: AppSettings;
+  readonly store: KeyValueStore;
+  readonly log: Logger;
+  private build: AppBuild & { linked: NonNullable<AppBuild['linked']> };
+  private pending: Promise<void> | null = null;
+  private watcher: FSWatcher | null = null;
+  private reloadTimer: NodeJS.Timeout | null = null;
+  private releasePending: (() => void) | null = null;
+  /** Diagnostics of the last failed reload (the last good version keeps serving); empty when the app compiles. */
+  lastErrors: Diagnostic[] = [];
+
+  constructor(
+    readonly dir: string | null,
+    build: AppBuild,
+    logger: Logger,
+    private readonly options: LoadOptions,
+  ) {
+    this.build = build as AppBuild & { linked: NonNullable<AppBuild['linked']> };
+    this.settings = build.settings;
+    this.store = createMemoryStore();
+    this.log = options.onAppLog ? withAppLog(logger, options.onAppLog) : logger;
+  }
+
+  get router(): Router<RouteTarget> {
+    return this.build.linked.router;
+  }
+
+  get modules(): readonly CompiledModule[] {
+    return this.build.modules;
+  }
+
+  get program(): Program {
+    return this.build.linked.program;
+  }
+
+  /** Every route with its file, in file order. */
+  routes(): readonly LinkedRoute[] {
+    return this.build.linked.routes;
+  }
+
+  ready(): void | Promise<void> {
+    return this.pending ?? undefined;
+  }
+
+  builtin(_request: IncomingRequest, _path: string): OutgoingResponse | Promise<OutgoingResponse> | null {
+    return null;
+  }
+
+  execute(ctx: RequestContext, target: RouteTarget): void | Promise<void> {
+    return target.middleware.length === 0 ? this.run(ctx, target.chunk) : this.runMiddleware(ctx, target, 0);
+  }
+
+  /** Middleware level `level` of the route's chain; past the last level, the route itself. */
+  private runMiddleware(ctx: RequestContext, target: RouteTarget, level: number): void | Promise<void> {
+    if (level === target.middleware.length) return this.run(ctx, target.chunk);
+    let called = false;
+    const next = (): Value | Promise<Value> => {
+      if (called) throw new RvmError('next() was already called in this middleware', 'next_called_twice');
+      called = true;
+      const inner = this.runMiddleware(ctx, target, level + 1);
+      // The inner levels replaced ctx.nextHandler with their own; give this level its own back.
+      const restore = (): Value => {
+        ctx.nextHandler = next;
+        return null;
+      };
+      return inner instanceof Promise ? inner.then(restore) : restore();
+    };
+    ctx.nextHandler = next;
+    // A middleware that neither answers nor calls next() lets the request through.
+    const after = (): void | Promise<void> => {
+      ctx.nextHandler = null;
+      if (!called && !ctx.response.answered) return this.runMiddleware(ctx, target, level + 1);
+    };
+    const result = this.run(ctx, target.middleware[level]!);
+    return result instanceof Promise ? result.then(after) : after();
+  }
+
+  /** Runs one chunk; a runtime error answers 500 instead of escaping. */
+  private run(ctx: RequestContext, chunk: number): void | Promise<void> {
+    let result;
+    try {
+      result = execute(this.build.linked.program, chunk, [], ctx);
+    } catch (e) {
+      this.runtimeError(ctx, e);
+      return;
+    }
+    if (result instanceof Promise) return result.then(noop, (e: unknown) => this.runtimeError(ctx, e));
+  }
+
+  private runtimeError(ctx: RequestContext, e: unknown): void {
+    const r = ctx.response;
+    if (e instanceof VmError) {
+      const trace = e.trace.length > 1 ? ` (via ${e.trace.slice(1).join(' ← ')})` : '';
+      this.log.error(`[${ctx.request.id}] runtime error ${e.code} at ${e.at}: ${e.message}${trace}`);
+      const body = this.settings.dev ? { ...errorBody(e.message, e.code), at: e.at } : errorBody('Internal server error', 'internal_error');
+      ctx.respond(500, body as unknown as Value, 'json');
+    } else {
+      this.log.error(`[${ctx.request.id}] internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      ctx.respond(500, errorBody('Internal server error', 'internal_error') as unknown as Value, 'json');
+    }
+    r.answered = true;
+  }
+
+  /** Recompiles changed files and swaps the program in; on failure keeps serving the last good version. */
+  async reload(): Promise<boolean> {
+    if (this.dir === null) return false;
+    try {
+      const build = await buildApp(this.dir, { ...this.options, dev: this.settings.dev });
+      if (build.linked === null) {
+        this.lastErrors = errorsIn(build.diagnostics);
+        for (const d of this.lastErrors) this.log.error(formatDiagnostic(d));
+        this.log.error(`reload failed: keeping the last good version (${this.lastErrors.length} error${this.lastErrors.length === 1 ? '' : 's'})`);
+        return false;
+      }
+      this.build = build as AppBuild & { linked: NonNullable<AppBuild['linked']> };
+      this.lastErrors = [];
+      this.log.info(`reloaded ${build.modules.length} file${build.modules.length === 1 ? '' : 's'}`);
+      return true;
+    } catch (e) {
+      this.log.error(`reload failed: ${(e as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Dev mode: watch the folder and reload before the next request after a change. */
+  watch(): void {
+    if (this.dir === null || this.watcher) return;
+    this.watcher = watch(this.dir, { recursive: true }, (_event, name) => {
+      const file = String(name ?? '');
+      if (file.split(/[\\/]/).some((part) => SKIPPED_FOLDERS.has(part))) return;
+      if (!file.endsWith('.rvm') && !file.endsWith('rvm.config.json')) return;
+      this.scheduleReload();
+    });
+  }
+
+  /** Debounces a burst of changes into one reload; requests wait on `pending` until it is done. */
+  private scheduleReload(): void {
+    if (this.reloadTimer) clearTimeout(this.reloadTimer);
+    if (this.releasePending === null) this.pending = new Promise<void>((resolve) => (this.releasePending = resolve));
+    this.reloadTimer = setTimeout(() => {
+      this.reloadTimer = null;
+      const release = this.releasePending!;
+      this.releasePending = null;
+      void this.reload().finally(() => {
+        if (this.releasePending === null) this.pending = null;
+        release();
+      });
+    }, RELOAD_DEBOUNCE_MS);
+  }
+
+  async close(): Promise<void> {
+    this.watcher?.close();
+    this.watcher = null;
+    if (this.reloadTimer) clearTimeout(this.reloadTimer);
+    this.reloadTimer = null;
+    this.releasePending?.();
+    this.releasePending = null;
+    await this.pending;
+    this.log.flush();
+  }
+}
+
+function noop(): void {}
+
+/** A logger that also hands each `log()` line (tagged `[id] message`) to `sink`, untagged. */
+function withAppLog(logger: Logger, sink: (message: string) => void): Logger {
+  return {
+    info: (line) => {
+      const m = /^\[[^\]]*\] (.*)$/s.exec(line);
+      if (m) sink(m[1]!);
+      logger.info(line);
+    },
+    error: (line) => logger.error(line),
+    flush: () => logger.flush(),
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * Reading and parsing request bodies: JSON, urlencoded forms and plain text, under a byte limit.
+ * Every failure is an HttpError the dispatcher answers with the error body.
+ */
+import type { Readable } from 'node:stream';
+import type { IncomingRequest } from './types.js';
+
+/** Default body limit: generous for JSON APIs, small enough that buffering it is harmless. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Deepest nesting accepted in a JSON body. JSON.parse copes with more, but everything after it
+ * (conversion to language values, validation) recurses, and no real API nests this deep.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** An error the runtime answers itself: status, machine code, human message, extra headers. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+/** How the body arrived: the validation layer coerces form text but keeps JSON strict. */
+export type ParsedBodyKind = 'none' | 'json' | 'form' | 'text';
+
+/** A parsed body: JSON data, form fields (text, or a list of text for repeated keys), text, or null. */
+export interface ParsedBody {
+  kind: ParsedBodyKind;
+  value: unknown;
+}
+
+/** The parsed form of a request without a body. */
+export const NO_BODY: ParsedBody = Object.freeze({ kind: 'none', value: null }) as ParsedBody;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** True when the request announces a body (a non-zero content-length, or chunked transfer). */
+export function hasBody(request: IncomingRequest): boolean {
+  if (request.body === null) return false;
+  const length = request.headers['content-length'];
+  if (length !== undefined) return length !== '0';
+  return request.headers['transfer-encoding'] !== undefined;
+}
+
+/** Reads the whole body (at most `limit` bytes) and parses it by its content type. */
+export async function readBody(request: IncomingRequest, limit: number): Promise<ParsedBody> {
+  const stream = request.body;
+  if (stream === null) return NO_BODY;
+  const declared = request.headers['content-length'];
+  if (typeof declared === 'string' && Number(declared) > limit) {
+    drain(stream);
+    throw tooLarge(limit);
+  }
+  const bytes = await collect(stream, limit);
+  if (bytes.length === 0) return NO_BODY;
+  return parseBody(request.headers['content-type'], bytes);
+}
+
+/** Parses a complete body by its `content-type` header. */
+export function parseBody(contentType: string | string[] | undefined, bytes: Buffer): ParsedBody {
+  if (bytes.length === 0) return NO_BODY;
+  const { type, charset } = parseContentType(typeof contentType === 'string' ? contentType : undefined);
+  if (charset !== null && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
+    throw new HttpError(415, 'unsupported_media_type', `Unsupported charset '${charset}': send UTF-8`);
+  }
+  if (type === 'application/json' || type.endsWith('+json')) return { kind: 'json', value: parseJson(bytes) };
+  if (type === 'application/x-www-form-urlencoded') return { kind: 'form', value: parseForm(decode(bytes, 'bad_request')) };
+  if (type === 'text/plain') return { kind: 'text', value: decode(bytes, 'bad_request') };
+  const shown = type === '' ? 'a body without content-type' : `content-type '${type}'`;
+  throw new HttpError(415, 'unsupported_media_type', `Unsupported media type: ${shown}`);
+}
+
+/** Media type (lower-case, no parameters) and charset (lower-case, or null) of a content-type. */
+export function parseContentType(header: string | undefined): { type: string; charset: string | null } {
+  if (header === undefined) return { type: '', charset: null };
+  const semi = header.indexOf(';');
+  if (semi === -1) return { type: header.trim().toLowerCase(), charset: null };
+  const type = header.slice(0, semi).trim().toLowerCase();
+  let charset: string | null = null;
+  for (const param of header.slice(semi + 1).split(';')) {
+    const eq = param.indexOf('=');
+    if (eq === -1 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    charset = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return { type, charset };
+}
+
+/** Reads a stream into one Buffer, rejecting with 413 as soon as `limit` is passed. */
+function collect(stream: Readable, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer | string): void => {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += buf.length;
+      if (size > limit) {
+        cleanup();
+        drain(stream);
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(buf);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error): void => {
+      cleanup();
+      reject(new HttpError(400, 'bad_request', `Could not read the request body: ${err.message}`));
+    };
+    const onClose = (): void => {
+      cleanup();
+      reject(new HttpError(400, 'bad_request', 'The request body ended early'));
+    };
+    const cleanup = (): void => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+    };
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
+}
+
+/**
+ * Discards the rest of a body we refuse, so the connection stays usable for the 413 and the
+ * next request; the server's request timeout bounds how long a client can keep sending.
+ */
+function drain(stream: Readable): void {
+  stream.on('error', ignore);
+  stream.resume();
+}
+
+function ignore(): void {}
+
+function tooLarge(limit: number): HttpError {
+  return new HttpError(413, 'payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
+}
+
+function decode(bytes: Buffer, code: string): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new HttpError(400, code, 'Request body is not valid UTF-8');
+  }
+}
+
+function parseJson(bytes: Buffer): unknown {
+  let text = decode(bytes, 'invalid_json');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.length > 2 * MAX_JSON_DEPTH && jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw new HttpError(400, 'invalid_json', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  try {
+    // JSON.parse defines `__proto__` keys as own data properties, never as the prototype; every
+    // later copy goes through fromJson/setField (defineProperty), so they stay data.
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, 'invalid_json', `Malformed JSON body: ${(err as Error).message}`);
+  }
+}
+
+/** Deepest `[`/`{` nesting in a JSON text, ignoring brackets inside strings. */
+function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) max = depth;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return max;
+}
+
+/** Parses `a=1&b=2&a=3` into `{ a: ['1', '3'], b: '2' }` (proto-safe). */
+export function parseForm(text: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (text === '') return out;
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const key = decodeFormComponent(eq === -1 ? pair : pair.slice(0, eq));
+    const value = eq === -1 ? '' : decodeFormComponent(pair.slice(eq + 1));
+    addField(out, key, value);
+  }
+  return out;
+}
+
+/** Decodes one form/query component: `+` is a space, a malformed escape is kept as written. */
+export function decodeFormComponent(s: string): string {
+  if (s.indexOf('+') !== -1) s = s.replace(/\+/g, ' ');
+  if (s.indexOf('%') === -1) return s;
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** Adds a field, turning a repeated key into a list; `__proto__` stays an ordinary key. */
+export function addField(out: Record<string, string | string[]>, key: string, value: string): void {
+  if (Object.hasOwn(out, key)) {
+    const prev = out[key];
+    if (Array.isArray(prev)) prev.push(value);
+    else out[key] = [prev, value];
+  } else if (key === '__proto__') {
+    Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    out[key] = value;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * App settings: optional `rvm.config.json` in the app dir, overridden by env vars, overridden by
+ * what the CLI passes. A malformed file is one clear error naming the file.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppSettings } from '../../plugins/sdk.js';
+import { DEFAULT_BODY_LIMIT } from './body.js';
+
+
+/** A bad rvm.config.json or config env var: a user error with a one-line message. */
+export class ConfigError extends Error {
+  readonly code = 'E_CONFIG';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The config file's name inside the app dir. */
+export const CONFIG_FILE = 'rvm.config.json';
+
+/** Largest body limit accepted: bodies are buffered in memory, and a Buffer this size is still safe to allocate. */
+export const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
+
+/** What the CLI (or a test) fixes regardless of file and env. */
+export interface SettingsOverrides {
+  dev?: boolean;
+  bodyLimit?: number;
+  trustProxy?: boolean;
+  /** Environment to read `RVM_*` from (default process.env). */
+  env?: Record<string, string | undefined>;
+  /** Config to use instead of reading `rvm.config.json` (a deploy bundle carries its own); validated the same way. */
+  config?: Record<string, unknown>;
+}
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, k: 1024, mb: 1024 ** 2, m: 1024 ** 2, gb: 1024 ** 3, g: 1024 ** 3 };
+
+/** Parses a byte size: a number, or text like `512`, `100kb`, `2mb`, `1.5 MB` (binary units). Null when malformed. */
+export function parseSize(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.floor(value) : null;
+  if (typeof value !== 'string') return null;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
+  if (m === null) return null;
+  const unit = UNITS[m[2].toLowerCase() || 'b'];
+  return unit === undefined ? null : Math.floor(Number(m[1]) * unit);
+}
+
+function parseBool(value: string): boolean | null {
+  const v = value.trim().toLowerCase();
+  if (v === '1' || v === 'true' || v === 'yes' || v === 'on') return true;
+  if (v === '0' || v === 'false' || v === 'no' || v === 'off' || v === '') return false;
+  return null;
+}
+
+function bodyLimitFrom(value: unknown, where: string): number {
+  const n = parseSize(value);
+  if (n === null || n <= 0 || n > MAX_BODY_LIMIT) {
+    throw new ConfigError(`${where}: bodyLimit must be a positive size up to 1gb (a number of bytes or text like "2mb"), got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+/** Reads the file (if any), then env (`RVM_BODY_LIMIT`, `RVM_TRUST_PROXY`), then `overrides`. Throws one-line errors. */
+export function loadSettings(appDir: string | null, overrides: SettingsOverrides = {}): AppSettings {
+  const env = overrides.env ?? process.env;
+  const file = appDir === null ? CONFIG_FILE : join(appDir, CONFIG_FILE);
+  const config = overrides.config !== undefined ? { ...overrides.config } : appDir === null ? {} : readConfigFile(file);
+
+  let bodyLimit = DEFAULT_BODY_LIMIT;
+  if (config.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(config.bodyLimit, file);
+  let trustProxy = false;
+  if (config.trustProxy !== undefined) {
+    if (typeof config.trustProxy !== 'boolean') throw new ConfigError(`${file}: trustProxy must be true or false`);
+    trustProxy = config.trustProxy;
+  }
+  if (config.plugins !== undefined && !(Array.isArray(config.plugins) && config.plugins.every((p) => typeof p === 'string'))) {
+    throw new ConfigError(`${file}: plugins must be a list of package names or paths`);
+  }
+  if (config.reference !== undefined && typeof config.reference !== 'boolean' && (typeof config.reference !== 'object' || config.reference === null || Array.isArray(config.reference))) {
+    throw new ConfigError(`${file}: reference must be true, false or an object`);
+  }
+
+  const envLimit = env.RVM_BODY_LIMIT;
+  if (envLimit !== undefined && envLimit !== '') bodyLimit = bodyLimitFrom(envLimit, 'RVM_BODY_LIMIT');
+  const envTrust = env.RVM_TRUST_PROXY;
+  if (envTrust !== undefined) {
+    const b = parseBool(envTrust);
+    if (b === null) throw new ConfigError(`RVM_TRUST_PROXY must be true or false, got ${JSON.stringify(envTrust)}`);
+    trustProxy = b;
+  }
+
+  if (overrides.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(overrides.bodyLimit, 'bodyLimit');
+  if (overrides.trustProxy !== undefined) trustProxy = overrides.trustProxy;
+  return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, config: Object.freeze(config) });
+}
+
+/** The parsed config object; `{}` when the file does not exist. */
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${file}: invalid JSON: ${(err as Error).message}`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new ConfigError(`${file}: must hold a JSON object`);
+  return data as Record<string, unknown>;
+}

@@ -1,0 +1,125 @@
+/**
+ * One request from transport to response: split the URL, built-ins, route match (404/405),
+ * body, context, `app.execute`, finalisation, one log line. Stays synchronous unless a step
+ * (reload, body, an async native) actually returns a Promise.
+ */
+import { HttpError, NO_BODY, hasBody, readBody, type ParsedBody } from './body.js';
+import { RequestContext } from './context.js';
+import { errorResponse, finalizeResponse, withoutBody } from './response.js';
+import type { AppHandle, IncomingRequest, OutgoingResponse, RouteMatch, RouteTarget } from './types.js';
+
+/** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
+export const BUILTIN_PREFIX = '/_app/';
+
+type Found = Extract<RouteMatch<RouteTarget>, { kind: 'found' }>;
+type Result = OutgoingResponse | Promise<OutgoingResponse>;
+
+/** Handles one request; returns the response, or a Promise only when some step was asynchronous. */
+export function dispatch(app: AppHandle, incoming: IncomingRequest): Result {
+  const start = performance.now();
+  let result: Result;
+  try {
+    result = handle(app, incoming);
+  } catch (err) {
+    result = internalError(app, incoming, err);
+  }
+  if (result instanceof Promise) return settle(app, incoming, start, result);
+  return done(app, incoming, start, result);
+}
+
+async function settle(app: AppHandle, incoming: IncomingRequest, start: number, pending: Promise<OutgoingResponse>): Promise<OutgoingResponse> {
+  let out: OutgoingResponse;
+  try {
+    out = await pending;
+  } catch (err) {
+    out = internalError(app, incoming, err);
+  }
+  return done(app, incoming, start, out);
+}
+
+/** Strips the body for HEAD and writes the request's log line. */
+function done(app: AppHandle, incoming: IncomingRequest, start: number, out: OutgoingResponse): OutgoingResponse {
+  const method = incoming.method;
+  const url = incoming.url;
+  const q = url.indexOf('?');
+  // The path only: query strings may carry tokens that don't belong in logs.
+  app.log.info(`${method} ${q === -1 ? url : url.slice(0, q)} ${out.status} ${formatMs(performance.now() - start)}ms`);
+  return method === 'HEAD' ? withoutBody(out) : out;
+}
+
+/** `0.4`, `12.0`: one decimal, without the cost of toFixed on the hot path. */
+function formatMs(ms: number): string {
+  const tenths = Math.round(ms * 10);
+  return `${Math.floor(tenths / 10)}.${tenths % 10}`;
+}
+
+function handle(app: AppHandle, incoming: IncomingRequest): Result {
+  const url = incoming.url;
+  // Origin-form only (`/path?query`): absolute-form and `*` are for proxies, not an app.
+  if (url.charCodeAt(0) !== 47) return errorResponse(400, 'bad_request', 'Request target must be a path starting with /');
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const rawQuery = q === -1 ? '' : url.slice(q + 1);
+  if (!validPath(path)) return errorResponse(400, 'bad_request', 'Malformed request path');
+  const ready = app.ready();
+  // ready() first, so built-ins (the reference) also see a reload that was pending.
+  if (ready instanceof Promise) return ready.then(() => route(app, incoming, path, rawQuery));
+  return route(app, incoming, path, rawQuery);
+}
+
+function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string): Result {
+  if (path.startsWith(BUILTIN_PREFIX)) {
+    const builtin = app.builtin(incoming, path);
+    if (builtin !== null) return builtin;
+  }
+  const match = app.router.match(incoming.method, path);
+  if (match.kind === 'not_found') return errorResponse(404, 'not_found', 'Not found');
+  if (match.kind === 'method_not_allowed') {
+    return errorResponse(405, 'method_not_allowed', `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
+  }
+  if (!hasBody(incoming)) return run(app, incoming, path, rawQuery, match, NO_BODY);
+  return readBody(incoming, app.settings.bodyLimit).then(
+    (body) => run(app, incoming, path, rawQuery, match, body),
+    (err: unknown) => {
+      if (err instanceof HttpError) return errorResponse(err.status, err.code, err.message, err.headers);
+      throw err;
+    },
+  );
+}
+
+function run(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, match: Found, body: ParsedBody): Result {
+  const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, body);
+  const pending = app.execute(ctx, match.value);
+  if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, incoming.method));
+  return finalizeResponse(ctx.response, incoming.method);
+}
+
+/** A bug escaped `execute` (or the runtime): log it with its stack, answer a generic 500. */
+function internalError(app: AppHandle, incoming: IncomingRequest, err: unknown): OutgoingResponse {
+  if (err instanceof HttpError) return errorResponse(err.status, err.code, err.message, err.headers);
+  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  app.log.error(`${incoming.method} ${incoming.url.split('?')[0]} internal error: ${detail}`);
+  return errorResponse(500, 'internal_error', 'Internal server error');
+}
+
+/** No NUL, and every `%` starts a valid escape that is not `%00`. */
+export function validPath(path: string): boolean {
+  if (path.indexOf('%') === -1) return path.indexOf('\0') === -1;
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c === 0) return false;
+    if (c !== 37) continue;
+    const hi = hexValue(path.charCodeAt(i + 1));
+    const lo = hexValue(path.charCodeAt(i + 2));
+    if (hi < 0 || lo < 0 || (hi === 0 && lo === 0)) return false;
+    i += 2;
+  }
+  return true;
+}
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}

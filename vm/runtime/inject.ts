@@ -1,0 +1,59 @@
+/**
+ * In-process requests without sockets (Fastify's `inject`): the same `dispatch` the server runs,
+ * for unit and conformance tests.
+ */
+import { Readable } from 'node:stream';
+import { dispatch } from './dispatch.js';
+import type { AppHandle, IncomingRequest } from './types.js';
+
+/** A request to inject. An object body is sent as JSON with `content-type: application/json`. */
+export interface InjectRequest {
+  method?: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer | object;
+  /** Default `127.0.0.1`. */
+  remoteAddress?: string;
+  /** As if the connection were TLS. */
+  encrypted?: boolean;
+}
+
+/** The response as a client would see it; `body` decoded as UTF-8 (empty for HEAD and 204). */
+export interface InjectResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: string;
+  json(): any;
+}
+
+/** Runs one request through `dispatch` and returns the response. */
+export async function inject(app: AppHandle, req: InjectRequest): Promise<InjectResponse> {
+  const headers: Record<string, string> = {};
+  if (req.headers !== undefined) for (const name of Object.keys(req.headers)) headers[name.toLowerCase()] = req.headers[name];
+  let bytes: Buffer | null = null;
+  if (req.body !== undefined) {
+    if (typeof req.body === 'string') bytes = Buffer.from(req.body);
+    else if (Buffer.isBuffer(req.body)) bytes = req.body;
+    else {
+      bytes = Buffer.from(JSON.stringify(req.body));
+      headers['content-type'] ??= 'application/json';
+    }
+    headers['content-length'] ??= String(bytes.length);
+  }
+  const incoming: IncomingRequest = {
+    method: (req.method ?? 'GET').toUpperCase(),
+    url: req.url,
+    headers,
+    remoteAddress: req.remoteAddress ?? '127.0.0.1',
+    encrypted: req.encrypted === true,
+    body: bytes === null ? null : Readable.from([bytes]),
+  };
+  const out = await dispatch(app, incoming);
+  const body = out.body === null ? '' : typeof out.body === 'string' ? out.body : out.body.toString('utf8');
+  return {
+    status: out.status,
+    headers: { ...out.headers },
+    body,
+    json: () => JSON.parse(body),
+  };
+}

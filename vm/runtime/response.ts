@@ -1,0 +1,179 @@
+/**
+ * The response side: the draft a request builds, the one error body shape, and turning a draft
+ * into the status, headers and bytes the transport writes.
+ */
+import { HostObject, jsonReplacer, toText, RvmError } from '../values.js';
+import type { BodyKind, ResponseDraft } from '../../plugins/sdk.js';
+import type { OutgoingResponse } from './types.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
+
+/** The error body every runtime-made answer uses: `{ error, code, details? }`. */
+export interface ErrorBody {
+  error: string;
+  code: string;
+  details?: unknown[];
+}
+
+/** Builds the one error body shape. */
+export function errorBody(message: string, code: string, details?: unknown[]): ErrorBody {
+  return details === undefined ? { error: message, code } : { error: message, code, details };
+}
+
+/** Code and message of the error statuses the runtime names; others get `http_<status>`. */
+const ERROR_STATUSES: Record<number, { code: string; message: string }> = {
+  400: { code: 'bad_request', message: 'Bad request' },
+  401: { code: 'unauthorized', message: 'Unauthorized' },
+  403: { code: 'forbidden', message: 'Forbidden' },
+  404: { code: 'not_found', message: 'Not found' },
+  405: { code: 'method_not_allowed', message: 'Method not allowed' },
+  409: { code: 'conflict', message: 'Conflict' },
+  410: { code: 'gone', message: 'Gone' },
+  413: { code: 'payload_too_large', message: 'Payload too large' },
+  415: { code: 'unsupported_media_type', message: 'Unsupported media type' },
+  422: { code: 'unprocessable', message: 'Unprocessable content' },
+  429: { code: 'too_many_requests', message: 'Too many requests' },
+  500: { code: 'internal_error', message: 'Internal server error' },
+  503: { code: 'service_unavailable', message: 'Service unavailable' },
+};
+
+/** The machine code for an error status when none is given: `forbidden` for 403, else `http_<status>`. */
+export function defaultErrorCode(status: number): string {
+  return ERROR_STATUSES[status]?.code ?? `http_${status}`;
+}
+
+/** The human message for an error status when none is given. */
+export function defaultErrorMessage(status: number): string {
+  return ERROR_STATUSES[status]?.message ?? (status >= 500 ? 'Server error' : 'Request failed');
+}
+
+/** RFC 7230 token: a valid header name. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** CR, LF and NUL would split or end the header block (response splitting). */
+const HEADER_VALUE_UNSAFE = /[\r\n\0]/;
+
+function checkHeader(name: string, value: string | string[]): void {
+  if (!HEADER_NAME.test(name)) throw new RvmError(`invalid header name '${name}'`, 'invalid_header');
+  const values = typeof value === 'string' ? [value] : value;
+  for (const v of values) {
+    if (typeof v !== 'string' || HEADER_VALUE_UNSAFE.test(v)) throw new RvmError(`invalid value for header '${name}'`, 'invalid_header');
+  }
+}
+
+/** The response a request builds; buffered until the middleware chain unwinds. Header names are lower-case. */
+export class DraftResponse implements ResponseDraft {
+  status = 200;
+  body: unknown = null;
+  kind: BodyKind = 'json';
+  answered = false;
+  /** Created on first use: most responses set no header. */
+  private map: Map<string, string | string[]> | null = null;
+
+  get headers(): Map<string, string | string[]> {
+    return (this.map ??= new Map());
+  }
+
+  /** True when any header was set (lets finalisation skip the Map). */
+  get hasHeaders(): boolean {
+    return this.map !== null && this.map.size > 0;
+  }
+
+  setHeader(name: string, value: string | string[]): void {
+    checkHeader(name, value);
+    this.headers.set(name.toLowerCase(), typeof value === 'string' ? value : [...value]);
+  }
+
+  appendHeader(name: string, value: string): void {
+    checkHeader(name, value);
+    const key = name.toLowerCase();
+    const prev = this.headers.get(key);
+    if (prev === undefined) this.headers.set(key, value);
+    else if (Array.isArray(prev)) prev.push(value);
+    else this.headers.set(key, [prev, value]);
+  }
+
+  getHeader(name: string): string | string[] | undefined {
+    return this.map?.get(name.toLowerCase());
+  }
+
+  removeHeader(name: string): void {
+    this.map?.delete(name.toLowerCase());
+  }
+}
+
+/** True for statuses that never carry a body (1xx, 204, 304). */
+function bodyless(status: number): boolean {
+  return status < 200 || status === 204 || status === 304;
+}
+
+/** Serialises a draft: body by kind, content-type unless one was set, content-length; 204 when never answered; no body for HEAD. */
+export function finalizeResponse(draft: ResponseDraft, method: string): OutgoingResponse {
+  const headers: Record<string, string | string[]> = {};
+  if (!(draft instanceof DraftResponse) || draft.hasHeaders) for (const [name, value] of draft.headers) headers[name] = value;
+  if (!draft.answered) return { status: 204, headers, body: null };
+  const status = draft.status;
+  if (bodyless(status) || draft.kind === 'empty') {
+    if (!bodyless(status)) headers['content-length'] = '0';
+    return { status, headers, body: null };
+  }
+  let body: string;
+  let type: string;
+  switch (draft.kind) {
+    case 'text':
+      body = typeof draft.body === 'string' ? draft.body : toText(draft.body as never);
+      type = TEXT_TYPE;
+      break;
+    case 'html':
+      body = typeof draft.body === 'string' ? draft.body : toText(draft.body as never);
+      type = HTML_TYPE;
+      break;
+    default:
+      body = stringifyJson(draft.body === undefined ? null : draft.body);
+      type = JSON_TYPE;
+  }
+  if (headers['content-type'] === undefined) headers['content-type'] = type;
+  headers['content-length'] = String(Buffer.byteLength(body));
+  return { status, headers, body: method === 'HEAD' ? null : body };
+}
+
+/**
+ * Nodes inspected looking for host objects before giving up and using the replacer anyway: the
+ * replacer triples the cost of JSON.stringify, and typical bodies are small plain data.
+ */
+const PLAIN_SCAN_BUDGET = 64;
+
+/** JSON text of a response value; host objects (records, secrets) serialise through their toJSON. */
+export function stringifyJson(value: unknown): string {
+  const text = plainData(value, PLAIN_SCAN_BUDGET) >= 0 ? JSON.stringify(value) : JSON.stringify(value, jsonReplacer);
+  return text ?? 'null';
+}
+
+/** Budget left after walking `value`, or -1 when it holds a host object or the budget ran out. */
+function plainData(value: unknown, budget: number): number {
+  if (typeof value !== 'object' || value === null) return budget;
+  if (--budget < 0 || value instanceof HostObject) return -1;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length && budget >= 0; i++) budget = plainData(value[i], budget);
+    return budget;
+  }
+  for (const key in value) {
+    budget = plainData((value as Record<string, unknown>)[key], budget);
+    if (budget < 0) return -1;
+  }
+  return budget;
+}
+
+/** A response the runtime answers itself (404, 405, 413, 500, ...), with the error body. */
+export function errorResponse(status: number, code: string, message: string, extraHeaders?: Record<string, string>): OutgoingResponse {
+  const body = JSON.stringify(errorBody(message, code));
+  const headers: Record<string, string | string[]> = { 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(body)) };
+  if (extraHeaders !== undefined) for (const name of Object.keys(extraHeaders)) headers[name.toLowerCase()] = extraHeaders[name];
+  return { status, headers, body };
+}
+
+/** The same response without its body (for HEAD), keeping content-length. */
+export function withoutBody(out: OutgoingResponse): OutgoingResponse {
+  return out.body === null ? out : { status: out.status, headers: out.headers, body: null };
+}

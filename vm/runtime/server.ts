@@ -1,0 +1,200 @@
+/**
+ * The node:http transport: adapts each request to `IncomingRequest`, runs `dispatch`, writes the
+ * result with one `writeHead` + `end`. Finite timeouts everywhere, malformed HTTP answered 400,
+ * graceful close.
+ */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { dispatch } from './dispatch.js';
+import type { Logger } from './log.js';
+import { errorBody, errorResponse } from './response.js';
+import type { AppHandle, IncomingRequest, OutgoingResponse } from './types.js';
+
+/** Time to receive the complete header block: bounds slow-loris clients that trickle headers. */
+export const HEADERS_TIMEOUT_MS = 30_000;
+/** Time to receive the complete request, body included: bounds slow uploads. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+/** How long an idle keep-alive connection stays open: Node's default, longer than common client pools expect. */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Largest header block accepted; more is answered 431. Twice Node's default, for big cookies and tokens. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/** How long close() lets in-flight requests finish before cutting their connections. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+/** How often Node checks connections against the header/request timeouts (its default of 30 s is coarser than the timeouts). */
+export const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
+
+export interface ServerOptions {
+  port: number;
+  host: string;
+  /** Overrides for tests; the named constants are the defaults. */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+  shutdownGraceMs?: number;
+}
+
+/** A listening server. */
+export interface RunningServer {
+  /** Base URL to print, e.g. `http://127.0.0.1:3000`. */
+  url: string;
+  port: number;
+  /** Graceful: stop accepting, let in-flight requests finish (at most the grace period), flush logs. */
+  close(): Promise<void>;
+  server: http.Server;
+}
+
+/** node:http's request as an `IncomingRequest`; the socket is asked for its address only when read. */
+class NodeIncoming implements IncomingRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: http.IncomingMessage | null;
+
+  constructor(private readonly req: http.IncomingMessage) {
+    this.method = req.method ?? 'GET';
+    this.url = req.url ?? '/';
+    this.headers = req.headers;
+    this.body = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined ? req : null;
+  }
+
+  get remoteAddress(): string {
+    return this.req.socket.remoteAddress ?? '';
+  }
+
+  get encrypted(): boolean {
+    return (this.req.socket as Socket & { encrypted?: boolean }).encrypted === true;
+  }
+}
+
+/** Starts listening; resolves once the port is bound. */
+export function startServer(app: AppHandle, options: ServerOptions): Promise<RunningServer> {
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const requestTimeout = Math.max(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, headersTimeout);
+  const grace = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
+  let closing = false;
+
+  const write = (res: http.ServerResponse, out: OutgoingResponse): void => {
+    try {
+      // While shutting down, keep-alive connections end after their in-flight response.
+      if (closing) res.setHeader('connection', 'close');
+      res.writeHead(out.status, out.headers);
+      if (out.body === null) res.end();
+      else res.end(out.body);
+    } catch (err) {
+      app.log.error(`could not write response: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      if (res.headersSent) res.destroy();
+      else {
+        const fallback = errorResponse(500, 'internal_error', 'Internal server error');
+        res.writeHead(fallback.status, fallback.headers);
+        res.end(fallback.body);
+      }
+    }
+  };
+  const writeFailure = (res: http.ServerResponse, err: unknown): void => {
+    app.log.error(`dispatch failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    write(res, errorResponse(500, 'internal_error', 'Internal server error'));
+  };
+
+  const server = http.createServer(
+    {
+      headersTimeout,
+      requestTimeout,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      connectionsCheckingInterval: Math.min(CONNECTIONS_CHECK_INTERVAL_MS, Math.max(10, Math.floor(headersTimeout / 4))),
+    },
+    (req, res) => {
+      let out: OutgoingResponse | Promise<OutgoingResponse>;
+      try {
+        out = dispatch(app, new NodeIncoming(req));
+      } catch (err) {
+        writeFailure(res, err);
+        return;
+      }
+      if (out instanceof Promise) out.then((o) => write(res, o), (err: unknown) => writeFailure(res, err));
+      else write(res, out);
+    },
+  );
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
+  server.on('clientError', onClientError);
+
+  let closed: Promise<void> | null = null;
+  const close = (): Promise<void> =>
+    (closed ??= new Promise<void>((resolve) => {
+      closing = true;
+      const timer = setTimeout(() => server.closeAllConnections(), grace);
+      timer.unref();
+      server.close(() => {
+        clearTimeout(timer);
+        app.log.flush();
+        resolve();
+      });
+      server.closeIdleConnections();
+    }));
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      const port = (server.address() as AddressInfo).port;
+      resolve({ url: `http://${displayHost(options.host)}:${port}`, port, close, server });
+    });
+  });
+}
+
+/** The host part of a printable URL: the unspecified address is shown as localhost, IPv6 in brackets. */
+function displayHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Raw reply for malformed HTTP: we are below node:http's response machinery here. */
+function rawReply(status: number, reason: string, code: string, message: string): string {
+  const body = JSON.stringify(errorBody(message, code));
+  return (
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  );
+}
+
+/** Malformed HTTP, oversized headers or a timeout on one connection: answer it and close it, never crash. */
+function onClientError(err: Error & { code?: string }, socket: Socket): void {
+  // Node's own rule: reply only if no response of this connection has started writing.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  let reply: string;
+  if (err.code === 'HPE_HEADER_OVERFLOW') reply = rawReply(431, 'Request Header Fields Too Large', 'headers_too_large', 'Request headers are too large');
+  else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') reply = rawReply(408, 'Request Timeout', 'request_timeout', 'Request took too long to arrive');
+  else reply = rawReply(400, 'Bad Request', 'bad_request', 'Malformed HTTP request');
+  socket.end(reply);
+}
+
+/**
+ * On SIGTERM/SIGINT: close gracefully, then exit 0 (1 if closing failed); a second signal exits
+ * at once with 1. Returns a function that removes the handlers.
+ */
+export function installSignalHandlers(running: RunningServer, log: Logger, exit: (code: number) => void = process.exit): () => void {
+  let shuttingDown = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (shuttingDown) {
+      log.flush();
+      exit(1);
+      return;
+    }
+    shuttingDown = true;
+    log.info(`${signal}: shutting down`);
+    running.close().then(
+      () => exit(0),
+      () => exit(1),
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+}
