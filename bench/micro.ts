@@ -110,12 +110,12 @@ async function main(): Promise<void> {
       continue;
     }
     mean.set(task.name, r.latency.mean);
-    rows.push([task.name, fmt(r.throughput.mean, 1), fmt(r.latency.mean, 3), fmt(r.latency.p99, 3), `±${r.latency.rme.toFixed(1)}%`, String(r.latency.samplesCount)]);
+    rows.push([task.name, fmt(r.throughput.mean, 1), fmt(r.latency.mean * 1000, 1), fmt(r.latency.p99 * 1000, 1), `±${r.latency.rme.toFixed(1)}%`, String(r.latency.samplesCount)]);
   }
 
   console.log(`\nMicro benchmarks — ${machineDescription()}`);
   console.log(`corpus: ${corpus.length} files, ${fmt(lines)} lines, ${fmt(artefactBytes)} bytes of artefacts\n`);
-  console.log(formatTable(['task', 'ops/s', 'mean ms', 'p99 ms', 'rme', 'samples'], rows));
+  console.log(formatTable(['task', 'ops/s', 'mean µs', 'p99 µs', 'rme', 'samples'], rows));
 
   const perSecond = (task: string, units: number) => {
     const ms = mean.get(task);

@@ -13,7 +13,7 @@ import type { FieldType, Literal } from '../vm/ast.js';
 import type { JsonSchema } from '../vm/module.js';
 import type { Value } from '../vm/values.js';
 
-export { HostObject, RvmError, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField } from '../vm/values.js';
+export { HostObject, RvmError, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
 export type { FieldType, Literal } from '../vm/ast.js';
 export type { JsonSchema } from '../vm/module.js';

@@ -7,6 +7,8 @@ import { Op, OPCODES } from './opcodes.js';
 import { HALT, type Halt } from '../plugins/sdk.js';
 import {
   HostObject,
+  MAX_LIST_LENGTH,
+  MAX_TEXT_LENGTH,
   RvmError,
   getField,
   isTruthy,
@@ -134,9 +136,17 @@ function typeError(op: string, a: Value, b?: Value): RvmError {
 
 function add(a: Value, b: Value): Value {
   if (typeof a === 'number' && typeof b === 'number') return a + b;
-  if (typeof a === 'string' || typeof b === 'string') return toText(a) + toText(b);
-  if (Array.isArray(a) && Array.isArray(b)) return a.concat(b);
+  if (typeof a === 'string' || typeof b === 'string') return checkedText(toText(a) + toText(b));
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length + b.length > MAX_LIST_LENGTH) throw new RvmError(`a list of more than ${MAX_LIST_LENGTH} items`, 'list_too_long');
+    return a.concat(b);
+  }
   throw typeError('+', a, b);
+}
+
+function checkedText(text: string): string {
+  if (text.length > MAX_TEXT_LENGTH) throw new RvmError(`a text of more than ${MAX_TEXT_LENGTH} characters`, 'text_too_long');
+  return text;
 }
 
 function arith(op: Op, a: Value, b: Value): number {
@@ -346,7 +356,7 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             sp -= n;
             let text = '';
             for (let i = 0; i < n; i++) text += toText(stack[sp + i]);
-            stack[sp++] = text;
+            stack[sp++] = checkedText(text);
             break;
           }
           case Op.ADD: {
@@ -417,8 +427,9 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             }
             break;
           case Op.LOOP:
-            ip = code[ip]!;
+            // Fuel first: an error raised here is located at this instruction, not its target.
             if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) checkFuel(fiber, sliceStart);
+            ip = code[ip]!;
             break;
           case Op.ITER_INIT:
             stack[sp - 1] = iterate(stack[sp - 1]!) as unknown as Value;

@@ -46,6 +46,14 @@ export class RvmError extends Error {
   }
 }
 
+/**
+ * Longest text (UTF-16 units) an operation builds: far above any sane response, far below V8's
+ * string limit, so `s = s + s` in a loop fails cleanly instead of exhausting memory.
+ */
+export const MAX_TEXT_LENGTH = 16 * 1024 * 1024;
+/** Longest list `+` builds, for the same reason (`l = l + l` doubles per iteration). */
+export const MAX_LIST_LENGTH = 4 * 1024 * 1024;
+
 /** Falsy: null, false, 0, '' (and NaN); everything else is truthy. */
 export function isTruthy(v: Value | undefined): boolean {
   return v !== null && v !== undefined && v !== false && v !== 0 && v !== '' && !(typeof v === 'number' && Number.isNaN(v));

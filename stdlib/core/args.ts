@@ -2,14 +2,9 @@
  * Argument checks shared by the core natives: each returns the argument with its JS type or
  * raises a `type_error` naming the native and the parameter.
  */
-import { HostObject, RvmError, typeName } from '../../plugins/sdk.js';
+import { HostObject, MAX_TEXT_LENGTH, RvmError, typeName } from '../../plugins/sdk.js';
 import type { Value, ValueObject } from '../../plugins/sdk.js';
 
-/**
- * Longest text (UTF-16 units) a core native builds. Far above any sane response (16 Mi units),
- * yet far below V8's string limit, so `replace`/`join` refuse before allocating gigabytes.
- */
-export const MAX_TEXT_LENGTH = 16 * 1024 * 1024;
 
 /** True when an optional argument was left out (the VM may pass undefined or null). */
 export function absent(v: Value | undefined): v is null | undefined {

@@ -4,6 +4,11 @@ import fc from 'fast-check';
 import type { Diagnostic } from '../../vm/diagnostics.js';
 import { tokenize } from '../../vm/lexer.js';
 import { parse } from '../../vm/parser.js';
+import { compileSource } from '../../vm/compiler.js';
+import { link } from '../../vm/link.js';
+import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
+import { STANDARD_PLUGINS } from '../../stdlib/index.js';
+import { loadSettings } from '../../vm/runtime/config.js';
 
 // Realistic route files in the shapes of the seed (§4.2): guards, validation, handlers.
 const USERS = `/// Creates a user.
@@ -203,6 +208,38 @@ function apply(source: string, m: Mutation): string {
   }
 }
 
+/** A diagnostic points inside the source: a real line, a column on it (or just past its end). */
+function checkLocated(d: Diagnostic, file: string, source: string, lines: string[]): void {
+  const where = `${d.code}@${d.line}:${d.col} ${d.message}`;
+  assert.equal(d.file, file, where);
+  assert.match(d.code, /^[EW]_[A-Z_]+$/, where);
+  assert.notEqual(d.code, 'E_INTERNAL', `${where} on ${JSON.stringify(source.slice(0, 300))}`);
+  assert.ok(Number.isInteger(d.line) && d.line >= 1 && d.line <= lines.length, where);
+  assert.ok(Number.isInteger(d.col) && d.col >= 1 && d.col <= lines[d.line - 1]!.length + 1, where);
+  assert.doesNotMatch(d.message, /\n\s+at |\.js:\d+/, `a JS stack trace leaked into ${where}`);
+}
+
+/** parse → compile → link: never a throw, every problem a located diagnostic. */
+function checkCompile(file: string, source: string, registry: PluginRegistry): void {
+  let result: ReturnType<typeof compileSource>;
+  try {
+    result = compileSource(file, source, { compilerVersion: 'fuzz', pluginsFingerprint: registry.fingerprint });
+  } catch (e) {
+    assert.fail(`compileSource threw ${String(e)} on ${JSON.stringify(source.slice(0, 300))}`);
+  }
+  const lines = source.split('\n');
+  for (const d of result.diagnostics) checkLocated(d, file, source, lines);
+  assert.equal(result.module === null, result.diagnostics.some((d) => d.severity === 'error'), 'a module exactly when there is no error');
+  if (result.module === null) return;
+  let linked: ReturnType<typeof link>;
+  try {
+    linked = link([result.module], registry, () => undefined);
+  } catch (e) {
+    assert.fail(`link threw ${String(e)} on ${JSON.stringify(source.slice(0, 300))}`);
+  }
+  for (const d of linked.diagnostics) checkLocated(d, file, source, lines);
+}
+
 /** The invariants every parse must keep, whatever the input. */
 function checkParse(file: string, source: string): void {
   let result: ReturnType<typeof parse>;
@@ -223,6 +260,11 @@ function checkParse(file: string, source: string): void {
   }
 }
 
+const mutatedSeeds = fc.record({ seed: fc.constantFrom(...SEEDS.keys()), mutations: fc.array(mutation, { minLength: 1, maxLength: 6 }) }).map(({ seed: i, mutations }) => {
+  const [file, source] = SEEDS[i]!;
+  return { file, source: mutations.reduce(apply, source) };
+});
+
 describe('parser fuzz', () => {
   test('the seed files are valid', () => {
     for (const [file, source] of SEEDS) {
@@ -231,17 +273,23 @@ describe('parser fuzz', () => {
   });
 
   test('1,000 mutated and random sources: parse never throws and diagnostics are well-formed', () => {
-    const seed = fc.constantFrom(...SEEDS.keys());
-    const mutated = fc.record({ seed, mutations: fc.array(mutation, { minLength: 1, maxLength: 6 }) }).map(({ seed: i, mutations }) => {
-      const [file, source] = SEEDS[i]!;
-      return { file, source: mutations.reduce(apply, source) };
-    });
+    const mutated = mutatedSeeds;
     const random = fc.record({
       file: fc.constantFrom('app/x.rvm', 'app/_middleware.rvm'),
       source: fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.array(fc.constantFrom(...INTERESTING, 'a', '1', ' '), { maxLength: 120 }).map((xs) => xs.join(''))),
     });
     fc.assert(
       fc.property(fc.oneof({ weight: 4, arbitrary: mutated }, { weight: 1, arbitrary: random }), ({ file, source }) => checkParse(file, source)),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('compiler fuzz', () => {
+  test('1,000 mutated route files through parser, compiler and linker: never a throw, always located diagnostics', async () => {
+    const registry = await loadPlugins(STANDARD_PLUGINS, loadSettings(null, { config: {} }));
+    fc.assert(
+      fc.property(mutatedSeeds, ({ file, source }) => checkCompile(file, source, registry)),
       { numRuns: 1000 },
     );
   });

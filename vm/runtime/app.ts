@@ -258,7 +258,7 @@ export class App implements AppHandle {
   private runtimeError(ctx: RequestContext, e: unknown): void {
     const r = ctx.response;
     if (e instanceof VmError) {
-      const trace = e.trace.length > 1 ? ` (via ${e.trace.slice(1).join(' ← ')})` : '';
+      const trace = e.trace.length > 1 ? ` (via ${compactTrace(e.trace.slice(1))})` : '';
       this.log.error(`[${ctx.request.id}] runtime error ${e.code} at ${e.at}: ${e.message}${trace}`);
       const body = this.settings.dev ? { ...errorBody(e.message, e.code), at: e.at } : errorBody('Internal server error', 'internal_error');
       ctx.respond(500, body as unknown as Value, 'json');
@@ -329,6 +329,18 @@ export class App implements AppHandle {
 }
 
 function noop(): void {}
+
+/** `a.rvm:3 ← a.rvm:3 ← a.rvm:4` as `a.rvm:3 ×2 ← a.rvm:4`: recursion stays one readable line. */
+function compactTrace(frames: readonly string[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < frames.length; ) {
+    let j = i;
+    while (j < frames.length && frames[j] === frames[i]) j++;
+    parts.push(j - i > 1 ? `${frames[i]} ×${j - i}` : frames[i]!);
+    i = j;
+  }
+  return parts.join(' ← ');
+}
 
 /** A logger that also hands each `log()` line (tagged `[id] message`) to `sink`, untagged. */
 function withAppLog(logger: Logger, sink: (message: string) => void): Logger {
