@@ -48,8 +48,8 @@ route GET /shop${n}/orders/:id {
   guard min_level(${n % 3})
   query {
     /// Page number, from 1.
-    page?: int
-    tag?: text
+    page?: int @min(1) @default(1)
+    tag?: text @maxLength(40)
   }
   items = [3, 1, 4, 1, 5, 9, 2, 6]
   total = 0
@@ -71,9 +71,9 @@ route GET /shop${n}/orders/:id {
 /// Creates an order in shop ${n}.
 route POST /shop${n}/orders {
   validate {
-    email: text
-    quantity: int
-    note?: text
+    email: text @required @email
+    quantity: int @min(1) @max(100)
+    note?: text @maxLength(500)
   }
   lines = {}
   i = 0

@@ -4,22 +4,26 @@
  * measured one at a time by autocannon from this process. Prints req/s and p99 per
  * route and server, the ratio to node:http, and whether rvm meets its targets.
  *
- * Env: BENCH_DURATION (s per route per server, default 10), BENCH_WARMUP (s, default 2),
- * BENCH_CONNECTIONS (default 64). Always exits 0: it measures, it does not test.
+ * Env: BENCH_DURATION (measured s per route per server, default 10), BENCH_ROUNDS (default 3),
+ * BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 64). Always exits 0: it measures, it does not test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, waitForServer } from './util.js';
+import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, waitForServer } from './util.js';
 
 /** Seconds of measured load per route and server; 10 s keeps run-to-run noise near a few percent. */
 const DURATION_S = positiveEnv('BENCH_DURATION', 10);
 /** Seconds of unmeasured load first, so the JIT has compiled the hot paths of every server. */
 const WARMUP_S = positiveEnv('BENCH_WARMUP', 2);
+/** Rounds the measured time is split into; the median of 3 shrugs off one disturbed round. */
+const ROUNDS = Math.max(1, Math.floor(positiveEnv('BENCH_ROUNDS', 3)));
 /** Concurrent connections: enough to keep one server core saturated on loopback. */
 const CONNECTIONS = positiveEnv('BENCH_CONNECTIONS', 64);
 /** How long a server may take to start answering (rvm compiles its app first). */
 const START_TIMEOUT_MS = 30_000;
+/** How long a server may take to shut down on SIGTERM before it is killed. */
+const STOP_GRACE_MS = 2000;
 /** Kept from a child's stderr to explain a failed start. */
 const STDERR_KEEP_CHARS = 4000;
 
@@ -98,7 +102,7 @@ function stopServer(child: ChildProcess): Promise<void> {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 2000).unref();
+    setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
   });
 }
 
@@ -151,26 +155,41 @@ async function startAll(results: Results): Promise<Map<string, Running>> {
 }
 
 /**
- * Measures route by route, every server in turn within a route (the order rotating per route),
- * so a slow patch of a shared machine does not land on one server alone. Idle servers cost nothing.
+ * Measures route by route in rounds; within a round every server takes its turn, the order
+ * rotating from round to round, so a slow patch of a shared machine does not land on one server
+ * alone. Each figure is the median over the rounds. Idle servers cost nothing.
  */
 async function measureAll(running: Map<string, Running>, results: Results): Promise<void> {
-  for (const [index, route] of ROUTES.entries()) {
-    const names = [...running.keys()];
-    const order = [...names.slice(index % names.length), ...names.slice(0, index % names.length)];
-    for (const name of order) {
-      const server = running.get(name)!;
-      const row = results.get(name)!;
-      const problem = await checkRoute(server.base, route);
-      if (problem) {
-        row.set(route.name, `wrong answer: ${problem}`);
+  const names = [...running.keys()];
+  for (const route of ROUTES) {
+    const live = new Set<string>();
+    for (const name of names) {
+      const problem = await checkRoute(running.get(name)!.base, route);
+      if (problem === null) {
+        live.add(name);
+        await load(running.get(name)!.base, route, WARMUP_S);
+      } else {
+        results.get(name)!.set(route.name, `wrong answer: ${problem}`);
         console.error(`[${name}] ${route.name}: wrong answer: ${problem}`);
-        continue;
       }
-      await load(server.base, route, WARMUP_S);
-      const m = await load(server.base, route, DURATION_S);
-      row.set(route.name, m);
-      console.error(`[${name}] ${route.name}: ${fmt(m.reqPerSec)} req/s, p99 ${m.p99} ms`);
+    }
+    const samples = new Map<string, Measurement[]>([...live].map((name) => [name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      const shift = round % names.length;
+      for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
+        if (!live.has(name)) continue;
+        const m = await load(running.get(name)!.base, route, DURATION_S / ROUNDS);
+        samples.get(name)!.push(m);
+        console.error(`[${name}] ${route.name} round ${round + 1}/${ROUNDS}: ${fmt(m.reqPerSec)} req/s, p99 ${m.p99} ms`);
+      }
+    }
+    for (const [name, list] of samples) {
+      results.get(name)!.set(route.name, {
+        reqPerSec: median(list.map((m) => m.reqPerSec)),
+        p99: median(list.map((m) => m.p99)),
+        errors: list.reduce((n, m) => n + m.errors, 0),
+        non2xx: list.reduce((n, m) => n + m.non2xx, 0),
+      });
     }
   }
 }
@@ -196,7 +215,7 @@ function report(results: Results): void {
     }
   }
   console.log(`\nHTTP benchmark — ${machineDescription()}`);
-  console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION_S} s per route per server after ${WARMUP_S} s warm-up, loopback\n`);
+  console.log(`autocannon: ${CONNECTIONS} connections, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (median)\n`);
   console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'vs node:http', 'notes'], rows));
   console.log('');
   for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);

@@ -51,6 +51,11 @@ function positiveEnv(name: string, fallback: number): number {
   return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
+/** A duration given in ms, in the unit that reads best (ms or µs). */
+function duration(ms: number): string {
+  return ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(2)} µs`;
+}
+
 /** Compiles every corpus file, failing loudly: a benchmark of a corpus that does not compile measures nothing. */
 function compileAll(files: readonly CorpusFile[]): CompiledModule[] {
   return files.map((f) => {
@@ -110,12 +115,12 @@ async function main(): Promise<void> {
       continue;
     }
     mean.set(task.name, r.latency.mean);
-    rows.push([task.name, fmt(r.throughput.mean, 1), fmt(r.latency.mean * 1000, 1), fmt(r.latency.p99 * 1000, 1), `±${r.latency.rme.toFixed(1)}%`, String(r.latency.samplesCount)]);
+    rows.push([task.name, fmt(r.throughput.mean, 1), duration(r.latency.mean), duration(r.latency.p99), `±${r.latency.rme.toFixed(1)}%`, String(r.latency.samplesCount)]);
   }
 
   console.log(`\nMicro benchmarks — ${machineDescription()}`);
   console.log(`corpus: ${corpus.length} files, ${fmt(lines)} lines, ${fmt(artefactBytes)} bytes of artefacts\n`);
-  console.log(formatTable(['task', 'ops/s', 'mean µs', 'p99 µs', 'rme', 'samples'], rows));
+  console.log(formatTable(['task', 'ops/s', 'mean', 'p99', 'rme', 'samples'], rows));
 
   const perSecond = (task: string, units: number) => {
     const ms = mean.get(task);

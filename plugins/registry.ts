@@ -271,7 +271,7 @@ function checkValidator(name: unknown, spec: ValidatorSpec): string | null {
   }
   const problem = checkParams(spec.params) ?? checkDoc(spec.doc);
   if (problem) return problem;
-  if (typeof spec.message !== 'function' || typeof spec.check !== 'function') return 'spec needs message() and check()';
+  if (typeof spec.message !== 'function' || typeof spec.build !== 'function') return 'spec needs message() and build()';
   if (spec.schema !== undefined && typeof spec.schema !== 'function') return 'spec.schema must be a function';
   if (spec.aliases !== undefined) {
     if (!Array.isArray(spec.aliases)) return 'spec.aliases must be a list';

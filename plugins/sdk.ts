@@ -11,10 +11,11 @@
  */
 import type { FieldType, Literal } from '../vm/ast.js';
 import type { JsonSchema } from '../vm/module.js';
-import type { Value } from '../vm/values.js';
+import type { Value, ValueObject } from '../vm/values.js';
 
 export { HostObject, RvmError, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
+export { UploadedFile } from '../vm/runtime/upload.js';
 export type { FieldType, Literal } from '../vm/ast.js';
 export type { JsonSchema } from '../vm/module.js';
 
@@ -139,20 +140,52 @@ export interface GuardMeta {
   responses?: ErrorResponseSpec[];
 }
 
-/** A validator (`@email`, `@min(8)`) registered by a plugin. */
+/** fast-check, as the fuzzer and the property tests hand it to a validator's arbitraries. */
+export type FastCheck = typeof import('fast-check');
+export type Arbitrary<T> = import('fast-check').Arbitrary<T>;
+
+/** What an arbitrary produces for a `file` field: a file name and the bytes to upload. */
+export interface FileSample {
+  name: string;
+  bytes: Uint8Array;
+}
+
+/** Bounds one validator use puts on a value, per dimension: `@min(8)` on text → `{ length: { min: 8 } }`. */
+export type Bounds = Partial<Record<'value' | 'length' | 'items' | 'size', { min?: number; max?: number }>>;
+
+/**
+ * A validator (`@email`, `@min(8)`) registered by a plugin. Everything about one use is decided
+ * once, at load: argument checks (compile errors), the check function, its message and schema.
+ */
 export interface ValidatorSpec {
-  /** Field types it applies to. */
+  /** Field types it applies to; on another type it is a compile error. */
   types: readonly FieldType[];
+  /** Arguments by name and type, checked at compile time (count and literal types). */
   params: ParamSpec[];
+  /** One sentence for `rvm validators` and the reference. */
   doc: string;
   /** Other spellings (`min_length` for `minLength`); they don't count as validators. */
   aliases?: string[];
+  /** Checks beyond count and type (a regex that compiles, a size that parses): a message makes it a compile error. */
+  checkArgs?(args: readonly Literal[], type: FieldType): string | null;
+  /**
+   * Builds the check for one use: true when `value` (already of the field's type; an
+   * UploadedFile for `file`) passes. `input` holds the other validated fields (for `@same`).
+   */
+  build(args: readonly Literal[], type: FieldType): (value: Value, input: ValueObject) => boolean;
   /** The message when a value fails, e.g. "must be at least 8 characters". */
   message(args: readonly Literal[], type: FieldType): string;
-  /** True when `value` (already of the field's type) passes. */
-  check(value: Value, args: readonly Literal[], type: FieldType): boolean;
-  /** JSON Schema keywords this validator adds to its field. */
+  /** JSON Schema / OpenAPI keywords this use adds to its field. */
   schema?(args: readonly Literal[], type: FieldType): JsonSchema;
+  /** Bounds this use implies, so `@min(10) @max(5)` is a compile error. */
+  bounds?(args: readonly Literal[], type: FieldType): Bounds;
+  /** `file` fields: the most bytes an upload may have; reading stops there. */
+  uploadLimit?(args: readonly Literal[]): number;
+  /** Values it accepts and, where meaningful, rejects: for property tests and `rvm fuzz`. */
+  arbitraries?: {
+    accepts(fc: FastCheck, args: readonly Literal[], type: FieldType): Arbitrary<unknown>;
+    rejects?(fc: FastCheck, args: readonly Literal[], type: FieldType): Arbitrary<unknown> | null;
+  };
 }
 
 /** What `setup` receives. */
@@ -178,3 +211,5 @@ export function definePlugin(definition: PluginDefinition): PluginDefinition {
 }
 export { serializeCookie, setCookie } from '../vm/runtime/cookies.js';
 export type { CookieOptions } from '../vm/runtime/cookies.js';
+export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/sniff.js';
+export { uploadedFromBytes } from '../vm/runtime/upload.js';

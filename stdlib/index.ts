@@ -3,6 +3,7 @@
  */
 import type { PluginDefinition } from '../plugins/sdk.js';
 import { core } from './core/index.js';
+import { validation } from './validation/index.js';
 
 /** The standard library: the plugins loaded before any plugin an app lists. */
-export const STANDARD_PLUGINS: PluginDefinition[] = [core];
+export const STANDARD_PLUGINS: PluginDefinition[] = [core, validation];

@@ -9,6 +9,7 @@ import type { CallRef, CompiledModule, RouteMeta } from './module.js';
 import type { LinkedChunk, Program, ValidateHook } from './program.js';
 import type { NativeFn, ParamSpec, Value } from '../plugins/sdk.js';
 import type { PluginRegistry } from '../plugins/registry.js';
+import type { UploadSpec } from './runtime/types.js';
 
 /** A route ready for the router: its metadata, file and linked chunk indices. */
 export interface LinkedRoute {
@@ -16,12 +17,14 @@ export interface LinkedRoute {
   file: string;
   chunk: number;
   middleware: number[];
+  /** Filled by the validation engine when the route takes file uploads. */
+  uploads?: UploadSpec;
 }
 
 export interface LinkResult {
   program: Program;
   routes: LinkedRoute[];
-  /** Errors make the program unusable; warnings (unenforced validators) do not. */
+  /** Errors make the program unusable. */
   diagnostics: Diagnostic[];
 }
 
@@ -185,21 +188,6 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
           return result === undefined ? null : result;
         };
         return { op: Op.CALL_NATIVE, index: bindNative(`guard ${r.name}:${use.mode}`, adapter) };
-      }
-    }
-  }
-
-  // Validators no plugin registers are parsed and kept in the metadata, but not enforced.
-  for (const m of modules) {
-    for (const r of m.routes) {
-      for (const field of [...(r.body ?? []), ...(r.query ?? [])]) {
-        for (const d of field.decorators) {
-          if (d.name === 'default' || d.name === 'required' || registry.validators.has(d.name)) continue;
-          const hint = didYouMean(d.name, registry.validators.keys());
-          diagnostics.push(
-            diagnostic('W_UNENFORCED_VALIDATOR', `validator '@${d.name}' on '${field.name}' is not enforced: no loaded plugin provides it`, { file: m.file, line: d.line, col: d.col }, { severity: 'warning', hint }),
-          );
-        }
       }
     }
   }

@@ -85,7 +85,7 @@ export default definePlugin({
       aliases: ['kebab_case'],
       doc: "The text is already a slug as slugify() makes it: lower-case letters and digits in words joined by single hyphens, e.g. 'hello-world'.",
       message: () => "must be a slug such as 'hello-world' (lower-case letters, digits and single hyphens)",
-      check: (value) => typeof value === 'string' && value.length <= MAX_SLUG_LENGTH && SLUG.test(value),
+      build: () => (value) => typeof value === 'string' && value.length <= MAX_SLUG_LENGTH && SLUG.test(value),
       schema: () => ({ pattern: SLUG.source, maxLength: MAX_SLUG_LENGTH }),
     });
   },

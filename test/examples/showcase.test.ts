@@ -174,10 +174,15 @@ describe('showcase: params, wildcards, query and bodies', () => {
     assert.deepEqual(res.json(), { q: 'apple', page: 2, count: 3, hits: ['red apple', 'green apple', 'apple pie'] });
   });
 
-  test('GET /search without q is refused', async () => {
-    // 400 from the handler today; 422 once the query block is validated.
-    const res = await call({ url: '/search' });
-    assert.ok(res.status === 400 || res.status === 422, `status ${res.status}`);
+  test('GET /search validates its query block', async () => {
+    const missing = await call({ url: '/search' });
+    assert.equal(missing.status, 422);
+    assert.equal(errorOf(missing).code, 'validation_failed');
+    assert.deepEqual(missing.json().details.map((d: { field: string }) => d.field), ['query.q']);
+    assert.equal((await call({ url: '/search?q=apple&page=0' })).status, 422);
+    assert.equal((await call({ url: '/search?q=apple&page=two' })).status, 422);
+    assert.equal((await call({ url: '/search?q=apple' })).json().page, 1);
+    assert.equal((await call({ url: '/search?q=%20%20' })).status, 400);
   });
 
   test('POST /contact takes a form body and a JSON body', async () => {
@@ -258,6 +263,33 @@ describe('showcase: the API folder and its middleware', () => {
     assert.equal(body.role, 'user');
     for (const field of ['id', 'created_at', 'updated_at']) assert.ok(body[field], `missing ${field}`);
     assert.equal(res.headers['x-served-by'], 'rvm-showcase');
+  });
+
+  test('POST /api/users validates the body', async () => {
+    const bad = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { email: 'not-an-email', name: 'A', role: 'root' } });
+    assert.equal(bad.status, 422);
+    assert.equal(errorOf(bad).code, 'validation_failed');
+    const rules = bad.json().details.map((d: { field: string; rule: string }) => `${d.field}:${d.rule}`).sort();
+    assert.deepEqual(rules, ['email:email', 'name:minLength', 'role:one_of']);
+    const admin = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { ...user, role: 'admin' } });
+    assert.equal(admin.status, 201);
+    assert.equal(admin.json().role, 'admin');
+  });
+
+  test('body holds only the declared fields with defaults; request.body stays raw', async () => {
+    const sent = { title: 'Hello', is_admin: true };
+    const res = await call({ method: 'POST', url: '/api/public/preview', body: sent });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json(), { body: { title: 'Hello', draft: true }, raw: sent });
+    const short = await call({ method: 'POST', url: '/api/public/preview', body: { title: 'Hi' } });
+    assert.equal(short.status, 422);
+  });
+
+  test('POST /api/signup refuses a short password and a text age', async () => {
+    const res = await call({ method: 'POST', url: '/api/signup', headers: API_KEY, body: { email: 'ada@example.com', password: 'short', age: '36' } });
+    assert.equal(res.status, 422);
+    const fields = res.json().details.map((d: { field: string }) => d.field).sort();
+    assert.deepEqual(fields, ['age', 'password']);
   });
 
   test('POST /api/signup with the rich field set answers 201', async () => {

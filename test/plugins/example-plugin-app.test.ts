@@ -63,7 +63,7 @@ describe('example plugin in an app', () => {
     try {
       const build = await buildApp(dir, { cache: false });
       const errors = build.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.code}@${d.line}:${d.col}`);
-      assert.deepEqual(errors.sort(), ['E_UNKNOWN_FUNCTION@7:41', 'E_UNKNOWN_GUARD@2:9']);
+      assert.deepEqual(errors.sort(), ['E_UNKNOWN_FUNCTION@7:41', 'E_UNKNOWN_GUARD@2:9', 'E_UNKNOWN_VALIDATOR@5:17']);
     } finally {
       writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ plugins: [PLUGIN] }));
     }

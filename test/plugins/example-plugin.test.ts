@@ -62,9 +62,9 @@ describe('example plugin "slugs"', () => {
 
   test('@slug_case accepts slugs and refuses everything else', () => {
     const { spec } = registry.validators.get('slug_case')!;
-    for (const good of ['hello-world', 'a', 'post-2025', 'x'.repeat(MAX_SLUG_LENGTH)]) assert.equal(spec.check(good, [], 'text'), true, good);
+    for (const good of ['hello-world', 'a', 'post-2025', 'x'.repeat(MAX_SLUG_LENGTH)]) assert.equal(spec.build([], 'text')(good, {}), true, good);
     for (const bad of ['Hello', 'a--b', '-a', 'a-', '', 'a_b', 'crème', 'x'.repeat(MAX_SLUG_LENGTH + 1), 5]) {
-      assert.equal(spec.check(bad as Value, [], 'text'), false, String(bad));
+      assert.equal(spec.build([], 'text')(bad as Value, {}), false, String(bad));
     }
     assert.match(spec.message([], 'text'), /slug/);
     assert.deepEqual(spec.schema?.([], 'text'), { pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', maxLength: MAX_SLUG_LENGTH });
@@ -75,7 +75,7 @@ describe('example plugin "slugs"', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 300, unit: 'grapheme' }), (text) => {
         const slug = slugify(text) as string;
-        return slug === '' || (spec.check(slug, [], 'text') && slugify(slug) === slug);
+        return slug === '' || (spec.build([], 'text')(slug, {}) && slugify(slug) === slug);
       }),
     );
   });

@@ -11,7 +11,7 @@ const VALIDATOR: ValidatorSpec = {
   params: [],
   doc: 'Checks a thing.',
   message: () => 'must be a thing',
-  check: () => true,
+  build: () => () => true,
 };
 
 function plugin(name: string, setup: (rvm: PluginApi) => void = () => {}, extra: Partial<PluginDefinition> = {}): PluginDefinition {
@@ -211,7 +211,7 @@ describe('invalid definitions', () => {
     ['validator name with a dot', (rvm) => rvm.validator('a.b', VALIDATOR)],
     ['validator without types', (rvm) => rvm.validator('v', { ...VALIDATOR, types: [] })],
     ['validator with an unknown type', (rvm) => rvm.validator('v', { ...VALIDATOR, types: ['string' as never] })],
-    ['validator without check', (rvm) => rvm.validator('v', { ...VALIDATOR, check: undefined as never })],
+    ['validator without build', (rvm) => rvm.validator('v', { ...VALIDATOR, build: undefined as never })],
     ['validator with a bad alias', (rvm) => rvm.validator('v', { ...VALIDATOR, aliases: ['min-length'] })],
     ['validator aliasing itself', (rvm) => rvm.validator('v', { ...VALIDATOR, aliases: ['v'] })],
   ];

@@ -13,7 +13,7 @@ import { readCached, writeCached } from '../cache.js';
 import { readBundle } from '../bundle.js';
 import { execute, VmError } from '../interpreter.js';
 import { link, type LinkedRoute } from '../link.js';
-import type { CompiledModule } from '../module.js';
+import type { CompiledModule, RouteMeta } from '../module.js';
 import type { Program } from '../program.js';
 import { RvmError, type Value } from '../values.js';
 import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
@@ -27,7 +27,7 @@ import { errorBody } from './response.js';
 import { createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
-import { createValidateHook } from './validate.js';
+import { createValidateHook, planValidation, type RouteValidation } from './validate.js';
 
 /** Version of this compiler; artefacts written by another version are recompiled. */
 export const COMPILER_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -111,7 +111,16 @@ function compileFile(dir: string, file: string, registry: PluginRegistry, option
 
 /** Links modules into a program and a router; diagnostics carry source lines when sources are given. */
 function linkModules(modules: CompiledModule[], registry: PluginRegistry, sources: Map<string, string>): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
-  const { program, routes, diagnostics } = link(modules, registry, createValidateHook(registry));
+  const plans = new Map<RouteMeta, RouteValidation>();
+  const { program, routes, diagnostics } = link(modules, registry, createValidateHook(plans));
+  const validation = planValidation(routes, registry);
+  diagnostics.push(...validation.diagnostics);
+  for (const r of routes) {
+    const plan = validation.plans.get(r.meta);
+    if (plan === undefined) continue;
+    plans.set(r.meta, plan);
+    if (plan.uploads) r.uploads = plan.uploads;
+  }
   const router = createRouter<RouteTarget>();
   for (const r of routes) {
     try {

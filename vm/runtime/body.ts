@@ -1,9 +1,11 @@
 /**
- * Reading and parsing request bodies: JSON, urlencoded forms and plain text, under a byte limit.
- * Every failure is an HttpError the dispatcher answers with the error body.
+ * Reading and parsing request bodies: JSON, urlencoded forms and plain text, under a byte limit;
+ * multipart/form-data is streamed by multipart.ts. Every failure is an HttpError the dispatcher
+ * answers with the error body.
  */
 import type { Readable } from 'node:stream';
-import type { IncomingRequest } from './types.js';
+import { readMultipart } from './multipart.js';
+import type { IncomingRequest, UploadSpec } from './types.js';
 
 /** Default body limit: generous for JSON APIs, small enough that buffering it is harmless. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -14,26 +16,38 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
  */
 export const MAX_JSON_DEPTH = 128;
 
-/** An error the runtime answers itself: status, machine code, human message, extra headers. */
+/**
+ * An error the runtime answers itself: status, machine code, human message, extra headers, and
+ * `details` for the error body (`{field, rule, message}` entries).
+ */
 export class HttpError extends Error {
+  /** Removes what reading stored before it failed (partial uploads); the dispatcher runs it. */
+  cleanup?: () => Promise<void>;
+
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly headers?: Record<string, string>,
+    readonly details?: unknown[],
   ) {
     super(message);
     this.name = 'HttpError';
   }
 }
 
-/** How the body arrived: the validation layer coerces form text but keeps JSON strict. */
-export type ParsedBodyKind = 'none' | 'json' | 'form' | 'text';
+/** How the body arrived: the validation layer coerces form and multipart text but keeps JSON strict. */
+export type ParsedBodyKind = 'none' | 'json' | 'form' | 'multipart' | 'text';
 
-/** A parsed body: JSON data, form fields (text, or a list of text for repeated keys), text, or null. */
+/**
+ * A parsed body: JSON data, form fields (text, or a list of text for repeated keys), multipart
+ * fields (the same, plus UploadedFile values for declared file fields), text, or null.
+ */
 export interface ParsedBody {
   kind: ParsedBodyKind;
   value: unknown;
+  /** Removes the request's temporary upload files; run once the response is final. */
+  cleanup?: () => Promise<void>;
 }
 
 /** The parsed form of a request without a body. */
@@ -49,10 +63,18 @@ export function hasBody(request: IncomingRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined;
 }
 
-/** Reads the whole body (at most `limit` bytes) and parses it by its content type. */
-export async function readBody(request: IncomingRequest, limit: number): Promise<ParsedBody> {
+/**
+ * Reads the whole body (at most `limit` bytes) and parses it by its content type. Multipart
+ * bodies are streamed instead: declared files (`uploads`) go to disk under their own limits,
+ * and `limit` bounds the rest.
+ */
+export async function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec): Promise<ParsedBody> {
   const stream = request.body;
   if (stream === null) return NO_BODY;
+  const contentType = request.headers['content-type'];
+  if (typeof contentType === 'string' && parseContentType(contentType).type === 'multipart/form-data') {
+    return readMultipart(request, uploads, limit);
+  }
   const declared = request.headers['content-length'];
   if (typeof declared === 'string' && Number(declared) > limit) {
     drain(stream);

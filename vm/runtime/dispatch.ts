@@ -5,7 +5,7 @@
  */
 import { HttpError, NO_BODY, hasBody, readBody, type ParsedBody } from './body.js';
 import { RequestContext } from './context.js';
-import { errorResponse, finalizeResponse, withoutBody } from './response.js';
+import { errorBody, errorResponse, finalizeResponse, withoutBody } from './response.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteMatch, RouteTarget } from './types.js';
 
 /** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
@@ -78,13 +78,51 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
     return errorResponse(405, 'method_not_allowed', `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
   }
   if (!hasBody(incoming)) return run(app, incoming, path, rawQuery, match, NO_BODY);
-  return readBody(incoming, app.settings.bodyLimit).then(
-    (body) => run(app, incoming, path, rawQuery, match, body),
+  return readBody(incoming, app.settings.bodyLimit, match.value.uploads).then(
+    (body) => {
+      if (body.cleanup === undefined) return run(app, incoming, path, rawQuery, match, body);
+      return thenCleanUp(app, body.cleanup, () => run(app, incoming, path, rawQuery, match, body));
+    },
     (err: unknown) => {
-      if (err instanceof HttpError) return errorResponse(err.status, err.code, err.message, err.headers);
-      throw err;
+      if (!(err instanceof HttpError)) throw err;
+      if (err.cleanup !== undefined) cleanUp(app, err.cleanup);
+      return httpErrorResponse(app, incoming, err);
     },
   );
+}
+
+/** Runs `answer`, then (success, error or throw) starts `cleanup` without waiting for it. */
+function thenCleanUp(app: AppHandle, cleanup: () => Promise<void>, answer: () => Result): Result {
+  let result: Result;
+  try {
+    result = answer();
+  } catch (err) {
+    cleanUp(app, cleanup);
+    throw err;
+  }
+  if (result instanceof Promise) return result.finally(() => cleanUp(app, cleanup));
+  cleanUp(app, cleanup);
+  return result;
+}
+
+/** Removes a request's temporary files in the background: the response never waits for the disk. */
+function cleanUp(app: AppHandle, cleanup: () => Promise<void>): void {
+  cleanup().catch((err: unknown) => {
+    app.log.error(`could not remove temporary upload files: ${err instanceof Error ? err.message : String(err)}`);
+  });
+}
+
+/** The error body of an HttpError, with its details; a 5xx logs its cause. */
+function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, err: HttpError): OutgoingResponse {
+  if (err.status >= 500) {
+    const cause = err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : String(err.cause ?? err.message);
+    app.log.error(`${incoming.method} ${incoming.url.split('?')[0]} ${err.message}: ${cause}`);
+  }
+  const out = errorResponse(err.status, err.code, err.message, err.headers);
+  if (err.details === undefined) return out;
+  const body = JSON.stringify(errorBody(err.message, err.code, err.details));
+  out.headers['content-length'] = String(Buffer.byteLength(body));
+  return { status: out.status, headers: out.headers, body };
 }
 
 function run(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, match: Found, body: ParsedBody): Result {
@@ -96,7 +134,7 @@ function run(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: 
 
 /** A bug escaped `execute` (or the runtime): log it with its stack, answer a generic 500. */
 function internalError(app: AppHandle, incoming: IncomingRequest, err: unknown): OutgoingResponse {
-  if (err instanceof HttpError) return errorResponse(err.status, err.code, err.message, err.headers);
+  if (err instanceof HttpError) return httpErrorResponse(app, incoming, err);
   const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
   app.log.error(`${incoming.method} ${incoming.url.split('?')[0]} internal error: ${detail}`);
   return errorResponse(500, 'internal_error', 'Internal server error');

@@ -6,12 +6,15 @@ import { Readable } from 'node:stream';
 import { dispatch } from './dispatch.js';
 import type { AppHandle, IncomingRequest } from './types.js';
 
-/** A request to inject. An object body is sent as JSON with `content-type: application/json`. */
+/**
+ * A request to inject. An object body is sent as JSON with `content-type: application/json`; a
+ * FormData body as multipart/form-data with its boundary.
+ */
 export interface InjectRequest {
   method?: string;
   url: string;
   headers?: Record<string, string>;
-  body?: string | Buffer | object;
+  body?: string | Buffer | FormData | object;
   /** Default `127.0.0.1`. */
   remoteAddress?: string;
   /** As if the connection were TLS. */
@@ -34,7 +37,12 @@ export async function inject(app: AppHandle, req: InjectRequest): Promise<Inject
   if (req.body !== undefined) {
     if (typeof req.body === 'string') bytes = Buffer.from(req.body);
     else if (Buffer.isBuffer(req.body)) bytes = req.body;
-    else {
+    else if (req.body instanceof FormData) {
+      // The fetch API's own encoder: real multipart bytes and the matching boundary.
+      const encoded = new Response(req.body);
+      bytes = Buffer.from(await encoded.arrayBuffer());
+      headers['content-type'] ??= encoded.headers.get('content-type') ?? 'multipart/form-data';
+    } else {
       bytes = Buffer.from(JSON.stringify(req.body));
       headers['content-type'] ??= 'application/json';
     }

@@ -40,6 +40,13 @@ export interface RouteTarget {
   chunk: number;
   /** Linked chunk indices of the middleware that wrap this route, outermost first. */
   middleware: number[];
+  /** Declared file fields and their byte limits, when the route takes uploads. */
+  uploads?: UploadSpec;
+}
+
+/** The file fields a route accepts and the most bytes each may have; reading stops there. */
+export interface UploadSpec {
+  files: Record<string, number>;
 }
 
 export type RouteMatch<T> =

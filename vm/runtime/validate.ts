@@ -1,15 +1,28 @@
 /**
- * Field validation for `validate {}` (the body) and `query {}`: presence, `@default` and the field
- * type, with JSON strict and query/form text coerced. Decorators beyond `@default`/`@required`
- * are applied by validators that plugins register (see PluginRegistry.validators).
+ * The validation engine behind `validate {}` (the body) and `query {}`.
+ *
+ * At load, every field's decorators are resolved against the validators plugins registered and
+ * checked (unknown names, wrong field types, argument counts and types, contradictory bounds, a
+ * `@default` its own field refuses): each is a compile diagnostic. What survives is a plan per
+ * route — one compiled check per decorator use — so a request only runs closures.
+ *
+ * Per request: presence (`@required`, `@default`, `name?:`), the field type (JSON strict; query,
+ * form and multipart text coerced), then every rule; the 422 lists every failing field.
  */
-import { HALT, type Halt, type Literal } from '../../plugins/sdk.js';
-import type { FieldMeta, RouteMeta } from '../module.js';
+import { HALT, type Halt, type Literal, type ParamSpec, type ValidatorSpec } from '../../plugins/sdk.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
+import type { FieldType } from '../ast.js';
+import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
+import type { DecoratorMeta, FieldMeta, RouteMeta } from '../module.js';
 import type { VmHost } from '../program.js';
-import { fromJson, setField, type Value, type ValueObject } from '../values.js';
+import { fromJson, typeName, type Value, type ValueObject } from '../values.js';
 import type { RequestContext } from './context.js';
 import { errorBody } from './response.js';
+import type { UploadSpec } from './types.js';
+import { UploadedFile } from './upload.js';
+
+/** Upload limit of a `file` field without `@max_size`: generous for documents and photos, small enough to bound disk use. */
+export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 /** One failing field, as listed in the 422 body's `details`. */
 export interface FieldError {
@@ -18,6 +31,33 @@ export interface FieldError {
   message: string;
 }
 
+/** One decorator use, compiled. */
+interface Rule {
+  name: string;
+  check: (value: Value, input: ValueObject) => boolean;
+  message: string;
+}
+
+/** One field, compiled. */
+interface FieldPlan {
+  name: string;
+  type: FieldType;
+  required: boolean;
+  /** The `@default` value (already of the field's type), or undefined. */
+  fallback: Value | undefined;
+  rules: Rule[];
+  /** `__proto__` must be defined, not assigned, on the output object. */
+  unsafeName: boolean;
+}
+
+/** The compiled validation of one route. */
+export interface RouteValidation {
+  body: FieldPlan[] | null;
+  query: FieldPlan[] | null;
+  uploads: UploadSpec | undefined;
+}
+
+const PRESENCE = new Set(['required', 'default']);
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})$/;
 const INT_TEXT = /^[+-]?\d+$/;
@@ -26,45 +66,57 @@ const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 function validDate(text: string): boolean {
   const m = ISO_DATE.exec(text);
   if (!m) return false;
-  const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
+  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0–99 to 1900–1999.
+  const d = new Date(0);
+  d.setUTCFullYear(+m[1]!, +m[2]! - 1, +m[3]!);
   return d.getUTCFullYear() === +m[1]! && d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]!;
 }
 
-/** Checks (and for text sources coerces) a present value against the field type; undefined = wrong type. */
-function typed(field: FieldMeta, raw: unknown, fromText: boolean): Value | undefined {
-  const text = typeof raw === 'string' ? raw : null;
-  switch (field.type) {
+/**
+ * The value of a present field in its declared type, or undefined when it has another type.
+ * `fromText`: query, form and multipart values arrive as text and are coerced; JSON is strict.
+ */
+export function coerce(type: FieldType, raw: unknown, fromText: boolean): Value | undefined {
+  switch (type) {
     case 'text':
       return typeof raw === 'string' ? raw : undefined;
     case 'int':
-      if (typeof raw === 'number' && Number.isSafeInteger(raw)) return raw;
-      return fromText && text !== null && INT_TEXT.test(text.trim()) && Number.isSafeInteger(Number(text)) ? Number(text) : undefined;
+      if (typeof raw === 'number') return Number.isSafeInteger(raw) ? raw : undefined;
+      if (fromText && typeof raw === 'string') {
+        const t = raw.trim();
+        return INT_TEXT.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : undefined;
+      }
+      return undefined;
     case 'number':
-      if (typeof raw === 'number' && Number.isFinite(raw)) return raw;
-      return fromText && text !== null && NUMBER_TEXT.test(text.trim()) ? Number(text) : undefined;
+      if (typeof raw === 'number') return Number.isFinite(raw) ? raw : undefined;
+      if (fromText && typeof raw === 'string') {
+        const t = raw.trim();
+        return NUMBER_TEXT.test(t) && Number.isFinite(Number(t)) ? Number(t) : undefined;
+      }
+      return undefined;
     case 'bool':
       if (typeof raw === 'boolean') return raw;
-      if (fromText && text !== null) {
-        const t = text.trim().toLowerCase();
+      if (fromText && typeof raw === 'string') {
+        const t = raw.trim().toLowerCase();
         if (t === 'true' || t === '1' || t === 'on' || t === 'yes') return true;
         if (t === 'false' || t === '0' || t === 'off' || t === 'no') return false;
       }
       return undefined;
     case 'list':
       if (Array.isArray(raw)) return fromJson(raw);
-      return fromText && text !== null ? [text] : undefined;
+      return fromText && typeof raw === 'string' ? [raw] : undefined;
     case 'object':
-      return raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? fromJson(raw) : undefined;
+      return raw !== null && typeof raw === 'object' && !Array.isArray(raw) && !(raw instanceof UploadedFile) ? fromJson(raw) : undefined;
     case 'date':
-      return text !== null && validDate(text) ? text : undefined;
+      return typeof raw === 'string' && validDate(raw) ? raw : undefined;
     case 'datetime':
-      return text !== null && ISO_DATETIME.test(text) && !Number.isNaN(Date.parse(text.replace(' ', 'T'))) ? text : undefined;
+      return typeof raw === 'string' && ISO_DATETIME.test(raw) && !Number.isNaN(Date.parse(raw.replace(' ', 'T'))) ? raw : undefined;
     case 'file':
-      return undefined;
+      return raw instanceof UploadedFile ? raw : undefined;
   }
 }
 
-const TYPE_MESSAGES: Record<string, string> = {
+const TYPE_MESSAGES: Record<FieldType, string> = {
   text: 'must be text',
   int: 'must be an integer',
   number: 'must be a number',
@@ -72,58 +124,199 @@ const TYPE_MESSAGES: Record<string, string> = {
   list: 'must be a list',
   object: 'must be an object',
   date: 'must be a date (YYYY-MM-DD)',
-  datetime: 'must be an ISO 8601 date-time',
+  datetime: 'must be an ISO 8601 date-time with a time zone',
   file: 'must be a file upload (multipart/form-data)',
 };
 
-/** Validates `source` against `fields`; returns the declared fields only (after defaults) or the failures. */
+/** Runs one section's plan; returns the declared fields only (after defaults) or every failure. */
 export function validateFields(
-  fields: readonly FieldMeta[],
+  plan: readonly FieldPlan[],
   source: unknown,
   fromText: boolean,
-  registry: PluginRegistry,
 ): { value: ValueObject; errors: null } | { value: null; errors: FieldError[] } {
-  const errors: FieldError[] = [];
+  let errors: FieldError[] | null = null;
   const out: ValueObject = {};
-  const input = source !== null && typeof source === 'object' && !Array.isArray(source) ? (source as Record<string, unknown>) : {};
-  for (const field of fields) {
-    const present = Object.hasOwn(input, field.name) && input[field.name] !== null && input[field.name] !== undefined;
-    if (!present) {
-      const dflt = field.decorators.find((d) => d.name === 'default');
-      if (dflt) setField(out, field.name, fromJson(dflt.args[0] ?? null));
-      else if (field.required) errors.push({ field: field.name, rule: 'required', message: 'is required' });
-      continue;
+  const input = (source !== null && typeof source === 'object' && !Array.isArray(source) ? source : {}) as ValueObject;
+  for (let f = 0; f < plan.length; f++) {
+    const field = plan[f]!;
+    const raw = Object.hasOwn(input, field.name) ? input[field.name] : undefined;
+    let value: Value | undefined;
+    if (raw === undefined || raw === null || (fromText && raw === '' && field.type !== 'text')) {
+      if (field.fallback !== undefined) value = field.fallback;
+      else {
+        if (field.required) (errors ??= []).push({ field: field.name, rule: 'required', message: 'is required' });
+        continue;
+      }
+    } else {
+      value = coerce(field.type, raw, fromText);
+      if (value === undefined) {
+        (errors ??= []).push({ field: field.name, rule: 'type', message: TYPE_MESSAGES[field.type] });
+        continue;
+      }
+      const rules = field.rules;
+      for (let r = 0; r < rules.length; r++) {
+        const rule = rules[r]!;
+        if (!rule.check(value, input)) (errors ??= []).push({ field: field.name, rule: rule.name, message: rule.message });
+      }
     }
-    const value = typed(field, input[field.name], fromText);
-    if (value === undefined) {
-      errors.push({ field: field.name, rule: 'type', message: TYPE_MESSAGES[field.type] ?? 'has the wrong type' });
-      continue;
-    }
-    for (const d of field.decorators) {
-      const validator = registry.validators.get(d.name)?.spec;
-      if (!validator || validator.check(value, d.args as Literal[], field.type)) continue;
-      errors.push({ field: field.name, rule: d.name, message: validator.message(d.args as Literal[], field.type) });
-    }
-    setField(out, field.name, value);
+    if (field.unsafeName) Object.defineProperty(out, field.name, { value, writable: true, enumerable: true, configurable: true });
+    else out[field.name] = value;
   }
-  return errors.length === 0 ? { value: out, errors: null } : { value: null, errors };
+  return errors === null ? { value: out, errors: null } : { value: null, errors };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Load time: resolve and check every decorator use
+
+function literalFits(value: Literal, type: ParamSpec['type']): boolean {
+  switch (type) {
+    case undefined:
+    case 'any':
+      return true;
+    case 'text':
+      return typeof value === 'string';
+    case 'int':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number';
+    case 'bool':
+      return typeof value === 'boolean';
+    default:
+      return false;
+  }
+}
+
+/** Arity and literal types of `args` against `params`; a message when they don't fit. */
+function argumentProblem(name: string, params: readonly ParamSpec[], args: readonly Literal[]): string | null {
+  const required = params.filter((p) => !p.optional && !p.rest).length;
+  const rest = params.find((p) => p.rest);
+  if (args.length < required || (!rest && args.length > params.length)) {
+    const expected = rest ? `at least ${required}` : required === params.length ? String(required) : `${required} to ${params.length}`;
+    return `@${name} takes ${expected} argument${expected === '1' ? '' : 's'}, got ${args.length}`;
+  }
+  for (let i = 0; i < args.length; i++) {
+    const param = params[Math.min(i, params.length - 1)]!;
+    if (!literalFits(args[i]!, param.type)) {
+      return `argument ${i + 1} (${param.name}) of @${name} must be ${param.type === 'int' ? 'an int' : param.type}, got ${typeName(args[i]!)}`;
+    }
+  }
+  return null;
+}
+
+interface PlanContext {
+  registry: PluginRegistry;
+  file: string;
+  diagnostics: Diagnostic[];
+}
+
+function report(ctx: PlanContext, code: string, message: string, at: { line: number; col: number }, hint?: string): void {
+  ctx.diagnostics.push(diagnostic(code, message, { file: ctx.file, line: at.line, col: at.col }, { hint }));
+}
+
+/** Compiles one field's decorators, reporting every problem. */
+function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, number> | null): FieldPlan {
+  const rules: Rule[] = [];
+  const uses: { d: DecoratorMeta; spec: ValidatorSpec; name: string }[] = [];
+  for (const d of field.decorators) {
+    const found = ctx.registry.validators.get(d.name);
+    if (!found) {
+      report(ctx, 'E_UNKNOWN_VALIDATOR', `unknown validator '@${d.name}'`, d, didYouMean(d.name, ctx.registry.validators.keys()));
+      continue;
+    }
+    const spec = found.spec;
+    const name = found.aliasOf ?? found.name;
+    if (!spec.types.includes(field.type)) {
+      report(ctx, 'E_VALIDATOR_TYPE', `@${d.name} does not apply to ${field.type} fields`, d, `it applies to ${spec.types.join(', ')}`);
+      continue;
+    }
+    const problem = argumentProblem(d.name, name === 'default' ? [{ name: 'value', type: 'any' }] : spec.params, d.args) ?? spec.checkArgs?.(d.args, field.type) ?? null;
+    if (problem !== null) {
+      report(ctx, 'E_VALIDATOR_ARGS', problem, d);
+      continue;
+    }
+    uses.push({ d, spec, name });
+  }
+
+  // Contradictory bounds: within one dimension, the largest minimum must not exceed the smallest maximum.
+  const bounds = new Map<string, { min: number; max: number; minAt: DecoratorMeta | null; maxAt: DecoratorMeta | null }>();
+  for (const { d, spec } of uses) {
+    for (const [dimension, b] of Object.entries(spec.bounds?.(d.args, field.type) ?? {})) {
+      const acc = bounds.get(dimension) ?? { min: -Infinity, max: Infinity, minAt: null, maxAt: null };
+      if (b?.min !== undefined && b.min > acc.min) Object.assign(acc, { min: b.min, minAt: d });
+      if (b?.max !== undefined && b.max < acc.max) Object.assign(acc, { max: b.max, maxAt: d });
+      bounds.set(dimension, acc);
+      if (acc.min > acc.max) {
+        report(ctx, 'E_CONTRADICTORY_BOUNDS', `@${d.name} contradicts @${(acc.minAt === d ? acc.maxAt : acc.minAt)!.name} on '${field.name}': no ${dimension} is at least ${acc.min} and at most ${acc.max}`, d);
+        break;
+      }
+    }
+  }
+
+  let fallback: Value | undefined;
+  let defaultAt: DecoratorMeta | null = null;
+  for (const { d, spec, name } of uses) {
+    if (name === 'default') {
+      defaultAt = d;
+      fallback = coerce(field.type, d.args[0] ?? null, false);
+      if (fallback === undefined) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(d.args[0])}) is not a ${field.type}`, d);
+      continue;
+    }
+    if (PRESENCE.has(name)) continue;
+    rules.push({ name: d.name, check: spec.build(d.args, field.type), message: spec.message(d.args, field.type) });
+    if (uploads !== null && spec.uploadLimit) uploads[field.name] = Math.min(uploads[field.name] ?? Infinity, spec.uploadLimit(d.args));
+  }
+  if (fallback !== undefined && defaultAt !== null) {
+    const refused = rules.find((r) => !r.check(fallback!, {}));
+    if (refused) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(defaultAt.args[0])}) fails @${refused.name} of its own field: ${refused.message}`, defaultAt);
+  }
+  if (uploads !== null && field.type === 'file' && uploads[field.name] === undefined) uploads[field.name] = DEFAULT_MAX_FILE_BYTES;
+  return { name: field.name, type: field.type, required: field.required, fallback, rules, unsafeName: field.name === '__proto__' };
+}
+
+/** Compiles the validation of every route; diagnostics are compile errors. */
+export function planValidation(
+  routes: readonly { meta: RouteMeta; file: string }[],
+  registry: PluginRegistry,
+): { plans: Map<RouteMeta, RouteValidation>; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
+  const plans = new Map<RouteMeta, RouteValidation>();
+  for (const { meta, file } of routes) {
+    if (meta.body === null && meta.query === null) continue;
+    const ctx: PlanContext = { registry, file, diagnostics };
+    const files: Record<string, number> = {};
+    const body = meta.body?.map((f) => planField(f, ctx, files)) ?? null;
+    const query = meta.query?.map((f) => planField(f, ctx, null)) ?? null;
+    for (const f of meta.query ?? []) {
+      if (f.type === 'file') report(ctx, 'E_VALIDATOR_TYPE', `query field '${f.name}' cannot be a file`, f);
+    }
+    plans.set(meta, { body, query, uploads: Object.keys(files).length > 0 ? { files } : undefined });
+  }
+  return { plans, diagnostics };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request time
+
 /** The VM's VALIDATE hook: section 0 validates the body into `body`, section 1 the query into `query`. */
-export function createValidateHook(registry: PluginRegistry) {
+export function createValidateHook(plans: ReadonlyMap<RouteMeta, RouteValidation>) {
   return (host: VmHost, route: RouteMeta, section: number): void | Halt => {
     const ctx = host as unknown as RequestContext;
-    const fields = section === 0 ? route.body : route.query;
-    if (fields === null) return;
-    const fromText = section === 1 || ctx.bodyKind === 'form';
-    const source = section === 0 ? ctx.request.body : ctx.request.query;
-    if (section === 0 && source !== null && (typeof source !== 'object' || Array.isArray(source))) {
-      return reject(ctx, [{ field: '', rule: 'type', message: 'the body must be an object' }]);
+    const plan = plans.get(route);
+    const fields = section === 0 ? plan?.body : plan?.query;
+    if (!fields) return;
+    if (section === 0) {
+      const source = ctx.request.body;
+      if (source !== null && (typeof source !== 'object' || Array.isArray(source))) {
+        return reject(ctx, [{ field: 'body', rule: 'type', message: 'must be an object' }]);
+      }
+      const result = validateFields(fields, source, ctx.bodyKind === 'form' || ctx.bodyKind === 'multipart');
+      if (result.errors !== null) return reject(ctx, result.errors);
+      ctx.body = result.value;
+    } else {
+      const result = validateFields(fields, ctx.request.query, true);
+      if (result.errors !== null) return reject(ctx, result.errors.map((e) => ({ ...e, field: `query.${e.field}` })));
+      ctx.setQueryValue(result.value);
     }
-    const result = validateFields(fields, source, fromText, registry);
-    if (result.errors !== null) return reject(ctx, result.errors.map((e) => (section === 1 ? { ...e, field: `query.${e.field}` } : e)));
-    if (section === 0) ctx.body = result.value;
-    else ctx.setQueryValue(result.value);
   };
 }
 
