@@ -203,6 +203,26 @@ export function decodeModule(bytes: Uint8Array, file?: string): CompiledModule {
 }
 
 /**
+ * Decodes a module rvm's own cache wrote: the envelope (magic, format, sha256 of the content)
+ * is checked, the structure is not walked. For `app/.rvm/cache` only, where the digest and the
+ * header (same compiler, same source hash, same plugins) already prove the bytes are what this
+ * compiler produced; bundles and anything handed in from outside go through decodeModule.
+ * Returns null when the envelope or the header does not match `expect`.
+ */
+export function decodeCachedModule(bytes: Uint8Array, expect: { compiler: string; sourceHash: string; plugins: string }): CompiledModule | null {
+  try {
+    const { header, body } = decodeEnvelope(bytes, ARTEFACT_MAGIC, 'module artefact');
+    const h = header as Record<string, unknown>;
+    if (h.compiler !== expect.compiler || h.sourceHash !== expect.sourceHash || h.plugins !== expect.plugins) return null;
+    const b = body as Omit<CompiledModule, 'header' | 'chunks'> & { chunks: (Omit<ChunkData, 'code' | 'lines'> & { code: Uint8Array; lines: Uint8Array })[] };
+    const chunks = b.chunks.map((c) => ({ ...c, code: int32sFromBytes(c.code, 'code'), lines: int32sFromBytes(c.lines, 'lines') }));
+    return { ...b, header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: expect.compiler, sourceHash: expect.sourceHash, plugins: expect.plugins }, chunks };
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Checks a module as decodeModule does (shapes, opcodes, operand ranges, chunk references) and
  * returns a clean copy; throws ArtefactError E_ARTEFACT_CORRUPT naming the first problem.
  */

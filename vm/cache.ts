@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { decodeModule, encodeModule } from './artefact.js';
+import { decodeCachedModule, encodeModule } from './artefact.js';
 import type { CompiledModule } from './module.js';
 
 /** The cache directory, relative to the app directory. */
@@ -41,10 +41,8 @@ export function cachePath(appDir: string, relFile: string): string {
 /** The cached module of `relFile` when it exists, decodes and matches `expect`; else null. */
 export function readCached(appDir: string, relFile: string, expect: CacheKey): CompiledModule | null {
   try {
-    const m = decodeModule(readFileSync(cachePath(appDir, relFile)));
-    const h = m.header;
-    const fresh = h.sourceHash === expect.sourceHash && h.compiler === expect.compiler && h.plugins === expect.plugins && m.file === relFile.split(sep).join('/');
-    return fresh ? m : null;
+    const m = decodeCachedModule(readFileSync(cachePath(appDir, relFile)), expect);
+    return m !== null && m.file === relFile.split(sep).join('/') ? m : null;
   } catch {
     return null;
   }

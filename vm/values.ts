@@ -86,12 +86,8 @@ export function toText(v: Value | undefined): string {
       return String(v);
   }
   if (v instanceof HostObject) return v.toText();
-  return JSON.stringify(v, jsonReplacer);
-}
-
-/** JSON.stringify replacer that lets host objects decide their JSON form. */
-export function jsonReplacer(_key: string, v: unknown): unknown {
-  return v instanceof HostObject ? v.toJSON() : v;
+  // Host objects inside lists and objects serialise through their toJSON, which JSON.stringify calls.
+  return JSON.stringify(v);
 }
 
 /** Structural equality: primitives by value, lists and objects field by field. */

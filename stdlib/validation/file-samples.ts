@@ -140,21 +140,24 @@ export function fileSamples(
   kinds: readonly FileKind[],
   options: { names?: Arbitrary<string>; maxPadding?: number } = {},
 ): Arbitrary<FileSample> {
-  const maxPadding = options.maxPadding ?? MAX_SAMPLE_PADDING;
-  return fc.constantFrom(...kinds).chain((kind) =>
+  const padding = fc.integer({ min: 0, max: options.maxPadding ?? MAX_SAMPLE_PADDING });
+  // One arbitrary per kind, built once: building arbitraries per sample (chain) is slow.
+  const perKind = kinds.map((kind) =>
     fc
-      .tuple(options.names ?? fileName(fc, kind.extensions), fc.integer({ min: 0, max: maxPadding }), fc.integer())
+      .tuple(options.names ?? fileName(fc, kind.extensions), padding, fc.integer())
       .map(([name, pad, seed]) => ({ name, bytes: fileBytes(kind, kind.head.length + pad, seed) })),
   );
+  return fc.oneof(...perKind);
 }
 
-/** Files of exactly `size` bytes (any kind whose head fits; zeros when none does), from the size arbitrary. */
+/** Files of exactly the sizes `sizes` yields (any kind whose head fits; zeros when none does). */
 export function filesOfSize(fc: FastCheck, sizes: Arbitrary<number>): Arbitrary<FileSample> {
-  return fc.tuple(sizes, fc.nat(), fc.integer()).chain(([size, pick, seed]) => {
-    const fitting = FILE_KINDS.filter((k) => k.head.length <= size);
-    if (fitting.length === 0) return fileStem(fc).map((stem) => ({ name: `${stem}.bin`, bytes: new Uint8Array(size) }));
-    const kind = fitting[pick % fitting.length]!;
-    return fileName(fc, kind.extensions).map((name) => ({ name, bytes: fileBytes(kind, size, seed) }));
+  const names = FILE_KINDS.map((kind) => fileName(fc, kind.extensions));
+  return fc.tuple(sizes, fc.nat(), fc.integer(), fc.tuple(...names), fileStem(fc)).map(([size, pick, seed, kindNames, stem]) => {
+    const fitting = FILE_KINDS.map((kind, i) => ({ kind, name: kindNames[i]! })).filter(({ kind }) => kind.head.length <= size);
+    if (fitting.length === 0) return { name: `${stem}.bin`, bytes: new Uint8Array(size) };
+    const { kind, name } = fitting[pick % fitting.length]!;
+    return { name, bytes: fileBytes(kind, size, seed) };
   });
 }
 

@@ -2,7 +2,7 @@
  * The response side: the draft a request builds, the one error body shape, and turning a draft
  * into the status, headers and bytes the transport writes.
  */
-import { HostObject, jsonReplacer, toText, RvmError } from '../values.js';
+import { toText, RvmError } from '../values.js';
 import type { BodyKind, ResponseDraft } from '../../plugins/sdk.js';
 import type { OutgoingResponse } from './types.js';
 
@@ -138,31 +138,9 @@ export function finalizeResponse(draft: ResponseDraft, method: string): Outgoing
   return { status, headers, body: method === 'HEAD' ? null : body };
 }
 
-/**
- * Nodes inspected looking for host objects before giving up and using the replacer anyway: the
- * replacer triples the cost of JSON.stringify, and typical bodies are small plain data.
- */
-const PLAIN_SCAN_BUDGET = 64;
-
-/** JSON text of a response value; host objects (records, secrets) serialise through their toJSON. */
+/** JSON text of a response value; host objects (records, secrets) serialise through their toJSON, which JSON.stringify calls itself. */
 export function stringifyJson(value: unknown): string {
-  const text = plainData(value, PLAIN_SCAN_BUDGET) >= 0 ? JSON.stringify(value) : JSON.stringify(value, jsonReplacer);
-  return text ?? 'null';
-}
-
-/** Budget left after walking `value`, or -1 when it holds a host object or the budget ran out. */
-function plainData(value: unknown, budget: number): number {
-  if (typeof value !== 'object' || value === null) return budget;
-  if (--budget < 0 || value instanceof HostObject) return -1;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length && budget >= 0; i++) budget = plainData(value[i], budget);
-    return budget;
-  }
-  for (const key in value) {
-    budget = plainData((value as Record<string, unknown>)[key], budget);
-    if (budget < 0) return -1;
-  }
-  return budget;
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** A response the runtime answers itself (404, 405, 413, 500, ...), with the error body. */
