@@ -13,7 +13,7 @@ import type { FieldType, Literal } from '../vm/ast.js';
 import type { JsonSchema } from '../vm/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
 
-export { HostObject, RvmError, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField } from '../vm/values.js';
+export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
 export { UploadedFile } from '../vm/runtime/upload.js';
 export type { FieldType, Literal } from '../vm/ast.js';
@@ -84,6 +84,21 @@ export interface AppSettings {
   readonly bodyLimit: number;
   readonly trustProxy: boolean;
   readonly config: Readonly<Record<string, unknown>>;
+  /** Secret files and the environment of this app. */
+  readonly secrets: SecretSource;
+}
+
+/** Where plugins read keys: `app/.secrets/NAME` files and the environment. */
+export interface SecretSource {
+  /**
+   * `.secrets/NAME` without its trailing newline, or null when absent. A name outside
+   * `[A-Za-z0-9._-]+` or a path leaving `.secrets/` (symlink) throws RvmError.
+   */
+  read(name: string): string | null;
+  /** An environment variable. */
+  env(name: string): string | undefined;
+  /** The app's signing secret: APP_SECRET, else `.secrets/app_secret`, generated there on first use. */
+  appSecret(): string;
 }
 
 /** A small key/value store for state plugins keep between requests (in-process by default). */
@@ -141,7 +156,7 @@ export interface GuardMeta {
 }
 
 /** fast-check, as the fuzzer and the property tests hand it to a validator's arbitraries. */
-export type FastCheck = typeof import('fast-check');
+export type FastCheck = typeof import('fast-check').default;
 export type Arbitrary<T> = import('fast-check').Arbitrary<T>;
 
 /** What an arbitrary produces for a `file` field: a file name and the bytes to upload. */

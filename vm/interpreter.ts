@@ -10,7 +10,9 @@ import {
   MAX_LIST_LENGTH,
   MAX_TEXT_LENGTH,
   RvmError,
+  SecretText,
   getField,
+  revealText,
   isTruthy,
   setField,
   toText,
@@ -180,6 +182,8 @@ function typeError(op: string, a: Value, b?: Value): RvmError {
 
 function add(a: Value, b: Value): Value {
   if (typeof a === 'number' && typeof b === 'number') return a + b;
+  // Text built from a secret is a secret.
+  if (a instanceof SecretText || b instanceof SecretText) return new SecretText(checkedText(revealText(a) + revealText(b)));
   if (typeof a === 'string' || typeof b === 'string') return checkedText(toText(a) + toText(b));
   if (Array.isArray(a) && Array.isArray(b)) {
     if (a.length + b.length > MAX_LIST_LENGTH) throw new RvmError(`a list of more than ${MAX_LIST_LENGTH} items`, 'list_too_long');
@@ -399,8 +403,13 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             const n = code[ip++]!;
             sp -= n;
             let text = '';
-            for (let i = 0; i < n; i++) text += toText(stack[sp + i]);
-            stack[sp++] = checkedText(text);
+            let secret = false;
+            for (let i = 0; i < n; i++) {
+              const part = stack[sp + i];
+              if (part instanceof SecretText) secret = true;
+              text += revealText(part);
+            }
+            stack[sp++] = secret ? new SecretText(checkedText(text)) : checkedText(text);
             break;
           }
           case Op.ADD: {

@@ -35,6 +35,43 @@ export abstract class HostObject {
   }
 }
 
+/**
+ * A secret value (from `secret()`, `env()` of a secret, or text built from one). It shows as
+ * `[secret]` in logs, error pages, JSON and concatenation with other text — concatenating keeps
+ * it secret — and only natives that take keys `reveal` it.
+ */
+export class SecretText extends HostObject {
+  readonly typeName = 'secret';
+  readonly #value: string;
+
+  constructor(value: string) {
+    super();
+    this.#value = value;
+  }
+
+  /** The real text; for natives that take keys, never for output. */
+  reveal(): string {
+    return this.#value;
+  }
+
+  get(_key: string): Value | undefined {
+    return undefined;
+  }
+
+  toJSON(): unknown {
+    return '[secret]';
+  }
+
+  override toText(): string {
+    return '[secret]';
+  }
+}
+
+/** The real text of a secret, or the text form of any other value. */
+export function revealText(v: Value | undefined): string {
+  return v instanceof SecretText ? v.reveal() : toText(v);
+}
+
 /** A runtime error raised by an operation or a native. `code` ends up in logs and dev bodies. */
 export class RvmError extends Error {
   constructor(
@@ -94,6 +131,9 @@ export function toText(v: Value | undefined): string {
 export function valuesEqual(a: Value | undefined, b: Value | undefined): boolean {
   if (a === b) return true;
   if (a === null || b === null || a === undefined || b === undefined) return false;
+  if (a instanceof SecretText || b instanceof SecretText) {
+    return (typeof a === 'string' || a instanceof SecretText) && (typeof b === 'string' || b instanceof SecretText) && revealText(a) === revealText(b);
+  }
   if (typeof a !== 'object' || typeof b !== 'object') return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;

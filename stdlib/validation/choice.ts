@@ -57,6 +57,7 @@ function outsideOf(fc: FastCheck, args: readonly Literal[], type: FieldType): Ar
 
 const VALUES: ValidatorSpec['params'] = [{ name: 'values', type: 'any', rest: true, doc: 'The listed values, literals of the field type.' }];
 
+/** `@one_of` and `@not_one_of`. */
 export const CHOICE_VALIDATORS: ValidatorTable = {
   one_of: {
     types: CHOICE_TYPES,

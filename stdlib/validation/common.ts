@@ -39,13 +39,13 @@ export function codePoints(s: string): number {
   return n;
 }
 
-/** The first argument as a number (callers run after the engine checked its type). */
+/** Argument `i` as a number, NaN when it is not one (callers run after the engine checked types). */
 export function numArg(args: readonly Literal[], i = 0): number {
   const v = args[i];
   return typeof v === 'number' ? v : Number.NaN;
 }
 
-/** The first argument as text. */
+/** Argument `i` as text, '' when it is not text. */
 export function textArg(args: readonly Literal[], i = 0): string {
   const v = args[i];
   return typeof v === 'string' ? v : '';

@@ -65,6 +65,7 @@ function describeBound(name: string, arg: string): string {
   return `must be ${name} ${arg}`;
 }
 
+/** `@date`, `@datetime`, `@before` and `@after`. */
 export const DATE_VALIDATORS: ValidatorTable = {
   date: {
     types: ['text'],

@@ -65,6 +65,7 @@ function orList(items: readonly string[]): string {
   return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
 }
 
+/** `@image`, `@document`, `@mime`, `@max_size` and `@extension`. */
 export const FILE_VALIDATORS: ValidatorTable = {
   image: {
     types: FILE,
@@ -148,7 +149,7 @@ export const FILE_VALIDATORS: ValidatorTable = {
   extension: {
     types: FILE,
     params: [{ name: 'extensions', type: 'text', rest: true, doc: "Allowed extensions, with or without the dot: 'pdf', '.png', 'tar.gz'." }],
-    doc: "The upload's file name ends in one of the given extensions (case-insensitive). The name is the client's: pair it with @image, @document or @mime to judge the content.",
+    doc: "The upload's file name ends in one of the given extensions, case-insensitive (the name is the client's claim: pair it with @image, @document or @mime).",
     checkArgs: (args) => {
       if (args.length === 0) return '@extension needs at least one extension';
       const bad = args.find((a) => typeof a !== 'string' || !EXTENSION.test(a));

@@ -168,6 +168,7 @@ const LENGTHS: readonly FieldType[] = ['text', 'list'];
 const N = (doc: string): ValidatorSpec['params'] => [{ name: 'n', type: 'number', doc }];
 const COUNT = (doc: string): ValidatorSpec['params'] => [{ name: 'n', type: 'int', doc }];
 
+/** `@min`, `@max`, `@range`, `@minLength`, `@maxLength` and `@length`. */
 export const LENGTH_VALIDATORS: ValidatorTable = {
   min: bounded('min', MEASURED, N('The smallest value, length or item count allowed.'),
     'At least n: numbers by value, text by length in characters, lists by item count (inclusive).',

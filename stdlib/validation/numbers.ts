@@ -82,6 +82,7 @@ function rejects(fc: FastCheck, n: number, type: FieldType): Arbitrary<unknown> 
     .filter((v) => Number.isFinite(v) && !isMultipleOf(v, n));
 }
 
+/** `@multiple_of`. */
 export const NUMBER_VALIDATORS: ValidatorTable = {
   multiple_of: {
     types: ['int', 'number'],

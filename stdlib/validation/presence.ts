@@ -22,6 +22,7 @@ function otherField(input: ValueObject, name: string): Value | undefined {
   return input !== null && typeof input === 'object' && Object.hasOwn(input, name) ? input[name] : undefined;
 }
 
+/** `@required`, `@default` and `@same`. */
 export const PRESENCE_VALIDATORS: ValidatorTable = {
   required: {
     types: ALL_TYPES,

@@ -27,7 +27,7 @@ const NUMERIC = /^[0-9]+$/;
 const HEX = /^[0-9a-fA-F]+$/;
 /** RFC 4648 §4: the standard alphabet, padded to a multiple of 4 characters. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-export const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** The `@regex` pattern compiled as JSON Schema (and ajv) compile `pattern`: Unicode mode, search semantics. */
 function compile(source: string): RegExp | string {
@@ -126,6 +126,7 @@ const TEXT: readonly FieldType[] = ['text'];
 const NON_EMPTY = (name: string) => (args: readonly Literal[]) =>
   typeof args[0] === 'string' && args[0] !== '' ? null : `@${name} needs non-empty text, got ${showLiteral(args[0] ?? null)}`;
 
+/** The text-shape validators of this module. */
 export const TEXT_VALIDATORS: ValidatorTable = {
   regex: {
     types: TEXT,

@@ -4,6 +4,7 @@
  */
 import { HALT } from '../../plugins/sdk.js';
 import type { AppSettings, BodyKind, CallContext, Halt, RequestInfo, ResponseDraft, Value } from '../../plugins/sdk.js';
+import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { defaultErrorCode, defaultErrorMessage } from '../../vm/runtime/response.js';
 
 export interface FakeContext extends CallContext {
@@ -13,7 +14,7 @@ export interface FakeContext extends CallContext {
 }
 
 /** Settings of an app loaded from nowhere, in dev mode. */
-export const TEST_APP: AppSettings = { dir: null, dev: true, bodyLimit: 1024 * 1024, trustProxy: false, config: {} };
+export const TEST_APP: AppSettings = { dir: null, dev: true, bodyLimit: 1024 * 1024, trustProxy: false, config: {}, secrets: createSecretSource(null, {}) };
 
 function draft(): ResponseDraft {
   const headers = new Map<string, string | string[]>();

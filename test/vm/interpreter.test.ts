@@ -5,7 +5,7 @@ import { execute, FUEL_BUDGET, MAX_CALL_DEPTH, VmError } from '../../vm/interpre
 import type { ChunkData } from '../../vm/module.js';
 import type { Program, VmHost } from '../../vm/program.js';
 import { HALT, type NativeFn } from '../../plugins/sdk.js';
-import type { Value } from '../../vm/values.js';
+import { SecretText, toText, type Value } from '../../vm/values.js';
 
 /** A hand-assembled chunk; every instruction is reported at line = its index + 1. */
 function chunk(code: number[], options: Partial<ChunkData> = {}): ChunkData {
@@ -147,6 +147,16 @@ describe('interpreter', () => {
     assert.equal(Object.getPrototypeOf(o), Object.prototype);
     assert.equal(Object.getOwnPropertyDescriptor(o, '__proto__')?.value, 'x');
     assert.equal(({} as Record<string, unknown>).x, undefined);
+  });
+
+  test('text built from a secret stays secret', () => {
+    const natives: NativeFn[] = [() => new SecretText('s3cr3t')];
+    // 'Bearer ' + secret, then "${that}!" through TEMPLATE
+    const c = chunk([Op.CONST, 0, Op.CALL_NATIVE, 0, 0, Op.ADD, Op.CONST, 1, Op.TEMPLATE, 2, Op.RETURN], { consts: ['Bearer ', '!'] });
+    const result = execute(program([c], natives), 0, [], host);
+    assert.ok(result instanceof SecretText);
+    assert.equal(result.reveal(), 'Bearer s3cr3t!');
+    assert.equal(toText(result), '[secret]');
   });
 
   test('type errors name the operand types', () => {

@@ -56,6 +56,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     run: async (args: ParsedArgs) => (await import('./routes.js')).routesCommand(args),
   },
   {
+    name: 'validators',
+    args: '[DIR]',
+    minArgs: 0,
+    maxArgs: 1,
+    summary: 'list every validator with its field types, arguments and description',
+    description:
+      'Prints every validator the standard plugins register (name, aliases, arguments with their types, the field types it applies to,\n' +
+      'its description and plugin), then their count. With DIR, the plugins listed in DIR/rvm.config.json are included.',
+    flags: [],
+    run: async (args: ParsedArgs) => (await import('./validators.js')).validatorsCommand(args),
+  },
+  {
     name: 'disasm',
     args: 'FILE',
     minArgs: 1,

@@ -224,17 +224,27 @@ export class App implements AppHandle {
   }
 
   execute(ctx: RequestContext, target: RouteTarget): void | Promise<void> {
-    return target.middleware.length === 0 ? this.run(ctx, target.chunk) : this.runMiddleware(ctx, target, 0);
+    const route = (): void | Promise<void> => this.run(ctx, target.chunk);
+    return target.middleware.length === 0 ? route() : this.runMiddleware(ctx, target.middleware, 0, route);
   }
 
-  /** Middleware level `level` of the route's chain; past the last level, the route itself. */
-  private runMiddleware(ctx: RequestContext, target: RouteTarget, level: number): void | Promise<void> {
-    if (level === target.middleware.length) return this.run(ctx, target.chunk);
+  preflight(ctx: RequestContext, target: RouteTarget, allowed: readonly string[]): void | Promise<void> {
+    // The path's middleware runs, so CORS (set_cors_headers) can answer the preflight there.
+    const answer = (): void => {
+      ctx.response.setHeader('allow', allowed.join(', '));
+      ctx.respond(204, null, 'empty');
+    };
+    return this.runMiddleware(ctx, target.middleware, 0, answer);
+  }
+
+  /** Middleware `level` of a chain; past the last level, `final` (the route, or the preflight answer). */
+  private runMiddleware(ctx: RequestContext, chain: readonly number[], level: number, final: () => void | Promise<void>): void | Promise<void> {
+    if (level === chain.length) return final();
     let called = false;
     const next = (): Value | Promise<Value> => {
       if (called) throw new RvmError('next() was already called in this middleware', 'next_called_twice');
       called = true;
-      const inner = this.runMiddleware(ctx, target, level + 1);
+      const inner = this.runMiddleware(ctx, chain, level + 1, final);
       // The inner levels replaced ctx.nextHandler with their own; give this level its own back.
       const restore = (): Value => {
         ctx.nextHandler = next;
@@ -246,9 +256,9 @@ export class App implements AppHandle {
     // A middleware that neither answers nor calls next() lets the request through.
     const after = (): void | Promise<void> => {
       ctx.nextHandler = null;
-      if (!called && !ctx.response.answered) return this.runMiddleware(ctx, target, level + 1);
+      if (!called && !ctx.response.answered) return this.runMiddleware(ctx, chain, level + 1, final);
     };
-    const result = this.run(ctx, target.middleware[level]!);
+    const result = this.run(ctx, chain[level]!);
     return result instanceof Promise ? result.then(after) : after();
   }
 

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppSettings } from '../../plugins/sdk.js';
+import { createSecretSource } from './secrets.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
 
 
@@ -92,7 +93,7 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
 
   if (overrides.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(overrides.bodyLimit, 'bodyLimit');
   if (overrides.trustProxy !== undefined) trustProxy = overrides.trustProxy;
-  return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, config: Object.freeze(config) });
+  return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, config: Object.freeze(config), secrets: createSecretSource(appDir, env) });
 }
 
 /** The parsed config object; `{}` when the file does not exist. */

@@ -75,6 +75,7 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
   const match = app.router.match(incoming.method, path);
   if (match.kind === 'not_found') return errorResponse(404, 'not_found', 'Not found');
   if (match.kind === 'method_not_allowed') {
+    if (incoming.method === 'OPTIONS') return preflight(app, incoming, path, rawQuery, match.allowed);
     return errorResponse(405, 'method_not_allowed', `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
   }
   if (!hasBody(incoming)) return run(app, incoming, path, rawQuery, match, NO_BODY);
@@ -128,6 +129,18 @@ function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, err: HttpE
 function run(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, match: Found, body: ParsedBody): Result {
   const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, body);
   const pending = app.execute(ctx, match.value);
+  if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, incoming.method));
+  return finalizeResponse(ctx.response, incoming.method);
+}
+
+/** OPTIONS without an OPTIONS route: the path's middleware may answer (CORS preflight), else 204 + Allow. */
+function preflight(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, allowed: string[]): Result {
+  const methods = allowed.includes('OPTIONS') ? allowed : [...allowed, 'OPTIONS'].sort();
+  // Any route of the path gives the middleware chain and the params: they share the folder.
+  const some = app.router.match(allowed[0]!, path);
+  if (some.kind !== 'found') return errorResponse(404, 'not_found', 'Not found');
+  const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY);
+  const pending = app.preflight(ctx, some.value, methods);
   if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, incoming.method));
   return finalizeResponse(ctx.response, incoming.method);
 }

@@ -76,4 +76,9 @@ export interface AppHandle {
   builtin(request: IncomingRequest, path: string): OutgoingResponse | Promise<OutgoingResponse> | null;
   /** Runs middleware → guards → validation → handler for a matched route, filling ctx.response. */
   execute(ctx: RequestContext, target: RouteTarget): void | Promise<void>;
+  /**
+   * OPTIONS on a path that has routes but no OPTIONS route: runs the path's middleware (where
+   * CORS answers preflight); when nothing answers, 204 with `Allow`.
+   */
+  preflight(ctx: RequestContext, target: RouteTarget, allowed: readonly string[]): void | Promise<void>;
 }

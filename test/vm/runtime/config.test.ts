@@ -16,7 +16,9 @@ describe('loadSettings', () => {
   test('defaults without a file', () => {
     const dir = appWith(null);
     const s = loadSettings(dir, { env: {} });
-    assert.deepEqual({ ...s, config: { ...s.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, config: {} });
+    const { secrets, ...plain } = s;
+    assert.deepEqual({ ...plain, config: { ...plain.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, config: {} });
+    assert.equal(secrets.read('missing'), null);
     assert.equal(loadSettings(null, { env: {}, dev: true }).dev, true);
   });
 

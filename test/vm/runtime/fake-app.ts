@@ -10,6 +10,7 @@ import { captureLogger, type CaptureLogger } from '../../../vm/runtime/log.js';
 import { createRouter } from '../../../vm/runtime/router.js';
 import { createMemoryStore } from '../../../vm/runtime/store.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget } from '../../../vm/runtime/types.js';
+import { createSecretSource } from '../../../vm/runtime/secrets.js';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
 
 export type FakeHandler = (ctx: RequestContext) => void | Promise<void>;
@@ -25,7 +26,7 @@ export function segments(path: string): PathSegment[] {
 }
 
 export function settings(over: Partial<AppSettings> = {}): AppSettings {
-  return { dir: null, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, config: {}, ...over };
+  return { dir: null, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, config: {}, secrets: createSecretSource(null, {}), ...over };
 }
 
 export interface FakeApp extends AppHandle {
@@ -61,6 +62,10 @@ export function fakeApp(
     builtin: options.builtin ?? (() => null),
     execute(ctx, target) {
       return handlers[target.chunk](ctx);
+    },
+    preflight(ctx, _target, allowed) {
+      ctx.response.setHeader('allow', allowed.join(', '));
+      ctx.respond(204, null, 'empty');
     },
   };
   return app;
