@@ -180,7 +180,7 @@ export function encode(v: unknown, type: FieldType, transport: Transport): Wire 
  * the transport cannot carry it, or would change it on the way (then it would test the
  * transport, not the validators). A value of the wrong type is kept: refusing it is a finding.
  */
-function sampleOf(v: unknown, type: FieldType, transport: Transport): Sample | null {
+export function sampleOf(v: unknown, type: FieldType, transport: Transport): Sample | null {
   const wire = encode(v, type, transport);
   if (wire === null) return null;
   const raw = arrival(wire, transport);

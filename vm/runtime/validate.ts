@@ -59,7 +59,7 @@ export interface RouteValidation {
 
 const PRESENCE = new Set(['required', 'default']);
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})$/;
+const ISO_DATETIME = /^(\d{4}-\d{2}-\d{2})[Tt ]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?([Zz]|[+-]([01]\d|2[0-3]):?[0-5]\d)$/;
 const INT_TEXT = /^[+-]?\d+$/;
 const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
@@ -109,8 +109,10 @@ export function coerce(type: FieldType, raw: unknown, fromText: boolean): Value 
       return raw !== null && typeof raw === 'object' && !Array.isArray(raw) && !(raw instanceof UploadedFile) ? fromJson(raw) : undefined;
     case 'date':
       return typeof raw === 'string' && validDate(raw) ? raw : undefined;
-    case 'datetime':
-      return typeof raw === 'string' && ISO_DATETIME.test(raw) && !Number.isNaN(Date.parse(raw.replace(' ', 'T'))) ? raw : undefined;
+    case 'datetime': {
+      const m = typeof raw === 'string' ? ISO_DATETIME.exec(raw) : null;
+      return m !== null && validDate(m[1]!) ? (raw as string) : undefined;
+    }
     case 'file':
       return raw instanceof UploadedFile ? raw : undefined;
   }
@@ -137,32 +139,49 @@ export function validateFields(
   let errors: FieldError[] | null = null;
   const out: ValueObject = {};
   const input = (source !== null && typeof source === 'object' && !Array.isArray(source) ? source : {}) as ValueObject;
+  // Pass 1: presence and type, so that pass 2's rules see every field typed (`@same` looks at others).
+  let checked = 0;
   for (let f = 0; f < plan.length; f++) {
     const field = plan[f]!;
     const raw = Object.hasOwn(input, field.name) ? input[field.name] : undefined;
     let value: Value | undefined;
     if (raw === undefined || raw === null || (fromText && raw === '' && field.type !== 'text')) {
-      if (field.fallback !== undefined) value = field.fallback;
-      else {
+      if (field.fallback === undefined) {
         if (field.required) (errors ??= []).push({ field: field.name, rule: 'required', message: 'is required' });
         continue;
       }
+      value = field.fallback;
     } else {
       value = coerce(field.type, raw, fromText);
       if (value === undefined) {
         (errors ??= []).push({ field: field.name, rule: 'type', message: TYPE_MESSAGES[field.type] });
         continue;
       }
-      const rules = field.rules;
-      for (let r = 0; r < rules.length; r++) {
-        const rule = rules[r]!;
-        if (!rule.check(value, input)) (errors ??= []).push({ field: field.name, rule: rule.name, message: rule.message });
-      }
+      if (field.rules.length > 0) checked |= 1;
     }
     if (field.unsafeName) Object.defineProperty(out, field.name, { value, writable: true, enumerable: true, configurable: true });
     else out[field.name] = value;
   }
-  return errors === null ? { value: out, errors: null } : { value: null, errors };
+  // Pass 2: the rules of every field that arrived (a default is already known to pass them).
+  if (checked !== 0) {
+    for (let f = 0; f < plan.length; f++) {
+      const field = plan[f]!;
+      const rules = field.rules;
+      if (rules.length === 0) continue;
+      const raw = Object.hasOwn(input, field.name) ? input[field.name] : undefined;
+      if (raw === undefined || raw === null || !Object.hasOwn(out, field.name) || out[field.name] === field.fallback) continue;
+      const value = out[field.name]!;
+      for (let r = 0; r < rules.length; r++) {
+        const rule = rules[r]!;
+        if (!rule.check(value, out)) (errors ??= []).push({ field: field.name, rule: rule.name, message: rule.message });
+      }
+    }
+  }
+  if (errors === null) return { value: out, errors: null };
+  // Failures in declaration order, whichever pass found them.
+  const order = new Map(plan.map((field, i) => [field.name, i]));
+  errors.sort((a, b) => order.get(a.field)! - order.get(b.field)!);
+  return { value: null, errors };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -257,7 +276,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
   for (const { d, spec, name } of uses) {
     if (name === 'default') {
       defaultAt = d;
-      fallback = coerce(field.type, d.args[0] ?? null, false);
+      fallback = d.args[0] === null ? null : coerce(field.type, d.args[0] ?? null, false);
       if (fallback === undefined) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(d.args[0])}) is not a ${field.type}`, d);
       continue;
     }
@@ -265,7 +284,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
     rules.push({ name: d.name, check: spec.build(d.args, field.type), message: spec.message(d.args, field.type) });
     if (uploads !== null && spec.uploadLimit) uploads[field.name] = Math.min(uploads[field.name] ?? Infinity, spec.uploadLimit(d.args));
   }
-  if (fallback !== undefined && defaultAt !== null) {
+  if (fallback !== undefined && fallback !== null && defaultAt !== null) {
     const refused = rules.find((r) => !r.check(fallback!, {}));
     if (refused) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(defaultAt.args[0])}) fails @${refused.name} of its own field: ${refused.message}`, defaultAt);
   }
