@@ -480,26 +480,30 @@ function readRoute(v: unknown, at: string, chunkOf: (v: unknown, kind: ChunkKind
     }),
     body: readFields(o.body, `${at}.body`),
     query: readFields(o.query, `${at}.query`),
-    responses: list(o.responses, `${at}.responses`).map((r, i): ResponseMeta => {
-      const res = record(r, `${at}.responses[${i}]`);
-      const rat = `${at}.responses[${i}]`;
-      return {
-        status: int(res.status, `${rat}.status`, 100, 599),
-        source: str(res.source, `${rat}.source`),
-        contentType: oneOf(res.contentType, CONTENT_TYPES, `${rat}.contentType`),
-        schema: record(jsonData(res.schema, `${rat}.schema`), `${rat}.schema`) as JsonSchema,
-        line: int(res.line, `${rat}.line`),
-      };
-    }),
+    responses: readResponses(o.responses, `${at}.responses`),
     doc: strOrNull(o.doc, `${at}.doc`),
     line: int(o.line, `${at}.line`),
     col: int(o.col, `${at}.col`),
   };
 }
 
+function readResponses(v: unknown, at: string): ResponseMeta[] {
+  return list(v, at).map((r, i): ResponseMeta => {
+    const rat = `${at}[${i}]`;
+    const res = record(r, rat);
+    return {
+      status: int(res.status, `${rat}.status`, 100, 599),
+      source: str(res.source, `${rat}.source`),
+      contentType: oneOf(res.contentType, CONTENT_TYPES, `${rat}.contentType`),
+      schema: record(jsonData(res.schema, `${rat}.schema`), `${rat}.schema`) as JsonSchema,
+      line: int(res.line, `${rat}.line`),
+    };
+  });
+}
+
 function readCallable(v: unknown, at: string, chunkOf: (v: unknown, at: string) => number): CallableMeta {
   const o = record(v, at);
-  return {
+  const meta: CallableMeta = {
     name: str(o.name, `${at}.name`),
     chunk: chunkOf(o.chunk, `${at}.chunk`),
     params: list(o.params, `${at}.params`).map((p, i) => str(p, `${at}.params[${i}]`)),
@@ -507,6 +511,8 @@ function readCallable(v: unknown, at: string, chunkOf: (v: unknown, at: string) 
     line: int(o.line, `${at}.line`),
     col: int(o.col, `${at}.col`),
   };
+  if (o.responses !== undefined) meta.responses = readResponses(o.responses, `${at}.responses`);
+  return meta;
 }
 
 function readType(v: unknown, at: string): TypeMeta {

@@ -63,7 +63,8 @@ export function fieldMetas(fields: readonly FieldDecl[], reporter: Reporter): Fi
       name: field.name,
       type,
       optional: field.optional,
-      required: !field.optional && !defaulted,
+      // `@required` insists even on a `name?:` field; otherwise `?` or a default makes it optional.
+      required: decorators.some((d) => d.name === 'required') || (!field.optional && !defaulted),
       decorators,
       doc: field.doc,
       line: field.line,

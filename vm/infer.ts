@@ -83,6 +83,13 @@ export function inferResponses(route: RouteDecl, context: InferContext): Respons
   return merge(entries);
 }
 
+/** The responses a `guard_definition` body can answer with (its `fail`s and response helpers). */
+export function inferGuardResponses(body: readonly Stmt[], context: InferContext): ResponseMeta[] {
+  const walker = new Walker(context);
+  walker.block(body);
+  return merge(walker.entries);
+}
+
 /** Whether control can never fall off the end of these statements (judged on the last one). */
 function endsHandler(body: readonly Stmt[]): boolean {
   const last = body[body.length - 1];

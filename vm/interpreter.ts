@@ -83,65 +83,21 @@ class Fiber {
   fuel = FUEL_BUDGET;
   pendingError: unknown = undefined;
   constructor(
-    public program: Program,
-    public host: VmHost,
+    readonly program: Program,
+    readonly host: VmHost,
   ) {}
-}
-
-/** Finished fibers kept for reuse: one request allocates no stack, frame list or handler list. */
-const FIBER_POOL: Fiber[] = [];
-/** Fibers kept at most: enough for a middleware chain's nested executions. */
-const FIBER_POOL_SIZE = 32;
-/** A fiber whose stack grew past this (deep recursion) is dropped rather than cleared and kept. */
-const POOLED_STACK_LIMIT = 1024;
-
-function acquire(program: Program, host: VmHost): Fiber {
-  const fiber = FIBER_POOL.pop();
-  if (fiber === undefined) return new Fiber(program, host);
-  fiber.program = program;
-  fiber.host = host;
-  fiber.fuel = FUEL_BUDGET;
-  return fiber;
-}
-
-function release(fiber: Fiber): void {
-  if (fiber.stack.length > POOLED_STACK_LIMIT || FIBER_POOL.length >= FIBER_POOL_SIZE) return;
-  // Drop every reference the execution held, so a pooled fiber keeps nothing alive.
-  fiber.stack.fill(null);
-  fiber.frames.length = 0;
-  fiber.handlers.length = 0;
-  fiber.pendingError = undefined;
-  fiber.sp = 0;
-  FIBER_POOL.push(fiber);
 }
 
 /** Runs chunk `chunkIndex` with `args`; returns its value, HALT when the request was answered, or a Promise of either. */
 export function execute(program: Program, chunkIndex: number, args: readonly Value[], host: VmHost): Value | Halt | Promise<Value | Halt> {
   const chunk = program.chunks[chunkIndex]!;
-  const fiber = acquire(program, host);
+  const fiber = new Fiber(program, host);
   const stack = fiber.stack;
   for (let i = 0; i < args.length; i++) stack[i] = args[i]!;
   for (let i = args.length; i < chunk.data.slots; i++) stack[i] = null;
   fiber.sp = chunk.data.slots;
   fiber.frames.push({ chunk, ip: 0, base: 0 });
-  let result: Value | Halt | Promise<Value | Halt>;
-  try {
-    result = run(fiber);
-  } catch (e) {
-    release(fiber);
-    throw e;
-  }
-  if (result instanceof Promise) {
-    return result.then(
-      (v) => (release(fiber), v),
-      (e: unknown) => {
-        release(fiber);
-        throw e;
-      },
-    );
-  }
-  release(fiber);
-  return result;
+  return run(fiber);
 }
 
 /** Line of the instruction at or before `offset`, from the chunk's (offset, line, col) triples. */

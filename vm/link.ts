@@ -5,11 +5,29 @@
  */
 import { Op, INSTRUCTION_SIZE } from './opcodes.js';
 import { diagnostic, didYouMean, type Diagnostic } from './diagnostics.js';
-import type { CallRef, CompiledModule, RouteMeta } from './module.js';
+import type { CallableMeta, CallRef, CompiledModule, JsonSchema, RouteMeta } from './module.js';
+import type { Literal } from './ast.js';
+import { defaultErrorCode } from './runtime/response.js';
 import type { LinkedChunk, Program, ValidateHook } from './program.js';
-import type { NativeFn, ParamSpec, Value } from '../plugins/sdk.js';
+import type { ErrorResponseSpec, NativeFn, ParamSpec, Value } from '../plugins/sdk.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { UploadSpec } from './runtime/types.js';
+
+/** A guard of a route as the reference shows it: what it is, what it takes and how it can answer. */
+export interface ResolvedGuard {
+  name: string;
+  args: Literal[];
+  mode: 'required' | 'optional';
+  /** `plugin`: registered by a plugin; `app`: a `guard_definition` of the app. */
+  source: 'plugin' | 'app';
+  /** The plugin that registers it, or the `file:line` of its guard_definition. */
+  origin: string;
+  doc: string | null;
+  /** OpenAPI security scheme, for guards that authenticate. */
+  security?: { name: string; scheme: JsonSchema };
+  /** The error responses it can end the request with. */
+  responses: ErrorResponseSpec[];
+}
 
 /** A route ready for the router: its metadata, file and linked chunk indices. */
 export interface LinkedRoute {
@@ -17,6 +35,8 @@ export interface LinkedRoute {
   file: string;
   chunk: number;
   middleware: number[];
+  /** Its guards in written order, resolved against the app and the plugins. */
+  guards: ResolvedGuard[];
   /** Filled by the validation engine when the route takes file uploads. */
   uploads?: UploadSpec;
 }
@@ -34,6 +54,7 @@ interface Callable {
   arity: number;
   file: string;
   line: number;
+  meta: CallableMeta;
 }
 
 /** The folder of a `_middleware.rvm` (`''` for the app root), or null for other files. */
@@ -94,12 +115,12 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     for (const t of m.types) if (declare(t.name, 'type', m.file, t.line, t.col)) typeNames.set(t.name, `${m.file}:${t.line}`);
     for (const f of m.functions) {
       if (declare(f.name, 'fn', m.file, f.line, f.col)) {
-        callables.set(f.name, { kind: 'fn', chunk: offset + f.chunk, arity: f.params.length, file: m.file, line: f.line });
+        callables.set(f.name, { kind: 'fn', chunk: offset + f.chunk, arity: f.params.length, file: m.file, line: f.line, meta: f });
       }
     }
     for (const g of m.guards) {
       if (declare(g.name, 'guard_definition', m.file, g.line, g.col)) {
-        callables.set(g.name, { kind: 'guard', chunk: offset + g.chunk, arity: g.params.length, file: m.file, line: g.line });
+        callables.set(g.name, { kind: 'guard', chunk: offset + g.chunk, arity: g.params.length, file: m.file, line: g.line, meta: g });
       }
     }
   }
@@ -203,8 +224,47 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     const chain = folderChain(m.file)
       .map((f) => middlewareOf.get(f))
       .filter((c): c is number => c !== undefined);
-    for (const r of m.routes) routes.push({ meta: r, file: m.file, chunk: offsets[i]! + r.chunk, middleware: chain });
+    for (const r of m.routes) {
+      const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, chunks, registry));
+      routes.push({ meta: r, file: m.file, chunk: offsets[i]! + r.chunk, middleware: chain, guards });
+    }
   });
 
   return { program: { chunks, natives, nativeNames, validate }, routes, diagnostics };
+}
+
+/** What the reference shows of one guard use: a plugin's meta, or what a guard_definition's body can answer. */
+function resolveGuard(
+  name: string,
+  args: Literal[],
+  mode: 'required' | 'optional',
+  callables: ReadonlyMap<string, Callable>,
+  chunks: readonly LinkedChunk[],
+  registry: PluginRegistry,
+): ResolvedGuard {
+  const own = callables.get(name);
+  if (own && own.kind === 'guard') {
+    const responses: ErrorResponseSpec[] = (own.meta.responses ?? []).map((r) => ({
+      status: r.status,
+      code: defaultErrorCode(r.status),
+      description: `${r.source} on line ${r.line}`,
+    }));
+    // Natives the guard calls may end the request too (auth_user() answers 401).
+    for (const ref of chunks[own.chunk]!.data.refs) {
+      for (const spec of (ref.kind === 'call' && registry.natives.get(ref.name)?.meta.responses) || []) responses.push(spec);
+    }
+    return { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
+  }
+  const plugin = registry.guards.get(name);
+  const guard: ResolvedGuard = { name, args, mode, source: 'plugin', origin: plugin?.plugin ?? '', doc: plugin?.meta.doc ?? null, responses: [...(plugin?.meta.responses ?? [])] };
+  if (plugin?.meta.security) guard.security = plugin.meta.security;
+  // An optional guard never rejects.
+  if (mode === 'optional') guard.responses = [];
+  return guard;
+}
+
+function dedupe(responses: ErrorResponseSpec[]): ErrorResponseSpec[] {
+  const seen = new Map<string, ErrorResponseSpec>();
+  for (const r of responses) if (!seen.has(`${r.status} ${r.code}`)) seen.set(`${r.status} ${r.code}`, r);
+  return [...seen.values()];
 }

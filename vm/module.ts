@@ -6,7 +6,7 @@
 import type { FieldType, HttpMethod, Literal, PathSegment } from './ast.js';
 
 /** Bumped whenever the shape of CompiledModule or the meaning of an opcode changes. */
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -124,6 +124,8 @@ export interface CallableMeta {
   doc: string | null;
   line: number;
   col: number;
+  /** guard_definition only: the responses its body can answer with (`fail 403 ...`). */
+  responses?: ResponseMeta[];
 }
 
 export interface TypeMeta {

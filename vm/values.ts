@@ -189,7 +189,12 @@ export function fromJson(data: unknown): Value {
       if (data instanceof HostObject) return data;
       {
         const out: ValueObject = {};
-        for (const key of Object.keys(data)) setField(out, key, fromJson((data as Record<string, unknown>)[key]));
+        for (const key of Object.keys(data)) {
+          const value = fromJson((data as Record<string, unknown>)[key]);
+          // Only `__proto__` needs defining as data; plain assignment is the fast path for the rest.
+          if (key === '__proto__') setField(out, key, value);
+          else out[key] = value;
+        }
         return out;
       }
     default:

@@ -72,7 +72,7 @@ describe('disassembler', () => {
 
   test('a module listing has a header and every chunk', () => {
     const listing = disassembleModule(handModule(), FIXTURE_SOURCE);
-    assert.match(listing, /^; api\/users\.rvm {2}\(format 1, compiler 0\.1\.0, sha256 aaaaaaaaaaaa, plugins core@0\.1\.0\)\n/);
+    assert.match(listing, /^; api\/users\.rvm {2}\(format 2, compiler 0\.1\.0, sha256 aaaaaaaaaaaa, plugins core@0\.1\.0\)\n/);
     for (const name of ['route GET /users/:id', 'fn double', 'middleware']) assert.ok(listing.includes(`== ${name} ==`), name);
     assert.ok(listing.includes('; fn double(x) { return x * 2 }'));
   });

@@ -250,7 +250,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
     }
     const problem = argumentProblem(d.name, name === 'default' ? [{ name: 'value', type: 'any' }] : spec.params, d.args) ?? spec.checkArgs?.(d.args, field.type) ?? null;
     if (problem !== null) {
-      report(ctx, 'E_VALIDATOR_ARGS', problem, d);
+      report(ctx, name === 'default' ? 'E_BAD_DEFAULT' : 'E_VALIDATOR_ARGS', problem, d);
       continue;
     }
     uses.push({ d, spec, name });
