@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import { FIELD_TYPES } from '../vm/ast.js';
 import type {
   AppSettings,
+  EndpointFn,
+  EndpointMeta,
   GuardFn,
   GuardMeta,
   NativeFn,
@@ -60,6 +62,16 @@ const PARAM_TYPES: ReadonlySet<string> = new Set(['text', 'int', 'number', 'bool
 const FIELD_TYPE_SET: ReadonlySet<string> = new Set(FIELD_TYPES);
 
 /** Everything the plugins registered, frozen once loading has finished. */
+export interface RegisteredEndpoint {
+  path: string;
+  fn: EndpointFn;
+  meta: EndpointMeta;
+  plugin: string;
+}
+
+/** What an endpoint path under `/_app/` may look like: lower-case segments, no `..`. */
+const ENDPOINT_PATH = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/;
+
 export class PluginRegistry {
   readonly natives: ReadonlyMap<string, RegisteredNative>;
   readonly guards: ReadonlyMap<string, RegisteredGuard>;
@@ -70,12 +82,17 @@ export class PluginRegistry {
   /** sha256 hex of the sorted `name@version` list, joined by newlines: independent of load order. */
   readonly fingerprint: string;
 
+  /** Built-in endpoints by path under `/_app/`. */
+  readonly endpoints: ReadonlyMap<string, RegisteredEndpoint>;
+
   constructor(
     natives: Map<string, RegisteredNative>,
     guards: Map<string, RegisteredGuard>,
     validators: Map<string, RegisteredValidator>,
     plugins: { name: string; version: string }[],
+    endpoints: Map<string, RegisteredEndpoint> = new Map(),
   ) {
+    this.endpoints = endpoints;
     this.natives = natives;
     this.guards = guards;
     this.validators = validators;
@@ -100,16 +117,18 @@ export async function loadPlugins(definitions: PluginDefinition[], app: AppSetti
   const natives = new Map<string, RegisteredNative>();
   const guards = new Map<string, RegisteredGuard>();
   const validators = new Map<string, RegisteredValidator>();
+  const endpoints = new Map<string, RegisteredEndpoint>();
   for (const plugin of ordered) {
-    await runSetup(plugin, app, { natives, guards, validators });
+    await runSetup(plugin, app, { natives, guards, validators, endpoints });
   }
-  return new PluginRegistry(natives, guards, validators, ordered);
+  return new PluginRegistry(natives, guards, validators, ordered, endpoints);
 }
 
 interface Tables {
   natives: Map<string, RegisteredNative>;
   guards: Map<string, RegisteredGuard>;
   validators: Map<string, RegisteredValidator>;
+  endpoints: Map<string, RegisteredEndpoint>;
 }
 
 async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tables): Promise<void> {
@@ -153,6 +172,16 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
       }
       tables.validators.set(name, { name, spec, plugin: plugin.name });
       for (const alias of spec.aliases ?? []) tables.validators.set(alias, { name: alias, spec, plugin: plugin.name, aliasOf: name });
+    },
+    endpoint(path, fn, meta) {
+      ensureOpen(`endpoint '${path}'`);
+      if (typeof path !== 'string' || !ENDPOINT_PATH.test(path) || path.split('/').some((s) => /^\.+$/.test(s))) {
+        refuse(invalid(plugin.name, `endpoint '${String(path)}': the path must be lower-case segments under /_app/, like 'rest-api/openapi.json'`));
+      }
+      if (typeof fn !== 'function' || typeof meta?.doc !== 'string') refuse(invalid(plugin.name, `endpoint '${path}': needs a function and meta with a doc`));
+      const previous = tables.endpoints.get(path);
+      if (previous) refuse(clash('endpoint', path, previous.plugin, plugin.name));
+      tables.endpoints.set(path, { path, fn, meta: Object.freeze({ ...meta }), plugin: plugin.name });
     },
   };
   try {

@@ -43,6 +43,8 @@ export interface NativeMeta {
   doc: string;
   /** `middleware`: callable only inside a `middleware { }` block (e.g. `next()`). */
   scope?: 'middleware';
+  /** Error responses calling it can end the request with (`auth_user()` → 401), for the reference. */
+  responses?: ErrorResponseSpec[];
 }
 
 /** Read-only view of the incoming request. Header names are lower-case. */
@@ -61,7 +63,7 @@ export interface RequestInfo {
   readonly body: unknown;
 }
 
-export type BodyKind = 'json' | 'text' | 'html' | 'empty';
+export type BodyKind = 'json' | 'text' | 'html' | 'empty' | 'stream';
 
 /** The response being built. It is buffered until the middleware chain unwinds. */
 export interface ResponseDraft {
@@ -127,6 +129,11 @@ export interface CallContext {
   fail(status: number, message?: string, code?: string, headers?: Record<string, string>): Halt;
   /** Middleware only: runs the rest of the chain; resolves once the handler has answered. */
   next(): Value | Promise<Value>;
+  /**
+   * Answers with a stream (server-sent events: `text/event-stream`) the caller writes to for as
+   * long as it likes; the request is answered at once. Built-in endpoints only.
+   */
+  stream(status: number, contentType: string): ResponseStream;
 }
 
 export type NativeFn = (ctx: CallContext, ...args: Value[]) => Value | Halt | Promise<Value | Halt>;
@@ -203,6 +210,114 @@ export interface ValidatorSpec {
   };
 }
 
+/** A guard of a route as introspection shows it: what it is, what it takes and how it can answer. */
+export interface GuardInfo {
+  name: string;
+  args: Literal[];
+  mode: 'required' | 'optional';
+  /** `plugin`: registered by a plugin; `app`: a `guard_definition` of the app. */
+  source: 'plugin' | 'app';
+  /** The plugin that registers it, or the `file:line` of its guard_definition. */
+  origin: string;
+  doc: string | null;
+  /** OpenAPI security scheme, for guards that authenticate. */
+  security?: { name: string; scheme: JsonSchema };
+  /** The error responses it can end the request with. */
+  responses: ErrorResponseSpec[];
+}
+
+/** One decorator of a field, as written and as documented. */
+export interface DecoratorInfo {
+  name: string;
+  args: Literal[];
+  /** What a failing value is told ("must be at least 8 characters"); null for presence rules. */
+  message: string | null;
+  /** JSON Schema keywords it contributes. */
+  schema: JsonSchema;
+}
+
+/** A field of a `validate {}` or `query {}` block. */
+export interface FieldInfo {
+  name: string;
+  type: FieldType;
+  optional: boolean;
+  required: boolean;
+  doc: string | null;
+  line: number;
+  decorators: DecoratorInfo[];
+  /** The field's JSON Schema: its type plus every decorator's keywords. */
+  schema: JsonSchema;
+}
+
+/** One response a route can produce, inferred from the code. */
+export interface ResponseInfo {
+  status: number;
+  source: string;
+  contentType: string | null;
+  schema: JsonSchema;
+  line: number;
+}
+
+/** A route as the server runs it: everything the API reference shows. */
+export interface RouteInfo {
+  method: string;
+  /** As written: `/users/:id`. */
+  path: string;
+  /** OpenAPI style: `/users/{id}`. */
+  openapiPath: string;
+  params: string[];
+  file: string;
+  line: number;
+  doc: string | null;
+  guards: GuardInfo[];
+  body: FieldInfo[] | null;
+  query: FieldInfo[] | null;
+  responses: ResponseInfo[];
+}
+
+/** A problem found compiling the app (`file:line:col`, code, message, hint). */
+export interface DiagnosticInfo {
+  file: string;
+  line: number;
+  col: number;
+  severity: 'error' | 'warning';
+  code: string;
+  message: string;
+  hint?: string;
+  sourceLine?: string;
+}
+
+/** The running app, for built-in endpoints such as the API reference. */
+export interface AppIntrospection {
+  readonly settings: AppSettings;
+  /** The routes being served now (after the last good reload). */
+  routes(): readonly RouteInfo[];
+  /** Errors of the last reload when it failed (the previous version keeps serving); else empty. */
+  errors(): readonly DiagnosticInfo[];
+  /** Grows by one at every reload attempt; caches key on it. */
+  readonly generation: number;
+  /** Calls `listener` after every reload attempt; returns the unsubscribe function. */
+  onReload(listener: () => void): () => void;
+}
+
+/** A server-sent stream opened by `ctx.stream()`. */
+export interface ResponseStream {
+  write(text: string): void;
+  end(): void;
+  readonly closed: boolean;
+  /** Called once when the client goes away or the stream ends. */
+  onClose(listener: () => void): void;
+}
+
+/** A built-in endpoint under `/_app/`: answers like a native (`ctx.respond`, `ctx.fail`, `ctx.stream`). */
+export type EndpointFn = (ctx: CallContext, app: AppIntrospection) => Value | Halt | void | Promise<Value | Halt | void>;
+
+export interface EndpointMeta {
+  /** Methods it answers; GET (and HEAD) by default. */
+  methods?: string[];
+  doc: string;
+}
+
 /** What `setup` receives. */
 export interface PluginApi {
   /** The settings of the app the plugin is loaded into. */
@@ -210,6 +325,11 @@ export interface PluginApi {
   native(name: string, fn: NativeFn, meta: NativeMeta): void;
   guard(name: string, fn: GuardFn, meta: GuardMeta): void;
   validator(name: string, spec: ValidatorSpec): void;
+  /**
+   * A built-in endpoint at `/_app/<path>` (e.g. `rest-api/openapi.json`). Built-ins skip user
+   * middleware and set their own headers.
+   */
+  endpoint(path: string, fn: EndpointFn, meta: EndpointMeta): void;
 }
 
 export interface PluginDefinition {
@@ -228,3 +348,4 @@ export { serializeCookie, setCookie } from '../vm/runtime/cookies.js';
 export type { CookieOptions } from '../vm/runtime/cookies.js';
 export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/sniff.js';
 export { uploadedFromBytes } from '../vm/runtime/upload.js';
+export { constantTimeEqual } from '../vm/runtime/secrets.js';

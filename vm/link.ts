@@ -5,29 +5,13 @@
  */
 import { Op, INSTRUCTION_SIZE } from './opcodes.js';
 import { diagnostic, didYouMean, type Diagnostic } from './diagnostics.js';
-import type { CallableMeta, CallRef, CompiledModule, JsonSchema, RouteMeta } from './module.js';
+import type { CallableMeta, CallRef, CompiledModule, RouteMeta } from './module.js';
 import type { Literal } from './ast.js';
 import { defaultErrorCode } from './runtime/response.js';
 import type { LinkedChunk, Program, ValidateHook } from './program.js';
-import type { ErrorResponseSpec, NativeFn, ParamSpec, Value } from '../plugins/sdk.js';
+import type { ErrorResponseSpec, GuardInfo, NativeFn, ParamSpec, Value } from '../plugins/sdk.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { UploadSpec } from './runtime/types.js';
-
-/** A guard of a route as the reference shows it: what it is, what it takes and how it can answer. */
-export interface ResolvedGuard {
-  name: string;
-  args: Literal[];
-  mode: 'required' | 'optional';
-  /** `plugin`: registered by a plugin; `app`: a `guard_definition` of the app. */
-  source: 'plugin' | 'app';
-  /** The plugin that registers it, or the `file:line` of its guard_definition. */
-  origin: string;
-  doc: string | null;
-  /** OpenAPI security scheme, for guards that authenticate. */
-  security?: { name: string; scheme: JsonSchema };
-  /** The error responses it can end the request with. */
-  responses: ErrorResponseSpec[];
-}
 
 /** A route ready for the router: its metadata, file and linked chunk indices. */
 export interface LinkedRoute {
@@ -36,7 +20,7 @@ export interface LinkedRoute {
   chunk: number;
   middleware: number[];
   /** Its guards in written order, resolved against the app and the plugins. */
-  guards: ResolvedGuard[];
+  guards: GuardInfo[];
   /** Filled by the validation engine when the route takes file uploads. */
   uploads?: UploadSpec;
 }
@@ -241,7 +225,7 @@ function resolveGuard(
   callables: ReadonlyMap<string, Callable>,
   chunks: readonly LinkedChunk[],
   registry: PluginRegistry,
-): ResolvedGuard {
+): GuardInfo {
   const own = callables.get(name);
   if (own && own.kind === 'guard') {
     const responses: ErrorResponseSpec[] = (own.meta.responses ?? []).map((r) => ({
@@ -256,7 +240,7 @@ function resolveGuard(
     return { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
   }
   const plugin = registry.guards.get(name);
-  const guard: ResolvedGuard = { name, args, mode, source: 'plugin', origin: plugin?.plugin ?? '', doc: plugin?.meta.doc ?? null, responses: [...(plugin?.meta.responses ?? [])] };
+  const guard: GuardInfo = { name, args, mode, source: 'plugin', origin: plugin?.plugin ?? '', doc: plugin?.meta.doc ?? null, responses: [...(plugin?.meta.responses ?? [])] };
   if (plugin?.meta.security) guard.security = plugin.meta.security;
   // An optional guard never rejects.
   if (mode === 'optional') guard.responses = [];

@@ -93,5 +93,8 @@ export function fakeContext(options: { request?: Partial<RequestInfo>; next?: ()
     next: options.next ?? (() => {
       throw new Error('next() called outside middleware');
     }),
+    stream() {
+      throw new Error('stream() is for built-in endpoints; test it through a real app');
+    },
   };
 }

@@ -21,9 +21,11 @@ import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { resolvePlugins } from '../../plugins/loader.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
 import { loadSettings } from './config.js';
-import type { RequestContext } from './context.js';
+import { RequestContext } from './context.js';
+import { BUILTIN_PREFIX } from './dispatch.js';
+import { Introspection } from './introspection.js';
 import { createLogger, type Logger } from './log.js';
-import { errorBody } from './response.js';
+import { errorBody, errorResponse, finalizeResponse } from './response.js';
 import { createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
@@ -185,6 +187,8 @@ export class App implements AppHandle {
   private releasePending: (() => void) | null = null;
   /** Diagnostics of the last failed reload (the last good version keeps serving); empty when the app compiles. */
   lastErrors: Diagnostic[] = [];
+  /** What built-in endpoints (the API reference) see of this app. */
+  readonly introspection: Introspection;
 
   constructor(
     readonly dir: string | null,
@@ -194,6 +198,11 @@ export class App implements AppHandle {
   ) {
     this.build = build as AppBuild & { linked: NonNullable<AppBuild['linked']> };
     this.settings = build.settings;
+    this.introspection = new Introspection({
+      settings: build.settings,
+      current: () => ({ routes: this.build.linked.routes, registry: this.build.registry }),
+      lastErrors: () => this.lastErrors,
+    });
     this.store = createMemoryStore();
     this.log = options.onAppLog ? withAppLog(logger, options.onAppLog) : logger;
   }
@@ -219,8 +228,27 @@ export class App implements AppHandle {
     return this.pending ?? undefined;
   }
 
-  builtin(_request: IncomingRequest, _path: string): OutgoingResponse | Promise<OutgoingResponse> | null {
-    return null;
+  builtin(request: IncomingRequest, path: string): OutgoingResponse | Promise<OutgoingResponse> | null {
+    const endpoint = this.build.registry.endpoints.get(path.slice(BUILTIN_PREFIX.length));
+    if (endpoint === undefined) return null;
+    const methods = endpoint.meta.methods ?? ['GET'];
+    if (!methods.includes(request.method) && !(request.method === 'HEAD' && methods.includes('GET'))) {
+      return errorResponse(405, 'method_not_allowed', `Method ${request.method} not allowed`, { allow: methods.join(', ') });
+    }
+    const q = request.url.indexOf('?');
+    const ctx = new RequestContext(request, path, q === -1 ? '' : request.url.slice(q + 1), {}, this);
+    const failed = (e: unknown): OutgoingResponse => {
+      this.log.error(`[${ctx.request.id}] built-in ${path} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      return errorResponse(500, 'internal_error', 'Internal server error');
+    };
+    let result;
+    try {
+      result = endpoint.fn(ctx, this.introspection);
+    } catch (e) {
+      return failed(e);
+    }
+    if (result instanceof Promise) return result.then(() => finalizeResponse(ctx.response, request.method), failed);
+    return finalizeResponse(ctx.response, request.method);
   }
 
   execute(ctx: RequestContext, target: RouteTarget): void | Promise<void> {
@@ -292,7 +320,15 @@ export class App implements AppHandle {
   async reload(): Promise<boolean> {
     if (this.dir === null) return false;
     try {
-      const build = await buildApp(this.dir, { ...this.options, dev: this.settings.dev });
+      return await this.rebuild(this.dir);
+    } finally {
+      this.introspection.reloaded();
+    }
+  }
+
+  private async rebuild(dir: string): Promise<boolean> {
+    try {
+      const build = await buildApp(dir, { ...this.options, dev: this.settings.dev });
       if (build.linked === null) {
         this.lastErrors = errorsIn(build.diagnostics);
         for (const d of this.lastErrors) this.log.error(formatDiagnostic(d));

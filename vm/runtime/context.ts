@@ -3,7 +3,8 @@
  * the VM reads (`request`, `params`, `query`, `body`, `response`). Everything is computed on
  * first read, so a handler that touches nothing pays for nothing.
  */
-import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo } from '../../plugins/sdk.js';
+import { PassThrough } from 'node:stream';
+import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/sdk.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { NO_BODY, addField, decodeFormComponent, type ParsedBody } from './body.js';
 import { parseCookies } from './cookies.js';
@@ -221,6 +222,36 @@ export class RequestContext implements CallContext {
   next(): Value | Promise<Value> {
     if (this.nextHandler === null) throw new RvmError('next() can only be called in middleware', 'next_outside_middleware');
     return this.nextHandler();
+  }
+
+  stream(status: number, contentType: string): ResponseStream {
+    const body = new PassThrough();
+    const r = this.response;
+    r.status = status;
+    r.body = body;
+    r.kind = 'stream';
+    r.answered = true;
+    r.setHeader('content-type', contentType);
+    r.setHeader('cache-control', 'no-cache');
+    // Tell proxies (nginx) not to buffer the stream.
+    r.setHeader('x-accel-buffering', 'no');
+    let closed = false;
+    body.once('close', () => (closed = true));
+    return {
+      write: (text) => {
+        if (!closed) body.write(text);
+      },
+      end: () => {
+        if (!closed) body.end();
+      },
+      get closed() {
+        return closed;
+      },
+      onClose: (listener) => {
+        if (closed) listener();
+        else body.once('close', listener);
+      },
+    };
   }
 
   /** The language's `request` value. */

@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import { dispatch } from './dispatch.js';
-import type { AppHandle, IncomingRequest } from './types.js';
+import type { AppHandle, IncomingRequest, OutgoingResponse } from './types.js';
 
 /**
  * A request to inject. An object body is sent as JSON with `content-type: application/json`; a
@@ -57,11 +57,21 @@ export async function inject(app: AppHandle, req: InjectRequest): Promise<Inject
     body: bytes === null ? null : Readable.from([bytes]),
   };
   const out = await dispatch(app, incoming);
-  const body = out.body === null ? '' : typeof out.body === 'string' ? out.body : out.body.toString('utf8');
+  const body = await bodyText(out.body);
   return {
     status: out.status,
     headers: { ...out.headers },
     body,
     json: () => JSON.parse(body),
   };
+}
+
+/** The body as text; a stream is read to its end (an endless stream never resolves: use a socket for those). */
+async function bodyText(body: OutgoingResponse['body']): Promise<string> {
+  if (body === null) return '';
+  if (typeof body === 'string') return body;
+  if (Buffer.isBuffer(body)) return body.toString('utf8');
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
 }

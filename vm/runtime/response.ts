@@ -2,6 +2,7 @@
  * The response side: the draft a request builds, the one error body shape, and turning a draft
  * into the status, headers and bytes the transport writes.
  */
+import type { Readable } from 'node:stream';
 import { toText, RvmError } from '../values.js';
 import type { BodyKind, ResponseDraft } from '../../plugins/sdk.js';
 import type { OutgoingResponse } from './types.js';
@@ -118,6 +119,7 @@ export function finalizeResponse(draft: ResponseDraft, method: string): Outgoing
     if (!bodyless(status)) headers['content-length'] = '0';
     return { status, headers, body: null };
   }
+  if (draft.kind === 'stream') return { status, headers, body: method === 'HEAD' ? null : (draft.body as Readable) };
   let body: string;
   let type: string;
   switch (draft.kind) {

@@ -3,7 +3,7 @@
  * file goes through `readSecretFile`, the one place that refuses names and paths leaving
  * `.secrets/` (`..`, absolute paths, symlinks pointing elsewhere).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { SecretSource } from '../../plugins/sdk.js';
@@ -71,4 +71,14 @@ export function createSecretSource(appDir: string | null, env: Readonly<Record<s
       return appSecret;
     },
   };
+}
+
+/**
+ * Compares two texts in time independent of where they differ (and of their lengths: both are
+ * hashed first), for tokens, keys and signatures.
+ */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const da = createHash('sha256').update(a).digest();
+  const db = createHash('sha256').update(b).digest();
+  return timingSafeEqual(da, db) && a.length === b.length;
 }

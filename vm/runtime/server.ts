@@ -72,14 +72,27 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
   const requestTimeout = Math.max(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, headersTimeout);
   const grace = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
   let closing = false;
+  /** Open streamed responses: they never finish on their own, so closing ends them. */
+  const streams = new Map<http.ServerResponse, NodeJS.ReadableStream>();
 
   const write = (res: http.ServerResponse, out: OutgoingResponse): void => {
     try {
       // While shutting down, keep-alive connections end after their in-flight response.
       if (closing) res.setHeader('connection', 'close');
       res.writeHead(out.status, out.headers);
-      if (out.body === null) res.end();
-      else res.end(out.body);
+      const body = out.body;
+      if (body === null) res.end();
+      else if (typeof body === 'string' || Buffer.isBuffer(body)) res.end(body);
+      else {
+        // A stream (server-sent events): written as it comes, ended when the client goes or we close.
+        res.flushHeaders();
+        body.pipe(res);
+        streams.set(res, body);
+        res.once('close', () => {
+          streams.delete(res);
+          body.destroy();
+        });
+      }
     } catch (err) {
       app.log.error(`could not write response: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       if (res.headersSent) res.destroy();
@@ -129,6 +142,10 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
         app.log.flush();
         resolve();
       });
+      for (const [res, body] of streams) {
+        body.unpipe(res);
+        res.end();
+      }
       server.closeIdleConnections();
     }));
 

@@ -28,7 +28,8 @@ export interface IncomingRequest {
 export interface OutgoingResponse {
   status: number;
   headers: Record<string, string | string[]>;
-  body: Buffer | string | null;
+  /** A Readable for streamed responses (server-sent events), written as it comes. */
+  body: Buffer | string | Readable | null;
 }
 
 /** What the router stores per route: the route's metadata and where it came from. */

@@ -1,0 +1,113 @@
+/**
+ * What built-in endpoints (the API reference, the OpenAPI export) see of the running app: its
+ * routes with their guards, fields and inferred responses, straight from the compiled metadata
+ * and the plugins' validator and guard meta — the docs are what the server runs.
+ */
+import type {
+  AppIntrospection,
+  AppSettings,
+  DecoratorInfo,
+  DiagnosticInfo,
+  FieldInfo,
+  JsonSchema,
+  Literal,
+  RouteInfo,
+} from '../../plugins/sdk.js';
+import type { PluginRegistry } from '../../plugins/registry.js';
+import type { Diagnostic } from '../diagnostics.js';
+import { fieldTypeSchema } from '../field-schema.js';
+import type { LinkedRoute } from '../link.js';
+import type { FieldMeta } from '../module.js';
+
+/** Presence rules: they shape `required` and `default`, not a check with a message. */
+const PRESENCE = new Set(['required', 'default']);
+
+/** Merges decorator keywords into a field schema; a keyword set twice is kept both ways via allOf. */
+function mergeSchema(base: JsonSchema, extra: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...base };
+  const clashes: JsonSchema = {};
+  for (const [key, value] of Object.entries(extra)) {
+    if (key in out && JSON.stringify(out[key]) !== JSON.stringify(value)) clashes[key] = value;
+    else out[key] = value;
+  }
+  if (Object.keys(clashes).length > 0) out.allOf = [...((out.allOf as JsonSchema[] | undefined) ?? []), clashes];
+  return out;
+}
+
+/** A field with its decorators explained: messages and JSON Schema keywords from the validators. */
+export function fieldInfo(field: FieldMeta, registry: PluginRegistry): FieldInfo {
+  let schema = fieldTypeSchema(field.type);
+  const decorators: DecoratorInfo[] = field.decorators.map((d) => {
+    const found = registry.validators.get(d.name);
+    const name = found?.aliasOf ?? found?.name ?? d.name;
+    const spec = found?.spec;
+    const args = d.args as Literal[];
+    let keywords: JsonSchema = spec?.schema?.(args, field.type) ?? {};
+    if (name === 'default') keywords = { default: args[0] ?? null };
+    schema = mergeSchema(schema, keywords);
+    return { name: d.name, args, message: spec && !PRESENCE.has(name) ? spec.message(args, field.type) : null, schema: keywords };
+  });
+  if (field.doc !== null) schema = { ...schema, description: field.doc };
+  return { name: field.name, type: field.type, optional: field.optional, required: field.required, doc: field.doc, line: field.line, decorators, schema };
+}
+
+/** The public view of one linked route. */
+export function routeInfo(route: LinkedRoute, registry: PluginRegistry): RouteInfo {
+  const m = route.meta;
+  return {
+    method: m.method,
+    path: m.path,
+    openapiPath: m.openapiPath,
+    params: m.params,
+    file: route.file,
+    line: m.line,
+    doc: m.doc,
+    guards: route.guards,
+    body: m.body?.map((f) => fieldInfo(f, registry)) ?? null,
+    query: m.query?.map((f) => fieldInfo(f, registry)) ?? null,
+    responses: m.responses,
+  };
+}
+
+/** What the app hands introspection: its current routes and registry, and its reload state. */
+export interface IntrospectionSource {
+  readonly settings: AppSettings;
+  current(): { routes: readonly LinkedRoute[]; registry: PluginRegistry };
+  lastErrors(): readonly Diagnostic[];
+}
+
+/** The app as built-in endpoints see it; route views are rebuilt once per reload. */
+export class Introspection implements AppIntrospection {
+  generation = 0;
+  private cache: { generation: number; routes: RouteInfo[] } | null = null;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly source: IntrospectionSource) {}
+
+  get settings(): AppSettings {
+    return this.source.settings;
+  }
+
+  routes(): readonly RouteInfo[] {
+    if (this.cache === null || this.cache.generation !== this.generation) {
+      const { routes, registry } = this.source.current();
+      this.cache = { generation: this.generation, routes: routes.map((r) => routeInfo(r, registry)) };
+    }
+    return this.cache.routes;
+  }
+
+  errors(): readonly DiagnosticInfo[] {
+    return this.source.lastErrors();
+  }
+
+  onReload(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Called by the app after every reload attempt, good or failed. */
+  reloaded(): void {
+    this.generation++;
+    for (const listener of [...this.listeners]) listener();
+  }
+}
