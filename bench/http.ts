@@ -1,11 +1,11 @@
 /**
- * The HTTP macro benchmark: the same three routes served by rvm (bench/apps/hello through the
+ * The HTTP macro benchmark: the same four routes served by rvm (bench/apps/hello through the
  * CLI, production mode), raw node:http and Fastify, each in its own child process on loopback,
  * measured one at a time by autocannon from this process. Prints req/s and p99 per
  * route and server, the ratio to node:http, and whether rvm meets its targets.
  *
  * Env: BENCH_DURATION (measured s per route per server, default 10), BENCH_ROUNDS (default 3),
- * BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 64). Always exits 0: it measures, it does not test.
+ * BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 64), BENCH_ROUTES (only these routes). Always exits 0: it measures, it does not test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -32,21 +32,31 @@ const TARGET_VS_NODE = 0.85;
 const TARGET_P99_VS_FASTIFY = 1.2;
 
 const ECHO_BODY = JSON.stringify({ name: 'rvm', tags: ['fast', 'small'], count: 3, nested: { ok: true } });
+/** A valid user-creation body (seed §4.2): validated, `role` defaulted, answered 201. */
+const USER_BODY = JSON.stringify({ email: 'ada.lovelace@example.com', name: 'Ada Lovelace' });
 
 interface RouteCase {
   name: string;
   method: 'GET' | 'POST';
   path: string;
   body?: string;
+  /** The status every server must answer with; default 200. */
+  status?: number;
   /** The body every server must answer with (checked once before loading). */
   expect: unknown;
 }
 
-const ROUTES: RouteCase[] = [
+const ALL_ROUTES: RouteCase[] = [
   { name: 'GET /hello', method: 'GET', path: '/hello', expect: { message: 'hello' } },
   { name: 'GET /users/:id', method: 'GET', path: '/users/42', expect: { id: 42, name: 'user 42' } },
   { name: 'POST /echo', method: 'POST', path: '/echo', body: ECHO_BODY, expect: JSON.parse(ECHO_BODY) },
+  { name: 'POST /api/users', method: 'POST', path: '/api/users', body: USER_BODY, status: 201, expect: { ...JSON.parse(USER_BODY), role: 'user' } },
 ];
+
+/** BENCH_ROUTES (comma-separated route names, e.g. `POST /api/users`) measures only those. */
+const ROUTES: RouteCase[] = process.env.BENCH_ROUTES
+  ? ALL_ROUTES.filter((r) => process.env.BENCH_ROUTES!.split(',').map((s) => s.trim()).includes(r.name))
+  : ALL_ROUTES;
 
 interface ServerCase {
   name: string;
@@ -119,7 +129,7 @@ async function checkRoute(base: string, route: RouteCase): Promise<string | null
   } catch {
     return `status ${res.status}, body not JSON: ${text.slice(0, 200)}`;
   }
-  if (res.status !== 200 || JSON.stringify(body) !== JSON.stringify(route.expect)) {
+  if (res.status !== (route.status ?? 200) || JSON.stringify(body) !== JSON.stringify(route.expect)) {
     return `status ${res.status}, body ${text.slice(0, 200)}`;
   }
   return null;
@@ -233,6 +243,10 @@ function checks(results: Results): string[] {
   lines.push(`${verdict(vsNode === null ? null : vsNode >= TARGET_VS_NODE)}  rvm GET /hello ≥ ${TARGET_VS_NODE}× node:http req/s (${vsNode === null ? '-' : vsNode.toFixed(2) + '×'})`);
   const vsFastify = rvmHello && fastifyHello ? rvmHello.reqPerSec / fastifyHello.reqPerSec : null;
   lines.push(`${verdict(vsFastify === null ? null : vsFastify >= 1)}  rvm GET /hello ≥ Fastify req/s (${vsFastify === null ? '-' : vsFastify.toFixed(2) + '×'})`);
+  const rvmUsers = measurement(results, 'rvm', 'POST /api/users');
+  const fastifyUsers = measurement(results, 'fastify', 'POST /api/users');
+  const usersVsFastify = rvmUsers && fastifyUsers ? rvmUsers.reqPerSec / fastifyUsers.reqPerSec : null;
+  lines.push(`${verdict(usersVsFastify === null ? null : usersVsFastify >= 1)}  rvm POST /api/users (validated) ≥ Fastify req/s (${usersVsFastify === null ? '-' : usersVsFastify.toFixed(2) + '×'})`);
   for (const route of ROUTES) {
     const r = measurement(results, 'rvm', route.name);
     const f = measurement(results, 'fastify', route.name);

@@ -1,7 +1,8 @@
 /**
  * Micro benchmarks (tinybench): lex, parse and compile throughput in lines/s over the generated
  * corpus (bench/corpus.ts), loading modules from artefact bytes against compiling them, and VM
- * dispatch on a loop-heavy handler through inject. Ends with the start-up benchmark
+ * dispatch on a loop-heavy handler through inject. Then the validation benchmark
+ * (bench/validation.ts: rvm's engine against ajv) and the start-up benchmark
  * (bench/startup.ts): cold against warm cache, each in fresh processes.
  *
  * Env: BENCH_TIME (ms per task, default 1000), BENCH_FILES (corpus size, default 200).
@@ -20,6 +21,7 @@ import { inject } from '../vm/runtime/inject.js';
 import { createLogger } from '../vm/runtime/log.js';
 import { countLines, DEFAULT_FILE_COUNT, generateCorpus, type CorpusFile } from './corpus.js';
 import { runStartupBench } from './startup.js';
+import { runValidationBench } from './validation.js';
 import { fmt, formatTable, machineDescription } from './util.js';
 
 /** Milliseconds of sampling per task: 1 s gives a relative margin of error of a few percent. */
@@ -143,6 +145,7 @@ async function main(): Promise<void> {
   console.log('');
   console.log(formatTable(['derived', 'figure'], derived));
 
+  await runValidationBench();
   await runStartupBench(FILE_COUNT);
 }
 

@@ -61,6 +61,8 @@ export interface RequestInfo {
   readonly cookies: Readonly<Record<string, string>>;
   /** The raw parsed body (JSON value, form fields) or null. */
   readonly body: unknown;
+  /** The route that matched, as written: `GET /users/:id` (null for built-in endpoints). */
+  readonly route: string | null;
 }
 
 export type BodyKind = 'json' | 'text' | 'html' | 'empty' | 'stream';
@@ -192,7 +194,9 @@ export interface ValidatorSpec {
   checkArgs?(args: readonly Literal[], type: FieldType): string | null;
   /**
    * Builds the check for one use: true when `value` (already of the field's type; an
-   * UploadedFile for `file`) passes. `input` holds the other validated fields (for `@same`).
+   * UploadedFile for `file`) passes. A check that compares with other fields (`@same`) declares
+   * `input` as its second parameter; such checks run once every field is typed, and `input`
+   * holds them all. Checks that don't declare it run in the first pass.
    */
   build(args: readonly Literal[], type: FieldType): (value: Value, input: ValueObject) => boolean;
   /** The message when a value fails, e.g. "must be at least 8 characters". */

@@ -26,8 +26,12 @@ export const MAX_RUNS = 100_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 /** How often an optional field is left out of a valid request. */
 const OMIT_CHANCE = 0.25;
+/** How often a field left out of a JSON body is sent as null instead (null also means "not sent"). */
+const NULL_CHANCE = 0.5;
 /** Characters of a response body kept in a finding. */
 const MAX_BODY_CHARS = 500;
+/** The code of the 422 validation answers; other 422s come from handlers. */
+const VALIDATION_FAILED = 'validation_failed';
 /** The value every path parameter gets: safe for ids, names and numbers alike. */
 const PATH_PARAM_SAMPLE = '1';
 
@@ -260,7 +264,7 @@ class RouteFuzzer {
       if (f === broken?.field) continue;
       if (!f.required && (f.valid.length === 0 || this.random() < OMIT_CHANCE)) {
         // JSON: a null stands for "not sent" too.
-        if (section.transport === 'json' && this.random() < 0.5) chosen.set(f.name, { wire: { kind: 'json', value: null }, value: null });
+        if (section.transport === 'json' && this.random() < NULL_CHANCE) chosen.set(f.name, { wire: { kind: 'json', value: null }, value: null });
         continue;
       }
       if (f.valid.length === 0) return null;
@@ -269,7 +273,7 @@ class RouteFuzzer {
     // With a field already broken the request is invalid anyway: a dependent check it upsets may fail too.
     if (!this.settleDependent(section, chosen, broken?.field) && broken === undefined) return null;
     if (broken !== undefined && broken.mutation.kind !== 'missing') chosen.set(broken.field.name, pick(broken.samples, this.random));
-    if (broken?.mutation.kind === 'missing' && section.transport === 'json' && this.random() < 0.5) {
+    if (broken?.mutation.kind === 'missing' && section.transport === 'json' && this.random() < NULL_CHANCE) {
       chosen.set(broken.field.name, { wire: { kind: 'json', value: null }, value: null });
     }
     // Declared order, so a request reads like the route.
@@ -316,7 +320,9 @@ class RouteFuzzer {
     if (status === 0) kind = 'timeout';
     else if (status >= 500) kind = 'server_error';
     else if (broken === null) {
-      if (status === 422) kind = 'valid_refused';
+      // Only validation's own 422 refuses valid input; a handler that answers 422 itself (a key
+      // that does not decrypt) has judged input validation let through: that request is blocked.
+      if (status === 422 && errorCode(response.body) === VALIDATION_FAILED) kind = 'valid_refused';
       else if (status < 400) this.summary.valid.accepted++;
       else this.summary.valid.blocked++;
     } else if (status === 422 || (status === 413 && broken.field.type === 'file')) this.summary.invalid.refused++;
@@ -362,6 +368,15 @@ async function answer(app: App, request: FuzzRequest): Promise<{ status: number;
     return await Promise.race([sent, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** The `code` of a JSON error body, or null. */
+function errorCode(body: string): unknown {
+  try {
+    return (JSON.parse(body) as { code?: unknown } | null)?.code ?? null;
+  } catch {
+    return null;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * The Fastify peer of the HTTP benchmark: the same three routes as bench/apps/hello, with
- * Fastify's defaults as users run it (logger off). Usage: `node dist/bench/servers/fastify.js PORT`.
+ * The Fastify peer of the HTTP benchmark: the same routes as bench/apps/hello, with Fastify's
+ * defaults as users run it (logger off; its ajv validation, which includes ajv-formats, for the
+ * body of POST /api/users). Usage: `node dist/bench/servers/fastify.js PORT`.
  */
 import Fastify from 'fastify';
 
@@ -12,6 +13,22 @@ app.get<{ Params: { id: string } }>('/users/:id', async (request) => ({
   name: `user ${request.params.id}`,
 }));
 app.post('/echo', async (request) => request.body);
+
+/** The seed's user-creation rules as JSON Schema: what rvm's `validate {}` block of the same route checks. */
+const USER_SCHEMA = {
+  type: 'object',
+  properties: {
+    email: { type: 'string', format: 'email' },
+    name: { type: 'string', minLength: 2 },
+    role: { type: 'string', enum: ['user', 'admin'], default: 'user' },
+  },
+  required: ['email', 'name'],
+} as const;
+
+app.post<{ Body: { email: string; name: string; role: string } }>('/api/users', { schema: { body: USER_SCHEMA } }, async (request, reply) => {
+  const { email, name, role } = request.body;
+  return reply.code(201).send({ email, name, role });
+});
 
 const port = Number(process.argv[2] ?? 3000);
 app.listen({ port, host: '127.0.0.1' }).then(

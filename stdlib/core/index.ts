@@ -1,9 +1,11 @@
 /**
  * The `core` standard plugin: text, list, math, JSON, time, logging and HTTP natives, and the
- * `response.*` helpers. Written only against the plugin SDK, like any third-party plugin.
+ * `response.*` helpers, and the `ip`, `time` and `method` guards. Written only against the plugin
+ * SDK, like any third-party plugin.
  */
 import { definePlugin } from '../../plugins/sdk.js';
 import { registerConvert } from './convert.js';
+import { registerGuards } from './guards.js';
 import { registerHttp } from './http.js';
 import { registerJson } from './json.js';
 import { registerLists } from './lists.js';
@@ -27,6 +29,7 @@ export const core = definePlugin({
     registerLog(rvm);
     registerHttp(rvm);
     registerResponses(rvm);
+    registerGuards(rvm);
   },
 });
 

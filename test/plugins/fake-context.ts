@@ -48,6 +48,7 @@ export function fakeContext(options: { request?: Partial<RequestInfo>; next?: ()
     method: 'GET',
     path: '/',
     url: '/',
+    route: 'GET /',
     headers: {},
     ip: '127.0.0.1',
     secure: false,

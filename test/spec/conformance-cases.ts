@@ -31,12 +31,20 @@ export type Expectation =
   /** `line` is set when the directive trails a code line: the error must point there. */
   | { kind: 'runtime-error'; code: string; line: number | null; at: DirectiveAt };
 
+/** One part of a `// multipart:` body: a text field, or a sample file of a kind. */
+export type MultipartPart = { name: string; text: string } | { name: string; kind: string; size: number | null; filename: string };
+
+/** Sample file kinds `// multipart:` knows, with the extension of their default file name. */
+export const SAMPLE_KINDS: Readonly<Record<string, string>> = { png: 'png', jpeg: 'jpg', gif: 'gif', webp: 'webp', pdf: 'pdf', docx: 'docx', text: 'txt', zip: 'zip', rtf: 'rtf', bin: 'bin' };
+
 /** One request to send, with what its response must satisfy. */
 export interface RequestStep {
   method: string;
   url: string;
   headers: Record<string, string>;
   body: string | null;
+  /** A multipart/form-data body to send instead of `body`. */
+  multipart: MultipartPart[] | null;
   at: DirectiveAt | null;
   expectations: Expectation[];
 }
@@ -53,6 +61,8 @@ export interface CompileErrorExpectation {
   line: number;
   col: number;
   code: string;
+  /** Text the diagnostic's hint must contain (`// expect error 3:9: CODE hint: did you mean 'x'?`). */
+  hint: string | null;
   at: DirectiveAt;
 }
 
@@ -75,10 +85,10 @@ const CASE_EXTENSION = '.rvm';
  * followed by a directive counts, so `'http://x'` in code does not confuse the reader.
  */
 const DIRECTIVE =
-  /\/\/\s*(request|header|raw-body|request-body-size|expect|expect status|expect body|expect code|expect header|expect no header|expect runtime error|expect error (\d+):(\d+)):[ \t]?(.*)$/;
+  /\/\/\s*(request|header|raw-body|multipart|request-body-size|expect|expect status|expect body|expect code|expect header|expect no header|expect runtime error|expect error (\d+):(\d+)):[ \t]?(.*)$/;
 
 /** A comment that looks like an expectation but matches no directive: almost surely a typo. */
-const LOOKS_LIKE_DIRECTIVE = /\/\/\s*(expect|request|header|raw-body)\b/;
+const LOOKS_LIKE_DIRECTIVE = /\/\/\s*(expect|request|header|raw-body|multipart)\b/;
 
 /** Every case under `root`, sorted by name. */
 export function discoverCases(root: string, repoRoot: string): ConformanceCase[] {
@@ -123,6 +133,7 @@ export function parseCase(name: string, unsorted: CaseFile[]): ConformanceCase {
   const result: ConformanceCase = { name, files, requests: [], logs: [], compileErrors: [], problems: [] };
   let pendingHeaders: Record<string, string> = {};
   let pendingBody: { contentType: string; text: string } | null = null;
+  let pendingMultipart: MultipartPart[] | null = null;
   const detached: Expectation[] = [];
 
   const current = (): Expectation[] => result.requests[result.requests.length - 1]?.expectations ?? detached;
@@ -135,9 +146,10 @@ export function parseCase(name: string, unsorted: CaseFile[]): ConformanceCase {
     } else if (body !== null && contentType !== null) {
       headers['content-type'] ??= contentType;
     }
-    result.requests.push({ method, url, headers, body: sent, at, expectations: [] });
+    result.requests.push({ method, url, headers, body: pendingMultipart ? null : sent, multipart: pendingMultipart, at, expectations: [] });
     pendingHeaders = {};
     pendingBody = null;
+    pendingMultipart = null;
   };
 
   for (const file of files) {
@@ -179,6 +191,12 @@ export function parseCase(name: string, unsorted: CaseFile[]): ConformanceCase {
           pendingBody = { contentType: rest.slice(0, bar).trim(), text: rest.slice(bar + 1).replace(/^ /, '') };
           return;
         }
+        case 'multipart': {
+          const parsed = parseMultipart(rest);
+          if (typeof parsed === 'string') return void result.problems.push(`${where}: ${parsed}`);
+          pendingMultipart = parsed;
+          return;
+        }
         case 'expect':
           result.logs.push({ text: rest, at });
           return;
@@ -206,15 +224,17 @@ export function parseCase(name: string, unsorted: CaseFile[]): ConformanceCase {
         case 'expect runtime error':
           current().push({ kind: 'runtime-error', code: rest.trim(), line: trailsCode ? at.line : null, at });
           return;
-        default:
-          result.compileErrors.push({ file: file.path, line: errLine!, col: errCol!, code: rest.trim(), at });
+        default: {
+          const h = /^(\S+)\s+hint:\s*(.+)$/.exec(rest.trim());
+          result.compileErrors.push({ file: file.path, line: errLine!, col: errCol!, code: h ? h[1]! : rest.trim(), hint: h ? h[2]! : null, at });
+        }
       }
     });
   }
 
   if (result.requests.length === 0 && result.compileErrors.length === 0) {
     // The implicit request: expectations written anywhere in the case refer to it.
-    result.requests.push({ method: 'GET', url: '/', headers: {}, body: null, at: null, expectations: [...detached] });
+    result.requests.push({ method: 'GET', url: '/', headers: {}, body: null, multipart: null, at: null, expectations: [...detached] });
   } else if (detached.length > 0) {
     for (const e of detached) result.problems.push(`${e.at.file.display}:${e.at.line}: expectation before the first request`);
   }
@@ -250,6 +270,32 @@ function findDirective(text: string): FoundDirective | null {
     }
     from = slash + 2;
   }
+}
+
+/**
+ * Parses `name=Ada; age=42; avatar=@png:me.png; doc=@pdf*6000` into parts: a value starting
+ * with `@` is a sample file of that kind, `*SIZE` pads it to SIZE bytes, `:NAME` names it
+ * (default `file.EXT`). Returns a message for a malformed list.
+ */
+export function parseMultipart(rest: string): MultipartPart[] | string {
+  const parts: MultipartPart[] = [];
+  for (const item of rest.split(';')) {
+    const text = item.trim();
+    if (text === '') continue;
+    const eq = text.indexOf('=');
+    if (eq <= 0) return `bad multipart part '${text}': write name=value or name=@kind[*size][:filename]`;
+    const name = text.slice(0, eq);
+    const value = text.slice(eq + 1);
+    if (!value.startsWith('@')) {
+      parts.push({ name, text: value });
+      continue;
+    }
+    const m = /^@([a-z]+)(?:\*(\d+))?(?::(.+))?$/.exec(value);
+    const ext = m ? SAMPLE_KINDS[m[1]!] : undefined;
+    if (!m || ext === undefined) return `bad multipart file '${value}': kinds are ${Object.keys(SAMPLE_KINDS).join(', ')}`;
+    parts.push({ name, kind: m[1]!, size: m[2] === undefined ? null : Number(m[2]), filename: m[3] ?? `file.${ext}` });
+  }
+  return parts.length > 0 ? parts : 'a multipart directive needs at least one part';
 }
 
 /** A JSON text of exactly `size` bytes: a string of `a`s in quotes. */

@@ -13,7 +13,8 @@ import { loadApp } from '../../vm/runtime/app.js';
 import { inject } from '../../vm/runtime/inject.js';
 import { captureLogger, type Logger } from '../../vm/runtime/log.js';
 import { DiagnosticError, type Diagnostic } from '../../vm/diagnostics.js';
-import { discoverCases, type ConformanceCase, type DirectiveAt, type Expectation, type RequestStep } from './conformance-cases.js';
+import { discoverCases, type ConformanceCase, type DirectiveAt, type Expectation, type MultipartPart, type RequestStep } from './conformance-cases.js';
+import { SAMPLES } from '../vm/runtime/file-samples.js';
 
 /** The repository root: this file runs from dist/test/spec/. */
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -95,14 +96,47 @@ function quietLogger(): Logger {
 }
 
 async function send(app: Awaited<ReturnType<typeof loadApp>>, step: RequestStep): Promise<InjectedResponse> {
-  const request: { method: string; url: string; headers: Record<string, string>; body?: string } = {
+  const request: { method: string; url: string; headers: Record<string, string>; body?: string | FormData } = {
     method: step.method,
     url: step.url,
     headers: step.headers,
   };
-  if (step.body !== null) request.body = step.body;
+  if (step.multipart !== null) request.body = formData(step.multipart);
+  else if (step.body !== null) request.body = step.body;
   const response = await inject(app, request);
   return { status: response.status, headers: response.headers as InjectedResponse['headers'], body: response.body };
+}
+
+/** Sample bytes by `// multipart:` kind; `bin` is no known format. */
+const SAMPLE_BYTES: Record<string, Uint8Array> = {
+  png: SAMPLES.png!,
+  jpeg: SAMPLES.jpeg!,
+  gif: SAMPLES.gif!,
+  webp: SAMPLES.webp!,
+  pdf: SAMPLES.pdf!,
+  docx: SAMPLES.docx!,
+  text: SAMPLES.text!,
+  zip: SAMPLES.zip!,
+  rtf: SAMPLES.rtf!,
+  bin: SAMPLES.garbage!,
+};
+
+/** A sample file padded to `size` bytes: spaces keep text text, zeros suit every binary kind. */
+function sampleFile(kind: string, size: number | null): Uint8Array {
+  const head = SAMPLE_BYTES[kind]!;
+  if (size === null || size <= head.length) return size === null ? head : head.subarray(0, size);
+  const out = new Uint8Array(size).fill(kind === 'text' ? 0x20 : 0);
+  out.set(head);
+  return out;
+}
+
+function formData(parts: MultipartPart[]): FormData {
+  const form = new FormData();
+  for (const part of parts) {
+    if ('text' in part) form.append(part.name, part.text);
+    else form.append(part.name, new Blob([sampleFile(part.kind, part.size)]), part.filename);
+  }
+  return form;
 }
 
 function where(at: DirectiveAt): string {
@@ -219,6 +253,10 @@ function checkCompileErrors(c: ConformanceCase, diagnostics: Diagnostic[], failu
     const k = key(e.file, e.line, e.col, e.code);
     expected.add(k);
     if (!actual.has(k)) failures.push(`${where(e.at)}: expect error ${k}, got ${[...actual].join('; ') || 'no errors'}`);
+    else if (e.hint !== null) {
+      const d = errors.find((x) => key(normalise(x.file), x.line, x.col, x.code) === k)!;
+      if (!(d.hint ?? '').includes(e.hint)) failures.push(`${where(e.at)}: expect hint ${JSON.stringify(e.hint)} for ${k}, got ${JSON.stringify(d.hint ?? null)}`);
+    }
   }
   for (const k of actual) {
     if (!expected.has(k)) failures.push(`${c.name}: unexpected error ${k}`);

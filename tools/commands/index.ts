@@ -78,6 +78,23 @@ export const COMMANDS: readonly CommandSpec[] = [
     run: async (args: ParsedArgs) => (await import('./disasm.js')).disasmCommand(args),
   },
   {
+    name: 'fuzz',
+    args: 'DIR',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'send generated valid and invalid requests to every validated route',
+    description:
+      "For every route with a validate {} or query {} block, sends requests built from the validators' arbitraries to the app in process:\n" +
+      'valid ones must not be refused (422) nor fail (5xx), ones with one field made invalid must be refused (422).\n' +
+      'Each finding is printed with a curl command that reproduces it; exit 1 if there is any. --seed repeats a run exactly.',
+    flags: [
+      { name: 'runs', value: 'N', doc: 'valid and invalid requests per route, each (default 100)' },
+      { name: 'seed', value: 'S', doc: 'seed of the generated requests (default random; printed in the summary)' },
+      { name: 'header', value: "'NAME: VALUE'", doc: 'a header sent with every request, e.g. an API key a middleware asks for' },
+    ],
+    run: async (args: ParsedArgs) => (await import('./fuzz.js')).fuzzCommand(args),
+  },
+  {
     name: 'help',
     args: '[COMMAND]',
     minArgs: 0,

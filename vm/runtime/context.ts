@@ -77,6 +77,7 @@ class RequestView implements RequestInfo {
   private _cookies: Record<string, string> | null = null;
   private _ip: string | null = null;
   private _secure: boolean | null = null;
+  private _route: string | null = null;
 
   constructor(
     private readonly incoming: IncomingRequest,
@@ -85,7 +86,13 @@ class RequestView implements RequestInfo {
     readonly params: Record<string, string>,
     readonly body: unknown,
     private readonly trustProxy: boolean,
+    private readonly matched: { readonly method: string; readonly path: string } | null,
   ) {}
+
+  get route(): string | null {
+    if (this._route === null && this.matched !== null) this._route = `${this.matched.method} ${this.matched.path}`;
+    return this._route;
+  }
 
   get method(): string {
     return this.incoming.method;
@@ -180,12 +187,14 @@ export class RequestContext implements CallContext {
     params: Record<string, string>,
     deps: ContextDeps,
     parsedBody: ParsedBody = NO_BODY,
+    /** The route that matched (method and path as written), for `request.route`. */
+    route: { readonly method: string; readonly path: string } | null = null,
   ) {
     this.app = deps.settings;
     this.store = deps.store;
     this.logger = deps.log;
     this.bodyKind = parsedBody.kind;
-    this.request = new RequestView(incoming, path, rawQuery, params, parsedBody.value, deps.settings.trustProxy);
+    this.request = new RequestView(incoming, path, rawQuery, params, parsedBody.value, deps.settings.trustProxy, route);
   }
 
   get locals(): Map<string, unknown> {

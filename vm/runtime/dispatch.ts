@@ -127,7 +127,7 @@ function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, err: HttpE
 }
 
 function run(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, match: Found, body: ParsedBody): Result {
-  const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, body);
+  const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, body, match.value.meta);
   const pending = app.execute(ctx, match.value);
   if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, incoming.method));
   return finalizeResponse(ctx.response, incoming.method);
@@ -139,7 +139,7 @@ function preflight(app: AppHandle, incoming: IncomingRequest, path: string, rawQ
   // Any route of the path gives the middleware chain and the params: they share the folder.
   const some = app.router.match(allowed[0]!, path);
   if (some.kind !== 'found') return errorResponse(404, 'not_found', 'Not found');
-  const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY);
+  const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY, some.value.meta);
   const pending = app.preflight(ctx, some.value, methods);
   if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, incoming.method));
   return finalizeResponse(ctx.response, incoming.method);

@@ -20,6 +20,7 @@ import type { RequestContext } from './context.js';
 import { errorBody } from './response.js';
 import type { UploadSpec } from './types.js';
 import { UploadedFile } from './upload.js';
+import { compileFirstPass, type FirstPass } from './validate-compile.js';
 
 /** Upload limit of a `file` field without `@max_size`: generous for documents and photos, small enough to bound disk use. */
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -38,22 +39,35 @@ interface Rule {
   message: string;
 }
 
+/** One section (`validate {}` or `query {}`), compiled. */
+export interface SectionPlan {
+  fields: FieldPlan[];
+  /** Presence, type and the single-field rules of every field, compiled (validate-compile.ts). */
+  firstPass: FirstPass;
+  /** Some rule looks at other fields: a second pass runs those rules. */
+  crossField: boolean;
+  /** Declaration order, for sorting failures found in two passes. */
+  order: ReadonlyMap<string, number>;
+}
+
 /** One field, compiled. */
 interface FieldPlan {
   name: string;
   type: FieldType;
   required: boolean;
+  /** Rules whose check declares the `input` parameter: they run after every field is typed. */
+  crossRules: Rule[];
   /** The `@default` value (already of the field's type), or undefined. */
   fallback: Value | undefined;
   rules: Rule[];
-  /** `__proto__` must be defined, not assigned, on the output object. */
-  unsafeName: boolean;
+  /** The name is also an Object.prototype member (`__proto__`, `toString`): read own, define, never assign. */
+  inherited: boolean;
 }
 
 /** The compiled validation of one route. */
 export interface RouteValidation {
-  body: FieldPlan[] | null;
-  query: FieldPlan[] | null;
+  body: SectionPlan | null;
+  query: SectionPlan | null;
   uploads: UploadSpec | undefined;
 }
 
@@ -132,56 +146,31 @@ const TYPE_MESSAGES: Record<FieldType, string> = {
 
 /** Runs one section's plan; returns the declared fields only (after defaults) or every failure. */
 export function validateFields(
-  plan: readonly FieldPlan[],
+  plan: SectionPlan,
   source: unknown,
   fromText: boolean,
 ): { value: ValueObject; errors: null } | { value: null; errors: FieldError[] } {
-  let errors: FieldError[] | null = null;
-  const out: ValueObject = {};
   const input = (source !== null && typeof source === 'object' && !Array.isArray(source) ? source : {}) as ValueObject;
-  // Pass 1: presence and type, so that pass 2's rules see every field typed (`@same` looks at others).
-  let checked = 0;
-  for (let f = 0; f < plan.length; f++) {
-    const field = plan[f]!;
-    const raw = Object.hasOwn(input, field.name) ? input[field.name] : undefined;
-    let value: Value | undefined;
-    if (raw === undefined || raw === null || (fromText && raw === '' && field.type !== 'text')) {
-      if (field.fallback === undefined) {
-        if (field.required) (errors ??= []).push({ field: field.name, rule: 'required', message: 'is required' });
-        continue;
-      }
-      value = field.fallback;
-    } else {
-      value = coerce(field.type, raw, fromText);
-      if (value === undefined) {
-        (errors ??= []).push({ field: field.name, rule: 'type', message: TYPE_MESSAGES[field.type] });
-        continue;
-      }
-      if (field.rules.length > 0) checked |= 1;
-    }
-    if (field.unsafeName) Object.defineProperty(out, field.name, { value, writable: true, enumerable: true, configurable: true });
-    else out[field.name] = value;
-  }
-  // Pass 2: the rules of every field that arrived (a default is already known to pass them).
-  if (checked !== 0) {
-    for (let f = 0; f < plan.length; f++) {
-      const field = plan[f]!;
-      const rules = field.rules;
-      if (rules.length === 0) continue;
+  const fields = plan.fields;
+  const first = plan.firstPass(input, fromText);
+  const out = first.out;
+  let errors = first.errors;
+  // Rules that look at other fields (`@same`) run once every field is typed.
+  if (plan.crossField) {
+    for (let f = 0; f < fields.length; f++) {
+      const field = fields[f]!;
+      const rules = field.crossRules;
+      if (rules.length === 0 || !Object.hasOwn(out, field.name)) continue;
       const raw = Object.hasOwn(input, field.name) ? input[field.name] : undefined;
-      if (raw === undefined || raw === null || !Object.hasOwn(out, field.name) || out[field.name] === field.fallback) continue;
-      const value = out[field.name]!;
+      if (raw === undefined || raw === null) continue;
       for (let r = 0; r < rules.length; r++) {
         const rule = rules[r]!;
-        if (!rule.check(value, out)) (errors ??= []).push({ field: field.name, rule: rule.name, message: rule.message });
+        if (!rule.check(out[field.name]!, out)) (errors ??= []).push({ field: field.name, rule: rule.name, message: rule.message });
       }
     }
+    if (errors !== null) errors.sort((a, b) => plan.order.get(a.field)! - plan.order.get(b.field)!);
   }
-  if (errors === null) return { value: out, errors: null };
-  // Failures in declaration order, whichever pass found them.
-  const order = new Map(plan.map((field, i) => [field.name, i]));
-  errors.sort((a, b) => order.get(a.field)! - order.get(b.field)!);
-  return { value: null, errors };
+  return errors === null ? { value: out, errors: null } : { value: null, errors };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,6 +224,7 @@ function report(ctx: PlanContext, code: string, message: string, at: { line: num
 /** Compiles one field's decorators, reporting every problem. */
 function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, number> | null): FieldPlan {
   const rules: Rule[] = [];
+  const crossRules: Rule[] = [];
   const uses: { d: DecoratorMeta; spec: ValidatorSpec; name: string }[] = [];
   for (const d of field.decorators) {
     const found = ctx.registry.validators.get(d.name);
@@ -281,15 +271,26 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
       continue;
     }
     if (PRESENCE.has(name)) continue;
-    rules.push({ name: d.name, check: spec.build(d.args, field.type), message: spec.message(d.args, field.type) });
+    const check = spec.build(d.args, field.type);
+    // A check that declares `input` compares with other fields, which must all be typed first.
+    (check.length >= 2 ? crossRules : rules).push({ name: d.name, check, message: spec.message(d.args, field.type) });
     if (uploads !== null && spec.uploadLimit) uploads[field.name] = Math.min(uploads[field.name] ?? Infinity, spec.uploadLimit(d.args));
   }
   if (fallback !== undefined && fallback !== null && defaultAt !== null) {
-    const refused = rules.find((r) => !r.check(fallback!, {}));
+    const refused = rules.find((r) => !r.check(fallback!, {})) ?? crossRules.find((r) => !r.check(fallback!, { [field.name]: fallback! }));
     if (refused) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(defaultAt.args[0])}) fails @${refused.name} of its own field: ${refused.message}`, defaultAt);
   }
   if (uploads !== null && field.type === 'file' && uploads[field.name] === undefined) uploads[field.name] = DEFAULT_MAX_FILE_BYTES;
-  return { name: field.name, type: field.type, required: field.required, fallback, rules, unsafeName: field.name === '__proto__' };
+  return { name: field.name, type: field.type, required: field.required, fallback, rules, crossRules, inherited: field.name in Object.prototype };
+}
+
+function section(fields: FieldPlan[]): SectionPlan {
+  return {
+    fields,
+    firstPass: compileFirstPass(fields, coerce, TYPE_MESSAGES),
+    crossField: fields.some((f) => f.crossRules.length > 0),
+    order: new Map(fields.map((f, i) => [f.name, i])),
+  };
 }
 
 /** Compiles the validation of every route; diagnostics are compile errors. */
@@ -303,8 +304,8 @@ export function planValidation(
     if (meta.body === null && meta.query === null) continue;
     const ctx: PlanContext = { registry, file, diagnostics };
     const files: Record<string, number> = {};
-    const body = meta.body?.map((f) => planField(f, ctx, files)) ?? null;
-    const query = meta.query?.map((f) => planField(f, ctx, null)) ?? null;
+    const body = meta.body ? section(meta.body.map((f) => planField(f, ctx, files))) : null;
+    const query = meta.query ? section(meta.query.map((f) => planField(f, ctx, null))) : null;
     for (const f of meta.query ?? []) {
       if (f.type === 'file') report(ctx, 'E_VALIDATOR_TYPE', `query field '${f.name}' cannot be a file`, f);
     }

@@ -1,0 +1,90 @@
+/**
+ * The guards of the auth plugin: `auth` (a valid JWT; `auth: optional` authenticates without
+ * ever rejecting), `role(r1, ...)` (an authenticated caller holding one of the roles) and
+ * `api_key` (a valid `X-API-Key`). Their metadata feeds the reference and the OpenAPI export.
+ */
+import type { CallContext, ErrorResponseSpec, GuardFn, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
+import { API_KEYS_ENV, API_KEYS_FILE, API_KEY_HEADER, type ApiKeyring } from './api-keys.js';
+import { JWT_SECRET_ENV, JWT_SECRET_FILE, SESSION_COOKIE, unauthorized, type AuthSession } from './session.js';
+
+/** The OpenAPI scheme of the `auth` and `role` guards (the session cookie is described in the doc). */
+export const BEARER_SCHEME = { name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } };
+/** The OpenAPI scheme of the `api_key` guard. */
+export const API_KEY_SCHEME = { name: 'apiKeyAuth', scheme: { type: 'apiKey', in: 'header', name: 'X-API-Key' } };
+
+const UNAUTHORIZED: ErrorResponseSpec = {
+  status: 401,
+  code: 'unauthorized',
+  description: `No valid token: none sent (Authorization: Bearer or the ${SESSION_COOKIE} cookie), or it is expired, tampered with or not HS256.`,
+  headers: ['WWW-Authenticate'],
+};
+const AUTH_NOT_CONFIGURED: ErrorResponseSpec = {
+  status: 500,
+  code: 'auth_not_configured',
+  description: `The app has no JWT key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}); outside dev mode the body says internal_error.`,
+};
+
+/** True when the claims hold one of `roles`: the text claim `role`, or the list claim `roles`. */
+export function holdsRole(user: ValueObject, roles: readonly Value[]): boolean {
+  const role = Object.hasOwn(user, 'role') ? user.role : null;
+  if (typeof role === 'string' && roles.includes(role)) return true;
+  const held = Object.hasOwn(user, 'roles') ? user.roles : null;
+  return Array.isArray(held) && held.some((r) => typeof r === 'string' && roles.includes(r));
+}
+
+/** Runs `then` on a value that may still be a Promise, staying synchronous when it is not. */
+function after<T>(value: T | Promise<T>, then: (v: T) => void | Halt): void | Halt | Promise<void | Halt> {
+  return value instanceof Promise ? value.then(then) : then(value);
+}
+
+/** Registers the auth, role and api_key guards. */
+export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: ApiKeyring): void {
+  const auth: GuardFn = (ctx, _args, use) =>
+    after(session.authenticate(ctx), (claims) => (claims === null && use.mode === 'required' ? unauthorized(ctx) : undefined));
+  rvm.guard('auth', auth, {
+    params: [],
+    doc: `Requires a valid HS256 JWT, sent as Authorization: Bearer <token> or in the ${SESSION_COOKIE} cookie (the header wins), verified with ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}. With auth: optional a valid token authenticates and a missing or invalid one is let through (auth_check() tells which).`,
+    security: BEARER_SCHEME,
+    responses: [UNAUTHORIZED, AUTH_NOT_CONFIGURED],
+  });
+
+  const role: GuardFn = (ctx, args, use) => {
+    // Optional makes any guard advisory; a role check that never rejects does nothing.
+    if (use.mode === 'optional') return;
+    return after(session.user(ctx), (user) => {
+      if (user === null) return unauthorized(ctx);
+      if (!holdsRole(user, args)) return forbidden(ctx, args);
+    });
+  };
+  rvm.guard('role', role, {
+    params: [
+      { name: 'role', type: 'text', doc: 'a role that lets the caller through' },
+      { name: 'roles', type: 'text', rest: true, doc: 'further roles, any of which is enough' },
+    ],
+    doc: 'Requires an authenticated caller (as the auth guard) whose token holds one of the roles: the text claim role, or the list claim roles.',
+    security: BEARER_SCHEME,
+    responses: [UNAUTHORIZED, { status: 403, code: 'forbidden', description: 'The caller holds none of the roles.' }, AUTH_NOT_CONFIGURED],
+  });
+
+  const apiKey: GuardFn = (ctx, _args, use) => {
+    const presented = ctx.request.headers[API_KEY_HEADER];
+    // Checked even without a header, so a missing configuration shows up on the first request.
+    const ok = apiKeys.accepts(ctx.app.secrets, typeof presented === 'string' ? presented : '');
+    if (!ok && use.mode === 'required') return ctx.fail(401, 'Invalid or missing API key', 'invalid_api_key');
+  };
+  rvm.guard('api_key', apiKey, {
+    params: [],
+    doc: `Requires an X-API-Key header equal to one of the app's keys: .secrets/${API_KEYS_FILE} (one per line, # comments) and ${API_KEYS_ENV} (comma-separated), compared in constant time.`,
+    security: API_KEY_SCHEME,
+    responses: [
+      { status: 401, code: 'invalid_api_key', description: 'The X-API-Key header is missing or matches no key.' },
+      { status: 500, code: 'api_key_not_configured', description: `The app lists no keys (.secrets/${API_KEYS_FILE} or ${API_KEYS_ENV}); outside dev mode the body says internal_error.` },
+    ],
+  });
+}
+
+/** The 403 of the role guard. */
+function forbidden(ctx: CallContext, roles: readonly Value[]): Halt {
+  const names = roles.filter((r): r is string => typeof r === 'string');
+  return ctx.fail(403, `Requires the role ${names.join(' or ')}`, 'forbidden');
+}

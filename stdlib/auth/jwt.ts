@@ -1,0 +1,182 @@
+/**
+ * JSON Web Tokens with jose: HS256 only (RFC 7518 §3.2), keys of at least 32 bytes, `iat` and
+ * `exp` always set by rvm and `exp` always required, verification that never trusts the
+ * token's own `alg` header. `jwt_create`, `jwt_verify`, `jwt_is_expired`.
+ */
+import { SignJWT, decodeJwt, jwtVerify } from 'jose';
+import { HostObject, RvmError, SecretText, fromJson, typeName } from '../../plugins/sdk.js';
+import type { PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
+
+/** The one algorithm rvm signs and accepts: a key serves one algorithm (RFC 8725 §3.1). */
+export const JWT_ALGORITHM = 'HS256';
+/** RFC 7518 §3.2: an HS256 key must be at least as long as the hash output (256 bits). */
+export const MIN_SECRET_BYTES = 32;
+/** Clock skew tolerated on `exp`/`nbf` between the server that signs and the one that verifies. */
+export const CLOCK_SKEW_SECONDS = 30;
+/**
+ * Longest token accepted or created. A browser keeps at most ~4 KiB per cookie and servers cap a
+ * header near 8–16 KiB; anything longer is not a token rvm issued and is refused unparsed.
+ */
+export const MAX_TOKEN_LENGTH = 8 * 1024;
+/** Longest lifetime `jwt_create` gives: a credential meant to outlive a year should be an API key. */
+export const MAX_TTL_SECONDS = 366 * 24 * 60 * 60;
+/** Nesting allowed in claims: deep enough for any real payload, and it stops a cyclic object. */
+const MAX_CLAIMS_DEPTH = 32;
+/** Registered claims (RFC 7519 §4.1) that must be text when given, or jose refuses the token later. */
+const TEXT_CLAIMS = ['iss', 'sub', 'jti'] as const;
+
+/** The verification options: never let the token's header choose the algorithm. */
+const VERIFY_OPTIONS = { algorithms: [JWT_ALGORITHM], clockTolerance: CLOCK_SKEW_SECONDS, requiredClaims: ['exp'] };
+
+/**
+ * The bytes of an HS256 key given as text or a SecretText; `where` names it in errors
+ * (`jwt_create()`). Throws RvmError `weak_secret` under 32 bytes, `type_error` for a non-text.
+ */
+export function keyBytes(where: string, secret: Value | undefined): Uint8Array {
+  let text: string;
+  if (secret instanceof SecretText) text = secret.reveal();
+  else if (typeof secret === 'string') text = secret;
+  else throw new RvmError(`${where} expects secret to be text, got ${typeName(secret)}`, 'type_error');
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length < MIN_SECRET_BYTES) {
+    throw new RvmError(
+      `${where}: the secret has ${bytes.length} bytes; an HS256 key needs at least ${MIN_SECRET_BYTES} random bytes. ` +
+        'A human password is not a key: generate one with secure_random(32) and keep it in .secrets/ or the environment.',
+      'weak_secret',
+    );
+  }
+  return bytes;
+}
+
+/** Seconds since the epoch, as JWT NumericDates count them. */
+function seconds(nowMs: number): number {
+  return Math.floor(nowMs / 1000);
+}
+
+/** Copies language claims to plain JSON, refusing what a JWT cannot carry (secrets, host values, NaN, cycles). */
+function plainClaims(value: Value, path: string, depth: number): unknown {
+  if (depth > MAX_CLAIMS_DEPTH) throw new RvmError(`jwt_create(): claims nest deeper than ${MAX_CLAIMS_DEPTH} levels at ${path}`, 'invalid_claims');
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RvmError(`jwt_create(): claim ${path} is not a finite number`, 'invalid_claims');
+    return value;
+  }
+  if (value instanceof SecretText) {
+    throw new RvmError(`jwt_create(): claim ${path} is a secret; a JWT payload is readable by anyone who holds the token`, 'invalid_claims');
+  }
+  if (value instanceof HostObject) throw new RvmError(`jwt_create(): claim ${path} is a ${value.typeName}, not JSON data`, 'invalid_claims');
+  if (Array.isArray(value)) return value.map((v, i) => plainClaims(v, `${path}[${i}]`, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    Object.defineProperty(out, key, { value: plainClaims(value[key]!, `${path}.${key}`, depth + 1), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** Checks the types of registered claims a caller gave, so a token rvm signs is one it can verify. */
+function checkRegisteredClaims(claims: Record<string, unknown>): void {
+  for (const name of TEXT_CLAIMS) {
+    if (claims[name] !== undefined && typeof claims[name] !== 'string') {
+      throw new RvmError(`jwt_create(): claim '${name}' must be text (RFC 7519 §4.1)`, 'invalid_claims');
+    }
+  }
+  const aud = claims.aud;
+  if (aud !== undefined && typeof aud !== 'string' && !(Array.isArray(aud) && aud.every((a) => typeof a === 'string'))) {
+    throw new RvmError("jwt_create(): claim 'aud' must be text or a list of texts (RFC 7519 §4.1.3)", 'invalid_claims');
+  }
+  if (claims.nbf !== undefined && typeof claims.nbf !== 'number') {
+    throw new RvmError("jwt_create(): claim 'nbf' must be a number of Unix seconds", 'invalid_claims');
+  }
+}
+
+/**
+ * Signs `claims` with HS256 for `ttlSeconds`; `iat` and `exp` are set here and replace any given.
+ * Throws RvmError `invalid_claims`, `invalid_argument` (ttl), `weak_secret`, `type_error`.
+ */
+export async function createJwt(claims: Value | undefined, secret: Value | undefined, ttlSeconds: Value | undefined, nowMs: number = Date.now()): Promise<string> {
+  if (claims === null || claims === undefined || typeof claims !== 'object' || Array.isArray(claims) || claims instanceof HostObject) {
+    throw new RvmError(`jwt_create() expects claims to be an object, got ${typeName(claims)}`, 'type_error');
+  }
+  if (typeof ttlSeconds !== 'number' || !Number.isInteger(ttlSeconds) || ttlSeconds <= 0 || ttlSeconds > MAX_TTL_SECONDS) {
+    throw new RvmError(`jwt_create() expects ttl_seconds to be a whole number of seconds from 1 to ${MAX_TTL_SECONDS}, got ${JSON.stringify(ttlSeconds ?? null)}`, 'invalid_argument');
+  }
+  const key = keyBytes('jwt_create()', secret);
+  const payload = plainClaims(claims, 'claims', 0) as Record<string, unknown>;
+  checkRegisteredClaims(payload);
+  const iat = seconds(nowMs);
+  payload.iat = iat;
+  payload.exp = iat + ttlSeconds;
+  const token = await new SignJWT(payload).setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT' }).sign(key);
+  if (token.length > MAX_TOKEN_LENGTH) {
+    throw new RvmError(`jwt_create(): the token would be ${token.length} characters, over the ${MAX_TOKEN_LENGTH} rvm accepts; put less in the claims`, 'invalid_claims');
+  }
+  return token;
+}
+
+/**
+ * The verified claims of `token` as plain JSON, or null when it is not a valid HS256 token for
+ * `key` (bad signature, expired beyond the skew, no `exp`, another or no algorithm, malformed,
+ * too long). Never throws for a bad token.
+ */
+export async function verifyJwtClaims(token: unknown, key: Uint8Array, nowMs: number = Date.now()): Promise<Record<string, unknown> | null> {
+  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
+  try {
+    const { payload } = await jwtVerify(token, key, { ...VERIFY_OPTIONS, currentDate: new Date(nowMs) });
+    return payload as Record<string, unknown>;
+  } catch {
+    // jose's errors (ERR_JWS_*, ERR_JWT_*, ERR_JOSE_ALG_NOT_ALLOWED) all mean the same here: not valid.
+    return null;
+  }
+}
+
+/**
+ * True when the token's (unverified) `exp` has passed, or the token cannot be read; false when
+ * it has no `exp`. A client-side hint for refreshing, never a substitute for `jwt_verify`.
+ */
+export function isJwtExpired(token: Value | undefined, nowMs: number = Date.now()): boolean {
+  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return true;
+  let exp: unknown;
+  try {
+    exp = decodeJwt(token).exp;
+  } catch {
+    return true;
+  }
+  if (exp === undefined) return false;
+  return typeof exp !== 'number' || seconds(nowMs) >= exp;
+}
+
+/** Registers jwt_create, jwt_verify and jwt_is_expired. */
+export function registerJwt(rvm: PluginApi): void {
+  rvm.native('jwt_create', (_ctx, claims, secret, ttl) => createJwt(claims, secret, ttl), {
+    params: [
+      { name: 'claims', type: 'object', doc: 'JSON data to sign; iat and exp are set by rvm' },
+      { name: 'secret', type: 'any', doc: 'the HS256 key: text or a secret of at least 32 bytes' },
+      { name: 'ttl_seconds', type: 'int', doc: `lifetime in seconds, 1 to ${MAX_TTL_SECONDS}` },
+    ],
+    returns: 'text',
+    doc: `Signs the claims as an HS256 JWT that expires after ttl_seconds; rvm sets iat and exp (over any given). A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error: use secure_random(32), never a password. Claims that are not JSON data (secrets included) are an invalid_claims error.`,
+  });
+
+  rvm.native(
+    'jwt_verify',
+    async (_ctx, token, secret) => {
+      const key = keyBytes('jwt_verify()', secret);
+      const claims = await verifyJwtClaims(token, key);
+      return claims === null ? null : (fromJson(claims) as ValueObject);
+    },
+    {
+      params: [
+        { name: 'token', type: 'text' },
+        { name: 'secret', type: 'any', doc: 'the HS256 key: text or a secret of at least 32 bytes' },
+      ],
+      returns: 'object',
+      doc: `The verified claims of an HS256 token, or null when the signature is wrong, it has expired (${CLOCK_SKEW_SECONDS} s skew allowed) or has no exp, its header names another algorithm or none, or it is malformed or longer than ${MAX_TOKEN_LENGTH} characters. A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error.`,
+    },
+  );
+
+  rvm.native('jwt_is_expired', (_ctx, token) => isJwtExpired(token), {
+    params: [{ name: 'token', type: 'text' }],
+    returns: 'bool',
+    doc: "True when the token's exp has passed or the token cannot be read, false when it has none; it does not check the signature (use jwt_verify for that).",
+  });
+}

@@ -1,0 +1,163 @@
+/**
+ * Password hashing with Argon2id through the `argon2` package, whose native code runs on
+ * libuv's thread pool so hashing never blocks the event loop. Hashes are PHC strings
+ * (`$argon2id$v=19$m=65536,t=3,p=4$<salt>$<hash>`); a hash that is not one verifies false.
+ */
+import { availableParallelism } from 'node:os';
+import argon2 from 'argon2';
+import { RvmError, SecretText, typeName } from '../../plugins/sdk.js';
+import type { PluginApi, Value } from '../../plugins/sdk.js';
+
+/**
+ * The cost rvm hashes with: the `argon2` package's defaults (64 MiB, 3 passes, 4 lanes), above
+ * OWASP's minimum for Argon2id (19 MiB, t=2, p=1). Spelled out so `argon2_needs_rehash` and the
+ * docs name the same numbers.
+ */
+export const HASH_PARAMS = { memoryCost: 65536, timeCost: 3, parallelism: 4 } as const;
+/** The Argon2 version rvm writes (1.3). */
+export const ARGON2_VERSION = 19;
+/**
+ * Longest password accepted, in UTF-8 bytes. Far above any passphrase; it keeps a request from
+ * making the server hash megabytes per login attempt.
+ */
+export const MAX_PASSWORD_BYTES = 4 * 1024;
+/** Longest PHC string read: m/t/p, a 16–64 byte salt and hash in base64 fit well inside. */
+export const MAX_HASH_LENGTH = 512;
+/**
+ * Costs a stored hash may ask for before verification refuses it: a planted hash with
+ * m=4 GiB or t=10⁶ must not let one login tie up memory or a pool thread for minutes.
+ */
+export const MAX_MEMORY_KIB = 1024 * 1024;
+export const MAX_TIME_COST = 32;
+export const MAX_PARALLELISM = 16;
+
+/**
+ * Argon2 computations run at once; the rest wait their turn without blocking anything. Each one
+ * occupies a libuv pool thread (four by default, shared with file system and DNS work) and starts
+ * `parallelism` threads of its own: unbounded, 20 logins would run 16 busy threads on a small
+ * machine, starving the event loop of CPU and the pool of threads. One per four cores, at least one.
+ */
+export const MAX_CONCURRENT_HASHES = Math.max(1, Math.floor(availableParallelism() / HASH_PARAMS.parallelism));
+
+/** Runs Argon2 jobs at most MAX_CONCURRENT_HASHES at a time, first come first served. */
+export class HashQueue {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  /** Runs `job` once a slot is free; the slot is released however the job ends. */
+  async run<T>(job: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running++;
+    try {
+      return await job();
+    } finally {
+      // Hand the slot straight to the next waiter, or free it.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
+const hashQueue = new HashQueue(MAX_CONCURRENT_HASHES);
+
+/** The fields of an Argon2 PHC string. */
+export interface PhcHash {
+  id: 'argon2id' | 'argon2i' | 'argon2d';
+  /** 19 (1.3) or 16 (1.0, written without `v=`). */
+  version: number;
+  m: number;
+  t: number;
+  p: number;
+  salt: string;
+  hash: string;
+}
+
+const PHC = /^\$(argon2id|argon2i|argon2d)(?:\$v=(\d{1,3}))?\$([a-z]=\d{1,10}(?:,[a-z]=\d{1,10}){2})\$([A-Za-z0-9+/]{11,})\$([A-Za-z0-9+/]{6,})$/;
+
+/** Parses an Argon2 PHC string; null when it is not one or its costs are out of bounds. */
+export function parsePhc(text: string): PhcHash | null {
+  if (text.length > MAX_HASH_LENGTH) return null;
+  const match = PHC.exec(text);
+  if (match === null) return null;
+  const version = match[2] === undefined ? 16 : Number(match[2]);
+  if (version !== 16 && version !== 19) return null;
+  const params: Record<string, number> = {};
+  for (const pair of match[3]!.split(',')) {
+    const [name, value] = pair.split('=') as [string, string];
+    if (name in params || !['m', 't', 'p'].includes(name)) return null;
+    params[name] = Number(value);
+  }
+  const { m, t, p } = params as { m: number; t: number; p: number };
+  if (p < 1 || p > MAX_PARALLELISM || t < 1 || t > MAX_TIME_COST || m < 8 * p || m > MAX_MEMORY_KIB) return null;
+  return { id: match[1] as PhcHash['id'], version, m, t, p, salt: match[4]!, hash: match[5]! };
+}
+
+/** A password argument as text; null when it is not text (or a secret). */
+function passwordText(password: Value | undefined): string | null {
+  if (password instanceof SecretText) return password.reveal();
+  return typeof password === 'string' ? password : null;
+}
+
+/**
+ * The Argon2id PHC hash of `password`. Throws RvmError `type_error` for a non-text password and
+ * `password_too_long` past MAX_PASSWORD_BYTES.
+ */
+export async function hashPassword(password: Value | undefined): Promise<string> {
+  const text = passwordText(password);
+  if (text === null) throw new RvmError(`argon2_hash() expects password to be text, got ${typeName(password)}`, 'type_error');
+  if (Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) {
+    throw new RvmError(`argon2_hash(): the password is longer than ${MAX_PASSWORD_BYTES} bytes`, 'password_too_long');
+  }
+  return hashQueue.run(() => argon2.hash(text, { type: argon2.argon2id, ...HASH_PARAMS }));
+}
+
+/**
+ * True when `password` matches the PHC `hash` (argon2id, or the older argon2i/argon2d so imported
+ * hashes keep working). False — never an error — for a malformed or non-Argon2 hash, costs out
+ * of bounds, a non-text password or one past MAX_PASSWORD_BYTES.
+ */
+export async function verifyPassword(password: Value | undefined, hash: Value | undefined): Promise<boolean> {
+  const text = passwordText(password);
+  if (text === null || Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) return false;
+  if (typeof hash !== 'string' || parsePhc(hash) === null) return false;
+  try {
+    return await hashQueue.run(() => argon2.verify(hash, text));
+  } catch {
+    // A salt or digest the native code refuses (too short, wrong padding) is just not a match.
+    return false;
+  }
+}
+
+/** True when `hash` should be replaced at the next login: not argon2id 1.3 with rvm's current costs, or unreadable. */
+export function needsRehash(hash: Value | undefined): boolean {
+  const phc = typeof hash === 'string' ? parsePhc(hash) : null;
+  if (phc === null) return true;
+  return phc.id !== 'argon2id' || phc.version !== ARGON2_VERSION || phc.m !== HASH_PARAMS.memoryCost || phc.t !== HASH_PARAMS.timeCost || phc.p !== HASH_PARAMS.parallelism;
+}
+
+/** Registers argon2_hash, argon2_verify and argon2_needs_rehash. */
+export function registerPasswords(rvm: PluginApi): void {
+  rvm.native('argon2_hash', (_ctx, password) => hashPassword(password), {
+    params: [{ name: 'password', type: 'text' }],
+    returns: 'text',
+    doc: `The Argon2id hash of the password as a PHC string ($argon2id$v=19$m=${HASH_PARAMS.memoryCost},t=${HASH_PARAMS.timeCost},p=${HASH_PARAMS.parallelism}$salt$hash), with a fresh random salt; computed off the event loop. A password over ${MAX_PASSWORD_BYTES} bytes is a password_too_long error.`,
+  });
+
+  rvm.native('argon2_verify', (_ctx, password, hash) => verifyPassword(password, hash), {
+    params: [
+      { name: 'password', type: 'text' },
+      { name: 'hash', type: 'text' },
+    ],
+    returns: 'bool',
+    doc: `True when the password matches the PHC hash (argon2id; argon2i and argon2d hashes verify too). A malformed or non-Argon2 hash, one asking for more than ${MAX_MEMORY_KIB} KiB, ${MAX_TIME_COST} passes or ${MAX_PARALLELISM} lanes, or a password over ${MAX_PASSWORD_BYTES} bytes verifies false.`,
+  });
+
+  rvm.native('argon2_needs_rehash', (_ctx, hash) => needsRehash(hash), {
+    params: [{ name: 'hash', type: 'text' }],
+    returns: 'bool',
+    doc: 'True when the hash is not argon2id v=19 with the costs argon2_hash uses now (or cannot be read): rehash the password after a successful argon2_verify and store the new hash.',
+  });
+}

@@ -1,0 +1,203 @@
+/**
+ * The caller's identity: finds the token a request carries (`Authorization: Bearer`, else the
+ * `rvm_session` cookie), verifies it with the app's JWT key, and memoises the verified claims per
+ * request (`ctx.locals`) and across requests (a bounded cache keyed by the token), so a hot route
+ * verifies a token asynchronously once and synchronously from then on. `auth_user()`, `auth_check()`.
+ */
+import { RvmError, fromJson } from '../../plugins/sdk.js';
+import type { CallContext, Halt, PluginApi, RequestInfo, SecretSource, ValueObject } from '../../plugins/sdk.js';
+import { CLOCK_SKEW_SECONDS, keyBytes, verifyJwtClaims } from './jwt.js';
+import { Rechecked, type Clock } from './rechecked.js';
+import { TokenCache } from './token-cache.js';
+
+/** The cookie a browser session carries its token in (set it with set_cookie after login). */
+export const SESSION_COOKIE = 'rvm_session';
+/** The environment variable holding the JWT key; it wins over the file. */
+export const JWT_SECRET_ENV = 'JWT_SECRET';
+/** The `.secrets/` file holding the JWT key when the environment has none. */
+export const JWT_SECRET_FILE = 'jwt_secret';
+/**
+ * Verified tokens kept across requests. Tokens are at most 8 KiB, so the cache stays under
+ * 32 MiB at worst and near 2 MiB for ordinary tokens, while covering every active session of a
+ * busy single process.
+ */
+export const TOKEN_CACHE_SIZE = 4096;
+/** The challenge sent with every 401 of the auth guard and auth_user() (RFC 6750 §3). */
+export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer' } as const;
+
+/** Keys in `ctx.locals`: the verified claims (shared with the cache: never mutated) and the user handed to code. */
+const CLAIMS_LOCAL = 'auth.claims';
+const USER_LOCAL = 'auth.user';
+
+const BEARER = /^[Bb][Ee][Aa][Rr][Ee][Rr] +([^\s]+) *$/;
+
+/**
+ * The hook that turns verified claims into the stored user: given the claims (their `sub` is the
+ * user's id), the `User` record's fields, or null when there is none. The records plugin provides
+ * it once it exists; until then the user is the claims.
+ */
+export type StoredUserLookup = (ctx: CallContext, claims: ValueObject) => ValueObject | null | Promise<ValueObject | null>;
+
+export interface AuthSessionOptions {
+  now?: Clock;
+  cacheSize?: number;
+  storedUser?: StoredUserLookup | null;
+}
+
+/** The token a request carries: a Bearer `Authorization` header first, else the `rvm_session` cookie; null when none. */
+export function requestToken(request: RequestInfo): string | null {
+  const header = request.headers.authorization;
+  if (typeof header === 'string') {
+    const match = BEARER.exec(header);
+    if (match !== null) return match[1]!;
+  }
+  const cookie = request.cookies[SESSION_COOKIE];
+  return cookie === undefined || cookie === '' ? null : cookie;
+}
+
+/** The JWT key text of an app: JWT_SECRET, else `.secrets/jwt_secret`; null when neither is set. */
+function configuredKey(secrets: SecretSource): string | null {
+  const fromEnv = secrets.env(JWT_SECRET_ENV);
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  const fromFile = secrets.read(JWT_SECRET_FILE);
+  return fromFile === null || fromFile === '' ? null : fromFile;
+}
+
+/** The 401 every authentication failure answers, with the Bearer challenge. */
+export function unauthorized(ctx: CallContext): Halt {
+  return ctx.fail(401, 'Authentication required', 'unauthorized', BEARER_CHALLENGE);
+}
+
+function isPromise<T>(value: unknown): value is Promise<T> {
+  return value instanceof Promise;
+}
+
+/** Authentication state of one app: its key (re-read at most once a second) and its verified-token cache. */
+export class AuthSession {
+  private readonly now: Clock;
+  private readonly key: Rechecked<string | null>;
+  private readonly cache: TokenCache;
+  private readonly storedUser: StoredUserLookup | null;
+  /** The key text the cache's entries were verified with, and its bytes. */
+  private cacheKey: string | null = null;
+  private keyData: Uint8Array = new Uint8Array();
+
+  constructor(options: AuthSessionOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.key = new Rechecked(configuredKey, this.now);
+    this.cache = new TokenCache(options.cacheSize ?? TOKEN_CACHE_SIZE);
+    this.storedUser = options.storedUser ?? null;
+  }
+
+  /** Number of verified tokens cached (tests, diagnostics). */
+  get cachedTokens(): number {
+    return this.cache.size;
+  }
+
+  /**
+   * The verified claims of the request's token, or null when it sent none or an invalid one.
+   * Synchronous when the request or the cache already knows the token; a Promise the first time.
+   * Throws RvmError `auth_not_configured` when the app has no JWT key, `weak_secret` when it is short.
+   */
+  authenticate(ctx: CallContext): ValueObject | null | Promise<ValueObject | null> {
+    const locals = ctx.locals;
+    if (locals.has(CLAIMS_LOCAL)) return locals.get(CLAIMS_LOCAL) as ValueObject | null;
+    const keyText = this.currentKey(ctx.app.secrets);
+    const token = requestToken(ctx.request);
+    if (token === null) {
+      locals.set(CLAIMS_LOCAL, null);
+      return null;
+    }
+    const now = this.now();
+    const cached = this.cache.get(token, now);
+    if (cached !== undefined) {
+      locals.set(CLAIMS_LOCAL, cached);
+      return cached;
+    }
+    return verifyJwtClaims(token, this.keyData, now).then((payload) => {
+      const claims = payload === null ? null : (fromJson(payload) as ValueObject);
+      // A key rotated while jose was verifying must not receive an entry checked with the old one.
+      if (claims !== null && this.cacheKey === keyText) {
+        this.cache.set(token, claims, ((payload!.exp as number) + CLOCK_SKEW_SECONDS) * 1000);
+      }
+      locals.set(CLAIMS_LOCAL, claims);
+      return claims;
+    });
+  }
+
+  /**
+   * The authenticated user for code to read: a private copy of the claims with the stored
+   * user's fields merged over them (see StoredUserLookup); null when not authenticated.
+   */
+  user(ctx: CallContext): ValueObject | null | Promise<ValueObject | null> {
+    const locals = ctx.locals;
+    if (locals.has(USER_LOCAL)) return locals.get(USER_LOCAL) as ValueObject | null;
+    const claims = this.authenticate(ctx);
+    return isPromise<ValueObject | null>(claims) ? claims.then((c) => this.userOf(ctx, c)) : this.userOf(ctx, claims);
+  }
+
+  /** Builds (and memoises) the user of verified `claims`. */
+  private userOf(ctx: CallContext, claims: ValueObject | null): ValueObject | null | Promise<ValueObject | null> {
+    if (claims === null) {
+      ctx.locals.set(USER_LOCAL, null);
+      return null;
+    }
+    // A copy: code may change fields of what auth_user() returns; the cached claims must not change.
+    const user = fromJson(claims) as ValueObject;
+    const remember = (stored: ValueObject | null): ValueObject => {
+      const merged = stored === null ? user : (Object.assign(user, fromJson(stored)) as ValueObject);
+      ctx.locals.set(USER_LOCAL, merged);
+      return merged;
+    };
+    if (this.storedUser === null) return remember(null);
+    const stored = this.storedUser(ctx, claims);
+    return isPromise<ValueObject | null>(stored) ? stored.then(remember) : remember(stored);
+  }
+
+  /** The app's key text, clearing the cache when it changed. Throws when none is configured or it is weak. */
+  private currentKey(secrets: SecretSource): string {
+    const keyText = this.key.get(secrets);
+    if (keyText === null) {
+      throw new RvmError(
+        `authentication is not configured: set the ${JWT_SECRET_ENV} environment variable or write the key to .secrets/${JWT_SECRET_FILE} (at least 32 random bytes, e.g. from secure_random(32))`,
+        'auth_not_configured',
+      );
+    }
+    if (keyText !== this.cacheKey) {
+      this.keyData = keyBytes(`the JWT key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE})`, keyText);
+      this.cache.clear();
+      this.cacheKey = keyText;
+    }
+    return keyText;
+  }
+}
+
+/** Registers auth_user and auth_check on `session`. */
+export function registerSession(rvm: PluginApi, session: AuthSession): void {
+  rvm.native(
+    'auth_user',
+    (ctx) => {
+      const user = session.user(ctx);
+      if (isPromise<ValueObject | null>(user)) return user.then((u): ValueObject | Halt => u ?? unauthorized(ctx));
+      return user ?? unauthorized(ctx);
+    },
+    {
+      params: [],
+      returns: 'object',
+      doc: `The verified claims of the caller's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie), with the stored User's fields merged over them once records exist. Without a valid token it ends the request with 401 unauthorized and WWW-Authenticate: Bearer, so a guard_definition may call it without a prior guard auth (use auth_check() for optional flows). auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
+    },
+  );
+
+  rvm.native(
+    'auth_check',
+    (ctx) => {
+      const claims = session.authenticate(ctx);
+      return isPromise<ValueObject | null>(claims) ? claims.then((c) => c !== null) : claims !== null;
+    },
+    {
+      params: [],
+      returns: 'bool',
+      doc: `True when the request carries a valid token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie); never rejects. auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
+    },
+  );
+}

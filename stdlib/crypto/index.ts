@@ -1,0 +1,20 @@
+/**
+ * The `crypto` standard plugin (seed §5.1): secure random values, AES-256-GCM encryption,
+ * UUIDs, and CSRF protection (csrf_token, csrf_verify, `guard csrf`). Uses node:crypto only.
+ */
+import { definePlugin } from '../../plugins/sdk.js';
+import { registerCsrf } from './csrf-natives.js';
+import { registerCryptoNatives } from './natives.js';
+
+/** The crypto plugin definition. */
+export const crypto = definePlugin({
+  name: 'crypto',
+  version: '1.0.0',
+  dependencies: ['core'],
+  setup(rvm) {
+    registerCryptoNatives(rvm);
+    registerCsrf(rvm);
+  },
+});
+
+export default crypto;

@@ -1,0 +1,254 @@
+/**
+ * The `ratelimit` standard plugin: exact sliding-window limits by key, IP, user or route, with the
+ * `rate_limit(limit, window_seconds)` guard. State lives behind `RateLimitStore` (in-process by
+ * default); the clock is injectable for tests.
+ */
+import { RvmError, SecretText, definePlugin, revealText, typeName } from '../../plugins/sdk.js';
+import type { GuardFn, Halt, PluginApi, PluginDefinition, Value, ValueObject } from '../../plugins/sdk.js';
+import { rateLimitField, rateLimitHeaders, secondsUntil } from './headers.js';
+import { guardKey, ipKey, rawKey, userKey } from './keys.js';
+import { createMemoryRateLimitStore, type RateLimitResult, type RateLimitStore } from './store.js';
+
+/**
+ * Largest limit: the exact window keeps one timestamp (8 bytes) per counted request, so a full
+ * key costs at most 800 KB; quotas beyond this want a coarser counter.
+ */
+export const MAX_LIMIT = 100_000;
+/** Longest window: one year, beyond which a "rate" is a quota better kept in records. */
+export const MAX_WINDOW_SECONDS = 366 * 24 * 60 * 60;
+
+export { createMemoryRateLimitStore, DEFAULT_MAX_KEYS } from './store.js';
+export type { MemoryRateLimitStore, RateLimitResult, RateLimitStore } from './store.js';
+
+/** What the plugin can be built with; the defaults serve apps. */
+export interface RateLimitPluginOptions {
+  /** Clock in epoch ms (default Date.now). */
+  now?: () => number;
+  /** A store shared by every app the plugin is loaded into; by default each app gets its own in-process store. */
+  store?: RateLimitStore;
+}
+
+function invalid(message: string): RvmError {
+  return new RvmError(message, 'invalid_argument');
+}
+
+function limitArg(fn: string, v: Value | undefined): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_LIMIT) {
+    throw invalid(`${fn}() expects limit to be an int from 1 to ${MAX_LIMIT}, got ${typeof v === 'number' ? v : typeName(v)}`);
+  }
+  return v;
+}
+
+function windowArg(fn: string, v: Value | undefined): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > MAX_WINDOW_SECONDS) {
+    throw invalid(`${fn}() expects window_seconds to be a number above 0 and at most ${MAX_WINDOW_SECONDS}, got ${typeof v === 'number' ? v : typeName(v)}`);
+  }
+  return v;
+}
+
+/** A key, id or address: text (a secret is revealed: natives that take keys accept them) or a number. */
+function keyArg(fn: string, param: string, v: Value | undefined): string {
+  if (typeof v === 'string') return v;
+  if (v instanceof SecretText) return revealText(v);
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  throw invalid(`${fn}() expects ${param} to be text or a number, got ${typeName(v)}`);
+}
+
+/** The language value of a result: `{ allowed, remaining, reset_at }` with reset_at in Unix seconds. */
+function resultValue(r: RateLimitResult): Value {
+  const out: ValueObject = { allowed: r.allowed, remaining: r.remaining, reset_at: Math.ceil(r.resetAt / 1000) };
+  return out;
+}
+
+function then<T>(value: T | Promise<T>, f: (v: T) => Value | Halt | undefined): Value | Halt | undefined | Promise<Value | Halt | undefined> {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
+/** The store an app uses: the given one, or its own in-process store sized by `rateLimit.maxKeys`. */
+function storeFor(rvm: PluginApi, options: RateLimitPluginOptions): RateLimitStore {
+  if (options.store !== undefined) return options.store;
+  const config = rvm.app.config.rateLimit;
+  if (config === undefined) return createMemoryRateLimitStore({ now: options.now });
+  const maxKeys = typeof config === 'object' && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>).maxKeys : config;
+  if (maxKeys !== undefined && !(typeof maxKeys === 'number' && Number.isInteger(maxKeys) && maxKeys >= 1)) {
+    throw new Error(`rvm.config.json: rateLimit.maxKeys must be a positive integer, got ${JSON.stringify(maxKeys)}`);
+  }
+  return createMemoryRateLimitStore({ now: options.now, maxKeys: maxKeys as number | undefined });
+}
+
+/** Builds the ratelimit plugin; `ratelimit` below is the one apps load. */
+export function createRateLimitPlugin(options: RateLimitPluginOptions = {}): PluginDefinition {
+  const now = options.now ?? Date.now;
+  return definePlugin({
+    name: 'ratelimit',
+    version: '1.0.0',
+    setup(rvm) {
+      const store = storeFor(rvm, options);
+      registerNatives(rvm, store, now);
+      rvm.guard('rate_limit', rateLimitGuard(store, now), {
+        params: [
+          { name: 'limit', type: 'int', doc: `Requests allowed per window (1 to ${MAX_LIMIT}).` },
+          { name: 'window_seconds', type: 'number', doc: 'Length of the sliding window in seconds.' },
+        ],
+        doc:
+          'Allows at most limit requests per client IP (request.ip; /64 for IPv6) to this route (method and path pattern) in any window_seconds, as an exact sliding window. ' +
+          'Every response carries RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy and RateLimit; over the limit it answers 429 too_many_requests with Retry-After. ' +
+          '`rate_limit(...): optional` counts and sends the headers but never rejects.',
+        responses: [
+          {
+            status: 429,
+            code: 'too_many_requests',
+            description: 'Too many requests from this client to this route in the window; retry after Retry-After seconds.',
+            headers: ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'],
+          },
+        ],
+      });
+    },
+  });
+}
+
+/** What one `rate_limit(limit, window)` use needs per request, computed once: its numbers and constant header texts. */
+interface Policy {
+  limit: number;
+  windowSeconds: number;
+  windowMs: number;
+  limitText: string;
+  policyText: string;
+}
+
+/** Validated policies by limit, then window: guard arguments are route constants, so this stays small. */
+function policyCache(): (limit: Value | undefined, window: Value | undefined) => Policy {
+  const byLimit = new Map<unknown, Map<unknown, Policy>>();
+  return (limit, window) => {
+    let byWindow = byLimit.get(limit);
+    let policy = byWindow?.get(window);
+    if (policy === undefined) {
+      const l = limitArg('rate_limit', limit);
+      const w = windowArg('rate_limit', window);
+      const headers = rateLimitHeaders(l, 0, 0, w);
+      policy = { limit: l, windowSeconds: w, windowMs: w * 1000, limitText: headers['RateLimit-Limit']!, policyText: headers['RateLimit-Policy']! };
+      if (byWindow === undefined) byLimit.set(limit, (byWindow = new Map()));
+      byWindow.set(window, policy);
+    }
+    return policy;
+  };
+}
+
+function rateLimitGuard(store: RateLimitStore, now: () => number): GuardFn {
+  const policyOf = policyCache();
+  return (ctx, args, use) => {
+    const policy = policyOf(args[0], args[1]);
+    const t = now();
+    const answer = (r: RateLimitResult): Halt | undefined => {
+      const seconds = secondsUntil(r.resetAt, t);
+      if (!r.allowed && use.mode === 'required') {
+        const headers = rateLimitHeaders(policy.limit, r.remaining, seconds, policy.windowSeconds);
+        // Never earlier than the reset, and at least a second: a 429 always means "wait".
+        headers['Retry-After'] = String(Math.max(1, seconds));
+        return ctx.fail(429, 'Too many requests, slow down', 'too_many_requests', headers);
+      }
+      // With several rate_limit guards on a route, the headers show the tightest.
+      const response = ctx.response;
+      const shown = response.getHeader('ratelimit-remaining');
+      if (shown !== undefined && Number(shown) < r.remaining) return undefined;
+      // Set directly (no intermediate object): this runs on every request of a limited route.
+      const remaining = String(r.remaining);
+      const reset = String(seconds);
+      response.setHeader('RateLimit-Limit', policy.limitText);
+      response.setHeader('RateLimit-Remaining', remaining);
+      response.setHeader('RateLimit-Reset', reset);
+      response.setHeader('RateLimit-Policy', policy.policyText);
+      response.setHeader('RateLimit', rateLimitField(remaining, reset));
+      return undefined;
+    };
+    const r = store.hit(guardKey(ctx.request, policy.limit, policy.windowSeconds), policy.limit, policy.windowMs, t);
+    return r instanceof Promise ? r.then(answer) : answer(r);
+  };
+}
+
+const KEY_PARAMS = (what: string, doc: string) => [
+  { name: what, type: 'any' as const, doc },
+  { name: 'limit', type: 'int' as const, doc: `Requests allowed per window (1 to ${MAX_LIMIT}).` },
+  { name: 'window_seconds', type: 'number' as const, doc: 'Length of the sliding window in seconds.' },
+];
+
+const RESULT_DOC = 'Returns {allowed, remaining, reset_at}: reset_at is absolute Unix seconds, the moment the oldest counted request leaves the window (one more request becomes allowed).';
+
+function registerNatives(rvm: PluginApi, store: RateLimitStore, now: () => number): void {
+  const hit = (key: string, limit: number, windowSeconds: number) => then(store.hit(key, limit, windowSeconds * 1000, now()), resultValue) as Value | Promise<Value>;
+
+  rvm.native('rate_limit', (_ctx, key, limit, window) => hit(rawKey(keyArg('rate_limit', 'key', key)), limitArg('rate_limit', limit), windowArg('rate_limit', window)), {
+    params: KEY_PARAMS('key', 'Any text naming what is limited (a secret is accepted).'),
+    returns: 'object',
+    doc: `Checks and counts one request of key against an exact sliding window of at most limit requests per window_seconds (a refused request is not counted). ${RESULT_DOC}`,
+  });
+
+  rvm.native(
+    'rate_limit_check',
+    (_ctx, key, limit, window) => {
+      const l = limitArg('rate_limit_check', limit);
+      const w = windowArg('rate_limit_check', window);
+      return then(store.peek(rawKey(keyArg('rate_limit_check', 'key', key)), l, w * 1000, now()), resultValue) as Value | Promise<Value>;
+    },
+    {
+      params: KEY_PARAMS('key', 'The key, as given to rate_limit.'),
+      returns: 'object',
+      doc: `Like rate_limit without counting: whether one more request of key would be allowed now. ${RESULT_DOC}`,
+    },
+  );
+
+  rvm.native('rate_limit_ip', (_ctx, ip, limit, window) => hit(ipKey(keyArg('rate_limit_ip', 'ip', ip)), limitArg('rate_limit_ip', limit), windowArg('rate_limit_ip', window)), {
+    params: KEY_PARAMS('ip', 'A client address, usually request.ip; IPv6 addresses count per /64.'),
+    returns: 'object',
+    doc: `rate_limit for a client address, in its own namespace (never shared with rate_limit keys or users). ${RESULT_DOC}`,
+  });
+
+  rvm.native(
+    'rate_limit_user',
+    (_ctx, id, limit, window) => hit(userKey(keyArg('rate_limit_user', 'user_id', id)), limitArg('rate_limit_user', limit), windowArg('rate_limit_user', window)),
+    {
+      params: KEY_PARAMS('user_id', 'The user id (text or number), e.g. auth_user().sub.'),
+      returns: 'object',
+      doc: `rate_limit for a user id, in its own namespace (never shared with rate_limit keys or addresses). ${RESULT_DOC}`,
+    },
+  );
+
+  rvm.native(
+    'rate_limit_reset',
+    (_ctx, key) => {
+      const done = store.reset(rawKey(keyArg('rate_limit_reset', 'key', key)));
+      return done instanceof Promise ? done.then(() => null) : null;
+    },
+    {
+      params: [{ name: 'key', type: 'any', doc: 'The key, as given to rate_limit.' }],
+      returns: 'null',
+      doc: 'Forgets every request counted for key (e.g. after a successful login); the next rate_limit(key, ...) starts a fresh window.',
+    },
+  );
+
+  rvm.native(
+    'rate_limit_headers',
+    (_ctx, remaining, limit, resetAt, window) => {
+      if (typeof remaining !== 'number' || !Number.isInteger(remaining) || remaining < 0) throw invalid(`rate_limit_headers() expects remaining to be an int of at least 0, got ${typeName(remaining)}`);
+      const l = limitArg('rate_limit_headers', limit);
+      if (typeof resetAt !== 'number' || !Number.isFinite(resetAt)) throw invalid(`rate_limit_headers() expects reset_at to be Unix seconds, got ${typeName(resetAt)}`);
+      const w = window === undefined || window === null ? undefined : windowArg('rate_limit_headers', window);
+      return rateLimitHeaders(l, remaining, secondsUntil(resetAt * 1000, now()), w) as ValueObject;
+    },
+    {
+      params: [
+        { name: 'remaining', type: 'int', doc: 'remaining from a rate_limit result.' },
+        { name: 'limit', type: 'int', doc: 'The limit used.' },
+        { name: 'reset_at', type: 'number', doc: 'reset_at from a rate_limit result (Unix seconds).' },
+        { name: 'window_seconds', type: 'number', optional: true, doc: 'The window used; adds RateLimit-Policy when given.' },
+      ],
+      returns: 'object',
+      doc: 'The rate-limit headers as an object for set_headers: RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset (seconds from now until reset_at, rounded up), RateLimit ("default";r=REMAINING;t=SECONDS) and, when window_seconds is given, RateLimit-Policy ("default";q=LIMIT;w=WINDOW).',
+    },
+  );
+}
+
+/** The ratelimit plugin as apps load it. */
+export const ratelimit = createRateLimitPlugin();
+
+export default ratelimit;

@@ -1,0 +1,222 @@
+/**
+ * Where rate-limit windows live. `RateLimitStore` is the seam: the in-process store below answers
+ * synchronously; a shared store (Redis, for many workers) implements the same methods returning
+ * Promises, and every caller accepts either.
+ *
+ * The window is exact and sliding: per key the store keeps the timestamps of the allowed requests
+ * still inside the window (at most `limit` of them, in a ring buffer), and a request is allowed
+ * iff fewer than `limit` lie in `(now - window, now]`. Denied requests are not recorded.
+ */
+
+/** The outcome of a hit or a peek. */
+export interface RateLimitResult {
+  /** Whether this request is (for `peek`: would be) allowed. */
+  allowed: boolean;
+  /** How many more requests the key may make right now. */
+  remaining: number;
+  /** Epoch ms at which the oldest counted request leaves the window (one more becomes allowed); `now` when none is counted. */
+  resetAt: number;
+}
+
+/** Rate-limit state, keyed by text. Sync in process; a shared store returns Promises. */
+export interface RateLimitStore {
+  /** Checks and, when allowed, counts one request of `key` at `now` (epoch ms). */
+  hit(key: string, limit: number, windowMs: number, now: number): RateLimitResult | Promise<RateLimitResult>;
+  /** Like `hit`, without counting. */
+  peek(key: string, limit: number, windowMs: number, now: number): RateLimitResult | Promise<RateLimitResult>;
+  /** Forgets every request counted for `key`. */
+  reset(key: string): void | Promise<void>;
+}
+
+/**
+ * Keys the in-process store holds at most; past it the least recently used key is dropped (its
+ * client starts a fresh window). At about 250 bytes per one-hit key on a 64-bit Node (see
+ * test/stdlib/ratelimit-memory.test.ts) a flood of distinct clients costs at most ~50 MB of heap;
+ * a deployment that needs more keys raises `rateLimit.maxKeys` or shares a Redis store.
+ */
+export const DEFAULT_MAX_KEYS = 200_000;
+/** How often idle keys are swept: often enough to return memory, rare enough to cost nothing. */
+export const SWEEP_INTERVAL_MS = 30_000;
+
+/**
+ * One key's allowed requests still in the window: a ring buffer of epoch-ms timestamps, oldest at
+ * `head`. It is also a node of the store's recency list (`older`/`newer`), so touching and
+ * evicting a key are O(1) without re-inserting it into the Map.
+ */
+class Window {
+  times: number[];
+  head = 0;
+  count: number;
+  older: Window | null = null;
+  newer: Window | null = null;
+
+  /** A window holding its first allowed request, at `first`. */
+  constructor(
+    readonly key: string,
+    public windowMs: number,
+    first: number,
+  ) {
+    // An array literal is allocated at its exact size: a one-hit key holds one double.
+    this.times = [first];
+    this.count = 1;
+  }
+
+  /** Drops timestamps that left the window `(now - windowMs, now]`. */
+  expire(now: number, windowMs: number): void {
+    const edge = now - windowMs;
+    const times = this.times;
+    while (this.count > 0 && times[this.head]! <= edge) {
+      this.head = this.head + 1 === times.length ? 0 : this.head + 1;
+      this.count--;
+    }
+  }
+
+  /** Appends `now`; a full ring grows by doubling, at most to `limit` (callers push only below it). */
+  push(now: number, limit: number): void {
+    let times = this.times;
+    if (this.count === times.length) {
+      const capacity = Math.min(times.length * 2, limit);
+      const grown = new Array<number>(capacity);
+      for (let i = 0; i < capacity; i++) grown[i] = i < this.count ? times[(this.head + i) % times.length]! : 0;
+      this.times = times = grown;
+      this.head = 0;
+    }
+    const tail = this.head + this.count;
+    times[tail >= times.length ? tail - times.length : tail] = now;
+    this.count++;
+  }
+
+  oldest(): number {
+    return this.times[this.head]!;
+  }
+
+  newest(): number {
+    const i = this.head + this.count - 1;
+    return this.times[i >= this.times.length ? i - this.times.length : i]!;
+  }
+}
+
+export interface MemoryRateLimitStoreOptions {
+  /** Most keys held (default DEFAULT_MAX_KEYS). */
+  maxKeys?: number;
+  /** Period of the idle-key sweep (default SWEEP_INTERVAL_MS); 0 turns the timer off (tests sweep by hand). */
+  sweepIntervalMs?: number;
+  /** Clock for the timer's sweeps (epoch ms); hits carry their own `now`. */
+  now?: () => number;
+}
+
+/** The in-process store, with what tests and the memory figures need to see. */
+export interface MemoryRateLimitStore extends RateLimitStore {
+  hit(key: string, limit: number, windowMs: number, now: number): RateLimitResult;
+  peek(key: string, limit: number, windowMs: number, now: number): RateLimitResult;
+  reset(key: string): void;
+  /** Keys held now. */
+  readonly size: number;
+  readonly maxKeys: number;
+  /** Drops every key whose newest request left its window (the timer calls this). */
+  sweep(now?: number): void;
+  /** Stops the sweep timer. */
+  close(): void;
+}
+
+/** Creates an in-process store: exact sliding windows, idle keys dropped lazily and by a periodic unref'd sweep, at most `maxKeys` keys (LRU). */
+export function createMemoryRateLimitStore(options: MemoryRateLimitStoreOptions = {}): MemoryRateLimitStore {
+  const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
+  if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new Error(`rate-limit maxKeys must be a positive integer, got ${maxKeys}`);
+  const clock = options.now ?? Date.now;
+  const windows = new Map<string, Window>();
+  // Recency list through the windows themselves: `oldest` is the least recently used key.
+  let oldest: Window | null = null;
+  let newest: Window | null = null;
+
+  const unlink = (w: Window): void => {
+    if (w.older === null) oldest = w.newer;
+    else w.older.newer = w.newer;
+    if (w.newer === null) newest = w.older;
+    else w.newer.older = w.older;
+    w.older = w.newer = null;
+  };
+  const append = (w: Window): void => {
+    w.older = newest;
+    if (newest === null) oldest = w;
+    else newest.newer = w;
+    newest = w;
+  };
+  const drop = (w: Window): void => {
+    unlink(w);
+    windows.delete(w.key);
+  };
+
+  const result = (w: Window | undefined, allowed: boolean, limit: number, now: number): RateLimitResult => {
+    const count = w === undefined ? 0 : w.count;
+    return { allowed, remaining: Math.max(0, limit - count), resetAt: count === 0 ? now : w!.oldest() + w!.windowMs };
+  };
+
+  const store: MemoryRateLimitStore = {
+    maxKeys,
+    get size() {
+      return windows.size;
+    },
+    hit(key, limit, windowMs, now) {
+      let w = windows.get(key);
+      if (w === undefined) {
+        if (limit < 1) return result(undefined, false, limit, now);
+        if (windows.size >= maxKeys) drop(oldest!);
+        // Reading a character makes V8 flatten a key built by concatenation into one compact
+        // string; kept as built, every piece would stay alive (about 3x the memory).
+        key.charCodeAt(0);
+        w = new Window(key, windowMs, now);
+        windows.set(key, w);
+        append(w);
+        return result(w, true, limit, now);
+      }
+      if (w !== newest) {
+        unlink(w);
+        append(w);
+      }
+      w.expire(now, windowMs);
+      w.windowMs = windowMs;
+      if (w.count >= limit) return result(w, false, limit, now);
+      w.push(now, limit);
+      return result(w, true, limit, now);
+    },
+    peek(key, limit, windowMs, now) {
+      const w = windows.get(key);
+      if (w === undefined) return result(undefined, limit > 0, limit, now);
+      w.expire(now, windowMs);
+      if (w.count === 0) {
+        drop(w);
+        return result(undefined, limit > 0, limit, now);
+      }
+      return result(w, w.count < limit, limit, now);
+    },
+    reset(key) {
+      const w = windows.get(key);
+      if (w !== undefined) drop(w);
+    },
+    sweep(now = clock()) {
+      for (let w = oldest; w !== null; ) {
+        const next = w.newer;
+        if (w.count === 0 || w.newest() <= now - w.windowMs) drop(w);
+        w = next;
+      }
+    },
+    close() {
+      if (timer !== null) clearInterval(timer);
+    },
+  };
+
+  // The timer holds the store weakly, so a store dropped with its app (a reload) is collected and the timer stops.
+  const ref = new WeakRef(store);
+  const interval = options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
+  const timer =
+    interval > 0
+      ? setInterval(() => {
+          const s = ref.deref();
+          if (s === undefined) clearInterval(timer!);
+          else s.sweep();
+        }, interval)
+      : null;
+  timer?.unref();
+  return store;
+}

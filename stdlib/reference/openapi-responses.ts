@@ -1,0 +1,161 @@
+/**
+ * The `responses` of one operation: what the handler can answer (inferred from its code), plus
+ * every error its guards, its validation and the body parser can end the request with — each
+ * status once, error bodies as the shared `Error`/`ValidationError` with their codes listed.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { ErrorResponseSpec, JsonSchema, RouteInfo } from '../../plugins/sdk.js';
+import { ERROR_REF, VALIDATION_ERROR_REF, documentSchema, errorBodyCode, isValidationBody } from './schemas.js';
+
+/**
+ * The code `fail STATUS` and the error helpers give each status (the runtime's table in
+ * spec/errors.md); other statuses get `http_<status>`.
+ */
+const DEFAULT_ERROR_CODES: Readonly<Record<number, string>> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  410: 'gone',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'unprocessable',
+  429: 'too_many_requests',
+  500: 'internal_error',
+  503: 'service_unavailable',
+};
+
+/** The error code of a `fail` or error helper answering `status`. */
+export function defaultErrorCode(status: number): string {
+  return DEFAULT_ERROR_CODES[status] ?? `http_${status}`;
+}
+
+/** What reading a request body can fail with before validation runs. */
+const BODY_ERRORS: readonly ErrorResponseSpec[] = [
+  { status: 400, code: 'bad_request', description: 'The body could not be read (bad UTF-8, a malformed form or multipart body, or it ended early).' },
+  { status: 400, code: 'invalid_json', description: 'The JSON body is malformed or nests too deeply.' },
+  { status: 413, code: 'payload_too_large', description: 'The body, or an uploaded file, is larger than the limit.' },
+  { status: 415, code: 'unsupported_media_type', description: 'The content type or charset is not one the route accepts.' },
+];
+
+/** What the headers guards list mean, for the reference; others get a generic description. */
+const HEADER_DOCS: Readonly<Record<string, { description: string; schema: JsonSchema }>> = {
+  'WWW-Authenticate': { description: 'The authentication scheme to use (RFC 9110), e.g. `Bearer`.', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Limit': { description: 'Requests allowed in the window.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Reset': { description: 'Seconds until the window frees a request.', schema: { type: 'integer', minimum: 0 } },
+  'RateLimit-Policy': { description: 'The limit and window, as the IETF RateLimit draft writes them (`10;w=60`).', schema: { type: 'string' } },
+  RateLimit: { description: 'Remaining requests and reset, as the IETF RateLimit draft writes them.', schema: { type: 'string' } },
+  Allow: { description: 'The methods the route allows.', schema: { type: 'string' } },
+  Location: { description: 'Where the redirect points.', schema: { type: 'string' } },
+};
+
+/** Everything known about one status before it is written out. */
+interface StatusGroup {
+  lines: string[];
+  /** Non-error bodies by content type (inference already merged equal ones). */
+  content: Map<string, JsonSchema[]>;
+  /** Error codes, in the order first seen. */
+  errors: Set<string>;
+  /** `code: description` of guard and body errors → who answers it (one line for several guards). */
+  errorLines: Map<string, string[]>;
+  validation: boolean;
+  headers: Set<string>;
+}
+
+/** The OpenAPI `responses` object of a route, statuses in ascending order. */
+export function operationResponses(route: RouteInfo): Record<string, unknown> {
+  const groups = new Map<number, StatusGroup>();
+  const group = (status: number): StatusGroup => {
+    let g = groups.get(status);
+    if (g === undefined) groups.set(status, (g = { lines: [], content: new Map(), errors: new Set(), errorLines: new Map(), validation: false, headers: new Set() }));
+    return g;
+  };
+
+  for (const r of route.responses) {
+    const g = group(r.status);
+    g.lines.push(r.source === 'validate' ? `a field fails validation (\`validate\`/\`query\`, line ${r.line}): every failing field is listed in \`details\`` : `\`${r.source}\` (line ${r.line})`);
+    if (r.source === 'response.redirect') g.headers.add('Location');
+    if (r.contentType === null) continue;
+    const members = Array.isArray(r.schema.anyOf) && Object.keys(r.schema).length === 1 ? (r.schema.anyOf as JsonSchema[]) : [r.schema];
+    for (const schema of members) {
+      if (r.contentType === 'application/json' && isValidationBody(schema)) {
+        g.validation = true;
+        continue;
+      }
+      const code = r.contentType === 'application/json' ? errorBodyCode(schema) : undefined;
+      if (code !== undefined) {
+        g.errors.add(code ?? defaultErrorCode(r.status));
+        continue;
+      }
+      const byType = g.content.get(r.contentType);
+      if (byType === undefined) g.content.set(r.contentType, [documentSchema(schema)]);
+      else byType.push(documentSchema(schema));
+    }
+  }
+
+  for (const guard of route.guards) {
+    for (const spec of guard.responses) {
+      // An app guard's own descriptions only say where it fails; its doc comment says why.
+      const described = guard.source === 'app' && guard.doc !== null ? { ...spec, description: `${guard.doc} (${spec.description})` } : spec;
+      addError(group(spec.status), described, `guard \`${guard.name}\``);
+    }
+  }
+  if (route.body !== null) for (const spec of BODY_ERRORS) addError(group(spec.status), spec, 'body');
+
+  const out: Record<string, unknown> = {};
+  for (const status of [...groups.keys()].sort((a, b) => a - b)) out[String(status)] = renderGroup(status, groups.get(status)!);
+  if (Object.keys(out).length === 0) out.default = { description: 'Any response.' };
+  return out;
+}
+
+function addError(g: StatusGroup, spec: ErrorResponseSpec, who: string): void {
+  const line = `\`${spec.code}\`: ${spec.description}`;
+  const whos = g.errorLines.get(line);
+  if (whos === undefined) g.errorLines.set(line, [who]);
+  else whos.push(who);
+  g.errors.add(spec.code);
+  for (const header of spec.headers ?? []) g.headers.add(header);
+}
+
+/** One status as an OpenAPI Response object. */
+function renderGroup(status: number, g: StatusGroup): Record<string, unknown> {
+  const reason = STATUS_CODES[status] ?? 'Response';
+  const lines = [...new Set(g.lines)];
+  for (const [line, whos] of g.errorLines) lines.push(`${whos.join(', ')} → ${line}`);
+  const response: Record<string, unknown> = { description: lines.length > 0 ? `${reason}\n\n${lines.map((l) => `- ${l}`).join('\n')}` : reason };
+  if (g.headers.size > 0) {
+    const headers: Record<string, unknown> = {};
+    for (const name of [...g.headers].sort()) {
+      const doc = HEADER_DOCS[name] ?? { description: 'Sent with this response.', schema: { type: 'string' } };
+      headers[name] = { description: doc.description, schema: { ...doc.schema } };
+    }
+    response.headers = headers;
+  }
+  const content: Record<string, unknown> = {};
+  for (const [type, schemas] of g.content) {
+    if (type === 'application/json') continue;
+    content[type] = { schema: oneOrAny(schemas) };
+  }
+  const json = [...(g.content.get('application/json') ?? [])];
+  if (g.errors.size > 0) json.push(errorSchema([...g.errors.keys()]));
+  if (g.validation) json.push({ $ref: VALIDATION_ERROR_REF });
+  if (json.length > 0) {
+    const media: Record<string, unknown> = { schema: oneOrAny(json) };
+    content['application/json'] = media;
+  }
+  if (Object.keys(content).length > 0) response.content = Object.fromEntries(Object.entries(content).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return response;
+}
+
+/** The error body restricted to the codes this status can carry. */
+function errorSchema(codes: readonly string[]): JsonSchema {
+  return { allOf: [{ $ref: ERROR_REF }, { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } }] };
+}
+
+function oneOrAny(schemas: JsonSchema[]): JsonSchema {
+  return schemas.length === 1 ? schemas[0]! : { anyOf: schemas };
+}

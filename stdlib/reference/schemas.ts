@@ -1,0 +1,179 @@
+/**
+ * JSON Schemas of the OpenAPI document: the shared error bodies, field properties with their
+ * validators' keywords and `x-rvm-decorators`, and the small normalisations every emitted schema
+ * gets so that a standard validator accepts it.
+ */
+import type { FieldInfo, JsonSchema } from '../../plugins/sdk.js';
+
+/** Where the shared schemas live in the document. */
+export const ERROR_REF = '#/components/schemas/Error';
+export const VALIDATION_ERROR_REF = '#/components/schemas/ValidationError';
+
+/** The body of every error the runtime, a guard or `fail` answers with. */
+export const ERROR_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'The error body every rvm error response has.',
+  required: ['error', 'code'],
+  properties: {
+    error: { type: 'string', description: 'A human-readable message.' },
+    code: { type: 'string', description: 'A stable, machine-readable code (lower_snake_case).' },
+  },
+};
+
+/** The 422 body of a failed `validate {}` or `query {}`: every failing field. */
+export const VALIDATION_ERROR_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'A failed validation: one entry per failing field and rule.',
+  required: ['error', 'code', 'details'],
+  properties: {
+    error: { type: 'string' },
+    code: { type: 'string', enum: ['validation_failed'] },
+    details: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['field', 'rule', 'message'],
+        properties: {
+          field: { type: 'string', description: 'The field name; query fields are prefixed with `query.`.' },
+          rule: { type: 'string', description: 'The decorator that failed (`email`, `min`, ...), or `required` / `type`.' },
+          message: { type: 'string' },
+        },
+      },
+    },
+  },
+};
+
+/** The media type a file field's content has unless a decorator says more (`@image`). */
+export const FILE_MEDIA_TYPE = 'application/octet-stream';
+
+/** Deep copy of plain JSON data (schemas are shared with the runtime: never mutate them). */
+export function cloneJson<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** The schema keywords whose value is one schema. */
+const SCHEMA_VALUED = ['items', 'not', 'additionalProperties', 'contains', 'if', 'then', 'else', 'propertyNames'];
+/** The schema keywords whose value is a list of schemas. */
+const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+
+/**
+ * Visits `schema` and every schema nested in it (properties, items, allOf, ...), innermost
+ * first, letting `fix` rewrite each in place. Property names are never mistaken for keywords.
+ */
+export function walkSchema(schema: JsonSchema, fix: (s: JsonSchema) => void): void {
+  const props = schema.properties;
+  if (isObject(props)) for (const value of Object.values(props)) if (isObject(value)) walkSchema(value, fix);
+  for (const key of SCHEMA_VALUED) {
+    const value = schema[key];
+    if (isObject(value)) walkSchema(value, fix);
+  }
+  for (const key of SCHEMA_LISTS) {
+    const value = schema[key];
+    if (Array.isArray(value)) for (const item of value) if (isObject(item)) walkSchema(item, fix);
+  }
+  fix(schema);
+}
+
+/** True for a plain object (not a list, not null). */
+export function isObject(value: unknown): value is JsonSchema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * A copy of `schema` ready for the document: lists without `items` get `items: {}` (validators
+ * refuse an array schema without one) and an empty `required` list is dropped. One recursive
+ * copy, without the intermediate text of a JSON round trip: the export copies thousands of these.
+ */
+export function documentSchema(schema: JsonSchema): JsonSchema {
+  const copy: JsonSchema = {};
+  for (const key of Object.keys(schema)) {
+    const value = schema[key];
+    if (key === 'required' && Array.isArray(value) && value.length === 0) continue;
+    copy[key] = key === 'properties' && isObject(value) ? mapValues(value) : copyValue(value, key);
+  }
+  if (copy.type === 'array' && copy.items === undefined && copy.prefixItems === undefined) copy.items = {};
+  return copy;
+}
+
+/** A property map: each value a schema. */
+function mapValues(props: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const name of Object.keys(props)) {
+    const value = props[name];
+    out[name] = isObject(value) ? documentSchema(value) : value;
+  }
+  return out;
+}
+
+/** A keyword's value: schemas under schema keywords, plain data (enum, const, default, examples) copied as is. */
+function copyValue(value: unknown, key: string): unknown {
+  if (SCHEMA_VALUED.includes(key)) return isObject(value) ? documentSchema(value) : value;
+  if (SCHEMA_LISTS.includes(key)) return Array.isArray(value) ? value.map((v) => (isObject(v) ? documentSchema(v) : v)) : value;
+  return value !== null && typeof value === 'object' ? cloneJson(value) : value;
+}
+
+/**
+ * The schema of one `validate {}` / `query {}` field: its type, every validator's keywords,
+ * its doc, `x-rvm-type` (the rvm field type) and `x-rvm-decorators` as written. A `file` is a
+ * string whose `contentMediaType` is the upload's type (OpenAPI 3.1's way to describe files).
+ */
+export function fieldSchema(field: FieldInfo): JsonSchema {
+  const schema = documentSchema(field.schema);
+  if (field.type === 'file') {
+    if (schema.format === 'binary') delete schema.format;
+    if (schema.contentMediaType === undefined) schema.contentMediaType = FILE_MEDIA_TYPE;
+  }
+  schema['x-rvm-type'] = field.type;
+  schema['x-rvm-decorators'] = field.decorators.map((d) => ({ name: d.name, args: [...d.args], message: d.message }));
+  return schema;
+}
+
+/** The object schema of a body: one property per field, `required` listing the fields that must be sent. */
+export function bodySchema(fields: readonly FieldInfo[]): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const field of fields) {
+    properties[field.name] = fieldSchema(field);
+    if (field.required) required.push(field.name);
+  }
+  const schema: JsonSchema = { type: 'object', properties };
+  if (required.length > 0) schema.required = required;
+  return schema;
+}
+
+/** JSON text with sorted keys: equal schemas compare equal whatever their key order. */
+export function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (isObject(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * For the runtime's error body `{error, code}` as inference writes it: the literal code when the
+ * source spelled one out (`response { json: { error: '…', code: 'x' } }`), else null (the code
+ * `fail` and the helpers give for the status). Undefined for any other schema.
+ */
+export function errorBodyCode(schema: JsonSchema): string | null | undefined {
+  if (shapeKeys(schema) !== 'code,error') return undefined;
+  const code = (schema.properties as Record<string, JsonSchema>).code!;
+  return typeof code.example === 'string' ? code.example : null;
+}
+
+/** True for the 422 body of a failed validation `{error, code, details}`. */
+export function isValidationBody(schema: JsonSchema): boolean {
+  return shapeKeys(schema) === 'code,details,error' && isObject(schema.properties) && isObject(schema.properties.details) && schema.properties.details.type === 'array';
+}
+
+/** The sorted required keys of an object schema whose `error` and `code` are strings, or null. */
+function shapeKeys(schema: JsonSchema): string | null {
+  if (schema.type !== 'object' || !isObject(schema.properties) || !Array.isArray(schema.required)) return null;
+  const props = schema.properties;
+  if (!isObject(props.error) || props.error.type !== 'string' || !isObject(props.code) || props.code.type !== 'string') return null;
+  const keys = Object.keys(props).sort().join(',');
+  return [...(schema.required as string[])].sort().join(',') === keys ? keys : null;
+}

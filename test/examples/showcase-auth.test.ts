@@ -1,0 +1,105 @@
+/**
+ * The showcase's auth routes (examples/showcase/auth.rvm) over inject: login with Argon2id and a
+ * JWT in the rvm_session cookie, the auth, role and api_key guards, optional auth, and the
+ * premium_member guard built on auth_user().
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { jwtVerify } from 'jose';
+import { loadApp, type App } from '../../vm/runtime/app.js';
+import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/inject.js';
+import { captureLogger } from '../../vm/runtime/log.js';
+
+const SHOWCASE = fileURLToPath(new URL('../../../examples/showcase', import.meta.url));
+const JWT_SECRET = 'showcase-test-key-0123456789abcdef';
+const PARTNER_KEY = 'showcase-partner-key';
+const ADA = { email: 'ada@example.com', password: 'correct horse battery staple' };
+const BOB = { email: 'bob@example.com', password: 'hunter2-hunter2' };
+
+let app: App;
+
+before(async () => {
+  app = await loadApp(SHOWCASE, { cache: false, logger: captureLogger(), settings: { env: { JWT_SECRET, API_KEYS: PARTNER_KEY } } });
+});
+
+after(() => app?.close());
+
+function call(req: InjectRequest): Promise<InjectResponse> {
+  return inject(app, req);
+}
+
+async function login(who: { email: string; password: string }): Promise<InjectResponse> {
+  return call({ method: 'POST', url: '/auth/login', body: who });
+}
+
+describe('showcase: auth', () => {
+  let adaToken: string;
+  let bobToken: string;
+
+  before(async () => {
+    adaToken = (await login(ADA)).json().token;
+    bobToken = (await login(BOB)).json().token;
+  });
+
+  test('login sets an HttpOnly rvm_session cookie holding an HS256 JWT for an hour', async () => {
+    const res = await login(ADA);
+    assert.equal(res.status, 200);
+    const cookie = String(res.headers['set-cookie']);
+    assert.match(cookie, /^rvm_session=[\w-]+\.[\w-]+\.[\w-]+; Path=\/; Max-Age=3600; HttpOnly; SameSite=Lax$/);
+    const { payload } = await jwtVerify(res.json().token, new TextEncoder().encode(JWT_SECRET), { algorithms: ['HS256'] });
+    assert.equal(payload.sub, 'u-ada');
+    assert.equal(payload.exp! - payload.iat!, 3600);
+  });
+
+  test('a wrong password and an unknown account are the same 401', async () => {
+    for (const body of [{ ...ADA, password: 'wrong password!' }, { email: 'eve@example.com', password: 'whatever123' }]) {
+      const res = await call({ method: 'POST', url: '/auth/login', body });
+      assert.equal(res.status, 401);
+      assert.equal(res.json().code, 'unauthorized');
+    }
+  });
+
+  test('GET /me by Bearer and by cookie; 401 without', async () => {
+    assert.equal((await call({ url: '/me', headers: { authorization: `Bearer ${adaToken}` } })).json().name, 'Ada');
+    assert.equal((await call({ url: '/me', headers: { cookie: `rvm_session=${bobToken}` } })).json().name, 'Bob');
+    const none = await call({ url: '/me' });
+    assert.equal(none.status, 401);
+    assert.equal(none.headers['www-authenticate'], 'Bearer');
+  });
+
+  test('GET /admin/stats: admin through, user 403', async () => {
+    assert.equal((await call({ url: '/admin/stats', headers: { authorization: `Bearer ${adaToken}` } })).status, 200);
+    assert.equal((await call({ url: '/admin/stats', headers: { authorization: `Bearer ${bobToken}` } })).json().code, 'forbidden');
+  });
+
+  test('GET /partner/report needs the partner key', async () => {
+    assert.equal((await call({ url: '/partner/report', headers: { 'x-api-key': PARTNER_KEY } })).status, 200);
+    assert.equal((await call({ url: '/partner/report' })).json().code, 'invalid_api_key');
+  });
+
+  test('GET /welcome is open and greets a signed-in caller', async () => {
+    assert.deepEqual((await call({ url: '/welcome' })).json(), { message: 'Welcome, guest!' });
+    assert.deepEqual((await call({ url: '/welcome', headers: { cookie: `rvm_session=${adaToken}` } })).json(), { message: 'Welcome back, Ada!' });
+  });
+
+  test('GET /members/premium: 401 anonymous, 403 basic plan, 200 premium', async () => {
+    assert.equal((await call({ url: '/members/premium' })).status, 401);
+    assert.equal((await call({ url: '/members/premium', headers: { authorization: `Bearer ${bobToken}` } })).status, 403);
+    assert.equal((await call({ url: '/members/premium', headers: { authorization: `Bearer ${adaToken}` } })).status, 200);
+  });
+
+  test('register hashes with argon2id; /auth/session verifies and reads expiry; logout deletes the cookie', async () => {
+    const reg = await call({ method: 'POST', url: '/auth/register', body: { email: 'New@Example.com', password: 'a long password' } });
+    assert.equal(reg.status, 201);
+    assert.deepEqual(reg.json(), { email: 'new@example.com', role: 'user', hashed_with: 'argon2id' });
+    const session = (await call({ url: '/auth/session', headers: { cookie: `rvm_session=${adaToken}` } })).json();
+    assert.equal(session.claims.sub, 'u-ada');
+    assert.equal(session.expired, false);
+    assert.deepEqual((await call({ url: '/auth/session', headers: { cookie: 'rvm_session=x.y.z' } })).json(), { claims: null, expired: true });
+    assert.deepEqual((await call({ url: '/auth/session' })).json(), { claims: null, expired: true });
+    const out = await call({ method: 'POST', url: '/auth/logout' });
+    assert.equal(out.status, 204);
+    assert.match(String(out.headers['set-cookie']), /^rvm_session=; Path=\/; Max-Age=0;/);
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * The ratelimit plugin end to end: route files using the `rate_limit` guard and the natives,
+ * loaded as an app and driven with inject().
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadApp, type App } from '../../vm/runtime/app.js';
+import { inject } from '../../vm/runtime/inject.js';
+import { captureLogger } from '../../vm/runtime/log.js';
+
+const ROUTES = `
+route GET /limited {
+  guard rate_limit(2, 60)
+  response.ok({ ok: true })
+}
+
+route GET /items/:id {
+  guards {
+    rate_limit(1, 60): required
+  }
+  response.ok({ id: params.id })
+}
+
+route GET /soft {
+  guards {
+    rate_limit(1, 60): optional
+  }
+  response.ok({ ok: true })
+}
+
+route POST /login {
+  r = rate_limit_ip(request.ip, 2, 60)
+  set_headers(rate_limit_headers(r.remaining, 2, r.reset_at, 60))
+  if !r.allowed {
+    response.too_many_requests('Too many attempts')
+  }
+  response.ok(r)
+}
+
+route GET /check {
+  response.ok(rate_limit_check('k', 1, 60))
+}
+
+route POST /use {
+  response.ok(rate_limit('k', 1, 60))
+}
+
+route POST /reset {
+  rate_limit_reset('k')
+  response.no_content()
+}
+
+route GET /per-user {
+  response.ok(rate_limit_user(query.id, 1, 60))
+}
+`;
+
+describe('ratelimit in an app', () => {
+  let dir: string;
+  let app: App;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rvm-ratelimit-'));
+    writeFileSync(join(dir, 'limits.rvm'), ROUTES);
+    app = await loadApp(dir, { cache: false, logger: captureLogger() });
+  });
+
+  after(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the guard lets limit requests through with headers, then answers 429 with Retry-After', async () => {
+    const ip = '198.51.100.1';
+    const first = await inject(app, { url: '/limited', remoteAddress: ip });
+    assert.equal(first.status, 200);
+    assert.equal(first.headers['ratelimit-limit'], '2');
+    assert.equal(first.headers['ratelimit-remaining'], '1');
+    assert.equal(first.headers['ratelimit-policy'], '"default";q=2;w=60');
+    assert.match(String(first.headers['ratelimit']), /^"default";r=1;t=(59|60)$/);
+    assert.equal((await inject(app, { url: '/limited', remoteAddress: ip })).status, 200);
+    const refused = await inject(app, { url: '/limited', remoteAddress: ip });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.json().code, 'too_many_requests');
+    assert.equal(refused.headers['ratelimit-remaining'], '0');
+    const retry = Number(refused.headers['retry-after']);
+    assert.ok(retry >= Number(refused.headers['ratelimit-reset']) && retry >= 59 && retry <= 60, `Retry-After ${retry}`);
+  });
+
+  test('each client has its own window', async () => {
+    for (let i = 0; i < 2; i++) await inject(app, { url: '/limited', remoteAddress: '198.51.100.2' });
+    assert.equal((await inject(app, { url: '/limited', remoteAddress: '198.51.100.2' })).status, 429);
+    assert.equal((await inject(app, { url: '/limited', remoteAddress: '198.51.100.3' })).status, 200);
+  });
+
+  test('the key is the route pattern: other param values share the window, a trailing slash does not escape it', async () => {
+    const ip = '198.51.100.4';
+    assert.equal((await inject(app, { url: '/items/1', remoteAddress: ip })).status, 200);
+    assert.equal((await inject(app, { url: '/items/2', remoteAddress: ip })).status, 429);
+    assert.equal((await inject(app, { url: '/items/3/', remoteAddress: ip })).status, 429);
+    assert.equal((await inject(app, { method: 'HEAD', url: '/items/4', remoteAddress: ip })).status, 429);
+  });
+
+  test('X-Forwarded-For is ignored without trustProxy', async () => {
+    for (let i = 0; i < 2; i++) await inject(app, { url: '/limited', remoteAddress: '198.51.100.5', headers: { 'x-forwarded-for': `203.0.113.${i}` } });
+    const res = await inject(app, { url: '/limited', remoteAddress: '198.51.100.5', headers: { 'x-forwarded-for': '203.0.113.99' } });
+    assert.equal(res.status, 429);
+  });
+
+  test('optional: headers but no 429', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await inject(app, { url: '/soft', remoteAddress: '198.51.100.6' });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['ratelimit-remaining'], '0');
+    }
+  });
+
+  test('natives: rate_limit_ip with rate_limit_headers and a handler-made 429', async () => {
+    const ip = '198.51.100.7';
+    const a = await inject(app, { method: 'POST', url: '/login', remoteAddress: ip });
+    assert.equal(a.status, 200);
+    assert.equal(a.json().remaining, 1);
+    assert.ok(Math.abs(a.json().reset_at - (Date.now() / 1000 + 60)) <= 2);
+    assert.equal(a.headers['ratelimit-remaining'], '1');
+    assert.equal(a.headers['ratelimit-policy'], '"default";q=2;w=60');
+    await inject(app, { method: 'POST', url: '/login', remoteAddress: ip });
+    const c = await inject(app, { method: 'POST', url: '/login', remoteAddress: ip });
+    assert.equal(c.status, 429);
+    assert.equal(c.json().code, 'too_many_requests');
+  });
+
+  test('natives: rate_limit_check, rate_limit and rate_limit_reset on one key', async () => {
+    assert.equal((await inject(app, { url: '/check' })).json().allowed, true);
+    assert.equal((await inject(app, { method: 'POST', url: '/use' })).json().allowed, true);
+    assert.equal((await inject(app, { url: '/check' })).json().allowed, false);
+    assert.equal((await inject(app, { method: 'POST', url: '/use' })).json().allowed, false);
+    assert.equal((await inject(app, { method: 'POST', url: '/reset' })).status, 204);
+    assert.equal((await inject(app, { method: 'POST', url: '/use' })).json().allowed, true);
+  });
+
+  test('natives: rate_limit_user; a missing id is a runtime error, not a crash', async () => {
+    assert.equal((await inject(app, { url: '/per-user?id=u1' })).json().allowed, true);
+    assert.equal((await inject(app, { url: '/per-user?id=u1' })).json().allowed, false);
+    assert.equal((await inject(app, { url: '/per-user' })).status, 500);
+  });
+
+  test('the guard documents its 429 in the route metadata', () => {
+    const route = app.routes().find((r) => r.meta.path === '/limited')!;
+    const g = route.guards.find((x) => x.name === 'rate_limit')!;
+    assert.deepEqual(g.args, [2, 60]);
+    assert.ok(g.responses.some((r) => r.status === 429 && r.code === 'too_many_requests'));
+  });
+});
+
+describe('ratelimit behind a trusted proxy', () => {
+  let dir: string;
+  let app: App;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rvm-ratelimit-proxy-'));
+    writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ trustProxy: true }));
+    writeFileSync(join(dir, 'a.rvm'), 'route GET /x {\n  guard rate_limit(1, 60)\n  response.ok({})\n}\n');
+    app = await loadApp(dir, { cache: false, logger: captureLogger() });
+  });
+
+  after(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('clients are told apart by X-Forwarded-For', async () => {
+    const via = (client: string) => inject(app, { url: '/x', remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': `${client}, 10.0.0.1` } });
+    assert.equal((await via('203.0.113.1')).status, 200);
+    assert.equal((await via('203.0.113.1')).status, 429);
+    assert.equal((await via('203.0.113.2')).status, 200);
+  });
+});
