@@ -141,18 +141,6 @@ export function bodySchema(fields: readonly FieldInfo[]): JsonSchema {
   return schema;
 }
 
-/** JSON text with sorted keys: equal schemas compare equal whatever their key order. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isObject(value)) {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
 /**
  * For the runtime's error body `{error, code}` as inference writes it: the literal code when the
  * source spelled one out (`response { json: { error: '…', code: 'x' } }`), else null (the code

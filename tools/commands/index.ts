@@ -78,6 +78,22 @@ export const COMMANDS: readonly CommandSpec[] = [
     run: async (args: ParsedArgs) => (await import('./disasm.js')).disasmCommand(args),
   },
   {
+    name: 'openapi',
+    args: 'DIR',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'print or write the OpenAPI document of an app',
+    description:
+      'Compiles the app and prints the OpenAPI document /_app/rest-api/openapi.json serves (3.1 by default), or writes it with -o.\n' +
+      'Compile errors are printed as diagnostics (exit 1).',
+    flags: [
+      { name: 'output', short: 'o', value: 'FILE', doc: 'write the document to FILE (a .yaml/.yml name writes YAML)' },
+      { name: 'version', value: '3.1|3.0', doc: 'OpenAPI version (default 3.1)' },
+      { name: 'yaml', doc: 'YAML instead of JSON' },
+    ],
+    run: async (args: ParsedArgs) => (await import('./openapi.js')).openapiCommand(args),
+  },
+  {
     name: 'fuzz',
     args: 'DIR',
     minArgs: 1,

@@ -1,0 +1,50 @@
+/**
+ * What guards cost on the hot path: GET /guarded (guard auth + guard rate_limit) against the same
+ * route unguarded (GET /open), both from one `rvm run --prod` (bench/apps/guarded), the same bearer
+ * token on every request. Rounds alternate the two routes; medians are compared. Target: the
+ * guarded route reaches ≥ 0.8× the unguarded req/s. Env: BENCH_DURATION (s per round, default 8),
+ * BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 64). Always exits 0.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { SignJWT } from 'jose';
+import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, waitForServer } from './util.js';
+
+const DURATION = Number(process.env.BENCH_DURATION) || 8;
+const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) || 64;
+/** The signing key of the run: random, never a committed secret. */
+const JWT_SECRET = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
+
+const port = await freePort();
+const child = spawn(process.execPath, [join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/guarded'), '--prod', '--port', String(port)], {
+  cwd: REPO_ROOT,
+  stdio: ['ignore', 'ignore', 'inherit'],
+  env: { ...process.env, JWT_SECRET },
+});
+const base = `http://127.0.0.1:${port}`;
+try {
+  await waitForServer(`${base}/open`, 15_000, () => child.exitCode === null);
+  const token = await new SignJWT({ sub: 'bench' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('2h').sign(new TextEncoder().encode(JWT_SECRET));
+  const headers = { authorization: `Bearer ${token}` };
+  const check = await fetch(`${base}/guarded`, { headers });
+  if (check.status !== 200) throw new Error(`GET /guarded answered ${check.status}: ${await check.text()}`);
+  const run = async (path: string, duration: number) => (await autocannon({ url: base + path, connections: CONNECTIONS, duration, headers })).requests.average;
+  await run('/open', 2);
+  await run('/guarded', 2);
+  const results: Record<string, number[]> = { '/open': [], '/guarded': [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const path of round % 2 === 0 ? ['/open', '/guarded'] : ['/guarded', '/open']) results[path]!.push(await run(path, DURATION));
+  }
+  const open = median(results['/open']!);
+  const guarded = median(results['/guarded']!);
+  console.log(`Guards on the hot path — ${machineDescription()}, ${ROUNDS} rounds of ${DURATION} s, ${CONNECTIONS} connections\n`);
+  console.log(formatTable(['route', 'req/s (median)', 'ratio'], [
+    ['GET /open (no guard)', fmt(open), '1.00'],
+    ['GET /guarded (auth + rate_limit)', fmt(guarded), (guarded / open).toFixed(2)],
+  ]));
+  console.log(`\n${guarded / open >= 0.8 ? 'PASS' : 'MISS'}  guarded ≥ 0.8× unguarded req/s (${(guarded / open).toFixed(2)}×)`);
+} finally {
+  child.kill('SIGTERM');
+}
