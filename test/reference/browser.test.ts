@@ -8,11 +8,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SignJWT } from 'jose';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { axeScan, browserUnavailable, launchChromium, serveApp, tinyPng, type AxeFinding, type TestApp } from './browser-helpers.js';
 import { FIXTURE_FILES, JWT_SECRET } from './fixture-app.js';
 import { expand, inPage, luminance, openReference, route, send, shownRoutes, snippet, withPage } from './page-driver.js';
@@ -409,7 +408,3 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
   });
 });
 
-/** The fixture's PNG is written beside the routes, where the cURL snippet's `@dot.png` finds it. */
-export function writeFixturePng(dir: string): void {
-  writeFileSync(join(dir, PNG_NAME), PNG);
-}

@@ -42,8 +42,11 @@ interface Rule {
 /** One section (`validate {}` or `query {}`), compiled. */
 export interface SectionPlan {
   fields: FieldPlan[];
-  /** Presence, type and the single-field rules of every field, compiled (validate-compile.ts). */
-  firstPass: FirstPass;
+  /**
+   * Presence, type and the single-field rules of every field, compiled (validate-compile.ts) on
+   * first use, so starting an app of many routes does not pay for routes nobody has called yet.
+   */
+  firstPass: FirstPass | null;
   /** Some rule looks at other fields: a second pass runs those rules. */
   crossField: boolean;
   /** Declaration order, for sorting failures found in two passes. */
@@ -152,7 +155,7 @@ export function validateFields(
 ): { value: ValueObject; errors: null } | { value: null; errors: FieldError[] } {
   const input = (source !== null && typeof source === 'object' && !Array.isArray(source) ? source : {}) as ValueObject;
   const fields = plan.fields;
-  const first = plan.firstPass(input, fromText);
+  const first = (plan.firstPass ??= compileFirstPass(fields, coerce, TYPE_MESSAGES))(input, fromText);
   const out = first.out;
   let errors = first.errors;
   // Rules that look at other fields (`@same`) run once every field is typed.
@@ -287,7 +290,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
 function section(fields: FieldPlan[]): SectionPlan {
   return {
     fields,
-    firstPass: compileFirstPass(fields, coerce, TYPE_MESSAGES),
+    firstPass: null,
     crossField: fields.some((f) => f.crossRules.length > 0),
     order: new Map(fields.map((f, i) => [f.name, i])),
   };
