@@ -164,8 +164,9 @@ export function tinyPng(size = 2, rgba: [number, number, number, number] = [200,
   ]);
 }
 
-/** One axe-core finding, reduced to what a report needs. */
+/** One axe-core finding, reduced to what a report needs: a violation, or a check axe leaves to a human. */
 export interface AxeFinding {
+  kind: 'violation' | 'review';
   id: string;
   impact: string | null;
   help: string;
@@ -175,15 +176,17 @@ export interface AxeFinding {
 let axeSource: string | null = null;
 
 /**
- * Runs axe-core's WCAG 2.1 AA rules on the page as it is now. The source is evaluated through the
- * DevTools protocol, which the page's strict CSP (no inline script) does not govern.
+ * Runs axe-core's WCAG 2.1 AA rules on the page as it is now: its violations, and the checks it
+ * could not decide ("needs review"). The source is evaluated through the DevTools protocol, which
+ * the page's strict CSP (no inline script) does not govern.
  */
 export async function axeScan(page: Page): Promise<AxeFinding[]> {
   axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.evaluate(axeSource);
   // A string, not a function: the tests compile without the DOM library.
-  const options = JSON.stringify({ runOnly: { type: 'tag', values: WCAG_21_AA_TAGS }, resultTypes: ['violations'] });
+  const options = JSON.stringify({ runOnly: { type: 'tag', values: WCAG_21_AA_TAGS }, resultTypes: ['violations', 'incomplete'] });
+  const brief = "(kind) => (v) => ({ kind, id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.map(String).join(' ')) })";
   return page.evaluate(
-    `axe.run(document, ${options}).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.map(String).join(' ')) })))`,
+    `axe.run(document, ${options}).then((r) => { const f = ${brief}; return [...r.violations.map(f('violation')), ...r.incomplete.map(f('review'))]; })`,
   ) as Promise<AxeFinding[]>;
 }

@@ -261,7 +261,7 @@ function snippetsSection(route) {
     (l) =>
       `<figure class="snippet" data-lang="${l.id}"><figcaption><span id="cap-${route.anchor}-${l.id}">${esc(l.label)}</span>` +
       `<button type="button" class="button small" data-action="copy" data-lang="${l.id}" data-testid="copy-${l.id}" aria-label="Copy ${esc(l.label)} snippet">Copy</button></figcaption>` +
-      `<pre tabindex="0" aria-labelledby="cap-${route.anchor}-${l.id}"><code data-testid="snippet-${l.id}"></code></pre></figure>`,
+      `<pre tabindex="0" role="region" aria-labelledby="cap-${route.anchor}-${l.id}"><code data-testid="snippet-${l.id}"></code></pre></figure>`,
   );
   return `<section class="part snippets"><h4>Code</h4>${blocks.join('')}</section>`;
 }

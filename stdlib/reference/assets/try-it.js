@@ -226,7 +226,7 @@ export function resultHtml(result) {
     `<p class="result-line"><span class="status ${statusClass(result.status)}" data-testid="response-status" data-status="${result.status}">${result.status} ${esc(result.statusText || reason(result.status))}</span>` +
     ` <span class="note" data-testid="response-time" data-ms="${result.ms}">${result.ms} ms</span></p>` +
     `<details class="result-headers"><summary>Headers (${result.headers.length})</summary><pre tabindex="0" data-testid="response-headers">${esc(headers)}</pre></details>` +
-    `<pre class="result-body" tabindex="0" aria-label="Response body" data-testid="response-body">${esc(shown) || '<span class="note">(empty body)</span>'}</pre>`
+    `<pre class="result-body" tabindex="0" role="region" aria-label="Response body" data-testid="response-body">${esc(shown) || '<span class="note">(empty body)</span>'}</pre>`
   );
 }
 
