@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
-import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, waitForServer } from './util.js';
+import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pinning, waitForServer } from './util.js';
 
 const DURATION = Number(process.env.BENCH_DURATION) || 8;
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
@@ -18,7 +18,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) || 64;
 const JWT_SECRET = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
 
 const port = await freePort();
-const child = spawn(process.execPath, [join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/guarded'), '--prod', '--port', String(port)], {
+const pin = pinning();
+const child = spawn(pin.command, [...pin.prefix, join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/guarded'), '--prod', '--port', String(port)], {
   cwd: REPO_ROOT,
   stdio: ['ignore', 'ignore', 'inherit'],
   env: { ...process.env, JWT_SECRET },

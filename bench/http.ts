@@ -10,7 +10,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, waitForServer } from './util.js';
+import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pinning, waitForServer } from './util.js';
+
+const PIN = pinning();
 
 /** Seconds of measured load per route and server; 10 s keeps run-to-run noise near a few percent. */
 const DURATION_S = positiveEnv('BENCH_DURATION', 10);
@@ -92,7 +94,7 @@ function positiveEnv(name: string, fallback: number): number {
 /** Starts a server child and waits until it answers; the child's stdout is discarded as in production. */
 async function startServer(server: ServerCase): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, server.args(port), { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
+  const child = spawn(PIN.command, [...PIN.prefix, ...server.args(port)], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);
@@ -225,7 +227,7 @@ function report(results: Results): void {
     }
   }
   console.log(`\nHTTP benchmark — ${machineDescription()}`);
-  console.log(`autocannon: ${CONNECTIONS} connections, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (median)\n`);
+  console.log(`autocannon: ${CONNECTIONS} connections, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (median); ${PIN.note}\n`);
   console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'vs node:http', 'notes'], rows));
   console.log('');
   for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);

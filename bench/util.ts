@@ -4,7 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (this file runs as dist/bench/util.js). */
@@ -73,4 +74,19 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/**
+ * CPU pinning for the HTTP benchmarks: on a machine of two cores or more with `taskset`, servers
+ * run on core 0 and the load generator (this process) on core 1, so neither steals the other's
+ * core and ratios between servers stop depending on the scheduler. BENCH_PIN=0 turns it off.
+ * Returns how to start a server (command and leading arguments) and a line for the report.
+ */
+export function pinning(): { command: string; prefix: string[]; note: string } {
+  const wanted = process.env.BENCH_PIN !== '0';
+  const taskset = spawnSync('taskset', ['-cp', '1', String(process.pid)], { encoding: 'utf8' });
+  if (!wanted || availableParallelism() < 2 || taskset.status !== 0) {
+    return { command: process.execPath, prefix: [], note: 'servers and load generator share the cores' };
+  }
+  return { command: 'taskset', prefix: ['-c', '0', process.execPath], note: 'server pinned to core 0, load generator to core 1' };
 }

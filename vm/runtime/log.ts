@@ -14,6 +14,9 @@ export interface Logger {
 /** Characters batched before a write is forced: big enough to amortise writes, small enough to stay visible. */
 export const LOG_BUFFER_BYTES = 64 * 1024;
 
+/** Longest a line waits in the buffer: short enough to read logs live, long enough to batch writes. */
+export const LOG_FLUSH_MS = 50;
+
 /** A writable the logger writes to (process.stdout, a file stream, a test sink). */
 export interface LineSink {
   write(chunk: string): unknown;
@@ -30,8 +33,15 @@ export interface LoggerOptions {
 
 /** Creates a batching logger. */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  return new BatchingLogger(options.stream ?? process.stdout, options.errorStream ?? process.stderr, options.quiet === true);
+  const logger = new BatchingLogger(options.stream ?? process.stdout, options.errorStream ?? process.stderr, options.quiet === true);
+  // The flush timer is unref'd: whatever is still buffered is written when the process exits.
+  if (LIVE.size === 0) process.once('exit', () => LIVE.forEach((ref) => ref.deref()?.flush()));
+  LIVE.add(new WeakRef(logger));
+  return logger;
 }
+
+/** Loggers to flush at exit; weak, so a logger of a closed app can be collected. */
+const LIVE = new Set<WeakRef<BatchingLogger>>();
 
 class BatchingLogger implements Logger {
   private buffer = '';
@@ -54,7 +64,8 @@ class BatchingLogger implements Logger {
     if (this.buffer.length >= LOG_BUFFER_BYTES) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(this.flushSoon);
+      // A short timer, not setImmediate: under load one write then carries hundreds of lines.
+      setTimeout(this.flushSoon, LOG_FLUSH_MS).unref();
     }
   }
 

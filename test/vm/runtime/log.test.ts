@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { LOG_BUFFER_BYTES, captureLogger, createLogger } from '../../../vm/runtime/log.js';
+import { LOG_BUFFER_BYTES, LOG_FLUSH_MS, captureLogger, createLogger } from '../../../vm/runtime/log.js';
 
 function sink() {
   const writes: string[] = [];
@@ -10,16 +10,17 @@ function sink() {
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('createLogger', () => {
-  test('lines of one tick are written in one batch on the next', async () => {
+  test(`lines are batched and written within LOG_FLUSH_MS (${LOG_FLUSH_MS} ms)`, async () => {
     const out = sink();
     const log = createLogger({ stream: out, errorStream: out });
     log.info('a');
+    await tick();
     log.info('b');
     assert.deepEqual(out.writes, []);
-    await tick();
+    await new Promise((r) => setTimeout(r, LOG_FLUSH_MS + 20));
     assert.deepEqual(out.writes, ['a\nb\n']);
     log.info('c');
-    await tick();
+    await new Promise((r) => setTimeout(r, LOG_FLUSH_MS + 20));
     assert.deepEqual(out.writes, ['a\nb\n', 'c\n']);
   });
 
