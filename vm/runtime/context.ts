@@ -290,7 +290,9 @@ export class RequestContext implements CallContext {
 
   /** `request.body`: the raw parsed body as a language value. */
   rawBodyValue(): Value {
-    if (this._rawBodyValue === UNSET) this._rawBodyValue = fromJson(this.request.body);
+    // Parsed bodies are already language values: JSON.parse makes plain data (a `__proto__` key
+    // is an own data property), forms and multipart are built proto-safe; no copy is needed.
+    if (this._rawBodyValue === UNSET) this._rawBodyValue = (this.request.body ?? null) as Value;
     return this._rawBodyValue;
   }
 
