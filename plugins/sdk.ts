@@ -12,6 +12,7 @@
 import type { FieldType, Literal } from '../vm/ast.js';
 import type { JsonSchema } from '../vm/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
+import { RvmError } from '../vm/values.js';
 
 export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
@@ -159,6 +160,11 @@ export interface ErrorResponseSpec {
 export interface GuardMeta {
   params: ParamSpec[];
   doc: string;
+  /**
+   * Checks a use's constant arguments at load (`rate_limit(0, 60)`, `ip('10.0.0.0/33')`): a
+   * message makes it a compile error instead of a 500 on the first request.
+   */
+  checkArgs?(args: readonly Literal[]): string | null;
   /** OpenAPI security scheme this guard implements, if any. */
   security?: { name: string; scheme: JsonSchema };
   responses?: ErrorResponseSpec[];
@@ -342,6 +348,20 @@ export interface PluginDefinition {
   /** Names of plugins that must be loaded first. */
   dependencies?: string[];
   setup(rvm: PluginApi): void | Promise<void>;
+}
+
+/**
+ * The message of the RvmError `check` throws, or null. Lets one argument parser serve both a
+ * guard's `checkArgs` (load time) and its requests.
+ */
+export function argumentProblem(check: () => unknown): string | null {
+  try {
+    check();
+    return null;
+  } catch (e) {
+    if (e instanceof RvmError) return e.message;
+    throw e;
+  }
 }
 
 /** Declares a plugin; the identity function, there for its types. */

@@ -209,6 +209,10 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       .map((f) => middlewareOf.get(f))
       .filter((c): c is number => c !== undefined);
     for (const r of m.routes) {
+      for (const use of r.guards) {
+        const problem = registry.guards.get(use.name)?.meta.checkArgs?.(use.args);
+        if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
+      }
       const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, chunks, registry));
       routes.push({ meta: r, file: m.file, chunk: offsets[i]! + r.chunk, middleware: chain, guards });
     }

@@ -1,10 +1,10 @@
 /**
  * The request-shape guards of core: `ip(cidr, ...)` (client address in a range), `time(start, end)`
  * (wall-clock window) and `method(m, ...)` (allowed methods). Guard arguments are constants of the
- * route, but guards have no load-time argument check, so a malformed one is a runtime
- * `invalid_argument` error (500) on the first request that reaches it.
+ * route: each guard's `checkArgs` runs its argument parser at load, so a malformed one is the
+ * compile error E_GUARD_ARGS; requests reuse the parsed arguments.
  */
-import { RvmError, typeName } from '../../plugins/sdk.js';
+import { RvmError, argumentProblem, typeName } from '../../plugins/sdk.js';
 import type { GuardUse, PluginApi, Value } from '../../plugins/sdk.js';
 import { cidrContains, parseCidr, parseIp, type CidrRange } from './ip-address.js';
 
@@ -35,6 +35,7 @@ function argumentCache<T>(parse: (args: Value[]) => T): (args: Value[]) => T {
     return parsed;
   };
 }
+
 
 function textArg(guard: string, param: string, v: Value): string {
   if (typeof v !== 'string') throw new RvmError(`${guard}() expects ${param} to be text, got ${typeName(v)}`, 'invalid_argument');
@@ -67,13 +68,14 @@ function registerIpGuard(rvm: PluginApi): void {
       return ctx.fail(403, 'Your address is not allowed here', 'ip_forbidden');
     },
     {
+      checkArgs: (args) => argumentProblem(() => ranges([...args])),
       params: [
         { name: 'range', type: 'text', doc: "An IPv4 or IPv6 CIDR range ('10.0.0.0/8', '2001:db8::/32') or a single address." },
         { name: 'more', type: 'text', rest: true, doc: 'Further ranges; the client may be in any of them.' },
       ],
       doc:
         'Lets the request through only when the client address (request.ip: the peer, or the left-most X-Forwarded-For entry when trustProxy is configured) lies in one of the ranges; ' +
-        'IPv4-mapped IPv6 addresses match IPv4 ranges. Otherwise 403 ip_forbidden. A malformed range is a runtime invalid_argument error.',
+        'IPv4-mapped IPv6 addresses match IPv4 ranges. Otherwise 403 ip_forbidden. A malformed range is a compile error (E_GUARD_ARGS).',
       responses: [{ status: 403, code: 'ip_forbidden', description: 'The client address is outside the allowed ranges.' }],
     },
   );
@@ -143,13 +145,14 @@ function registerTimeGuard(rvm: PluginApi, now: () => number, timezone: unknown)
       return ctx.fail(403, 'This route is not available at this time', 'outside_time_window');
     },
     {
+      checkArgs: (args) => argumentProblem(() => windows([...args])),
       params: [
         { name: 'start', type: 'text', doc: "First minute allowed, 'HH:MM' (inclusive)." },
         { name: 'end', type: 'text', doc: "First minute no longer allowed, 'HH:MM' (exclusive); before start means the window runs past midnight." },
       ],
       doc:
         "Lets the request through only between start (inclusive) and end (exclusive), e.g. time('09:00', '17:00'); time('22:00', '06:00') runs across midnight. " +
-        'Times are UTC unless rvm.config.json sets "timezone" (IANA, e.g. "Europe/Berlin"). Otherwise 403 outside_time_window. Malformed or equal times are a runtime invalid_argument error.',
+        'Times are UTC unless rvm.config.json sets "timezone" (IANA, e.g. "Europe/Berlin"). Otherwise 403 outside_time_window. Malformed or equal times are a compile error (E_GUARD_ARGS).',
       responses: [{ status: 403, code: 'outside_time_window', description: 'The request came outside the allowed time window.' }],
     },
   );
@@ -175,11 +178,12 @@ function registerMethodGuard(rvm: PluginApi): void {
       return ctx.fail(405, `Method ${ctx.request.method} is not allowed here`, 'method_not_allowed', { Allow: allow });
     },
     {
+      checkArgs: (args) => argumentProblem(() => allowedOf([...args])),
       params: [
         { name: 'method', type: 'text', doc: "An allowed method, e.g. 'GET'." },
         { name: 'more', type: 'text', rest: true, doc: 'Further allowed methods.' },
       ],
-      doc: "Lets the request through only for the listed methods (useful on ANY routes; GET also allows HEAD). Otherwise 405 method_not_allowed with an Allow header listing them. An unknown method is a runtime invalid_argument error.",
+      doc: "Lets the request through only for the listed methods (useful on ANY routes; GET also allows HEAD). Otherwise 405 method_not_allowed with an Allow header listing them. An unknown method is a compile error (E_GUARD_ARGS).",
       responses: [{ status: 405, code: 'method_not_allowed', description: 'The method is not one the route allows.', headers: ['Allow'] }],
     },
   );

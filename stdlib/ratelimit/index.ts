@@ -3,7 +3,7 @@
  * `rate_limit(limit, window_seconds)` guard. State lives behind `RateLimitStore` (in-process by
  * default); the clock is injectable for tests.
  */
-import { RvmError, SecretText, definePlugin, revealText, typeName } from '../../plugins/sdk.js';
+import { RvmError, SecretText, argumentProblem, definePlugin, revealText, typeName } from '../../plugins/sdk.js';
 import type { GuardFn, Halt, PluginApi, PluginDefinition, Value, ValueObject } from '../../plugins/sdk.js';
 import { rateLimitField, rateLimitHeaders, secondsUntil } from './headers.js';
 import { guardKey, ipKey, rawKey, userKey } from './keys.js';
@@ -31,6 +31,7 @@ export interface RateLimitPluginOptions {
 function invalid(message: string): RvmError {
   return new RvmError(message, 'invalid_argument');
 }
+
 
 function limitArg(fn: string, v: Value | undefined): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_LIMIT) {
@@ -86,6 +87,7 @@ export function createRateLimitPlugin(options: RateLimitPluginOptions = {}): Plu
       const store = storeFor(rvm, options);
       registerNatives(rvm, store, now);
       rvm.guard('rate_limit', rateLimitGuard(store, now), {
+        checkArgs: (args) => argumentProblem(() => (limitArg('rate_limit', args[0] ?? null), windowArg('rate_limit', args[1] ?? null))),
         params: [
           { name: 'limit', type: 'int', doc: `Requests allowed per window (1 to ${MAX_LIMIT}).` },
           { name: 'window_seconds', type: 'number', doc: 'Length of the sliding window in seconds.' },
