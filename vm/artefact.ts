@@ -170,7 +170,8 @@ function int32Bytes(a: Int32Array): Uint8Array {
 /** Rebuilds an Int32Array from little-endian bytes; copies, so a misaligned slice is fine. */
 function int32sFromBytes(b: Uint8Array, at: string): Int32Array {
   if (b.byteLength % 4 !== 0) corrupt(`${at}: ${b.byteLength} bytes is not a whole number of int32s`);
-  if (LITTLE_ENDIAN) return new Int32Array(Uint8Array.from(b).buffer);
+  // new Uint8Array(b) copies (Buffer#slice would not): the Int32Array must own an aligned buffer.
+  if (LITTLE_ENDIAN) return new Int32Array(new Uint8Array(b).buffer);
   const out = new Int32Array(b.byteLength / 4);
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4, true);

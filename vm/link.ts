@@ -94,7 +94,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     offsets.push(offset);
     const routeOfChunk = new Map(m.routes.map((r) => [r.chunk, r] as const));
     m.chunks.forEach((data, i) => {
-      chunks.push({ data, file: m.file, code: Int32Array.from(data.code), consts: data.consts as Value[], route: routeOfChunk.get(i) ?? null });
+      chunks.push({ data, file: m.file, code: data.code.slice(), consts: data.consts as Value[], route: routeOfChunk.get(i) ?? null });
     });
     for (const t of m.types) if (declare(t.name, 'type', m.file, t.line, t.col)) typeNames.set(t.name, `${m.file}:${t.line}`);
     for (const f of m.functions) {
