@@ -373,3 +373,4 @@ export type { CookieOptions } from '../vm/runtime/cookies.js';
 export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/sniff.js';
 export { uploadedFromBytes } from '../vm/runtime/upload.js';
 export { constantTimeEqual } from '../vm/runtime/secrets.js';
+export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';

@@ -9,7 +9,8 @@ import type { CallableMeta, CallRef, CompiledModule, RouteMeta } from './module.
 import type { Literal } from './ast.js';
 import { defaultErrorCode } from './runtime/response.js';
 import type { LinkedChunk, Program, ValidateHook } from './program.js';
-import type { ErrorResponseSpec, GuardInfo, NativeFn, ParamSpec, Value } from '../plugins/sdk.js';
+import type { ErrorResponseSpec, GuardInfo, NativeFn, Value } from '../plugins/sdk.js';
+import { arityMismatch } from './arity.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { UploadSpec } from './runtime/types.js';
 
@@ -53,17 +54,6 @@ function folderChain(file: string): string[] {
   const chain = [''];
   for (let i = 1; i <= parts.length; i++) chain.push(parts.slice(0, i).join('/'));
   return chain;
-}
-
-function arityText(params: readonly ParamSpec[]): string {
-  const required = params.filter((p) => !p.optional && !p.rest).length;
-  if (params.some((p) => p.rest)) return `at least ${required}`;
-  return required === params.length ? String(required) : `${required} to ${params.length}`;
-}
-
-function arityFits(params: readonly ParamSpec[], argc: number): boolean {
-  const required = params.filter((p) => !p.optional && !p.rest).length;
-  return argc >= required && (params.some((p) => p.rest) || argc <= params.length);
 }
 
 /** Links `modules` against the plugins in `registry`. */
@@ -154,8 +144,9 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
           diagnostics.push(diagnostic('E_UNKNOWN_FUNCTION', what, at, { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
           return null;
         }
-        if (!arityFits(native.meta.params, r.argc)) {
-          diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${arityText(native.meta.params)} argument(s), got ${r.argc}`, at, { length: r.name.length }));
+        const nativeArity = arityMismatch(native.meta.params, r.argc);
+        if (nativeArity !== null) {
+          diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${nativeArity} argument(s), got ${r.argc}`, at, { length: r.name.length }));
           return null;
         }
         if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
@@ -180,8 +171,9 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
           diagnostics.push(diagnostic('E_UNKNOWN_GUARD', `unknown guard '${r.name}'`, at, { hint: didYouMean(r.name, candidates), length: r.name.length }));
           return null;
         }
-        if (!arityFits(guard.meta.params, r.argc)) {
-          diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${arityText(guard.meta.params)} argument(s), got ${r.argc}`, at, { length: r.name.length }));
+        const guardArity = arityMismatch(guard.meta.params, r.argc);
+        if (guardArity !== null) {
+          diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${guardArity} argument(s), got ${r.argc}`, at, { length: r.name.length }));
           return null;
         }
         const use = { mode: r.mode ?? 'required' } as const;

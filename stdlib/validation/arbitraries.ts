@@ -3,7 +3,7 @@
  * rules accept) and dates / date-times inside an interval (what `@before`/`@after` accept).
  */
 import type { Arbitrary, FastCheck, FieldType } from '../../plugins/sdk.js';
-import { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, formatDate, formatDatetime } from './calendar.js';
+import { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, formatDate, formatDatetime } from '../../plugins/sdk.js';
 import { anyFileSample } from './file-samples.js';
 
 /** Longest generated text and list: enough to vary, small enough to keep runs fast. */

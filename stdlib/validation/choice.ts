@@ -4,7 +4,7 @@
  */
 import type { Arbitrary, FastCheck, FieldType, Literal, ValidatorSpec } from '../../plugins/sdk.js';
 import { anyValueOf } from './arbitraries.js';
-import { DAY_MS, dateInstant, formatDate, isDate, isDatetime } from './calendar.js';
+import { DAY_MS, dateInstant, formatDate, isDate, isDatetime } from '../../plugins/sdk.js';
 import { TYPE_NOUNS, literalFits, showLiteral, type ValidatorTable } from './common.js';
 
 const CHOICE_TYPES: readonly FieldType[] = ['text', 'int', 'number', 'bool', 'date'];

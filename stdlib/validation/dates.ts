@@ -5,7 +5,7 @@
  */
 import type { Arbitrary, FastCheck, FieldType, Literal, Value } from '../../plugins/sdk.js';
 import { anyText, instantText } from './arbitraries.js';
-import { DAY_MS, MAX_INSTANT, MIN_INSTANT, instantOf, isDate, isDatetime } from './calendar.js';
+import { DAY_MS, MAX_INSTANT, MIN_INSTANT, instantOf, isDate, isDatetime } from '../../plugins/sdk.js';
 import { showLiteral, textArg, textCheck, type ValidatorTable } from './common.js';
 
 /** The argument meaning the moment of the request. */

@@ -3,7 +3,7 @@
  * engine itself before any check runs; their checks always pass) and `@same`.
  */
 import { anyValueOf } from './arbitraries.js';
-import { isDate, isDatetime } from './calendar.js';
+import { isDate, isDatetime } from '../../plugins/sdk.js';
 import { ALL_TYPES, NON_FILE_TYPES, TYPE_NOUNS, literalFits, showLiteral, textArg, type ValidatorTable } from './common.js';
 import { valuesEqual, type Literal, type FieldType, type Value, type ValueObject } from '../../plugins/sdk.js';
 

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fc from 'fast-check';
 import { VALIDATORS, VALIDATOR_NAMES } from '../../stdlib/validation/index.js';
-import { isDate, isDatetime } from '../../stdlib/validation/calendar.js';
+import { isDate, isDatetime } from '../../vm/calendar.js';
 import { UploadedFile, fromJson, uploadedFromBytes, type FieldType, type FileSample, type Literal, type Value, type ValueObject } from '../../plugins/sdk.js';
 
 /** Runs per property: enough to hit edges of every generator, quick for ~150 cases (RVM_PROPERTY_RUNS raises it). */

@@ -21,6 +21,8 @@ import { errorBody } from './response.js';
 import type { UploadSpec } from './types.js';
 import { UploadedFile } from './upload.js';
 import { compileFirstPass, type FirstPass } from './validate-compile.js';
+import { arityMismatch } from '../arity.js';
+import { isDate, isDatetime } from '../calendar.js';
 
 /** Upload limit of a `file` field without `@max_size`: generous for documents and photos, small enough to bound disk use. */
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -75,19 +77,8 @@ export interface RouteValidation {
 }
 
 const PRESENCE = new Set(['required', 'default']);
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const ISO_DATETIME = /^(\d{4}-\d{2}-\d{2})[Tt ]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?([Zz]|[+-]([01]\d|2[0-3]):?[0-5]\d)$/;
 const INT_TEXT = /^[+-]?\d+$/;
 const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-
-function validDate(text: string): boolean {
-  const m = ISO_DATE.exec(text);
-  if (!m) return false;
-  // setUTCFullYear, not Date.UTC: Date.UTC maps years 0–99 to 1900–1999.
-  const d = new Date(0);
-  d.setUTCFullYear(+m[1]!, +m[2]! - 1, +m[3]!);
-  return d.getUTCFullYear() === +m[1]! && d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]!;
-}
 
 /**
  * The value of a present field in its declared type, or undefined when it has another type.
@@ -125,11 +116,9 @@ export function coerce(type: FieldType, raw: unknown, fromText: boolean): Value 
     case 'object':
       return raw !== null && typeof raw === 'object' && !Array.isArray(raw) && !(raw instanceof UploadedFile) ? fromJson(raw) : undefined;
     case 'date':
-      return typeof raw === 'string' && validDate(raw) ? raw : undefined;
-    case 'datetime': {
-      const m = typeof raw === 'string' ? ISO_DATETIME.exec(raw) : null;
-      return m !== null && validDate(m[1]!) ? (raw as string) : undefined;
-    }
+      return typeof raw === 'string' && isDate(raw) ? raw : undefined;
+    case 'datetime':
+      return typeof raw === 'string' && isDatetime(raw) ? raw : undefined;
     case 'file':
       return raw instanceof UploadedFile ? raw : undefined;
   }
@@ -198,13 +187,9 @@ function literalFits(value: Literal, type: ParamSpec['type']): boolean {
 }
 
 /** Arity and literal types of `args` against `params`; a message when they don't fit. */
-function argumentProblem(name: string, params: readonly ParamSpec[], args: readonly Literal[]): string | null {
-  const required = params.filter((p) => !p.optional && !p.rest).length;
-  const rest = params.find((p) => p.rest);
-  if (args.length < required || (!rest && args.length > params.length)) {
-    const expected = rest ? `at least ${required}` : required === params.length ? String(required) : `${required} to ${params.length}`;
-    return `@${name} takes ${expected} argument${expected === '1' ? '' : 's'}, got ${args.length}`;
-  }
+function decoratorArgsProblem(name: string, params: readonly ParamSpec[], args: readonly Literal[]): string | null {
+  const expected = arityMismatch(params, args.length);
+  if (expected !== null) return `@${name} takes ${expected} argument${expected === '1' ? '' : 's'}, got ${args.length}`;
   for (let i = 0; i < args.length; i++) {
     const param = params[Math.min(i, params.length - 1)]!;
     if (!literalFits(args[i]!, param.type)) {
@@ -241,7 +226,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
       report(ctx, 'E_VALIDATOR_TYPE', `@${d.name} does not apply to ${field.type} fields`, d, `it applies to ${spec.types.join(', ')}`);
       continue;
     }
-    const problem = argumentProblem(d.name, name === 'default' ? [{ name: 'value', type: 'any' }] : spec.params, d.args) ?? spec.checkArgs?.(d.args, field.type) ?? null;
+    const problem = decoratorArgsProblem(d.name, name === 'default' ? [{ name: 'value', type: 'any' }] : spec.params, d.args) ?? spec.checkArgs?.(d.args, field.type) ?? null;
     if (problem !== null) {
       report(ctx, name === 'default' ? 'E_BAD_DEFAULT' : 'E_VALIDATOR_ARGS', problem, d);
       continue;

@@ -1,5 +1,6 @@
 /**
- * Calendar dates and date-times as text: recognising them (`@date`, `@datetime`), turning them
+ * Calendar dates and date-times as text, one set of rules for the `date`/`datetime` field types and
+ * the validators: recognising them (`@date`, `@datetime`), turning them
  * into instants (`@before`, `@after`) and writing instants back (the arbitraries).
  */
 
