@@ -22,10 +22,10 @@ import { resolvePlugins } from '../../plugins/loader.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
 import { loadSettings } from './config.js';
 import { RequestContext } from './context.js';
-import { BUILTIN_PREFIX } from './dispatch.js';
+import { BUILTIN_PREFIX, answered } from './dispatch.js';
 import { Introspection } from './introspection.js';
 import { createLogger, type Logger } from './log.js';
-import { errorBody, errorResponse, finalizeResponse } from './response.js';
+import { errorBody, errorResponse } from './response.js';
 import { createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
@@ -180,6 +180,7 @@ export class App implements AppHandle {
   readonly settings: AppSettings;
   readonly store: KeyValueStore;
   readonly log: Logger;
+  readonly onAppLog: ((message: string) => void) | undefined;
   private build: AppBuild & { linked: NonNullable<AppBuild['linked']> };
   private pending: Promise<void> | null = null;
   private watcher: FSWatcher | null = null;
@@ -204,7 +205,8 @@ export class App implements AppHandle {
       lastErrors: () => this.lastErrors,
     });
     this.store = createMemoryStore();
-    this.log = options.onAppLog ? withAppLog(logger, options.onAppLog) : logger;
+    this.log = logger;
+    this.onAppLog = options.onAppLog;
   }
 
   get router(): Router<RouteTarget> {
@@ -241,14 +243,12 @@ export class App implements AppHandle {
       this.log.error(`[${ctx.request.id}] built-in ${path} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       return errorResponse(500, 'internal_error', 'Internal server error');
     };
-    let result;
     try {
-      result = endpoint.fn(ctx, this.introspection);
+      const out = answered(ctx, endpoint.fn(ctx, this.introspection) as void | Promise<unknown>);
+      return out instanceof Promise ? out.catch(failed) : out;
     } catch (e) {
       return failed(e);
     }
-    if (result instanceof Promise) return result.then(() => finalizeResponse(ctx.response, request.method), failed);
-    return finalizeResponse(ctx.response, request.method);
   }
 
   execute(ctx: RequestContext, target: RouteTarget): void | Promise<void> {
@@ -395,17 +395,4 @@ function compactTrace(frames: readonly string[]): string {
     i = j;
   }
   return parts.join(' ← ');
-}
-
-/** A logger that also hands each `log()` line (tagged `[id] message`) to `sink`, untagged. */
-function withAppLog(logger: Logger, sink: (message: string) => void): Logger {
-  return {
-    info: (line) => {
-      const m = /^\[[^\]]*\] (.*)$/s.exec(line);
-      if (m) sink(m[1]!);
-      logger.info(line);
-    },
-    error: (line) => logger.error(line),
-    flush: () => logger.flush(),
-  };
 }

@@ -17,6 +17,8 @@ export interface ContextDeps {
   readonly settings: AppSettings;
   readonly store: KeyValueStore;
   readonly log: Logger;
+  /** Also receives each `log()` message, untagged (conformance tests read them). */
+  readonly onAppLog?: (message: string) => void;
 }
 
 /** Longest `X-Request-Id` reused as the request id; longer ones are replaced, not trusted. */
@@ -171,6 +173,7 @@ export class RequestContext implements CallContext {
   nextHandler: NextHandler | null = null;
 
   private readonly logger: Logger;
+  private readonly onAppLog: ((message: string) => void) | undefined;
   private _locals: Map<string, unknown> | null = null;
   private _body: Value | typeof UNSET = UNSET;
   private _rawBodyValue: Value | typeof UNSET = UNSET;
@@ -193,6 +196,7 @@ export class RequestContext implements CallContext {
     this.app = deps.settings;
     this.store = deps.store;
     this.logger = deps.log;
+    this.onAppLog = deps.onAppLog;
     this.bodyKind = parsedBody.kind;
     this.request = new RequestView(incoming, path, rawQuery, params, parsedBody.value, deps.settings.trustProxy, route);
   }
@@ -212,6 +216,7 @@ export class RequestContext implements CallContext {
 
   log(message: string): void {
     this.logger.info(`[${this.request.id}] ${message}`);
+    this.onAppLog?.(message);
   }
 
   respond(status: number, body: Value, kind: BodyKind = 'json'): Halt {

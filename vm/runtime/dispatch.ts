@@ -128,9 +128,14 @@ function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, err: HttpE
 
 function run(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, match: Found, body: ParsedBody): Result {
   const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, body, match.value.meta);
-  const pending = app.execute(ctx, match.value);
-  if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, incoming.method));
-  return finalizeResponse(ctx.response, incoming.method);
+  return answered(ctx, app.execute(ctx, match.value));
+}
+
+/** The response once whatever ran for `ctx` is done: at once when it was synchronous. */
+export function answered(ctx: RequestContext, pending: void | Promise<unknown>): Result {
+  const method = ctx.request.method;
+  if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, method));
+  return finalizeResponse(ctx.response, method);
 }
 
 /** OPTIONS without an OPTIONS route: the path's middleware may answer (CORS preflight), else 204 + Allow. */
@@ -140,9 +145,7 @@ function preflight(app: AppHandle, incoming: IncomingRequest, path: string, rawQ
   const some = app.router.match(allowed[0]!, path);
   if (some.kind !== 'found') return errorResponse(404, 'not_found', 'Not found');
   const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY, some.value.meta);
-  const pending = app.preflight(ctx, some.value, methods);
-  if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, incoming.method));
-  return finalizeResponse(ctx.response, incoming.method);
+  return answered(ctx, app.preflight(ctx, some.value, methods));
 }
 
 /** A bug escaped `execute` (or the runtime): log it with its stack, answer a generic 500. */

@@ -66,6 +66,8 @@ export interface AppHandle {
   readonly settings: AppSettings;
   readonly store: KeyValueStore;
   readonly log: Logger;
+  /** Receives each `log()` message of the app, untagged, when set (tests). */
+  readonly onAppLog?: (message: string) => void;
   /** The current router; replaced whole on hot reload. */
   readonly router: Router<RouteTarget>;
   /** Dev mode: resolves when a pending reload has finished, so the next request sees it. */
