@@ -3,15 +3,14 @@
  * `argon2_hash` requests run at once, and GET /hello requests sent meanwhile keep a p99 latency
  * under 50 ms. The measured p99 is printed (the issue quotes it).
  */
+import { startRvm } from './rvm-run.js';
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../tools/cli.js', import.meta.url));
 /** Hashes in flight at once: five times libuv's default pool of four threads. */
 const CONCURRENT_HASHES = 20;
 /** The bound of the issue: a blocked event loop would stall /hello for a whole hash (~100 ms+). */
@@ -40,25 +39,9 @@ describe('argon2 hashing and the event loop', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rvm-argon2-'));
     writeFileSync(join(dir, 'app.rvm'), APP);
-    child = spawn(process.execPath, [CLI, 'run', dir, '--prod', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    base = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`rvm run did not print its URL:\n${output}`)), 15_000);
-      const onData = (d: Buffer) => {
-        output += d.toString();
-        const m = /App:\s+(http:\/\/[^\s]+)/.exec(output);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!.replace(/\/$/, ''));
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`rvm run exited with ${code}:\n${output}`));
-      });
-    });
+    const running = await startRvm(dir);
+    child = running.child;
+    base = running.url;
   });
 
   after(() => {

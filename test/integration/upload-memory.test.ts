@@ -3,16 +3,15 @@
  * a route with `avatar: file @max_size('5MB')`, ten clients send 6 MB at once, and the server's
  * resident memory (from /proc) must grow by well under 6 MB per concurrent upload.
  */
+import { startRvm } from './rvm-run.js';
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const CLI = fileURLToPath(new URL('../../tools/cli.js', import.meta.url));
 const MB = 1024 * 1024;
 const CONCURRENT = 10;
 const UPLOAD_BYTES = 6 * MB;
@@ -100,25 +99,9 @@ describe('upload memory', () => {
     dir = mkdtempSync(join(tmpdir(), 'rvm-upload-app-'));
     temp = mkdtempSync(join(tmpdir(), 'rvm-upload-tmp-'));
     writeFileSync(join(dir, 'upload.rvm'), APP);
-    child = spawn(process.execPath, [CLI, 'run', dir, '--prod', '--port', '0'], { env: { ...process.env, TMPDIR: temp }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`rvm run did not print its URL:\n${output}`)), 15_000);
-      const onData = (d: Buffer) => {
-        output += d.toString();
-        const m = /App:\s+http:\/\/[^:\s]+:(\d+)/.exec(output);
-        if (m) {
-          clearTimeout(timer);
-          resolve(Number(m[1]));
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`rvm run exited with ${code}:\n${output}`));
-      });
-    });
+    const running = await startRvm(dir, { ...process.env, TMPDIR: temp });
+    child = running.child;
+    port = running.port;
   });
 
   after(() => {

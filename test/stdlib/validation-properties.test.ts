@@ -2,8 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fc from 'fast-check';
 import { VALIDATORS, VALIDATOR_NAMES } from '../../stdlib/validation/index.js';
-import { isDate, isDatetime } from '../../vm/calendar.js';
-import { UploadedFile, fromJson, uploadedFromBytes, type FieldType, type FileSample, type Literal, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { fromJson, uploadedFromBytes, type FieldType, type FileSample, type Literal, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { coerce } from '../../vm/runtime/validate.js';
 
 /** Runs per property: enough to hit edges of every generator, quick for ~150 cases (RVM_PROPERTY_RUNS raises it). */
 const RUNS = Number(process.env.RVM_PROPERTY_RUNS) || 60;
@@ -73,28 +73,9 @@ function asValue(v: unknown, type: FieldType): Value {
   return fromJson(v);
 }
 
-/** The value is of the field's type, as validation would have coerced it. */
+/** The value is of the field's type: what the engine's JSON-strict typing accepts as it is. */
 function ofType(v: Value, type: FieldType): boolean {
-  switch (type) {
-    case 'text':
-      return typeof v === 'string';
-    case 'int':
-      return typeof v === 'number' && Number.isSafeInteger(v);
-    case 'number':
-      return typeof v === 'number' && Number.isFinite(v);
-    case 'bool':
-      return typeof v === 'boolean';
-    case 'list':
-      return Array.isArray(v);
-    case 'object':
-      return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof UploadedFile);
-    case 'date':
-      return typeof v === 'string' && isDate(v);
-    case 'datetime':
-      return typeof v === 'string' && isDatetime(v);
-    case 'file':
-      return v instanceof UploadedFile;
-  }
+  return coerce(type, v, false) !== undefined;
 }
 
 function show(c: Case): string {

@@ -1,0 +1,36 @@
+/** Starts `rvm run DIR --prod --port 0` as a child process and waits for the URL it prints. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../tools/cli.js', import.meta.url));
+/** How long a server may take to print its URL before the test gives up. */
+const START_TIMEOUT_MS = 15_000;
+
+export interface RunningCli {
+  child: ChildProcess;
+  /** `http://127.0.0.1:PORT`, without a trailing slash. */
+  url: string;
+  port: number;
+}
+
+export function startRvm(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningCli> {
+  const child = spawn(process.execPath, [CLI, 'run', dir, '--prod', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise<RunningCli>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`rvm run did not print its URL:\n${output}`)), START_TIMEOUT_MS);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const m = /App:\s+(http:\/\/[^\s:]+:(\d+))/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, port: Number(m[2]) });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`rvm run exited with ${code}:\n${output}`));
+    });
+  });
+}
