@@ -71,20 +71,7 @@ function createUser(req: IncomingMessage, res: ServerResponse): void {
 }
 
 function echo(req: IncomingMessage, res: ServerResponse): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  req.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size <= BODY_LIMIT) chunks.push(chunk);
-  });
-  req.on('end', () => {
-    if (size > BODY_LIMIT) return sendJson(res, 413, { error: 'Payload too large', code: 'payload_too_large' });
-    try {
-      sendJson(res, 200, JSON.parse(Buffer.concat(chunks).toString('utf8')));
-    } catch {
-      sendJson(res, 400, { error: 'Malformed JSON', code: 'bad_request' });
-    }
-  });
+  withJsonBody(req, res, (body) => sendJson(res, 200, body));
 }
 
 const server = createServer((req, res) => {
