@@ -83,9 +83,9 @@ export function median(values: readonly number[]): number {
  * Returns how to start a server (command and leading arguments) and a line for the report.
  */
 export function pinning(): { command: string; prefix: string[]; note: string } {
-  const wanted = process.env.BENCH_PIN !== '0';
-  const taskset = spawnSync('taskset', ['-cp', '1', String(process.pid)], { encoding: 'utf8' });
-  if (!wanted || availableParallelism() < 2 || taskset.status !== 0) {
+  // Cores are counted before pinning: afterwards this process sees only its own.
+  const wanted = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2;
+  if (!wanted || spawnSync('taskset', ['-cp', '1', String(process.pid)], { encoding: 'utf8' }).status !== 0) {
     return { command: process.execPath, prefix: [], note: 'servers and load generator share the cores' };
   }
   return { command: 'taskset', prefix: ['-c', '0', process.execPath], note: 'server pinned to core 0, load generator to core 1' };
