@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, type Diagnostic } from '../diagnostics.js';
 import { compileSource } from '../compiler.js';
 import { decodeModule, encodeModule } from '../artefact.js';
@@ -70,18 +70,21 @@ export interface AppBuild {
 /** Lists the `.rvm` files under `dir`, relative with `/` separators, sorted. */
 export function findRouteFiles(dir: string): string[] {
   const out: string[] = [];
-  const walk = (folder: string) => {
-    for (const name of readdirSync(folder).sort()) {
-      const path = join(folder, name);
-      const stat = statSync(path);
-      if (stat.isDirectory()) {
-        if (!SKIPPED_FOLDERS.has(name) && !name.startsWith('.')) walk(path);
+  // `rel` is the folder relative to `dir` with `/` separators ('' at the root); the directory
+  // entries carry their type, so only a symbolic link costs a stat (to learn what it points to).
+  const walk = (folder: string, rel: string) => {
+    const entries = readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const name = entry.name;
+      const isDirectory = entry.isSymbolicLink() ? statSync(join(folder, name)).isDirectory() : entry.isDirectory();
+      if (isDirectory) {
+        if (!SKIPPED_FOLDERS.has(name) && !name.startsWith('.')) walk(join(folder, name), `${rel}${name}/`);
       } else if (name.endsWith('.rvm')) {
-        out.push(relative(dir, path).split(sep).join('/'));
+        out.push(rel + name);
       }
     }
   };
-  walk(dir);
+  walk(dir, '');
   return out;
 }
 
