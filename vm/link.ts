@@ -56,6 +56,11 @@ function folderChain(file: string): string[] {
   return chain;
 }
 
+/** Where a call reference stands in the source, for diagnostics. */
+function at(chunk: LinkedChunk, ref: CallRef): { file: string; line: number; col: number } {
+  return { file: chunk.file, line: ref.line, col: ref.col };
+}
+
 /** Links `modules` against the plugins in `registry`. */
 export function link(modules: readonly CompiledModule[], registry: PluginRegistry, validate: ValidateHook): LinkResult {
   const diagnostics: Diagnostic[] = [];
@@ -116,76 +121,82 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     return index;
   };
 
-  // Pass 2: bind every CALL.
+  // Pass 2: bind every CALL. The binders are made once, not per call site.
+  const bindCall = (r: CallRef, from: LinkedChunk): { op: Op; index: number } | null => {
+    const own = callables.get(r.name);
+    if (own && own.kind === 'fn') {
+      if (own.arity !== r.argc) {
+        diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+        return null;
+      }
+      return { op: Op.CALL_FN, index: own.chunk };
+    }
+    const native = registry.natives.get(r.name);
+    if (!native) {
+      const candidates = [...registry.natives.keys(), ...[...callables].filter(([, c]) => c.kind === 'fn').map(([n]) => n)];
+      const what = own ? `'${r.name}' is a guard_definition; use it as 'guard ${r.name}'` : `unknown function '${r.name}'`;
+      diagnostics.push(diagnostic('E_UNKNOWN_FUNCTION', what, at(from, r), { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
+      return null;
+    }
+    const nativeArity = arityMismatch(native.meta.params, r.argc);
+    if (nativeArity !== null) {
+      diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${nativeArity} argument(s), got ${r.argc}`, at(from, r), { length: r.name.length }));
+      return null;
+    }
+    if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
+      diagnostics.push(diagnostic('E_SCOPE', `'${r.name}()' can only be called inside a middleware block`, at(from, r), { length: r.name.length }));
+      return null;
+    }
+    return { op: Op.CALL_NATIVE, index: bindNative(r.name, native.fn) };
+  };
+
+  const bindGuard = (r: CallRef, from: LinkedChunk): { op: Op; index: number } | null => {
+    const own = callables.get(r.name);
+    if (own && own.kind === 'guard') {
+      if (own.arity !== r.argc) {
+        diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+        return null;
+      }
+      return { op: Op.CALL_FN, index: own.chunk };
+    }
+    const guard = registry.guards.get(r.name);
+    if (!guard) {
+      const candidates = [...registry.guards.keys(), ...[...callables].filter(([, c]) => c.kind === 'guard').map(([n]) => n)];
+      diagnostics.push(diagnostic('E_UNKNOWN_GUARD', `unknown guard '${r.name}'`, at(from, r), { hint: didYouMean(r.name, candidates), length: r.name.length }));
+      return null;
+    }
+    const guardArity = arityMismatch(guard.meta.params, r.argc);
+    if (guardArity !== null) {
+      diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${guardArity} argument(s), got ${r.argc}`, at(from, r), { length: r.name.length }));
+      return null;
+    }
+    const mode = r.mode ?? 'required';
+    const key = `guard ${r.name}:${mode}`;
+    // One adapter per guard and mode, however many routes use it.
+    if (nativeIndex.has(key)) return { op: Op.CALL_NATIVE, index: nativeIndex.get(key)! };
+    const use = { mode } as const;
+    const run = guard.fn;
+    // Guards take their arguments as one list; the adapter makes a guard callable like a native.
+    const adapter: NativeFn = (ctx, ...args) => {
+      const result = run(ctx, args, use);
+      if (result instanceof Promise) return result.then((r2) => (r2 === undefined ? null : r2));
+      return result === undefined ? null : result;
+    };
+    return { op: Op.CALL_NATIVE, index: bindNative(key, adapter) };
+  };
+
   for (const chunk of chunks) {
     const code = chunk.code;
+    const refs = chunk.data.refs;
+    // A chunk without call references has no CALL to bind.
+    if (refs.length === 0) continue;
     for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
       if (code[ip] !== Op.CALL) continue;
-      const ref = chunk.data.refs[code[ip + 1]!]!;
-      const at = { file: chunk.file, line: ref.line, col: ref.col };
-      const bound = ref.kind === 'guard' ? bindGuard(ref) : bindCall(ref, chunk);
+      const ref = refs[code[ip + 1]!]!;
+      const bound = ref.kind === 'guard' ? bindGuard(ref, chunk) : bindCall(ref, chunk);
       if (bound === null) continue;
       code[ip] = bound.op;
       code[ip + 1] = bound.index;
-
-      function bindCall(r: CallRef, from: LinkedChunk): { op: Op; index: number } | null {
-        const own = callables.get(r.name);
-        if (own && own.kind === 'fn') {
-          if (own.arity !== r.argc) {
-            diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at, { length: r.name.length }));
-            return null;
-          }
-          return { op: Op.CALL_FN, index: own.chunk };
-        }
-        const native = registry.natives.get(r.name);
-        if (!native) {
-          const candidates = [...registry.natives.keys(), ...[...callables].filter(([, c]) => c.kind === 'fn').map(([n]) => n)];
-          const what = own ? `'${r.name}' is a guard_definition; use it as 'guard ${r.name}'` : `unknown function '${r.name}'`;
-          diagnostics.push(diagnostic('E_UNKNOWN_FUNCTION', what, at, { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
-          return null;
-        }
-        const nativeArity = arityMismatch(native.meta.params, r.argc);
-        if (nativeArity !== null) {
-          diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${nativeArity} argument(s), got ${r.argc}`, at, { length: r.name.length }));
-          return null;
-        }
-        if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
-          diagnostics.push(diagnostic('E_SCOPE', `'${r.name}()' can only be called inside a middleware block`, at, { length: r.name.length }));
-          return null;
-        }
-        return { op: Op.CALL_NATIVE, index: bindNative(r.name, native.fn) };
-      }
-
-      function bindGuard(r: CallRef): { op: Op; index: number } | null {
-        const own = callables.get(r.name);
-        if (own && own.kind === 'guard') {
-          if (own.arity !== r.argc) {
-            diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at, { length: r.name.length }));
-            return null;
-          }
-          return { op: Op.CALL_FN, index: own.chunk };
-        }
-        const guard = registry.guards.get(r.name);
-        if (!guard) {
-          const candidates = [...registry.guards.keys(), ...[...callables].filter(([, c]) => c.kind === 'guard').map(([n]) => n)];
-          diagnostics.push(diagnostic('E_UNKNOWN_GUARD', `unknown guard '${r.name}'`, at, { hint: didYouMean(r.name, candidates), length: r.name.length }));
-          return null;
-        }
-        const guardArity = arityMismatch(guard.meta.params, r.argc);
-        if (guardArity !== null) {
-          diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${guardArity} argument(s), got ${r.argc}`, at, { length: r.name.length }));
-          return null;
-        }
-        const use = { mode: r.mode ?? 'required' } as const;
-        const run = guard.fn;
-        // Guards take their arguments as one list; the adapter makes a guard callable like a native.
-        const adapter: NativeFn = (ctx, ...args) => {
-          const result = run(ctx, args, use);
-          if (result instanceof Promise) return result.then((r2) => (r2 === undefined ? null : r2));
-          return result === undefined ? null : result;
-        };
-        return { op: Op.CALL_NATIVE, index: bindNative(`guard ${r.name}:${use.mode}`, adapter) };
-      }
     }
   }
 
