@@ -96,7 +96,11 @@ using plain maps (no msgpackr records or extensions), so any msgpack decoder can
 | 5 | body | map: \`file\`, \`chunks\`, \`routes\`, \`functions\`, \`guards\`, \`types\`, \`middleware\` — the fields of \`CompiledModule\` (vm/module.ts) |
 
 In the body, each chunk's \`code\` and \`lines\` are stored as bin values holding little-endian
-int32s and rebuilt as \`Int32Array\`s (copied, so alignment does not matter). Everything else is
+int32s and rebuilt as \`Int32Array\`s (copied, so alignment does not matter). Each \`responses\`
+list (of a route, and of a \`guard_definition\` in \`guards\`) is stored packed: a bin holding the
+msgpack encoding of the list, with plain maps like the rest. Only the API reference reads
+responses, so a start from the cache unpacks a list when it is first read; decoding a bundle or
+an artefact from anywhere else unpacks and verifies every list at once. Everything else is
 stored as the plain data it is. A number \`-0\` is stored as \`0\`.
 
 Decoding checks, in order, and refuses with an \`ArtefactError\`:

@@ -182,7 +182,9 @@ function int32sFromBytes(b: Uint8Array, at: string): Int32Array {
 export function encodeModule(m: CompiledModule): Uint8Array {
   const { compiler, sourceHash, plugins } = m.header;
   const chunks = m.chunks.map((c) => ({ ...c, code: int32Bytes(c.code), lines: int32Bytes(c.lines) }));
-  const body = { file: m.file, chunks, routes: m.routes, functions: m.functions, guards: m.guards, types: m.types, middleware: m.middleware };
+  const routes = m.routes.map((r) => ({ ...r, responses: packr.pack(r.responses) }));
+  const callables = (list: CallableMeta[]) => list.map((c) => (c.responses === undefined ? c : { ...c, responses: packr.pack(c.responses) }));
+  const body = { file: m.file, chunks, routes, functions: callables(m.functions), guards: callables(m.guards), types: m.types, middleware: m.middleware };
   return encodeEnvelope(ARTEFACT_MAGIC, { compiler, sourceHash, plugins }, body);
 }
 
@@ -191,7 +193,7 @@ export function decodeModule(bytes: Uint8Array, file?: string): CompiledModule {
   try {
     const { header, body } = decodeEnvelope(bytes, ARTEFACT_MAGIC, 'module artefact', file);
     const h = record(header, 'header');
-    return readModule({ magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: h.compiler, sourceHash: h.sourceHash, plugins: h.plugins }, body);
+    return readModule({ magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: h.compiler, sourceHash: h.sourceHash, plugins: h.plugins }, body, packedResponses);
   } catch (e) {
     if (e instanceof ArtefactError) {
       if (e.file !== undefined || file === undefined) throw e;
@@ -217,10 +219,38 @@ export function decodeCachedModule(bytes: Uint8Array, expect: { compiler: string
     if (h.compiler !== expect.compiler || h.sourceHash !== expect.sourceHash || h.plugins !== expect.plugins) return null;
     const b = body as Omit<CompiledModule, 'header' | 'chunks'> & { chunks: (Omit<ChunkData, 'code' | 'lines'> & { code: Uint8Array; lines: Uint8Array })[] };
     const chunks = b.chunks.map((c) => ({ ...c, code: int32sFromBytes(c.code, 'code'), lines: int32sFromBytes(c.lines, 'lines') }));
+    for (const r of b.routes) unpackOnFirstRead(r);
+    for (const c of b.functions) unpackOnFirstRead(c);
+    for (const c of b.guards) unpackOnFirstRead(c);
     return { ...b, header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: expect.compiler, sourceHash: expect.sourceHash, plugins: expect.plugins }, chunks };
   } catch {
     return null;
   }
+}
+
+/**
+ * Turns the packed `responses` of a cached route or callable into a property that unpacks them
+ * on first read and then holds the list. Only the API reference reads responses, so a start
+ * from the cache does not build every response schema of the app; the bytes are already proven
+ * by the digest. An owner without packed responses (a `fn`) is left as it is.
+ */
+function unpackOnFirstRead(owner: { responses?: unknown }): void {
+  if (!(owner.responses instanceof Uint8Array)) return;
+  // A copy, so the list does not keep the whole artefact file's buffer alive.
+  const packed = new Uint8Array(owner.responses);
+  const settle = (value: unknown): void => {
+    Object.defineProperty(owner, 'responses', { value, writable: true, enumerable: true, configurable: true });
+  };
+  Object.defineProperty(owner, 'responses', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = unpackr.unpack(packed) as unknown;
+      settle(value);
+      return value;
+    },
+    set: settle,
+  });
 }
 
 /**
@@ -229,7 +259,7 @@ export function decodeCachedModule(bytes: Uint8Array, expect: { compiler: string
  */
 export function validateModule(m: unknown): CompiledModule {
   const o = record(m, 'module');
-  return readModule(o.header, o);
+  return readModule(o.header, o, readResponses);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,7 +334,7 @@ function int32s(v: unknown, at: string): Int32Array {
   return corrupt(`${at}: expected int32 bytes`);
 }
 
-function readModule(headerValue: unknown, bodyValue: unknown): CompiledModule {
+function readModule(headerValue: unknown, bodyValue: unknown, responsesOf: ResponsesReader): CompiledModule {
   const h = record(headerValue, 'header');
   const b = record(bodyValue, 'body');
   const chunks = list(b.chunks, 'chunks').map((c, i) => readChunk(c, `chunks[${i}]`));
@@ -323,9 +353,9 @@ function readModule(headerValue: unknown, bodyValue: unknown): CompiledModule {
     },
     file: str(b.file, 'file'),
     chunks,
-    routes: list(b.routes, 'routes').map((r, i) => readRoute(r, `routes[${i}]`, chunkOf)),
-    functions: list(b.functions, 'functions').map((f, i) => readCallable(f, `functions[${i}]`, (v, at) => chunkOf(v, 'fn', at))),
-    guards: list(b.guards, 'guards').map((g, i) => readCallable(g, `guards[${i}]`, (v, at) => chunkOf(v, 'guard', at))),
+    routes: list(b.routes, 'routes').map((r, i) => readRoute(r, `routes[${i}]`, chunkOf, responsesOf)),
+    functions: list(b.functions, 'functions').map((f, i) => readCallable(f, `functions[${i}]`, (v, at) => chunkOf(v, 'fn', at), responsesOf)),
+    guards: list(b.guards, 'guards').map((g, i) => readCallable(g, `guards[${i}]`, (v, at) => chunkOf(v, 'guard', at), responsesOf)),
     types: list(b.types, 'types').map((t, i) => readType(t, `types[${i}]`)),
     middleware: b.middleware === null ? null : chunkOf(b.middleware, 'middleware', 'middleware'),
   };
@@ -456,7 +486,7 @@ function readFields(v: unknown, at: string): FieldMeta[] | null {
   return v === null ? null : list(v, at).map((f, i) => readField(f, `${at}[${i}]`));
 }
 
-function readRoute(v: unknown, at: string, chunkOf: (v: unknown, kind: ChunkKind, at: string) => number): RouteMeta {
+function readRoute(v: unknown, at: string, chunkOf: (v: unknown, kind: ChunkKind, at: string) => number, responsesOf: ResponsesReader): RouteMeta {
   const o = record(v, at);
   return {
     method: oneOf(o.method, HTTP_METHODS, `${at}.method`),
@@ -481,11 +511,26 @@ function readRoute(v: unknown, at: string, chunkOf: (v: unknown, kind: ChunkKind
     }),
     body: readFields(o.body, `${at}.body`),
     query: readFields(o.query, `${at}.query`),
-    responses: readResponses(o.responses, `${at}.responses`),
+    responses: responsesOf(o.responses, `${at}.responses`),
     doc: strOrNull(o.doc, `${at}.doc`),
     line: int(o.line, `${at}.line`),
     col: int(o.col, `${at}.col`),
   };
+}
+
+/** Reads a `responses` list: packed in an artefact body, or a plain list in a module in memory. */
+type ResponsesReader = (v: unknown, at: string) => ResponseMeta[];
+
+/** An artefact stores each `responses` list packed: a bin holding exactly one msgpack value. */
+function packedResponses(v: unknown, at: string): ResponseMeta[] {
+  if (!(v instanceof Uint8Array)) corrupt(`${at}: expected packed msgpack bytes`);
+  let unpacked: unknown;
+  try {
+    unpacked = unpackr.unpack(v);
+  } catch {
+    return corrupt(`${at}: unreadable packed msgpack data`);
+  }
+  return readResponses(unpacked, at);
 }
 
 function readResponses(v: unknown, at: string): ResponseMeta[] {
@@ -502,7 +547,7 @@ function readResponses(v: unknown, at: string): ResponseMeta[] {
   });
 }
 
-function readCallable(v: unknown, at: string, chunkOf: (v: unknown, at: string) => number): CallableMeta {
+function readCallable(v: unknown, at: string, chunkOf: (v: unknown, at: string) => number, responsesOf: ResponsesReader): CallableMeta {
   const o = record(v, at);
   const meta: CallableMeta = {
     name: str(o.name, `${at}.name`),
@@ -512,7 +557,7 @@ function readCallable(v: unknown, at: string, chunkOf: (v: unknown, at: string) 
     line: int(o.line, `${at}.line`),
     col: int(o.col, `${at}.col`),
   };
-  if (o.responses !== undefined) meta.responses = readResponses(o.responses, `${at}.responses`);
+  if (o.responses !== undefined) meta.responses = responsesOf(o.responses, `${at}.responses`);
   return meta;
 }
 

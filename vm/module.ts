@@ -6,7 +6,7 @@
 import type { FieldType, HttpMethod, Literal, PathSegment } from './ast.js';
 
 /** Bumped whenever the shape of CompiledModule or the meaning of an opcode changes. */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';

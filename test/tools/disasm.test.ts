@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { disassembleChunk, disassembleModule } from '../../tools/disasm.js';
-import type { ChunkData } from '../../vm/module.js';
+import { FORMAT_VERSION, type ChunkData } from '../../vm/module.js';
 import { OPCODES, Op } from '../../vm/opcodes.js';
 import { FIXTURE_SOURCE, handModule } from '../vm/artefact-fixture.js';
 
@@ -72,7 +72,7 @@ describe('disassembler', () => {
 
   test('a module listing has a header and every chunk', () => {
     const listing = disassembleModule(handModule(), FIXTURE_SOURCE);
-    assert.match(listing, /^; api\/users\.rvm {2}\(format 2, compiler 0\.1\.0, sha256 aaaaaaaaaaaa, plugins core@0\.1\.0\)\n/);
+    assert.ok(listing.startsWith(`; api/users.rvm  (format ${FORMAT_VERSION}, compiler 0.1.0, sha256 aaaaaaaaaaaa, plugins core@0.1.0)\n`));
     for (const name of ['route GET /users/:id', 'fn double', 'middleware']) assert.ok(listing.includes(`== ${name} ==`), name);
     assert.ok(listing.includes('; fn double(x) { return x * 2 }'));
   });

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ArtefactError, decodeModule, encodeEnvelope, encodeModule, sniffArtefact, validateModule } from '../../vm/artefact.js';
+import { Packr } from 'msgpackr';
+import { ArtefactError, decodeEnvelope, decodeModule, encodeEnvelope, encodeModule, sniffArtefact, validateModule } from '../../vm/artefact.js';
 import { ARTEFACT_MAGIC, BUNDLE_MAGIC, FORMAT_VERSION, type CompiledModule } from '../../vm/module.js';
 import { Op } from '../../vm/opcodes.js';
 import { handModule } from './artefact-fixture.js';
@@ -115,6 +116,32 @@ describe('artefact validation', () => {
     assert.equal(artefactError(() => decodeModule(encodeModule(m))).code, 'E_ARTEFACT_CORRUPT');
     assert.equal(artefactError(() => validateModule(m)).code, 'E_ARTEFACT_CORRUPT');
   }
+
+  /** Re-encodes the fixture's artefact with its first route's stored `responses` replaced. */
+  function withStoredResponses(stored: unknown): Uint8Array {
+    const { header, body } = decodeEnvelope(encodeModule(handModule()), ARTEFACT_MAGIC, 'module artefact');
+    (body as { routes: { responses: unknown }[] }).routes[0]!.responses = stored;
+    return encodeEnvelope(ARTEFACT_MAGIC, header, body);
+  }
+
+  test('responses are stored packed, and decode to the written list', () => {
+    const { body } = decodeEnvelope(encodeModule(handModule()), ARTEFACT_MAGIC, 'module artefact');
+    assert.ok((body as { routes: { responses: unknown }[] }).routes[0]!.responses instanceof Uint8Array);
+    const packed = new Packr({ useRecords: false }).pack(handModule().routes[0]!.responses);
+    assert.deepStrictEqual(decodeModule(withStoredResponses(packed)).routes[0]!.responses, handModule().routes[0]!.responses);
+  });
+
+  test('responses stored unpacked, undecodable or with trailing bytes are refused', () => {
+    const packed = new Packr({ useRecords: false }).pack(handModule().routes[0]!.responses);
+    for (const stored of [handModule().routes[0]!.responses, new Uint8Array([0xc1]), Uint8Array.from([...packed, 0]), packed.subarray(0, packed.length - 1)]) {
+      assert.equal(artefactError(() => decodeModule(withStoredResponses(stored))).code, 'E_ARTEFACT_CORRUPT');
+    }
+  });
+
+  test('a packed response list with a bad entry is refused', () => {
+    const packed = new Packr({ useRecords: false }).pack([{ status: 99, source: 'x', contentType: null, schema: {}, line: 1 }]);
+    assert.equal(artefactError(() => decodeModule(withStoredResponses(packed))).code, 'E_ARTEFACT_CORRUPT');
+  });
 
   test('unknown opcode', () => refused((m) => (m.chunks[0]!.code[15] = 9999)));
   test('const index outside the constants', () => refused((m) => (m.chunks[0]!.code[3] = 1)));

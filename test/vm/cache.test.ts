@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeEnvelope } from '../../vm/artefact.js';
 import { cachePath, readCached, writeCached } from '../../vm/cache.js';
+import { compileSource, sourceHash } from '../../vm/compiler.js';
 import { BUNDLE_MAGIC } from '../../vm/module.js';
 import { handModule } from './artefact-fixture.js';
 
@@ -39,6 +40,25 @@ describe('cache', () => {
     assert.deepStrictEqual(readCached(dir, FILE, KEY), handModule(FILE));
     const leftovers = readdirSync(join(dir, '.rvm', 'cache', 'api')).filter((f) => f.endsWith('.tmp'));
     assert.deepEqual(leftovers, []);
+  });
+
+  test('responses read from the cache are unpacked on first read, equal to what was written', () => {
+    writeCached(dir, FILE, handModule(FILE));
+    const route = readCached(dir, FILE, KEY)!.routes[0]!;
+    assert.equal(typeof Object.getOwnPropertyDescriptor(route, 'responses')?.get, 'function');
+    assert.deepStrictEqual(route.responses, handModule(FILE).routes[0]!.responses);
+    assert.equal(Object.getOwnPropertyDescriptor(route, 'responses')?.get, undefined);
+    assert.equal(route.responses, route.responses);
+  });
+
+  test('the responses of a guard_definition come back from the cache', () => {
+    const source = 'guard_definition staff {\n  fail 403 "staff only"\n}\nfn twice(x) {\n  return x * 2\n}\n';
+    const compiled = compileSource('guards.rvm', source, { compilerVersion: KEY.compiler, pluginsFingerprint: KEY.plugins }).module!;
+    assert.equal(compiled.guards[0]!.responses?.[0]?.status, 403);
+    writeCached(dir, 'guards.rvm', compiled);
+    const cached = readCached(dir, 'guards.rvm', { ...KEY, sourceHash: sourceHash(source) })!;
+    assert.deepStrictEqual(cached.guards[0]!.responses, compiled.guards[0]!.responses);
+    assert.equal(cached.functions[0]!.responses, undefined);
   });
 
   test('a different source hash, compiler version or plugin fingerprint makes it stale', () => {
