@@ -4,7 +4,7 @@
  * measured one at a time by autocannon from this process. Prints req/s and p99 per
  * route and server, the ratio to node:http, and whether rvm meets its targets.
  *
- * Env: BENCH_DURATION (measured s per route per server, default 10), BENCH_ROUNDS (default 3),
+ * Env: BENCH_DURATION (measured s per route per server, default 12), BENCH_ROUNDS (default 6),
  * BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 64), BENCH_ROUTES (only these routes). Always exits 0: it measures, it does not test.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,12 +14,12 @@ import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pinn
 
 const PIN = pinning();
 
-/** Seconds of measured load per route and server; 10 s keeps run-to-run noise near a few percent. */
-const DURATION_S = positiveEnv('BENCH_DURATION', 10);
+/** Seconds of measured load per route and server, split into the rounds. */
+const DURATION_S = positiveEnv('BENCH_DURATION', 12);
 /** Seconds of unmeasured load first, so the JIT has compiled the hot paths of every server. */
 const WARMUP_S = positiveEnv('BENCH_WARMUP', 2);
-/** Rounds the measured time is split into; the median of 3 shrugs off one disturbed round. */
-const ROUNDS = Math.max(1, Math.floor(positiveEnv('BENCH_ROUNDS', 3)));
+/** Rounds the measured time is split into: 2 s each, enough pairs for a median that shrugs off disturbed rounds. */
+const ROUNDS = Math.max(1, Math.floor(positiveEnv('BENCH_ROUNDS', 6)));
 /** Concurrent connections: enough to keep one server core saturated on loopback. */
 const CONNECTIONS = positiveEnv('BENCH_CONNECTIONS', 64);
 /** How long a server may take to start answering (rvm compiles its app first). */
@@ -82,6 +82,8 @@ interface Measurement {
   p99: number;
   errors: number;
   non2xx: number;
+  /** req/s of each round, in round order (a server's round i ran next to the others' round i). */
+  rounds?: number[];
 }
 
 type Results = Map<string, Map<string, Measurement | string>>;
@@ -198,6 +200,7 @@ async function measureAll(running: Map<string, Running>, results: Results): Prom
     for (const [name, list] of samples) {
       results.get(name)!.set(route.name, {
         reqPerSec: median(list.map((m) => m.reqPerSec)),
+        rounds: list.map((m) => m.reqPerSec),
         p99: median(list.map((m) => m.p99)),
         errors: list.reduce((n, m) => n + m.errors, 0),
         non2xx: list.reduce((n, m) => n + m.non2xx, 0),
@@ -214,20 +217,20 @@ function measurement(results: Results, server: string, route: string): Measureme
 function report(results: Results): void {
   const rows: string[][] = [];
   for (const route of ROUTES) {
-    const base = measurement(results, 'node:http', route.name);
     for (const server of SERVERS) {
       const m = results.get(server.name)?.get(route.name);
       if (!m || typeof m === 'string') {
         rows.push([route.name, server.name, '-', '-', '-', m ?? 'not run']);
         continue;
       }
-      const ratio = base ? `${(m.reqPerSec / base.reqPerSec).toFixed(2)}×` : '-';
+      const paired = pairedRatio(results, server.name, 'node:http', route.name);
+      const ratio = paired === null ? '-' : `${paired.toFixed(2)}×`;
       const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : ''].filter(Boolean).join(', ');
       rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), ratio, notes]);
     }
   }
   console.log(`\nHTTP benchmark — ${machineDescription()}`);
-  console.log(`autocannon: ${CONNECTIONS} connections, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (median); ${PIN.note}\n`);
+  console.log(`autocannon: ${CONNECTIONS} connections, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`);
   console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'vs node:http', 'notes'], rows));
   console.log('');
   for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);
@@ -235,19 +238,26 @@ function report(results: Results): void {
   for (const line of checks(results)) console.log(line);
 }
 
+/**
+ * `a`'s req/s over `b`'s on one route: the median of the per-round ratios. Rounds of the two
+ * servers ran back to back, so pairing them cancels the slow drifts of a shared machine that a
+ * ratio of two medians keeps.
+ */
+function pairedRatio(results: Results, a: string, b: string, route: string): number | null {
+  const ra = measurement(results, a, route)?.rounds;
+  const rb = measurement(results, b, route)?.rounds;
+  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length === 0) return null;
+  return median(ra.map((v, i) => v / rb[i]!));
+}
+
 function checks(results: Results): string[] {
   const lines: string[] = [];
   const verdict = (ok: boolean | null) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
-  const rvmHello = measurement(results, 'rvm', 'GET /hello');
-  const nodeHello = measurement(results, 'node:http', 'GET /hello');
-  const fastifyHello = measurement(results, 'fastify', 'GET /hello');
-  const vsNode = rvmHello && nodeHello ? rvmHello.reqPerSec / nodeHello.reqPerSec : null;
+  const vsNode = pairedRatio(results, 'rvm', 'node:http', 'GET /hello');
   lines.push(`${verdict(vsNode === null ? null : vsNode >= TARGET_VS_NODE)}  rvm GET /hello ≥ ${TARGET_VS_NODE}× node:http req/s (${vsNode === null ? '-' : vsNode.toFixed(2) + '×'})`);
-  const vsFastify = rvmHello && fastifyHello ? rvmHello.reqPerSec / fastifyHello.reqPerSec : null;
+  const vsFastify = pairedRatio(results, 'rvm', 'fastify', 'GET /hello');
   lines.push(`${verdict(vsFastify === null ? null : vsFastify >= 1)}  rvm GET /hello ≥ Fastify req/s (${vsFastify === null ? '-' : vsFastify.toFixed(2) + '×'})`);
-  const rvmUsers = measurement(results, 'rvm', 'POST /api/users');
-  const fastifyUsers = measurement(results, 'fastify', 'POST /api/users');
-  const usersVsFastify = rvmUsers && fastifyUsers ? rvmUsers.reqPerSec / fastifyUsers.reqPerSec : null;
+  const usersVsFastify = pairedRatio(results, 'rvm', 'fastify', 'POST /api/users');
   lines.push(`${verdict(usersVsFastify === null ? null : usersVsFastify >= 1)}  rvm POST /api/users (validated) ≥ Fastify req/s (${usersVsFastify === null ? '-' : usersVsFastify.toFixed(2) + '×'})`);
   for (const route of ROUTES) {
     const r = measurement(results, 'rvm', route.name);

@@ -282,7 +282,10 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
   let ip = frame.ip;
   let base = frame.base;
   let sp = fiber.sp;
-  const sliceStart = Date.now();
+  // The slice's clock starts at its first fuel check, FUEL_CHECK_INTERVAL units in (well under a
+  // millisecond of plain code): most handlers never get there, and a clock read costs as much as
+  // a small handler's whole run.
+  let sliceStart = 0;
 
   for (;;) {
     try {
@@ -437,7 +440,7 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             break;
           case Op.LOOP:
             // Fuel first: an error raised here is located at this instruction, not its target.
-            if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) checkFuel(fiber, sliceStart);
+            if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) sliceStart = checkFuel(fiber, sliceStart);
             ip = code[ip]!;
             break;
           case Op.ITER_INIT:
@@ -474,7 +477,7 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             if (frames.length >= MAX_CALL_DEPTH) {
               throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, 'call_depth_exceeded');
             }
-            if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) checkFuel(fiber, sliceStart);
+            if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) sliceStart = checkFuel(fiber, sliceStart);
             frame.ip = ip;
             base = sp - argc;
             for (let i = argc; i < callee.data.slots; i++) stack[base + i] = null;
@@ -601,11 +604,15 @@ function ambient(host: VmHost, index: number): Value {
   }
 }
 
-function checkFuel(fiber: Fiber, sliceStart: number): void {
+/** Throws when the fuel or the slice's time is spent; returns the slice's start (now, at its first check). */
+function checkFuel(fiber: Fiber, sliceStart: number): number {
   if (fiber.fuel <= 0) throw new RvmError(`execution ran out of fuel (${FUEL_BUDGET} loop iterations and calls)`, 'fuel_exhausted');
-  if (Date.now() - sliceStart > EXECUTION_TIME_LIMIT_MS) {
+  const now = Date.now();
+  if (sliceStart === 0) return now;
+  if (now - sliceStart > EXECUTION_TIME_LIMIT_MS) {
     throw new RvmError(`execution ran longer than ${EXECUTION_TIME_LIMIT_MS} ms`, 'fuel_exhausted');
   }
+  return sliceStart;
 }
 
 /** RVM_TRACE=1: one stderr line per instruction with the frame's stack. */

@@ -39,6 +39,9 @@ const SKIPPED_FOLDERS = new Set(['node_modules', '.rvm', '.git', '.secrets']);
 /** Changes to files are gathered for this long before one reload, so an editor's save burst compiles once. */
 const RELOAD_DEBOUNCE_MS = 20;
 
+/** Route and middleware chunks take no arguments; one shared empty list. */
+const NO_ARGS: readonly Value[] = Object.freeze([]);
+
 export interface LoadOptions {
   /** Dev mode: runtime error details in responses, hot reload available. Default false. */
   dev?: boolean;
@@ -255,8 +258,8 @@ export class App implements AppHandle {
   }
 
   execute(ctx: RequestContext, target: RouteTarget): void | Promise<void> {
-    const route = (): void | Promise<void> => this.run(ctx, target.chunk);
-    return target.middleware.length === 0 ? route() : this.runMiddleware(ctx, target.middleware, 0, route);
+    if (target.middleware.length === 0) return this.run(ctx, target.chunk);
+    return this.runMiddleware(ctx, target.middleware, 0, () => this.run(ctx, target.chunk));
   }
 
   preflight(ctx: RequestContext, target: RouteTarget, allowed: readonly string[]): void | Promise<void> {
@@ -297,7 +300,7 @@ export class App implements AppHandle {
   private run(ctx: RequestContext, chunk: number): void | Promise<void> {
     let result;
     try {
-      result = execute(this.build.linked.program, chunk, [], ctx);
+      result = execute(this.build.linked.program, chunk, NO_ARGS, ctx);
     } catch (e) {
       this.runtimeError(ctx, e);
       return;

@@ -66,29 +66,26 @@ export function hasBody(request: IncomingRequest): boolean {
 /**
  * Reads the whole body (at most `limit` bytes) and parses it by its content type. Multipart
  * bodies are streamed instead: declared files (`uploads`) go to disk under their own limits,
- * and `limit` bounds the rest.
+ * and `limit` bounds the rest. One Promise from the first byte to the parsed body: the read
+ * resolves with the parsed value itself.
  */
-export async function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec): Promise<ParsedBody> {
+export function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec): Promise<ParsedBody> {
   const stream = request.body;
-  if (stream === null) return NO_BODY;
-  const contentType = request.headers['content-type'];
-  if (typeof contentType === 'string' && parseContentType(contentType).type === 'multipart/form-data') {
-    return readMultipart(request, uploads, limit);
-  }
+  if (stream === null) return Promise.resolve(NO_BODY);
+  const header = request.headers['content-type'];
+  const contentType = parseContentType(typeof header === 'string' ? header : undefined);
+  if (contentType.type === 'multipart/form-data') return readMultipart(request, uploads, limit);
   const declared = request.headers['content-length'];
   if (typeof declared === 'string' && Number(declared) > limit) {
     drain(stream);
-    throw tooLarge(limit);
+    return Promise.reject(tooLarge(limit));
   }
-  const bytes = await collect(stream, limit);
-  if (bytes.length === 0) return NO_BODY;
-  return parseBody(request.headers['content-type'], bytes);
+  return collect(stream, limit, (bytes) => parseBody(contentType, bytes));
 }
 
-/** Parses a complete body by its `content-type` header. */
-export function parseBody(contentType: string | string[] | undefined, bytes: Buffer): ParsedBody {
+/** Parses a complete body by its (parsed) content type. */
+function parseBody({ type, charset }: ContentType, bytes: Buffer): ParsedBody {
   if (bytes.length === 0) return NO_BODY;
-  const { type, charset } = parseContentType(typeof contentType === 'string' ? contentType : undefined);
   if (charset !== null && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
     throw new HttpError(415, 'unsupported_media_type', `Unsupported charset '${charset}': send UTF-8`);
   }
@@ -100,7 +97,13 @@ export function parseBody(contentType: string | string[] | undefined, bytes: Buf
 }
 
 /** Media type (lower-case, no parameters) and charset (lower-case, or null) of a content-type. */
-export function parseContentType(header: string | undefined): { type: string; charset: string | null } {
+export interface ContentType {
+  type: string;
+  charset: string | null;
+}
+
+/** Splits a content-type header into its media type and charset. */
+export function parseContentType(header: string | undefined): ContentType {
   if (header === undefined) return { type: '', charset: null };
   const semi = header.indexOf(';');
   if (semi === -1) return { type: header.trim().toLowerCase(), charset: null };
@@ -114,44 +117,48 @@ export function parseContentType(header: string | undefined): { type: string; ch
   return { type, charset };
 }
 
-/** Reads a stream into one Buffer, rejecting with 413 as soon as `limit` is passed. */
-function collect(stream: Readable, limit: number): Promise<Buffer> {
+/**
+ * Reads a stream into one Buffer and resolves with `finish` of it, rejecting with 413 as soon as
+ * `limit` is passed. The first of end, error, close or the limit settles it; the listeners stay
+ * (removing four per request costs more than the stream they die with) but ignore what follows.
+ */
+function collect<T>(stream: Readable, limit: number, finish: (bytes: Buffer) => T): Promise<T> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer | string): void => {
+    let settled = false;
+    const fail = (err: unknown): void => {
+      settled = true;
+      chunks = [];
+      reject(err);
+    };
+    stream.on('data', (chunk: Buffer | string): void => {
+      if (settled) return;
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += buf.length;
       if (size > limit) {
-        cleanup();
+        fail(tooLarge(limit));
         drain(stream);
-        reject(tooLarge(limit));
         return;
       }
       chunks.push(buf);
-    };
-    const onEnd = (): void => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    };
-    const onError = (err: Error): void => {
-      cleanup();
-      reject(new HttpError(400, 'bad_request', `Could not read the request body: ${err.message}`));
-    };
-    const onClose = (): void => {
-      cleanup();
-      reject(new HttpError(400, 'bad_request', 'The request body ended early'));
-    };
-    const cleanup = (): void => {
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-      stream.off('close', onClose);
-    };
-    stream.on('data', onData);
-    stream.on('end', onEnd);
-    stream.on('error', onError);
-    stream.on('close', onClose);
+    });
+    stream.on('end', (): void => {
+      if (settled) return;
+      settled = true;
+      try {
+        resolve(finish(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+      } catch (err) {
+        reject(err);
+      }
+      chunks = [];
+    });
+    stream.on('error', (err: Error): void => {
+      if (!settled) fail(new HttpError(400, 'bad_request', `Could not read the request body: ${err.message}`));
+    });
+    stream.on('close', (): void => {
+      if (!settled) fail(new HttpError(400, 'bad_request', 'The request body ended early'));
+    });
   });
 }
 

@@ -3,6 +3,7 @@
  * body, context, `app.execute`, finalisation, one log line. Stays synchronous unless a step
  * (reload, body, an async native) actually returns a Promise.
  */
+import { performance } from 'node:perf_hooks';
 import { HttpError, NO_BODY, hasBody, readBody, type ParsedBody } from './body.js';
 import { RequestContext } from './context.js';
 import { errorBody, errorResponse, finalizeResponse, withoutBody } from './response.js';
@@ -17,33 +18,30 @@ type Result = OutgoingResponse | Promise<OutgoingResponse>;
 /** Handles one request; returns the response, or a Promise only when some step was asynchronous. */
 export function dispatch(app: AppHandle, incoming: IncomingRequest): Result {
   const start = performance.now();
+  const url = incoming.url;
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
   let result: Result;
   try {
-    result = handle(app, incoming);
+    result = handle(app, incoming, path, q === -1 ? '' : url.slice(q + 1));
   } catch (err) {
     result = internalError(app, incoming, err);
   }
-  if (result instanceof Promise) return settle(app, incoming, start, result);
-  return done(app, incoming, start, result);
+  if (result instanceof Promise) return settle(app, incoming, path, start, result);
+  return done(app, incoming, path, start, result);
 }
 
-async function settle(app: AppHandle, incoming: IncomingRequest, start: number, pending: Promise<OutgoingResponse>): Promise<OutgoingResponse> {
-  let out: OutgoingResponse;
-  try {
-    out = await pending;
-  } catch (err) {
-    out = internalError(app, incoming, err);
-  }
-  return done(app, incoming, start, out);
+function settle(app: AppHandle, incoming: IncomingRequest, path: string, start: number, pending: Promise<OutgoingResponse>): Promise<OutgoingResponse> {
+  return pending.then(
+    (out) => done(app, incoming, path, start, out),
+    (err: unknown) => done(app, incoming, path, start, internalError(app, incoming, err)),
+  );
 }
 
-/** Strips the body for HEAD and writes the request's log line. */
-function done(app: AppHandle, incoming: IncomingRequest, start: number, out: OutgoingResponse): OutgoingResponse {
+/** Strips the body for HEAD and writes the request's log line: the path only, as query strings may carry tokens that don't belong in logs. */
+function done(app: AppHandle, incoming: IncomingRequest, path: string, start: number, out: OutgoingResponse): OutgoingResponse {
   const method = incoming.method;
-  const url = incoming.url;
-  const q = url.indexOf('?');
-  // The path only: query strings may carry tokens that don't belong in logs.
-  app.log.info(`${method} ${q === -1 ? url : url.slice(0, q)} ${out.status} ${formatMs(performance.now() - start)}ms`);
+  app.log.info(`${method} ${path} ${out.status} ${formatMs(performance.now() - start)}ms`);
   return method === 'HEAD' ? withoutBody(out) : out;
 }
 
@@ -53,13 +51,9 @@ function formatMs(ms: number): string {
   return `${Math.floor(tenths / 10)}.${tenths % 10}`;
 }
 
-function handle(app: AppHandle, incoming: IncomingRequest): Result {
-  const url = incoming.url;
+function handle(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string): Result {
   // Origin-form only (`/path?query`): absolute-form and `*` are for proxies, not an app.
-  if (url.charCodeAt(0) !== 47) return errorResponse(400, 'bad_request', 'Request target must be a path starting with /');
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  const rawQuery = q === -1 ? '' : url.slice(q + 1);
+  if (path.charCodeAt(0) !== 47) return errorResponse(400, 'bad_request', 'Request target must be a path starting with /');
   if (!validPath(path)) return errorResponse(400, 'bad_request', 'Malformed request path');
   const ready = app.ready();
   // ready() first, so built-ins (the reference) also see a reload that was pending.
