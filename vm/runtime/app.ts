@@ -3,11 +3,10 @@
  * per-file cache, links them with the plugins, and runs each matched request through the
  * pipeline — middleware chain, outermost first → guards → validation → handler — on the VM.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, type Diagnostic } from '../diagnostics.js';
-import { compileSource } from '../compiler.js';
+import { compileSource, sourceHash } from '../compiler.js';
 import { decodeModule, encodeModule } from '../artefact.js';
 import { readCached, writeCached } from '../cache.js';
 import { readBundle } from '../bundle.js';
@@ -91,10 +90,6 @@ export function findRouteFiles(dir: string): string[] {
   return out;
 }
 
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
 function errorsIn(diagnostics: readonly Diagnostic[]): Diagnostic[] {
   return diagnostics.filter((d) => d.severity === 'error');
 }
@@ -108,7 +103,7 @@ async function pluginsFor(settings: AppSettings, dir: string | null, extra: Plug
 /** Compiles one file, through the cache when allowed. */
 function compileFile(dir: string, file: string, registry: PluginRegistry, options: LoadOptions): { module: CompiledModule | null; diagnostics: Diagnostic[]; source: string } {
   const source = readFileSync(join(dir, file), 'utf8');
-  const expect = { sourceHash: sha256(source), compiler: COMPILER_VERSION, plugins: registry.fingerprint };
+  const expect = { sourceHash: sourceHash(source), compiler: COMPILER_VERSION, plugins: registry.fingerprint };
   const useCache = options.cache !== false;
   const cached = useCache ? readCached(dir, file, expect) : null;
   if (cached) return { module: cached, diagnostics: [], source };
