@@ -119,6 +119,25 @@ describe('readBody', () => {
     await rejectsWith(readBody(request(Buffer.concat(chunks), { 'content-type': 'text/plain' }, chunks), 100), 413, 'payload_too_large');
   });
 
+  /** A request whose body sends half a JSON text, then ends the way `stop` says instead of cleanly. */
+  function broken(stop: (stream: Readable) => void): IncomingRequest {
+    const stream = new Readable({ read() {} });
+    stream.push(Buffer.from('{"a":'));
+    setImmediate(() => stop(stream));
+    return { method: 'POST', url: '/', headers: { 'content-type': 'application/json' }, remoteAddress: '127.0.0.1', encrypted: false, body: stream };
+  }
+
+  test('a body stream that fails mid-way → 400 bad_request, later events ignored', async () => {
+    const req = broken((s) => s.destroy(new Error('socket hang up')));
+    await rejectsWith(readBody(req, 100), 400, 'bad_request');
+    // A late error on the same stream finds a listener: it must not crash the process.
+    assert.doesNotThrow(() => (req.body as Readable).emit('error', new Error('late')));
+  });
+
+  test('a body stream closed without an end or an error → 400 bad_request, never a hang', async () => {
+    await rejectsWith(readBody(broken((s) => s.destroy()), 100), 400, 'bad_request');
+  });
+
   test('unsupported types → 415 unsupported_media_type', async () => {
     for (const type of ['application/xml', 'multipart/mixed; boundary=x', 'image/png']) {
       await rejectsWith(readBody(request('data', { 'content-type': type }), 100), 415, 'unsupported_media_type');
