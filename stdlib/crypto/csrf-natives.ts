@@ -1,9 +1,9 @@
 /**
  * The CSRF natives and guard: csrf_token(), csrf_verify(submitted, stored) and `guard csrf`.
  */
-import { constantTimeEqual, setCookie } from '../../plugins/sdk.js';
+import { constantTimeEqual, normalizeOrigin, setCookie } from '../../plugins/sdk.js';
 import type { AppSettings, CallContext, PluginApi } from '../../plugins/sdk.js';
-import { CSRF_COOKIE, csrfRequestValid, csrfTokenValid, issueCsrfToken, normalizeOrigin, sessionBinding } from './csrf.js';
+import { CSRF_COOKIE, csrfRequestValid, csrfTokenValid, issueCsrfToken, sessionBinding } from './csrf.js';
 
 /** Where csrf_token() keeps the token it issued, so a second call in one request agrees. */
 const LOCAL_TOKEN = 'crypto.csrf_token';

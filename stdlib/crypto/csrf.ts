@@ -9,7 +9,7 @@
  * share them.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { constantTimeEqual } from '../../plugins/sdk.js';
+import { constantTimeEqual, normalizeOrigin } from '../../plugins/sdk.js';
 import type { RequestInfo } from '../../plugins/sdk.js';
 
 /** The cookie holding the token: readable by the page's scripts, so not HttpOnly. */
@@ -72,23 +72,6 @@ export function submittedToken(request: Pick<RequestInfo, 'headers' | 'body'>): 
   if (body === null || typeof body !== 'object' || Array.isArray(body) || !Object.hasOwn(body, CSRF_FIELD)) return null;
   const field = (body as Record<string, unknown>)[CSRF_FIELD];
   return typeof field === 'string' ? field : null;
-}
-
-/**
- * Parses text as a bare origin (`scheme://host[:port]`, no path, query or credentials) and
- * returns its serialisation (lower-case, default port dropped), or null.
- */
-export function normalizeOrigin(text: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return null;
-  if (url.pathname !== '/') return null;
-  return url.origin;
 }
 
 /**

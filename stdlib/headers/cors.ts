@@ -2,7 +2,7 @@
  * set_cors_headers(options): CORS for the current request. It reflects the request's Origin
  * only when the options allow it, always adds `Vary: Origin`, and answers a preflight itself.
  */
-import { RvmError, typeName } from '../../plugins/sdk.js';
+import { RvmError, normalizeOrigin, typeName } from '../../plugins/sdk.js';
 import type { CallContext, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 import { absent, expectBool, expectInt, isPlainObject } from '../core/args.js';
 
@@ -45,7 +45,7 @@ export function parseCorsOptions(value: Value | undefined): CorsOptions {
       anyOrigin = true;
       continue;
     }
-    const origin = corsOrigin(entry);
+    const origin = normalizeOrigin(entry);
     if (origin === null) throw new RvmError(`set_cors_headers(): ${JSON.stringify(entry)} is not an origin like 'https://app.example.com' or '*'`, 'invalid_argument');
     origins.add(origin);
   }
@@ -74,7 +74,7 @@ export function parseCorsOptions(value: Value | undefined): CorsOptions {
 export function allowedOrigin(options: CorsOptions, origin: string | undefined): string | null {
   if (origin === undefined) return null;
   if (options.anyOrigin) return '*';
-  const normalized = corsOrigin(origin);
+  const normalized = normalizeOrigin(origin);
   return normalized !== null && options.origins.has(normalized) ? origin : null;
 }
 
@@ -131,19 +131,6 @@ function addVary(ctx: CallContext, field: string): void {
   const fields = text.split(',').map((f) => f.trim().toLowerCase());
   if (fields.includes('*') || fields.includes(field.toLowerCase())) return;
   ctx.response.setHeader('vary', text.trim() === '' ? field : `${text}, ${field}`);
-}
-
-/** An origin as CORS compares it: `scheme://host[:port]` lower-cased, default port dropped; null when malformed. */
-function corsOrigin(text: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  if (url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') return null;
-  return url.origin;
 }
 
 function textList(options: ValueObject, key: string, required: boolean): string[] {

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { loadApp, type App } from '../../vm/runtime/app.js';
 import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
+import { normalizeOrigin } from '../../plugins/sdk.js';
 import {
   csrfTokenValid,
   issueCsrfToken,
-  normalizeOrigin,
   originAccepted,
   ownOrigin,
   sessionBinding,
