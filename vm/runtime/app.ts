@@ -231,15 +231,14 @@ export class App implements AppHandle {
     return this.pending ?? undefined;
   }
 
-  builtin(request: IncomingRequest, path: string): OutgoingResponse | Promise<OutgoingResponse> | null {
+  builtin(request: IncomingRequest, path: string, rawQuery: string): OutgoingResponse | Promise<OutgoingResponse> | null {
     const endpoint = this.build.registry.endpoints.get(path.slice(BUILTIN_PREFIX.length));
     if (endpoint === undefined) return null;
     const methods = endpoint.meta.methods ?? ['GET'];
     if (!methods.includes(request.method) && !(request.method === 'HEAD' && methods.includes('GET'))) {
       return errorResponse(405, 'method_not_allowed', `Method ${request.method} not allowed`, { allow: methods.join(', ') });
     }
-    const q = request.url.indexOf('?');
-    const ctx = new RequestContext(request, path, q === -1 ? '' : request.url.slice(q + 1), {}, this);
+    const ctx = new RequestContext(request, path, rawQuery, {}, this);
     const failed = (e: unknown): OutgoingResponse => {
       this.log.error(`[${ctx.request.id}] built-in ${path} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       return errorResponse(500, 'internal_error', 'Internal server error');

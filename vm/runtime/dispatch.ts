@@ -25,7 +25,7 @@ export function dispatch(app: AppHandle, incoming: IncomingRequest): Result {
   try {
     result = handle(app, incoming, path, q === -1 ? '' : url.slice(q + 1));
   } catch (err) {
-    result = internalError(app, incoming, err);
+    result = internalError(app, incoming, path, err);
   }
   if (result instanceof Promise) return settle(app, incoming, path, start, result);
   return done(app, incoming, path, start, result);
@@ -34,7 +34,7 @@ export function dispatch(app: AppHandle, incoming: IncomingRequest): Result {
 function settle(app: AppHandle, incoming: IncomingRequest, path: string, start: number, pending: Promise<OutgoingResponse>): Promise<OutgoingResponse> {
   return pending.then(
     (out) => done(app, incoming, path, start, out),
-    (err: unknown) => done(app, incoming, path, start, internalError(app, incoming, err)),
+    (err: unknown) => done(app, incoming, path, start, internalError(app, incoming, path, err)),
   );
 }
 
@@ -63,7 +63,7 @@ function handle(app: AppHandle, incoming: IncomingRequest, path: string, rawQuer
 
 function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string): Result {
   if (path.startsWith(BUILTIN_PREFIX)) {
-    const builtin = app.builtin(incoming, path);
+    const builtin = app.builtin(incoming, path, rawQuery);
     if (builtin !== null) return builtin;
   }
   const match = app.router.match(incoming.method, path);
@@ -81,7 +81,7 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
     (err: unknown) => {
       if (!(err instanceof HttpError)) throw err;
       if (err.cleanup !== undefined) cleanUp(app, err.cleanup);
-      return httpErrorResponse(app, incoming, err);
+      return httpErrorResponse(app, incoming, path, err);
     },
   );
 }
@@ -108,10 +108,10 @@ function cleanUp(app: AppHandle, cleanup: () => Promise<void>): void {
 }
 
 /** The error body of an HttpError, with its details; a 5xx logs its cause. */
-function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, err: HttpError): OutgoingResponse {
+function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, path: string, err: HttpError): OutgoingResponse {
   if (err.status >= 500) {
     const cause = err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : String(err.cause ?? err.message);
-    app.log.error(`${incoming.method} ${incoming.url.split('?')[0]} ${err.message}: ${cause}`);
+    app.log.error(`${incoming.method} ${path} ${err.message}: ${cause}`);
   }
   const out = errorResponse(err.status, err.code, err.message, err.headers);
   if (err.details === undefined) return out;
@@ -143,10 +143,10 @@ function preflight(app: AppHandle, incoming: IncomingRequest, path: string, rawQ
 }
 
 /** A bug escaped `execute` (or the runtime): log it with its stack, answer a generic 500. */
-function internalError(app: AppHandle, incoming: IncomingRequest, err: unknown): OutgoingResponse {
-  if (err instanceof HttpError) return httpErrorResponse(app, incoming, err);
+function internalError(app: AppHandle, incoming: IncomingRequest, path: string, err: unknown): OutgoingResponse {
+  if (err instanceof HttpError) return httpErrorResponse(app, incoming, path, err);
   const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
-  app.log.error(`${incoming.method} ${incoming.url.split('?')[0]} internal error: ${detail}`);
+  app.log.error(`${incoming.method} ${path} internal error: ${detail}`);
   return errorResponse(500, 'internal_error', 'Internal server error');
 }
 

@@ -48,13 +48,13 @@ class NodeIncoming implements IncomingRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: http.IncomingHttpHeaders;
-  readonly body: http.IncomingMessage | null;
+  readonly body: http.IncomingMessage;
 
   constructor(private readonly req: http.IncomingMessage) {
     this.method = req.method ?? 'GET';
     this.url = req.url ?? '/';
     this.headers = req.headers;
-    this.body = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined ? req : null;
+    this.body = req;
   }
 
   get remoteAddress(): string {

@@ -20,7 +20,7 @@ export interface IncomingRequest {
   remoteAddress: string;
   /** True when the connection itself is TLS. */
   encrypted: boolean;
-  /** The body stream; null when there is none. */
+  /** The body stream; null when there is none. Whether a stream carries a body is `hasBody`'s to say (body.ts). */
   body: Readable | null;
 }
 
@@ -76,7 +76,7 @@ export interface AppHandle {
    * Answers paths under `/_app/` (the reference and other built-ins). Returns null when the path
    * is not a built-in; built-ins bypass user middleware.
    */
-  builtin(request: IncomingRequest, path: string): OutgoingResponse | Promise<OutgoingResponse> | null;
+  builtin(request: IncomingRequest, path: string, rawQuery: string): OutgoingResponse | Promise<OutgoingResponse> | null;
   /** Runs middleware → guards → validation → handler for a matched route, filling ctx.response. */
   execute(ctx: RequestContext, target: RouteTarget): void | Promise<void>;
   /**
