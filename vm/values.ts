@@ -171,11 +171,6 @@ export function setField(obj: Value | undefined, key: string, value: Value): voi
   Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-/** Creates an empty language object (a plain object; keys are defined as data). */
-export function newObject(): ValueObject {
-  return {};
-}
-
 /** Deep-copies plain data from JSON.parse or a native into a language value (no prototypes, no cycles expected). */
 export function fromJson(data: unknown): Value {
   if (data === null || data === undefined) return null;
