@@ -38,6 +38,14 @@ interface Shape {
   invalid: Record<string, unknown>[];
 }
 
+/** The seed's user-creation fields (as in bench/apps/hello/create-user.rvm); the signup shape adds two. */
+const USERS_FIELDS = ["email: text @required @email", 'name: text @required @minLength(2)', "role: text @default('user') @one_of('user', 'admin')"];
+
+/** A POST route that validates `fields` and answers 201 with the validated body. */
+function validatedRoute(path: string, fields: readonly string[]): string {
+  return `route POST ${path} {\n  validate {\n${fields.map((f) => `    ${f}\n`).join('')}  }\n  response.created(body)\n}\n`;
+}
+
 const USERS_PROPERTIES = {
   email: { type: 'string', format: 'email' },
   name: { type: 'string', minLength: 2 },
@@ -47,15 +55,7 @@ const USERS_PROPERTIES = {
 const SHAPES: Shape[] = [
   {
     name: 'users (email, name, role)',
-    source: `route POST /api/users {
-  validate {
-    email: text @required @email
-    name: text @required @minLength(2)
-    role: text @default('user') @one_of('user', 'admin')
-  }
-  response.created(body)
-}
-`,
+    source: validatedRoute('/api/users', USERS_FIELDS),
     schema: { type: 'object', properties: USERS_PROPERTIES, required: ['email', 'name'] },
     valid: [
       { email: 'ada@example.com', name: 'Ada Lovelace' },
@@ -70,17 +70,7 @@ const SHAPES: Shape[] = [
   },
   {
     name: 'signup (+ password, age)',
-    source: `route POST /api/signup {
-  validate {
-    email: text @required @email
-    name: text @required @minLength(2)
-    role: text @default('user') @one_of('user', 'admin')
-    password: text @required @min(8) @max(128)
-    age: int @min(18) @max(120)
-  }
-  response.created(body)
-}
-`,
+    source: validatedRoute('/api/signup', [...USERS_FIELDS, 'password: text @required @min(8) @max(128)', 'age: int @min(18) @max(120)']),
     schema: {
       type: 'object',
       properties: {
