@@ -4,33 +4,11 @@
  * status once, error bodies as the shared `Error`/`ValidationError` with their codes listed.
  */
 import { STATUS_CODES } from 'node:http';
-import type { ErrorResponseSpec, JsonSchema, RouteInfo } from '../../plugins/sdk.js';
+import { defaultErrorCode, type ErrorResponseSpec, type JsonSchema, type RouteInfo } from '../../plugins/sdk.js';
 import { ERROR_REF, VALIDATION_ERROR_REF, documentSchema, errorBodyCode, isValidationBody } from './schemas.js';
 
-/**
- * The code `fail STATUS` and the error helpers give each status (the runtime's table in
- * spec/errors.md); other statuses get `http_<status>`.
- */
-const DEFAULT_ERROR_CODES: Readonly<Record<number, string>> = {
-  400: 'bad_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  409: 'conflict',
-  410: 'gone',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  422: 'unprocessable',
-  429: 'too_many_requests',
-  500: 'internal_error',
-  503: 'service_unavailable',
-};
-
-/** The error code of a `fail` or error helper answering `status`. */
-export function defaultErrorCode(status: number): string {
-  return DEFAULT_ERROR_CODES[status] ?? `http_${status}`;
-}
+/** The code `fail STATUS` and the error helpers give each status: the runtime's own table, through the SDK. */
+export { defaultErrorCode };
 
 /** What reading a request body can fail with before validation runs. */
 const BODY_ERRORS: readonly ErrorResponseSpec[] = [
