@@ -43,10 +43,15 @@ export const VALIDATION_ERROR_SCHEMA: JsonSchema = {
   },
 };
 
-type HelperKind = 'value' | 'empty' | 'error' | 'redirect' | 'json' | 'text' | 'html';
+/** What a response helper's arguments mean for the response it makes. */
+export type HelperKind = 'value' | 'empty' | 'error' | 'redirect' | 'json' | 'text' | 'html';
 
-/** Each response helper: its status and what its arguments mean. */
-const HELPERS: Readonly<Record<string, { status: number; kind: HelperKind }>> = {
+/**
+ * Each `response.*` helper: its (default) status and what its arguments mean. The one table of
+ * helper statuses: the compiler infers responses from it, the core plugin registers the helpers
+ * from it (through the SDK).
+ */
+export const RESPONSE_HELPERS: Readonly<Record<string, { status: number; kind: HelperKind }>> = {
   ok: { status: 200, kind: 'value' },
   created: { status: 201, kind: 'value' },
   accepted: { status: 202, kind: 'value' },
@@ -117,7 +122,7 @@ function helperName(expr: Expr): string | null {
   if (expr.kind !== 'Call' || expr.callee.kind !== 'Member') return null;
   const object = expr.callee.object;
   if (object.kind !== 'Name' || object.name !== 'response') return null;
-  return Object.hasOwn(HELPERS, expr.callee.name) ? expr.callee.name : null;
+  return Object.hasOwn(RESPONSE_HELPERS, expr.callee.name) ? expr.callee.name : null;
 }
 
 /** Merges entries of the same status: identical schemas once, different ones under `anyOf`. */
@@ -335,7 +340,7 @@ class Walker {
   private helperCall(call: Expr & { kind: 'Call' }): void {
     const name = helperName(call);
     if (name === null) return;
-    const helper = HELPERS[name]!;
+    const helper = RESPONSE_HELPERS[name]!;
     const source = `response.${name}`;
     const line = call.line;
     const [first, second] = call.args;

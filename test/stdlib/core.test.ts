@@ -1,6 +1,6 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HALT, HostObject, RvmError } from '../../plugins/sdk.js';
+import { HALT, HostObject, RESPONSE_HELPERS, RvmError } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
@@ -409,6 +409,11 @@ describe('next', () => {
 });
 
 describe('response helpers', () => {
+  test('the helpers registered are exactly those the compiler infers responses from', () => {
+    const registered = [...registry.natives.keys()].filter((n) => n.startsWith('response.')).map((n) => n.slice('response.'.length));
+    assert.deepEqual(registered.sort(), Object.keys(RESPONSE_HELPERS).sort());
+  });
+
   test('success helpers answer JSON with their status and halt', () => {
     for (const [name, status] of [['ok', 200], ['created', 201], ['accepted', 202]] as const) {
       const ctx = fakeContext();
