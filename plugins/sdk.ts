@@ -374,6 +374,7 @@ export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/sniff.js';
 export { uploadedFromBytes } from '../vm/runtime/upload.js';
 export { constantTimeEqual } from '../vm/runtime/secrets.js';
 export { normalizeOrigin } from '../vm/runtime/origin.js';
+export { SESSION_COOKIE, requestToken } from '../vm/runtime/session-token.js';
 export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
 export { RESPONSE_HELPERS } from '../vm/infer.js';
 export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';

@@ -4,14 +4,14 @@
  * request (`ctx.locals`) and across requests (a bounded cache keyed by the token), so a hot route
  * verifies a token asynchronously once and synchronously from then on. `auth_user()`, `auth_check()`.
  */
-import { RvmError, fromJson } from '../../plugins/sdk.js';
-import type { CallContext, Halt, PluginApi, RequestInfo, SecretSource, ValueObject } from '../../plugins/sdk.js';
+import { RvmError, SESSION_COOKIE, fromJson, requestToken } from '../../plugins/sdk.js';
+import type { CallContext, Halt, PluginApi, SecretSource, ValueObject } from '../../plugins/sdk.js';
 import { CLOCK_SKEW_SECONDS, keyBytes, verifyJwtClaims } from './jwt.js';
 import { Rechecked, type Clock } from './rechecked.js';
 import { TokenCache } from './token-cache.js';
 
-/** The cookie a browser session carries its token in (set it with set_cookie after login). */
-export const SESSION_COOKIE = 'rvm_session';
+/** The session cookie and the token a request carries are the runtime's, shared with CSRF. */
+export { SESSION_COOKIE, requestToken };
 /** The environment variable holding the JWT key; it wins over the file. */
 export const JWT_SECRET_ENV = 'JWT_SECRET';
 /** The `.secrets/` file holding the JWT key when the environment has none. */
@@ -29,8 +29,6 @@ export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer' } as const;
 const CLAIMS_LOCAL = 'auth.claims';
 const USER_LOCAL = 'auth.user';
 
-const BEARER = /^[Bb][Ee][Aa][Rr][Ee][Rr] +([^\s]+) *$/;
-
 /**
  * The hook that turns verified claims into the stored user: given the claims (their `sub` is the
  * user's id), the `User` record's fields, or null when there is none. The records plugin provides
@@ -42,17 +40,6 @@ export interface AuthSessionOptions {
   now?: Clock;
   cacheSize?: number;
   storedUser?: StoredUserLookup | null;
-}
-
-/** The token a request carries: a Bearer `Authorization` header first, else the `rvm_session` cookie; null when none. */
-export function requestToken(request: RequestInfo): string | null {
-  const header = request.headers.authorization;
-  if (typeof header === 'string') {
-    const match = BEARER.exec(header);
-    if (match !== null) return match[1]!;
-  }
-  const cookie = request.cookies[SESSION_COOKIE];
-  return cookie === undefined || cookie === '' ? null : cookie;
 }
 
 /** The JWT key text of an app: JWT_SECRET, else `.secrets/jwt_secret`; null when neither is set. */

@@ -9,7 +9,7 @@
  * share them.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { constantTimeEqual, normalizeOrigin } from '../../plugins/sdk.js';
+import { constantTimeEqual, normalizeOrigin, requestToken } from '../../plugins/sdk.js';
 import type { RequestInfo } from '../../plugins/sdk.js';
 
 /** The cookie holding the token: readable by the page's scripts, so not HttpOnly. */
@@ -18,8 +18,6 @@ export const CSRF_COOKIE = 'rvm_csrf';
 export const CSRF_HEADER = 'x-csrf-token';
 /** The form field an HTML form echoes the token in. */
 export const CSRF_FIELD = '_csrf';
-/** The session cookie the auth plugin reads; part of the binding. */
-export const SESSION_COOKIE = 'rvm_session';
 /** 256 bits of randomness per token: unguessable, as OWASP asks of the random part. */
 export const NONCE_BYTES = 32;
 /** Methods that must not change state (RFC 9110 §9.2.1): the guard lets them through. */
@@ -27,18 +25,13 @@ export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTION
 
 /** base64url of 32 bytes (nonce) and of a SHA-256 MAC (signature): 43 characters each. */
 const TOKEN = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 const FORM_TYPES: ReadonlySet<string> = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
 /** What a Host / X-Forwarded-Host value may hold: a host name or IP literal and a port. */
 const HOST = /^[A-Za-z0-9.\-_:[\]]+$/;
 
 /** The session a token is bound to: the bearer token, else the `rvm_session` cookie, else ''. */
 export function sessionBinding(request: Pick<RequestInfo, 'headers' | 'cookies'>): string {
-  const auth = single(request.headers.authorization);
-  const bearer = auth === undefined ? null : BEARER.exec(auth);
-  if (bearer !== null) return bearer[1];
-  const session = request.cookies[SESSION_COOKIE];
-  return typeof session === 'string' ? session : '';
+  return requestToken(request) ?? '';
 }
 
 /** The signature of `nonce` for `binding`: HMAC-SHA256 under the app secret, base64url. */
