@@ -90,7 +90,7 @@ using plain maps (no msgpackr records or extensions), so any msgpack decoder can
 | # | value | content |
 |---|---|---|
 | 1 | magic | the text \`${ARTEFACT_MAGIC}\` |
-| 2 | format | the integer ${FORMAT_VERSION} (\`FORMAT_VERSION\`, bumped whenever the module shape or an opcode's meaning changes) |
+| 2 | format | the integer ${FORMAT_VERSION} (\`FORMAT_VERSION\`, bumped whenever the module shape, an opcode's meaning or what a cached artefact vouches for changes) |
 | 3 | digest | 32 bytes (bin): sha256 of every byte after this value |
 | 4 | header | map: \`compiler\` (rvm version that wrote it), \`sourceHash\` (sha256 hex of the source text), \`plugins\` (fingerprint of the plugin set) |
 | 5 | body | map: \`file\`, \`chunks\`, \`routes\`, \`functions\`, \`guards\`, \`types\`, \`middleware\` — the fields of \`CompiledModule\` (vm/module.ts) |
@@ -102,6 +102,15 @@ msgpack encoding of the list, with plain maps like the rest. Only the API refere
 responses, so a start from the cache unpacks a list when it is first read; decoding a bundle or
 an artefact from anywhere else unpacks and verifies every list at once. Everything else is
 stored as the plain data it is. A number \`-0\` is stored as \`0\`.
+
+**What a cached artefact vouches for.** \`app/.rvm/cache\` holds a module only after its routes'
+\`validate {}\` and \`query {}\` blocks were checked against the plugins (every validator known,
+applicable to its field type, with fitting arguments and bounds, every \`@default\` accepted by
+its own field). An artefact whose header matches the source, the compiler and the plugin
+fingerprint is therefore proven, and the runtime compiles each route's validation plan on its
+first request instead of at start. A bundle proves nothing: every route of it is checked when it
+is opened. A plan that fails to compile at request time all the same (a plugin changed without a
+new version) answers 500 and never runs the route with a rule left out.
 
 Decoding checks, in order, and refuses with an \`ArtefactError\`:
 

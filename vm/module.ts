@@ -5,8 +5,11 @@
  */
 import type { FieldType, HttpMethod, Literal, PathSegment } from './ast.js';
 
-/** Bumped whenever the shape of CompiledModule or the meaning of an opcode changes. */
-export const FORMAT_VERSION = 3;
+/**
+ * Bumped whenever the shape of CompiledModule, the meaning of an opcode or what a cached artefact
+ * vouches for changes. 4: the cache holds only modules whose validation was checked clean.
+ */
+export const FORMAT_VERSION = 4;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';

@@ -12,7 +12,7 @@ import { readCached, writeCached } from '../cache.js';
 import { readBundle } from '../bundle.js';
 import { execute, VmError } from '../interpreter.js';
 import { link, type LinkedRoute } from '../link.js';
-import type { CompiledModule, RouteMeta } from '../module.js';
+import type { CompiledModule } from '../module.js';
 import type { Program } from '../program.js';
 import { RvmError, type Value } from '../values.js';
 import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
@@ -28,7 +28,7 @@ import { errorBody, errorResponse } from './response.js';
 import { createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
-import { createValidateHook, planValidation, type RouteValidation } from './validate.js';
+import { planValidation, ValidationPlans } from './validate.js';
 
 /** Version of this compiler; artefacts written by another version are recompiled. */
 export const COMPILER_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -100,7 +100,12 @@ async function pluginsFor(settings: AppSettings, dir: string | null, extra: Plug
   return loadPlugins([...STANDARD_PLUGINS, ...listed, ...extra], settings);
 }
 
-/** Compiles one file, through the cache when allowed. */
+/**
+ * Compiles one file, through the cache when allowed. A freshly compiled module has its routes'
+ * validation checked against the plugins here, and only a module that passed is cached: so a
+ * module read back from the cache (same source, compiler and plugin fingerprint) is proven, and
+ * its validation plans can wait for each route's first request.
+ */
 function compileFile(dir: string, file: string, registry: PluginRegistry, options: LoadOptions): { module: CompiledModule | null; diagnostics: Diagnostic[]; source: string } {
   const source = readFileSync(join(dir, file), 'utf8');
   const expect = { sourceHash: sourceHash(source), compiler: COMPILER_VERSION, plugins: registry.fingerprint };
@@ -108,21 +113,36 @@ function compileFile(dir: string, file: string, registry: PluginRegistry, option
   const cached = useCache ? readCached(dir, file, expect) : null;
   if (cached) return { module: cached, diagnostics: [], source };
   const result = compileSource(file, source, { compilerVersion: COMPILER_VERSION, pluginsFingerprint: registry.fingerprint });
-  if (result.module && useCache) writeCached(dir, file, result.module);
-  return { ...result, source };
+  if (result.module === null) return { ...result, source };
+  const validation = checkValidation([result.module], registry, new Map([[file, source]]));
+  if (useCache && errorsIn(validation).length === 0) writeCached(dir, file, result.module);
+  return { module: result.module, diagnostics: [...result.diagnostics, ...validation], source };
 }
 
-/** Links modules into a program and a router; diagnostics carry source lines when sources are given. */
+/** Every validation diagnostic of `modules` (unknown validators, bad arguments, contradictory bounds…), with source lines. */
+function checkValidation(modules: readonly CompiledModule[], registry: PluginRegistry, sources: ReadonlyMap<string, string>): Diagnostic[] {
+  const { diagnostics } = planValidation(modules.flatMap((m) => m.routes.map((meta) => ({ meta, file: m.file }))), registry);
+  return withSourceLines(diagnostics, sources);
+}
+
+function withSourceLines(diagnostics: Diagnostic[], sources: ReadonlyMap<string, string>): Diagnostic[] {
+  for (const d of diagnostics) {
+    const source = sources.get(d.file);
+    if (source !== undefined && d.sourceLine === undefined) d.sourceLine = lineOf(source, d.line);
+  }
+  return diagnostics;
+}
+
+/**
+ * Links modules into a program and a router; diagnostics carry source lines when sources are
+ * given. The modules' validation must already be checked (compileFile, or loadApp for a bundle).
+ */
 function linkModules(modules: CompiledModule[], registry: PluginRegistry, sources: Map<string, string>): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
-  const plans = new Map<RouteMeta, RouteValidation>();
-  const { program, routes, diagnostics } = link(modules, registry, createValidateHook(plans));
-  const validation = planValidation(routes, registry);
-  diagnostics.push(...validation.diagnostics);
+  const plans = new ValidationPlans(registry);
+  const { program, routes, diagnostics } = link(modules, registry, plans.hook);
   for (const r of routes) {
-    const plan = validation.plans.get(r.meta);
-    if (plan === undefined) continue;
-    plans.set(r.meta, plan);
-    if (plan.uploads) r.uploads = plan.uploads;
+    // The body is read before the route runs, so a route taking files needs its upload limits now.
+    if (r.meta.body?.some((f) => f.type === 'file')) r.uploads = plans.uploadsOf(r.meta);
   }
   const router = createRouter<RouteTarget>();
   for (const r of routes) {
@@ -132,10 +152,7 @@ function linkModules(modules: CompiledModule[], registry: PluginRegistry, source
       diagnostics.push(diagnostic('E_DUPLICATE_ROUTE', (e as Error).message, { file: r.file, line: r.meta.line, col: r.meta.col }));
     }
   }
-  for (const d of diagnostics) {
-    const source = sources.get(d.file);
-    if (source !== undefined && d.sourceLine === undefined) d.sourceLine = lineOf(source, d.line);
-  }
+  withSourceLines(diagnostics, sources);
   return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router } : null };
 }
 
@@ -147,15 +164,19 @@ export async function buildApp(dir: string, options: LoadOptions = {}): Promise<
   const modules: CompiledModule[] = [];
   const diagnostics: Diagnostic[] = [];
   const sources = new Map<string, string>();
+  let complete = true;
   for (const file of findRouteFiles(root)) {
     const result = compileFile(root, file, registry, options);
     sources.set(file, result.source);
     diagnostics.push(...result.diagnostics);
     if (result.module) modules.push(options.roundTrip ? decodeModule(encodeModule(result.module)) : result.module);
+    else complete = false;
   }
-  if (errorsIn(diagnostics).length > 0) return { dir: root, modules, diagnostics, settings, registry, linked: null };
+  // A file that did not compile leaves names undeclared: linking the rest would only add false errors.
+  if (!complete) return { dir: root, modules, diagnostics, settings, registry, linked: null };
   const linked = linkModules(modules, registry, sources);
-  return { dir: root, modules, diagnostics: [...diagnostics, ...linked.diagnostics], settings, registry, linked: linked.linked };
+  const all = [...diagnostics, ...linked.diagnostics];
+  return { dir: root, modules, diagnostics: all, settings, registry, linked: errorsIn(all).length === 0 ? linked.linked : null };
 }
 
 /** Loads an app folder or a `.rvmb` bundle, ready to serve. Throws DiagnosticError when it does not compile or link. */
@@ -165,8 +186,11 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
     const bundle = readBundle(target);
     const settings = loadSettings(null, { ...options.settings, config: bundle.config ?? {}, dev: options.dev ?? false });
     const registry = await pluginsFor(settings, null, options.plugins);
+    // A bundle comes from outside and may meet other plugins than it was compiled with: check it all.
+    const validation = checkValidation(bundle.modules, registry, new Map());
     const { diagnostics, linked } = linkModules(bundle.modules, registry, new Map());
-    if (linked === null) throw new DiagnosticError(errorsIn(diagnostics));
+    diagnostics.unshift(...validation);
+    if (linked === null || errorsIn(validation).length > 0) throw new DiagnosticError(errorsIn(diagnostics));
     return new App(null, { dir: null, modules: bundle.modules, diagnostics, settings, registry, linked }, logger, options);
   }
   if (!existsSync(target)) throw new DiagnosticError([diagnostic('E_NO_APP', `no such app folder or bundle: ${target}`, { file: target, line: 1, col: 1 })]);

@@ -15,7 +15,7 @@ import type { FieldType } from '../ast.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { DecoratorMeta, FieldMeta, RouteMeta } from '../module.js';
 import type { VmHost } from '../program.js';
-import { fromJson, typeName, type Value, type ValueObject } from '../values.js';
+import { fromJson, RvmError, typeName, type Value, type ValueObject } from '../values.js';
 import type { RequestContext } from './context.js';
 import { errorBody } from './response.js';
 import type { UploadSpec } from './types.js';
@@ -281,6 +281,18 @@ function section(fields: FieldPlan[]): SectionPlan {
   };
 }
 
+/** Compiles the validation of one route (null when it has neither `validate {}` nor `query {}`), reporting every problem. */
+function planRoute(meta: RouteMeta, ctx: PlanContext): RouteValidation | null {
+  if (meta.body === null && meta.query === null) return null;
+  const files: Record<string, number> = {};
+  const body = meta.body ? section(meta.body.map((f) => planField(f, ctx, files))) : null;
+  const query = meta.query ? section(meta.query.map((f) => planField(f, ctx, null))) : null;
+  for (const f of meta.query ?? []) {
+    if (f.type === 'file') report(ctx, 'E_VALIDATOR_TYPE', `query field '${f.name}' cannot be a file`, f);
+  }
+  return { body, query, uploads: Object.keys(files).length > 0 ? { files } : undefined };
+}
+
 /** Compiles the validation of every route; diagnostics are compile errors. */
 export function planValidation(
   routes: readonly { meta: RouteMeta; file: string }[],
@@ -289,15 +301,8 @@ export function planValidation(
   const diagnostics: Diagnostic[] = [];
   const plans = new Map<RouteMeta, RouteValidation>();
   for (const { meta, file } of routes) {
-    if (meta.body === null && meta.query === null) continue;
-    const ctx: PlanContext = { registry, file, diagnostics };
-    const files: Record<string, number> = {};
-    const body = meta.body ? section(meta.body.map((f) => planField(f, ctx, files))) : null;
-    const query = meta.query ? section(meta.query.map((f) => planField(f, ctx, null))) : null;
-    for (const f of meta.query ?? []) {
-      if (f.type === 'file') report(ctx, 'E_VALIDATOR_TYPE', `query field '${f.name}' cannot be a file`, f);
-    }
-    plans.set(meta, { body, query, uploads: Object.keys(files).length > 0 ? { files } : undefined });
+    const plan = planRoute(meta, { registry, file, diagnostics });
+    if (plan !== null) plans.set(meta, plan);
   }
   return { plans, diagnostics };
 }
@@ -305,11 +310,47 @@ export function planValidation(
 // ---------------------------------------------------------------------------------------------
 // Request time
 
-/** The VM's VALIDATE hook: section 0 validates the body into `body`, section 1 the query into `query`. */
-export function createValidateHook(plans: ReadonlyMap<RouteMeta, RouteValidation>) {
-  return (host: VmHost, route: RouteMeta, section: number): void | Halt => {
+/**
+ * The validation plans of an app's routes, each compiled on first use, so a start does not pay
+ * for routes nobody calls. Loading has already proved that every route plans without a
+ * diagnostic (when its file was compiled, before its artefact was cached, or when a bundle was
+ * opened); should planning here find one all the same (a plugin changed under an unchanged
+ * name@version), the request fails with 500 rather than run with a rule left out.
+ */
+export class ValidationPlans {
+  private readonly plans = new Map<RouteMeta, RouteValidation | null>();
+
+  constructor(private readonly registry: PluginRegistry) {}
+
+  /** The plan of `route`, or null when it validates nothing; throws when it does not compile. */
+  of(route: RouteMeta): RouteValidation | null {
+    const plan = this.plans.get(route) ?? this.build(route);
+    if (typeof plan === 'string') throw new RvmError(`validation of ${route.method} ${route.path} does not compile against the loaded plugins: ${plan}`, 'internal_error');
+    return plan;
+  }
+
+  /**
+   * The upload limits of `route`, read before its body: undefined when it takes no files or its
+   * validation does not compile (the load reports that, or the route's VALIDATE answers 500).
+   */
+  uploadsOf(route: RouteMeta): UploadSpec | undefined {
+    const plan = this.plans.get(route) ?? this.build(route);
+    return typeof plan === 'string' ? undefined : (plan?.uploads ?? undefined);
+  }
+
+  /** Plans `route`, keeping a clean plan; a problem comes back as its first message. */
+  private build(route: RouteMeta): RouteValidation | null | string {
+    const diagnostics: Diagnostic[] = [];
+    const plan = planRoute(route, { registry: this.registry, file: route.path, diagnostics });
+    if (diagnostics.length > 0) return diagnostics[0]!.message;
+    this.plans.set(route, plan);
+    return plan;
+  }
+
+  /** The VM's VALIDATE hook: section 0 validates the body into `body`, section 1 the query into `query`. */
+  readonly hook = (host: VmHost, route: RouteMeta, section: number): void | Halt => {
     const ctx = host as unknown as RequestContext;
-    const plan = plans.get(route);
+    const plan = this.of(route);
     const fields = section === 0 ? plan?.body : plan?.query;
     if (!fields) return;
     if (section === 0) {

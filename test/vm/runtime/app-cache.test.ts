@@ -1,0 +1,129 @@
+/**
+ * What a cached artefact vouches for: a module enters `app/.rvm/cache` only once its routes'
+ * validation compiled against the plugins, so a start from the cache compiles each route's
+ * validation plan on first request. Should a plugin change under the same name@version, the
+ * route answers 500 rather than run with a rule left out; a bundle is always checked whole.
+ */
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp, loadApp } from '../../../vm/runtime/app.js';
+import { inject } from '../../../vm/runtime/inject.js';
+import { captureLogger } from '../../../vm/runtime/log.js';
+import { cachePath } from '../../../vm/cache.js';
+import { writeBundle } from '../../../vm/bundle.js';
+import { DiagnosticError } from '../../../vm/diagnostics.js';
+import { definePlugin, type PluginDefinition } from '../../../plugins/sdk.js';
+
+/** A third-party plugin; `withEven: false` is the same name@version with its validator gone. */
+function parity(withEven: boolean): PluginDefinition {
+  return definePlugin({
+    name: 'parity',
+    version: '1.0.0',
+    setup(rvm) {
+      if (!withEven) return;
+      rvm.validator('even', {
+        types: ['int'],
+        params: [],
+        doc: 'An even number.',
+        build: () => (value) => typeof value === 'number' && value % 2 === 0,
+        message: () => 'must be even',
+      });
+    },
+  });
+}
+
+const dirs: string[] = [];
+function app(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-app-cache-'));
+  dirs.push(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const EVEN_ROUTE = `route POST /pairs {
+  validate {
+    count: int @even
+  }
+  response.created(body)
+}`;
+const PLAIN_ROUTE = `route GET /ping { response.ok('pong') }`;
+
+describe('the cache and validation', () => {
+  test('a module whose validation does not compile is reported with its location and never cached', async () => {
+    const dir = app({ 'bad.rvm': `route POST /v {\n  validate {\n    n: int @min()\n  }\n  response.ok(body)\n}`, 'ping.rvm': PLAIN_ROUTE });
+    const build = await buildApp(dir);
+    assert.equal(build.linked, null);
+    const [problem] = build.diagnostics;
+    assert.equal(problem?.code, 'E_VALIDATOR_ARGS');
+    assert.deepEqual([problem.file, problem.line, problem.col], ['bad.rvm', 3, 12]);
+    assert.equal(problem.sourceLine, '    n: int @min()');
+    assert.equal(existsSync(cachePath(dir, 'bad.rvm')), false, 'the failing module is not cached');
+    assert.equal(existsSync(cachePath(dir, 'ping.rvm')), true, 'the clean module is');
+    // Fixed, the file compiles and is cached; the validation error no longer stops anything.
+    writeFileSync(join(dir, 'bad.rvm'), `route POST /v {\n  validate {\n    n: int @min(1)\n  }\n  response.ok(body)\n}`);
+    assert.notEqual((await buildApp(dir)).linked, null);
+    assert.equal(existsSync(cachePath(dir, 'bad.rvm')), true);
+  });
+
+  test('validation and link errors of different files are reported in one run', async () => {
+    const dir = app({ 'a.rvm': `route POST /a {\n  validate {\n    n: int @bogus\n  }\n  response.ok(body)\n}`, 'b.rvm': `route GET /b { response.ok(nope(1)) }` });
+    const build = await buildApp(dir, { cache: false });
+    assert.deepEqual(build.diagnostics.map((d) => d.code).sort(), ['E_UNKNOWN_FUNCTION', 'E_UNKNOWN_VALIDATOR']);
+  });
+
+  test('a route served from the cache validates as one compiled fresh', async () => {
+    const dir = app({ 'pairs.rvm': EVEN_ROUTE });
+    for (const start of ['cold', 'warm']) {
+      const instance = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
+      try {
+        assert.equal(existsSync(cachePath(dir, 'pairs.rvm')), true);
+        assert.equal((await inject(instance, { method: 'POST', url: '/pairs', body: { count: 4 } })).status, 201, start);
+        const refused = await inject(instance, { method: 'POST', url: '/pairs', body: { count: 3 } });
+        assert.equal(refused.status, 422, start);
+        assert.deepEqual((refused.json() as { details: unknown[] }).details, [{ field: 'count', rule: 'even', message: 'must be even' }]);
+      } finally {
+        await instance.close();
+      }
+    }
+  });
+
+  test('a plugin changed under the same name@version: the cached route answers 500 and never runs without its rule', async () => {
+    const dir = app({ 'pairs.rvm': EVEN_ROUTE, 'ping.rvm': PLAIN_ROUTE });
+    const first = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
+    await first.close();
+    const logger = captureLogger();
+    const instance = await loadApp(dir, { logger, plugins: [parity(false)] });
+    try {
+      const res = await inject(instance, { method: 'POST', url: '/pairs', body: { count: 3 } });
+      assert.equal(res.status, 500);
+      assert.deepEqual(res.json(), { error: 'Internal server error', code: 'internal_error' });
+      assert.match(logger.errors.join('\n'), /validation of POST \/pairs does not compile against the loaded plugins: unknown validator '@even'/);
+      assert.equal((await inject(instance, { url: '/ping' })).status, 200, 'the other routes keep serving');
+    } finally {
+      await instance.close();
+    }
+    // Without the cache the same change is a load error at the decorator.
+    await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }), (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_VALIDATOR');
+  });
+
+  test('a bundle is checked whole when opened: a validator its plugins lack is a load error', async () => {
+    const dir = app({ 'pairs.rvm': EVEN_ROUTE });
+    const build = await buildApp(dir, { cache: false, plugins: [parity(true)] });
+    assert.notEqual(build.linked, null);
+    const bundle = join(dir, 'app.rvmb');
+    writeBundle(bundle, { modules: build.modules, config: null });
+    const served = await loadApp(bundle, { logger: captureLogger(), plugins: [parity(true)] });
+    assert.equal((await inject(served, { method: 'POST', url: '/pairs', body: { count: 3 } })).status, 422);
+    await served.close();
+    await assert.rejects(
+      loadApp(bundle, { logger: captureLogger(), plugins: [parity(false)] }),
+      (e: unknown) => e instanceof DiagnosticError && e.diagnostics.length === 1 && e.diagnostics[0]!.code === 'E_UNKNOWN_VALIDATOR' && e.diagnostics[0]!.file === 'pairs.rvm',
+    );
+  });
+});
