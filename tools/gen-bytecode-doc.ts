@@ -82,6 +82,16 @@ copy of the code. Because artefacts only hold names, a cached artefact stays val
 are loaded in another order or natives get other indices; only the plugin *set* (names and
 versions) is part of the cache key. \`CALL_FN\` and \`CALL_NATIVE\` never appear in an artefact.
 
+**Lazy linking.** An app that linked without an error leaves a link proof in its cache
+(\`.rvm/cache/app.linked\`): the sha256 of the artefact format, the compiler version, the plugin
+fingerprint and every file with the sha256 of its source. A start whose modules, compiler and
+plugins give the same key declares every name as usual (duplicate names, guard arguments and
+routes are still checked) but binds no call: a chunk is unpacked and bound, together with every
+chunk it can reach through \`CALL_FN\`, when it first runs, so \`CALL_FN\` never meets an unbound
+callee. Any other start binds everything at once and reports every problem. Should binding fail
+on first run all the same (a plugin changed without a new version), that request answers 500,
+the log names the call site, and the chunk stays unbound.
+
 ## Module artefact (\`.rvmc\`)
 
 An artefact is a sequence of five [msgpack](https://msgpack.org) values, written with msgpackr
@@ -95,13 +105,14 @@ using plain maps (no msgpackr records or extensions), so any msgpack decoder can
 | 4 | header | map: \`compiler\` (rvm version that wrote it), \`sourceHash\` (sha256 hex of the source text), \`plugins\` (fingerprint of the plugin set) |
 | 5 | body | map: \`file\`, \`chunks\`, \`routes\`, \`functions\`, \`guards\`, \`types\`, \`middleware\` — the fields of \`CompiledModule\` (vm/module.ts) |
 
-In the body, each chunk's \`code\` and \`lines\` are stored as bin values holding little-endian
-int32s and rebuilt as \`Int32Array\`s (copied, so alignment does not matter). Each \`responses\`
-list (of a route, and of a \`guard_definition\` in \`guards\`) is stored packed: a bin holding the
-msgpack encoding of the list, with plain maps like the rest. Only the API reference reads
-responses, so a start from the cache unpacks a list when it is first read; decoding a bundle or
-an artefact from anywhere else unpacks and verifies every list at once. Everything else is
-stored as the plain data it is. A number \`-0\` is stored as \`0\`.
+In the body, each chunk is stored packed: a bin holding the msgpack encoding of the chunk, whose
+\`code\` and \`lines\` are bin values of little-endian int32s, rebuilt as \`Int32Array\`s (copied,
+so alignment does not matter). Each \`responses\` list (of a route, and of a \`guard_definition\`
+in \`guards\`) is stored packed the same way, with plain maps like the rest. A start from the
+cache unpacks a packed value when it is first read: responses only for the API reference, a
+chunk when the linker binds it (at start, or on its first run once the app is proven to link);
+decoding a bundle or an artefact from anywhere else unpacks and verifies everything at once.
+Everything else is stored as the plain data it is. A number \`-0\` is stored as \`0\`.
 
 **What a cached artefact vouches for.** \`app/.rvm/cache\` holds a module only after its routes'
 \`validate {}\` and \`query {}\` blocks were checked against the plugins (every validator known,

@@ -181,7 +181,7 @@ function int32sFromBytes(b: Uint8Array, at: string): Int32Array {
 /** Encodes one compiled module. The module is trusted (it comes from the compiler). */
 export function encodeModule(m: CompiledModule): Uint8Array {
   const { compiler, sourceHash, plugins } = m.header;
-  const chunks = m.chunks.map((c) => ({ ...c, code: int32Bytes(c.code), lines: int32Bytes(c.lines) }));
+  const chunks = m.chunks.map((c) => packr.pack({ ...c, code: int32Bytes(c.code), lines: int32Bytes(c.lines) }));
   const routes = m.routes.map((r) => ({ ...r, responses: packr.pack(r.responses) }));
   const callables = (list: CallableMeta[]) => list.map((c) => (c.responses === undefined ? c : { ...c, responses: packr.pack(c.responses) }));
   const body = { file: m.file, chunks, routes, functions: callables(m.functions), guards: callables(m.guards), types: m.types, middleware: m.middleware };
@@ -193,7 +193,7 @@ export function decodeModule(bytes: Uint8Array, file?: string): CompiledModule {
   try {
     const { header, body } = decodeEnvelope(bytes, ARTEFACT_MAGIC, 'module artefact', file);
     const h = record(header, 'header');
-    return readModule({ magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: h.compiler, sourceHash: h.sourceHash, plugins: h.plugins }, body, packedResponses);
+    return readModule({ magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: h.compiler, sourceHash: h.sourceHash, plugins: h.plugins }, body, true);
   } catch (e) {
     if (e instanceof ArtefactError) {
       if (e.file !== undefined || file === undefined) throw e;
@@ -217,35 +217,48 @@ export function decodeCachedModule(bytes: Uint8Array, expect: { compiler: string
     const { header, body } = decodeEnvelope(bytes, ARTEFACT_MAGIC, 'module artefact');
     const h = header as Record<string, unknown>;
     if (h.compiler !== expect.compiler || h.sourceHash !== expect.sourceHash || h.plugins !== expect.plugins) return null;
-    const b = body as Omit<CompiledModule, 'header' | 'chunks'> & { chunks: (Omit<ChunkData, 'code' | 'lines'> & { code: Uint8Array; lines: Uint8Array })[] };
-    const chunks = b.chunks.map((c) => ({ ...c, code: int32sFromBytes(c.code, 'code'), lines: int32sFromBytes(c.lines, 'lines') }));
-    for (const r of b.routes) unpackOnFirstRead(r);
-    for (const c of b.functions) unpackOnFirstRead(c);
-    for (const c of b.guards) unpackOnFirstRead(c);
-    return { ...b, header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: expect.compiler, sourceHash: expect.sourceHash, plugins: expect.plugins }, chunks };
+    const b = body as Omit<CompiledModule, 'header'>;
+    for (let i = 0; i < b.chunks.length; i++) unpackOnFirstRead(b.chunks, i, unpackChunk);
+    for (const r of b.routes) unpackOnFirstRead(r, 'responses', unpack);
+    for (const c of b.functions) unpackOnFirstRead(c, 'responses', unpack);
+    for (const c of b.guards) unpackOnFirstRead(c, 'responses', unpack);
+    return { ...b, header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: expect.compiler, sourceHash: expect.sourceHash, plugins: expect.plugins } };
   } catch {
     return null;
   }
 }
 
+function unpack(bytes: Uint8Array): unknown {
+  return unpackr.unpack(bytes) as unknown;
+}
+
+/** A chunk as stored, its code and line table rebuilt as Int32Arrays. */
+function unpackChunk(bytes: Uint8Array): ChunkData {
+  const c = unpackr.unpack(bytes) as Omit<ChunkData, 'code' | 'lines'> & { code: Uint8Array; lines: Uint8Array };
+  return { ...c, code: int32sFromBytes(c.code, 'code'), lines: int32sFromBytes(c.lines, 'lines') };
+}
+
 /**
- * Turns the packed `responses` of a cached route or callable into a property that unpacks them
- * on first read and then holds the list. Only the API reference reads responses, so a start
- * from the cache does not build every response schema of the app; the bytes are already proven
- * by the digest. An owner without packed responses (a `fn`) is left as it is.
+ * Turns a packed value of a cached module (a chunk, or the `responses` of a route or callable)
+ * into a property that unpacks it on first read and then holds it. A start from the cache thus
+ * decodes only what it uses: the API reference reads responses, and a chunk is read when the
+ * linker binds it — at start, or on first run once the app is proven to link (see link.ts). The
+ * bytes are already proven by the digest. A value that is not packed (a `fn` without responses)
+ * is left as it is.
  */
-function unpackOnFirstRead(owner: { responses?: unknown }): void {
-  if (!(owner.responses instanceof Uint8Array)) return;
-  // A copy, so the list does not keep the whole artefact file's buffer alive.
-  const packed = new Uint8Array(owner.responses);
+function unpackOnFirstRead<K extends PropertyKey>(owner: { [key in K]?: unknown }, key: K, decode: (bytes: Uint8Array) => unknown): void {
+  const stored = owner[key];
+  if (!(stored instanceof Uint8Array)) return;
+  // A copy, so the value does not keep the whole artefact file's buffer alive.
+  const packed = new Uint8Array(stored);
   const settle = (value: unknown): void => {
-    Object.defineProperty(owner, 'responses', { value, writable: true, enumerable: true, configurable: true });
+    Object.defineProperty(owner, key, { value, writable: true, enumerable: true, configurable: true });
   };
-  Object.defineProperty(owner, 'responses', {
+  Object.defineProperty(owner, key, {
     enumerable: true,
     configurable: true,
     get() {
-      const value = unpackr.unpack(packed) as unknown;
+      const value = decode(packed);
       settle(value);
       return value;
     },
@@ -259,7 +272,7 @@ function unpackOnFirstRead(owner: { responses?: unknown }): void {
  */
 export function validateModule(m: unknown): CompiledModule {
   const o = record(m, 'module');
-  return readModule(o.header, o, readResponses);
+  return readModule(o.header, o, false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,10 +347,16 @@ function int32s(v: unknown, at: string): Int32Array {
   return corrupt(`${at}: expected int32 bytes`);
 }
 
-function readModule(headerValue: unknown, bodyValue: unknown, responsesOf: ResponsesReader): CompiledModule {
+/**
+ * Reads a module. `packed`: as an artefact stores it, each chunk and each `responses` list a bin
+ * holding one msgpack value; otherwise (validateModule) those are plain data already.
+ */
+function readModule(headerValue: unknown, bodyValue: unknown, packed: boolean): CompiledModule {
   const h = record(headerValue, 'header');
   const b = record(bodyValue, 'body');
-  const chunks = list(b.chunks, 'chunks').map((c, i) => readChunk(c, `chunks[${i}]`));
+  const unpacked = packed ? unpackBin : (v: unknown) => v;
+  const responsesOf: ResponsesReader = (v, at) => readResponses(unpacked(v, at), at);
+  const chunks = list(b.chunks, 'chunks').map((c, i) => readChunk(unpacked(c, `chunks[${i}]`), `chunks[${i}]`));
   const chunkOf = (v: unknown, kind: ChunkKind, at: string): number => {
     const index = int(v, at, 0, chunks.length - 1);
     if (chunks[index]!.kind !== kind) corrupt(`${at}: chunk ${index} is a ${chunks[index]!.kind} chunk, expected ${kind}`);
@@ -521,16 +540,14 @@ function readRoute(v: unknown, at: string, chunkOf: (v: unknown, kind: ChunkKind
 /** Reads a `responses` list: packed in an artefact body, or a plain list in a module in memory. */
 type ResponsesReader = (v: unknown, at: string) => ResponseMeta[];
 
-/** An artefact stores each `responses` list packed: a bin holding exactly one msgpack value. */
-function packedResponses(v: unknown, at: string): ResponseMeta[] {
+/** A packed value of an artefact: a bin holding exactly one msgpack value. */
+function unpackBin(v: unknown, at: string): unknown {
   if (!(v instanceof Uint8Array)) corrupt(`${at}: expected packed msgpack bytes`);
-  let unpacked: unknown;
   try {
-    unpacked = unpackr.unpack(v);
+    return unpackr.unpack(v) as unknown;
   } catch {
     return corrupt(`${at}: unreadable packed msgpack data`);
   }
-  return readResponses(unpacked, at);
 }
 
 function readResponses(v: unknown, at: string): ResponseMeta[] {

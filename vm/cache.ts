@@ -1,14 +1,15 @@
 /**
  * The per-file bytecode cache in `app/.rvm/cache/`: one artefact per source file, at the
- * mirrored relative path plus `.rvmc`. A cache may only ever save work: a missing, stale,
- * corrupt or foreign entry reads as null (the caller recompiles), and a write that fails
- * (read-only directory, full disk) is reported by returning false, never by throwing.
+ * mirrored relative path plus `.rvmc`, and the app's link proof (`app.linked`). A cache may only
+ * ever save work: a missing, stale, corrupt or foreign entry reads as null or false (the caller
+ * recompiles or links eagerly), and a write that fails (read-only directory, full disk) is
+ * reported by returning false, never by throwing.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { decodeCachedModule, encodeModule } from './artefact.js';
-import type { CompiledModule } from './module.js';
+import { FORMAT_VERSION, type CompiledModule } from './module.js';
 
 /** The cache directory, relative to the app directory. */
 export const CACHE_DIR = join('.rvm', 'cache');
@@ -54,12 +55,47 @@ export function readCached(appDir: string, relFile: string, expect: CacheKey): C
  * the old artefact or the new one, never half of one. Returns whether it was written.
  */
 export function writeCached(appDir: string, relFile: string, module: CompiledModule): boolean {
+  try {
+    return writeAtomically(cachePath(appDir, relFile), encodeModule(module));
+  } catch {
+    return false;
+  }
+}
+
+/** The link proof's file in the cache directory: not a module artefact's name (those end in `.rvm.rvmc`). */
+const LINK_PROOF = 'app.linked';
+
+/**
+ * The key a link proof is for: the app's modules (each file with the sha256 of its source), the
+ * artefact format, the compiler and the plugin set. Linking is a function of exactly these.
+ */
+export function linkKey(modules: readonly CompiledModule[], compiler: string, plugins: string): string {
+  const hash = createHash('sha256').update(`${FORMAT_VERSION}\n${compiler}\n${plugins}\n`);
+  for (const m of modules) hash.update(`${m.file}\0${m.header.sourceHash}\n`);
+  return hash.digest('hex');
+}
+
+/** Whether the app with `key` linked without an error before (so it may link lazily). */
+export function hasLinkProof(appDir: string, key: string): boolean {
+  try {
+    return readFileSync(join(appDir, CACHE_DIR, LINK_PROOF), 'utf8') === key;
+  } catch {
+    return false;
+  }
+}
+
+/** Records that the app with `key` linked without an error; false when it could not be written. */
+export function writeLinkProof(appDir: string, key: string): boolean {
+  return writeAtomically(join(appDir, CACHE_DIR, LINK_PROOF), Buffer.from(key));
+}
+
+/** Writes `bytes` to a temporary file beside `target` and renames it over; never throws. */
+function writeAtomically(target: string, bytes: Uint8Array): boolean {
   let temp: string | null = null;
   try {
-    const target = cachePath(appDir, relFile);
     mkdirSync(dirname(target), { recursive: true });
     temp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    writeFileSync(temp, encodeModule(module));
+    writeFileSync(temp, bytes);
     renameSync(temp, target);
     return true;
   } catch {

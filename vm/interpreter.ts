@@ -91,6 +91,8 @@ class Fiber {
 /** Runs chunk `chunkIndex` with `args`; returns its value, HALT when the request was answered, or a Promise of either. */
 export function execute(program: Program, chunkIndex: number, args: readonly Value[], host: VmHost): Value | Halt | Promise<Value | Halt> {
   const chunk = program.chunks[chunkIndex]!;
+  // Lazy linking binds a chunk and all it can call here, so CALL_FN always finds its callee bound.
+  if (!chunk.bound) program.prepare(chunkIndex);
   const fiber = new Fiber(program, host);
   const stack = fiber.stack;
   for (let i = 0; i < args.length; i++) stack[i] = args[i]!;

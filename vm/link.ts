@@ -2,15 +2,23 @@
  * The linker: joins the compiled modules of an app into one Program. Top-level names share one
  * app-wide namespace; every call site is bound to a chunk or a native once, here, with its arity
  * checked, so the interpreter never looks a name up per request.
+ *
+ * Binding is eager by default: every chunk is bound at load and every problem is a diagnostic.
+ * An app already proven to link (the cache's link proof: the same sources, compiler and plugins
+ * linked without an error before) is linked lazily instead, like V8 compiles functions: names
+ * are declared at load, and a chunk — with every chunk it can call — is unpacked and bound when
+ * it first runs. A problem found then (a plugin changed under the same name@version) fails that
+ * request with 500; it never runs a half-bound chunk.
  */
 import { Op, INSTRUCTION_SIZE } from './opcodes.js';
 import { diagnostic, didYouMean, type Diagnostic } from './diagnostics.js';
-import type { CallableMeta, CallRef, CompiledModule, RouteMeta } from './module.js';
+import type { CallableMeta, CallRef, ChunkData, CompiledModule, RouteMeta } from './module.js';
 import type { Literal } from './ast.js';
 import { defaultErrorCode } from './runtime/response.js';
 import type { LinkedChunk, Program, ValidateHook } from './program.js';
 import type { ErrorResponseSpec, GuardInfo, NativeFn, Value } from '../plugins/sdk.js';
 import { arityMismatch } from './arity.js';
+import { RvmError } from './values.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { UploadSpec } from './runtime/types.js';
 
@@ -35,6 +43,7 @@ export interface LinkResult {
 
 interface Callable {
   kind: 'fn' | 'guard';
+  /** Index in the program's chunks. */
   chunk: number;
   arity: number;
   file: string;
@@ -61,16 +70,22 @@ function at(chunk: LinkedChunk, ref: CallRef): { file: string; line: number; col
   return { file: chunk.file, line: ref.line, col: ref.col };
 }
 
-/** Links `modules` against the plugins in `registry`. */
-export function link(modules: readonly CompiledModule[], registry: PluginRegistry, validate: ValidateHook): LinkResult {
+/** Stands in for the data of a chunk not bound yet (lazy linking). */
+const UNBOUND: ChunkData = Object.freeze({ name: '(unbound)', kind: 'fn', arity: 0, slots: 0, maxStack: 0, code: new Int32Array(0), consts: [], lines: new Int32Array(0), refs: [] });
+
+/** Links `modules` against the plugins in `registry`; `lazy` only for an app proven to link (see above). */
+export function link(modules: readonly CompiledModule[], registry: PluginRegistry, validate: ValidateHook, lazy = false): LinkResult {
   const diagnostics: Diagnostic[] = [];
   const chunks: LinkedChunk[] = [];
+  /** Where each program chunk's data lives: the module and its index there (read on binding). */
+  const origins: { module: CompiledModule; index: number }[] = [];
   const natives: NativeFn[] = [];
   const nativeNames: string[] = [];
   const nativeIndex = new Map<string, number>();
   const callables = new Map<string, Callable>();
   const typeNames = new Map<string, string>();
   const offsets: number[] = [];
+  const dataOf = (chunk: number): ChunkData => origins[chunk]!.module.chunks[origins[chunk]!.index]!;
 
   const declare = (name: string, what: string, file: string, line: number, col: number): boolean => {
     const earlier = callables.get(name);
@@ -83,14 +98,16 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     return true;
   };
 
-  // Pass 1: lay out every chunk and collect the app-wide names.
+  // Pass 1: lay out every chunk (unbound) and collect the app-wide names.
   for (const m of modules) {
     const offset = chunks.length;
     offsets.push(offset);
     const routeOfChunk = new Map(m.routes.map((r) => [r.chunk, r] as const));
-    m.chunks.forEach((data, i) => {
-      chunks.push({ data, file: m.file, code: data.code.slice(), consts: data.consts as Value[], route: routeOfChunk.get(i) ?? null });
-    });
+    // Only the count is read here: a cached module unpacks a chunk when it is first read.
+    for (let i = 0; i < m.chunks.length; i++) {
+      chunks.push({ data: UNBOUND, file: m.file, code: UNBOUND.code, consts: UNBOUND.consts as Value[], route: routeOfChunk.get(i) ?? null, bound: false });
+      origins.push({ module: m, index: i });
+    }
     for (const t of m.types) if (declare(t.name, 'type', m.file, t.line, t.col)) typeNames.set(t.name, `${m.file}:${t.line}`);
     for (const f of m.functions) {
       if (declare(f.name, 'fn', m.file, f.line, f.col)) {
@@ -121,12 +138,12 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     return index;
   };
 
-  // Pass 2: bind every CALL. The binders are made once, not per call site.
-  const bindCall = (r: CallRef, from: LinkedChunk): { op: Op; index: number } | null => {
+  // Pass 2: bind every CALL. The binders are made once, not per call site; problems go to `report`.
+  const bindCall = (r: CallRef, from: LinkedChunk, report: Diagnostic[]): { op: Op; index: number } | null => {
     const own = callables.get(r.name);
     if (own && own.kind === 'fn') {
       if (own.arity !== r.argc) {
-        diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+        report.push(diagnostic('E_ARITY', `'${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at(from, r), { length: r.name.length }));
         return null;
       }
       return { op: Op.CALL_FN, index: own.chunk };
@@ -135,26 +152,26 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     if (!native) {
       const candidates = [...registry.natives.keys(), ...[...callables].filter(([, c]) => c.kind === 'fn').map(([n]) => n)];
       const what = own ? `'${r.name}' is a guard_definition; use it as 'guard ${r.name}'` : `unknown function '${r.name}'`;
-      diagnostics.push(diagnostic('E_UNKNOWN_FUNCTION', what, at(from, r), { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
+      report.push(diagnostic('E_UNKNOWN_FUNCTION', what, at(from, r), { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
       return null;
     }
     const nativeArity = arityMismatch(native.meta.params, r.argc);
     if (nativeArity !== null) {
-      diagnostics.push(diagnostic('E_ARITY', `'${r.name}' takes ${nativeArity} argument(s), got ${r.argc}`, at(from, r), { length: r.name.length }));
+      report.push(diagnostic('E_ARITY', `'${r.name}' takes ${nativeArity} argument(s), got ${r.argc}`, at(from, r), { length: r.name.length }));
       return null;
     }
     if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
-      diagnostics.push(diagnostic('E_SCOPE', `'${r.name}()' can only be called inside a middleware block`, at(from, r), { length: r.name.length }));
+      report.push(diagnostic('E_SCOPE', `'${r.name}()' can only be called inside a middleware block`, at(from, r), { length: r.name.length }));
       return null;
     }
     return { op: Op.CALL_NATIVE, index: bindNative(r.name, native.fn) };
   };
 
-  const bindGuard = (r: CallRef, from: LinkedChunk): { op: Op; index: number } | null => {
+  const bindGuard = (r: CallRef, from: LinkedChunk, report: Diagnostic[]): { op: Op; index: number } | null => {
     const own = callables.get(r.name);
     if (own && own.kind === 'guard') {
       if (own.arity !== r.argc) {
-        diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+        report.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at(from, r), { length: r.name.length }));
         return null;
       }
       return { op: Op.CALL_FN, index: own.chunk };
@@ -162,12 +179,12 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     const guard = registry.guards.get(r.name);
     if (!guard) {
       const candidates = [...registry.guards.keys(), ...[...callables].filter(([, c]) => c.kind === 'guard').map(([n]) => n)];
-      diagnostics.push(diagnostic('E_UNKNOWN_GUARD', `unknown guard '${r.name}'`, at(from, r), { hint: didYouMean(r.name, candidates), length: r.name.length }));
+      report.push(diagnostic('E_UNKNOWN_GUARD', `unknown guard '${r.name}'`, at(from, r), { hint: didYouMean(r.name, candidates), length: r.name.length }));
       return null;
     }
     const guardArity = arityMismatch(guard.meta.params, r.argc);
     if (guardArity !== null) {
-      diagnostics.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${guardArity} argument(s), got ${r.argc}`, at(from, r), { length: r.name.length }));
+      report.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${guardArity} argument(s), got ${r.argc}`, at(from, r), { length: r.name.length }));
       return null;
     }
     const mode = r.mode ?? 'required';
@@ -185,18 +202,51 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     return { op: Op.CALL_NATIVE, index: bindNative(key, adapter) };
   };
 
-  for (const chunk of chunks) {
-    const code = chunk.code;
-    const refs = chunk.data.refs;
+  /** Unpacks chunk `index` into its program slot and binds its calls on a private copy of its code. */
+  const bindChunk = (index: number, report: Diagnostic[]): void => {
+    const chunk = chunks[index]!;
+    const data = dataOf(index);
+    const code = data.code.slice();
+    chunk.data = data;
+    chunk.code = code;
+    chunk.consts = data.consts as Value[];
     // A chunk without call references has no CALL to bind.
-    if (refs.length === 0) continue;
-    for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
-      if (code[ip] !== Op.CALL) continue;
-      const ref = refs[code[ip + 1]!]!;
-      const bound = ref.kind === 'guard' ? bindGuard(ref, chunk) : bindCall(ref, chunk);
-      if (bound === null) continue;
-      code[ip] = bound.op;
-      code[ip + 1] = bound.index;
+    if (data.refs.length > 0) {
+      for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
+        if (code[ip] !== Op.CALL) continue;
+        const ref = data.refs[code[ip + 1]!]!;
+        const bound = ref.kind === 'guard' ? bindGuard(ref, chunk, report) : bindCall(ref, chunk, report);
+        if (bound === null) continue;
+        code[ip] = bound.op;
+        code[ip + 1] = bound.index;
+      }
+    }
+  };
+
+  /** Lazy linking: binds chunk `index` and every chunk it can reach through CALL_FN, or throws. */
+  const prepare = (index: number): void => {
+    const pending = [index];
+    while (pending.length > 0) {
+      const next = pending.pop()!;
+      if (chunks[next]!.bound) continue;
+      const report: Diagnostic[] = [];
+      bindChunk(next, report);
+      if (report.length > 0) {
+        const d = report[0]!;
+        throw new RvmError(`${d.file}:${d.line}:${d.col} does not link against the loaded plugins: ${d.message}`, 'internal_error');
+      }
+      chunks[next]!.bound = true;
+      const code = chunks[next]!.code;
+      for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
+        if (code[ip] === Op.CALL_FN && !chunks[code[ip + 1]!]!.bound) pending.push(code[ip + 1]!);
+      }
+    }
+  };
+
+  if (!lazy) {
+    for (let i = 0; i < chunks.length; i++) {
+      bindChunk(i, diagnostics);
+      chunks[i]!.bound = true;
     }
   }
 
@@ -216,12 +266,12 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
         const problem = registry.guards.get(use.name)?.meta.checkArgs?.(use.args);
         if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
       }
-      const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, chunks, registry));
+      const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
       routes.push({ meta: r, file: m.file, chunk: offsets[i]! + r.chunk, middleware: chain, guards });
     }
   });
 
-  return { program: { chunks, natives, nativeNames, validate }, routes, diagnostics };
+  return { program: { chunks, natives, nativeNames, validate, prepare }, routes, diagnostics };
 }
 
 /** What the reference shows of one guard use: a plugin's meta, or what a guard_definition's body can answer. */
@@ -230,7 +280,7 @@ function resolveGuard(
   args: Literal[],
   mode: 'required' | 'optional',
   callables: ReadonlyMap<string, Callable>,
-  chunks: readonly LinkedChunk[],
+  dataOf: (chunk: number) => ChunkData,
   registry: PluginRegistry,
 ): GuardInfo {
   const own = callables.get(name);
@@ -241,7 +291,7 @@ function resolveGuard(
       description: `${r.source} on line ${r.line}`,
     }));
     // Natives the guard calls may end the request too (auth_user() answers 401).
-    for (const ref of chunks[own.chunk]!.data.refs) {
+    for (const ref of dataOf(own.chunk).refs) {
       for (const spec of (ref.kind === 'call' && registry.natives.get(ref.name)?.meta.responses) || []) responses.push(spec);
     }
     return { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };

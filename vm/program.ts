@@ -15,6 +15,8 @@ export interface LinkedChunk {
   consts: Value[];
   /** The route this chunk runs, for VALIDATE. */
   route: RouteMeta | null;
+  /** Its calls are bound; until then (lazy linking) data, code and consts are placeholders. */
+  bound: boolean;
 }
 
 /** The host side of one execution: a CallContext plus the request-scoped values the VM reads. */
@@ -35,4 +37,6 @@ export interface Program {
   natives: NativeFn[];
   nativeNames: string[];
   validate: ValidateHook;
+  /** Binds an unbound chunk and every chunk it can call (lazy linking); throws when that fails. */
+  prepare(chunk: number): void;
 }

@@ -27,10 +27,11 @@ function chunk(code: number[], options: Partial<ChunkData> = {}): ChunkData {
 
 function program(chunks: ChunkData[], natives: NativeFn[] = []): Program {
   return {
-    chunks: chunks.map((data) => ({ data, file: 'test.rvm', code: data.code, consts: data.consts as Value[], route: null })),
+    chunks: chunks.map((data) => ({ data, file: 'test.rvm', code: data.code, consts: data.consts as Value[], route: null, bound: true })),
     natives,
     nativeNames: natives.map((_, i) => `n${i}`),
     validate: () => undefined,
+    prepare: () => assert.fail('every chunk is bound'),
   };
 }
 

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, type Diagnostic } from '../diagnostics.js';
 import { compileSource, sourceHash } from '../compiler.js';
 import { decodeModule, encodeModule } from '../artefact.js';
-import { readCached, writeCached } from '../cache.js';
+import { hasLinkProof, linkKey, readCached, writeCached, writeLinkProof } from '../cache.js';
 import { readBundle } from '../bundle.js';
 import { execute, VmError } from '../interpreter.js';
 import { link, type LinkedRoute } from '../link.js';
@@ -136,10 +136,11 @@ function withSourceLines(diagnostics: Diagnostic[], sources: ReadonlyMap<string,
 /**
  * Links modules into a program and a router; diagnostics carry source lines when sources are
  * given. The modules' validation must already be checked (compileFile, or loadApp for a bundle).
+ * `proven`: the same app linked cleanly before (the cache's link proof), so calls bind lazily.
  */
-function linkModules(modules: CompiledModule[], registry: PluginRegistry, sources: Map<string, string>): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
+function linkModules(modules: CompiledModule[], registry: PluginRegistry, sources: Map<string, string>, proven = false): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
   const plans = new ValidationPlans(registry);
-  const { program, routes, diagnostics } = link(modules, registry, plans.hook);
+  const { program, routes, diagnostics } = link(modules, registry, plans.hook, proven);
   for (const r of routes) {
     // The body is read before the route runs, so a route taking files needs its upload limits now.
     if (r.meta.body?.some((f) => f.type === 'file')) r.uploads = plans.uploadsOf(r.meta);
@@ -174,9 +175,13 @@ export async function buildApp(dir: string, options: LoadOptions = {}): Promise<
   }
   // A file that did not compile leaves names undeclared: linking the rest would only add false errors.
   if (!complete) return { dir: root, modules, diagnostics, settings, registry, linked: null };
-  const linked = linkModules(modules, registry, sources);
+  const proof = options.cache !== false ? linkKey(modules, COMPILER_VERSION, registry.fingerprint) : null;
+  const proven = proof !== null && hasLinkProof(root, proof);
+  const linked = linkModules(modules, registry, sources, proven);
   const all = [...diagnostics, ...linked.diagnostics];
-  return { dir: root, modules, diagnostics: all, settings, registry, linked: errorsIn(all).length === 0 ? linked.linked : null };
+  const ok = errorsIn(all).length === 0 && linked.linked !== null;
+  if (ok && proof !== null && !proven) writeLinkProof(root, proof);
+  return { dir: root, modules, diagnostics: all, settings, registry, linked: ok ? linked.linked : null };
 }
 
 /** Loads an app folder or a `.rvmb` bundle, ready to serve. Throws DiagnosticError when it does not compile or link. */

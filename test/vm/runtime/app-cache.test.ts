@@ -1,8 +1,10 @@
 /**
- * What a cached artefact vouches for: a module enters `app/.rvm/cache` only once its routes'
- * validation compiled against the plugins, so a start from the cache compiles each route's
- * validation plan on first request. Should a plugin change under the same name@version, the
- * route answers 500 rather than run with a rule left out; a bundle is always checked whole.
+ * What the cache vouches for. A module enters `app/.rvm/cache` only once its routes' validation
+ * compiled against the plugins, so a start from the cache compiles each route's validation plan
+ * on first request; an app that linked cleanly leaves a link proof, so the next start with the
+ * same sources and plugins binds each chunk when it first runs. Should a plugin change under the
+ * same name@version, the route answers 500 rather than run with a rule or a call left out; a
+ * bundle is always checked whole.
  */
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,18 +14,19 @@ import { join } from 'node:path';
 import { buildApp, loadApp } from '../../../vm/runtime/app.js';
 import { inject } from '../../../vm/runtime/inject.js';
 import { captureLogger } from '../../../vm/runtime/log.js';
-import { cachePath } from '../../../vm/cache.js';
+import { CACHE_DIR, cachePath } from '../../../vm/cache.js';
 import { writeBundle } from '../../../vm/bundle.js';
 import { DiagnosticError } from '../../../vm/diagnostics.js';
 import { definePlugin, type PluginDefinition } from '../../../plugins/sdk.js';
 
-/** A third-party plugin; `withEven: false` is the same name@version with its validator gone. */
+/** A third-party plugin; `withEven: false` is the same name@version with its validator and native gone. */
 function parity(withEven: boolean): PluginDefinition {
   return definePlugin({
     name: 'parity',
     version: '1.0.0',
     setup(rvm) {
       if (!withEven) return;
+      rvm.native('halve', (_ctx, n) => (typeof n === 'number' ? n / 2 : null), { params: [{ name: 'n', type: 'number' }], returns: 'number', doc: 'Half of n.' });
       rvm.validator('even', {
         types: ['int'],
         params: [],
@@ -125,5 +128,62 @@ describe('the cache and validation', () => {
       loadApp(bundle, { logger: captureLogger(), plugins: [parity(false)] }),
       (e: unknown) => e instanceof DiagnosticError && e.diagnostics.length === 1 && e.diagnostics[0]!.code === 'E_UNKNOWN_VALIDATOR' && e.diagnostics[0]!.file === 'pairs.rvm',
     );
+  });
+
+  test('an app that linked cleanly links lazily on the next start: each chunk, with all it can call, is bound on first run', async () => {
+    const dir = app({
+      'math.rvm': `fn even(n) {
+  if n == 0 { return true }
+  return odd(n - 1)
+}
+fn odd(n) {
+  if n == 0 { return false }
+  return even(n - 1)
+}
+fn unused() { return 1 }`,
+      'check.rvm': `route GET /even/:n { response.ok({ even: even(int(params.n)), half: halve(int(params.n)) }) }
+route GET /ping { response.ok('pong') }`,
+    });
+    const cold = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
+    assert.ok(cold.program.chunks.every((c) => c.bound), 'the first start binds everything');
+    assert.equal(existsSync(join(dir, CACHE_DIR, 'app.linked')), true, 'and leaves a link proof');
+    const expected = (await inject(cold, { url: '/even/7' })).json();
+    await cold.close();
+
+    const warm = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
+    try {
+      const bound = () => warm.program.chunks.filter((c) => c.bound).map((c) => c.data.name).sort();
+      assert.deepEqual(bound(), [], 'nothing is bound before a request');
+      assert.deepEqual((await inject(warm, { url: '/even/7' })).json(), expected);
+      assert.deepEqual(expected, { even: false, half: 3.5 });
+      assert.deepEqual(bound(), ['fn even', 'fn odd', 'route GET /even/:n'], 'the route and the mutually recursive pair it reaches, nothing else');
+    } finally {
+      await warm.close();
+    }
+
+    // A changed file changes the key: everything is bound (and checked) at start again.
+    writeFileSync(join(dir, 'math.rvm'), `fn even(n) { return n % 2 == 0 }
+fn odd(n) { return !even(n) }`);
+    const changed = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
+    assert.ok(changed.program.chunks.every((c) => c.bound));
+    await changed.close();
+  });
+
+  test('a plugin changed under the same name@version: a route of a proven app calling a vanished native answers 500, the rest serves', async () => {
+    const dir = app({ 'half.rvm': `route GET /half { response.ok(halve(9)) }`, 'ping.rvm': PLAIN_ROUTE });
+    await (await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] })).close();
+    const logger = captureLogger();
+    const instance = await loadApp(dir, { logger, plugins: [parity(false)] });
+    try {
+      const res = await inject(instance, { url: '/half' });
+      assert.equal(res.status, 500);
+      assert.deepEqual(res.json(), { error: 'Internal server error', code: 'internal_error' });
+      assert.match(logger.errors.join('\n'), /half\.rvm:1:\d+ does not link against the loaded plugins: unknown function 'halve'/);
+      assert.equal((await inject(instance, { url: '/half' })).status, 500, 'and again on the next request: nothing half-bound runs');
+      assert.equal((await inject(instance, { url: '/ping' })).status, 200);
+    } finally {
+      await instance.close();
+    }
+    await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }), (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_FUNCTION');
   });
 });
