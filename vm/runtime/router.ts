@@ -92,17 +92,24 @@ class TrieRouter<T> implements Router<T> {
       const found = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined) ?? byMethod.get(ANY);
       if (found !== undefined) return found;
     }
-    const parts = path === '/' ? [] : path.slice(1).split('/');
-    const values: string[] = [];
-    const entry = search(this.root, parts, 0, method, values);
-    if (entry !== null) return found(entry, values);
+    // The path is walked in place: segment boundaries are positions, and only a param's value is sliced out.
+    const start = path === '/' ? 2 : 1;
+    const entry = search(this.root, path, start, method, 0);
+    if (entry !== null) return found(entry, path, MARKS);
     const allowed = new Set<string>();
-    collectAllowed(this.root, parts, 0, allowed);
+    collectAllowed(this.root, path === '/' ? [] : path.slice(1).split('/'), 0, allowed);
     if (allowed.size === 0) return NOT_FOUND;
     if (allowed.has('GET')) allowed.add('HEAD');
     return { kind: 'method_not_allowed', allowed: [...allowed].sort() };
   }
 }
+
+/**
+ * Start and end of each param or wildcard value of the match being searched, in path order:
+ * a search at depth `n` writes at `n`, so a backtracked branch is simply overwritten. Reused, as
+ * matching is synchronous.
+ */
+const MARKS: number[] = [];
 
 function insert<T>(routes: Map<string, Entry<T>>, method: string, entry: Entry<T>): void {
   const existing = routes.get(method);
@@ -118,26 +125,31 @@ function pick<T>(routes: Map<string, Entry<T>> | null, method: string): Entry<T>
   return routes.get(method) ?? (method === 'HEAD' ? routes.get('GET') : undefined) ?? routes.get(ANY);
 }
 
-/** Depth-first search in priority order; `values` collects raw param values along the path. */
-function search<T>(node: TrieNode<T>, parts: string[], i: number, method: string, values: string[]): Entry<T> | null {
-  if (i === parts.length) return pick(node.routes, method) ?? null;
-  const part = parts[i];
+/**
+ * Depth-first search in priority order from the segment starting at `pos` (past the end: no
+ * segment left); MARKS from index `n` on receive the bounds of the values bound below.
+ */
+function search<T>(node: TrieNode<T>, path: string, pos: number, method: string, n: number): Entry<T> | null {
+  if (pos > path.length) return pick(node.routes, method) ?? null;
+  let end = path.indexOf('/', pos);
+  if (end === -1) end = path.length;
   if (node.statics !== null) {
-    const child = node.statics.get(part);
+    const child = node.statics.get(path.slice(pos, end));
     if (child !== undefined) {
-      const hit = search(child, parts, i + 1, method, values);
+      const hit = search(child, path, end + 1, method, n);
       if (hit !== null) return hit;
     }
   }
-  if (node.param !== null && part !== '') {
-    values.push(part);
-    const hit = search(node.param, parts, i + 1, method, values);
+  if (node.param !== null && end > pos) {
+    MARKS[n] = pos;
+    MARKS[n + 1] = end;
+    const hit = search(node.param, path, end + 1, method, n + 2);
     if (hit !== null) return hit;
-    values.pop();
   }
   const rest = pick(node.wildcard, method);
   if (rest !== undefined) {
-    values.push(parts.slice(i).join('/'));
+    MARKS[n] = pos;
+    MARKS[n + 1] = path.length;
     return rest;
   }
   return null;
@@ -155,10 +167,10 @@ function collectAllowed<T>(node: TrieNode<T>, parts: string[], i: number, out: S
   if (node.param !== null && parts[i] !== '') collectAllowed(node.param, parts, i + 1, out);
 }
 
-function found<T>(entry: Entry<T>, values: string[]): RouteMatch<T> {
+function found<T>(entry: Entry<T>, path: string, marks: readonly number[]): RouteMatch<T> {
   const params: Record<string, string> = {};
   for (let i = 0; i < entry.names.length; i++) {
-    const raw = values[i];
+    const raw = path.slice(marks[2 * i], marks[2 * i + 1]);
     let decoded = raw;
     if (raw.indexOf('%') !== -1) {
       try {
