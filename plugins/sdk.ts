@@ -14,7 +14,7 @@ import type { JsonSchema } from '../vm/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
 import { RvmError } from '../vm/values.js';
 
-export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField } from '../vm/values.js';
+export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField, intFromText, numberFromText } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
 export { UploadedFile } from '../vm/runtime/upload.js';
 export type { FieldType, Literal } from '../vm/ast.js';

@@ -112,6 +112,36 @@ export function typeName(v: Value | undefined): string {
   return 'object';
 }
 
+/** A decimal with optional sign, fraction and exponent (no hex, no Infinity, no `1_000`). */
+const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * The int a text spells — an optionally signed run of ASCII digits, surrounding spaces allowed —
+ * or null (`'12abc'`, `'1.5'`, `''`, beyond ±2^53). One reading for `int()` and for query, form
+ * and multipart `int` fields.
+ */
+export function intFromText(text: string): number | null {
+  const s = text.trim();
+  const length = s.length;
+  const first = length > 0 ? s.charCodeAt(0) : 0;
+  let i = first === 43 || first === 45 ? 1 : 0; // + or -
+  if (i === length) return null;
+  for (; i < length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return null;
+  }
+  const n = Number(s);
+  return Number.isSafeInteger(n) ? n + 0 : null; // + 0: '-0' is 0
+}
+
+/** The finite number a decimal text spells (see NUMBER_TEXT; surrounding spaces allowed), or null. For `number()` and `number` fields. */
+export function numberFromText(text: string): number | null {
+  const s = text.trim();
+  if (!NUMBER_TEXT.test(s)) return null;
+  const n = Number(s);
+  return Number.isFinite(n) ? n + 0 : null;
+}
+
 /** Text form of a value for concatenation, interpolation and logs. */
 export function toText(v: Value | undefined): string {
   if (v === null || v === undefined) return 'null';

@@ -1,13 +1,8 @@
 /**
  * Core conversions between texts, numbers and booleans: int, number and text.
  */
-import { RvmError, toText, typeName } from '../../plugins/sdk.js';
+import { RvmError, intFromText, numberFromText, toText, typeName } from '../../plugins/sdk.js';
 import type { PluginApi, Value } from '../../plugins/sdk.js';
-
-/** An optionally signed run of digits: what `int` accepts from text. */
-const INT_TEXT = /^[+-]?\d+$/;
-/** A decimal with optional fraction and exponent (no hex, no Infinity, no `1_000`). */
-const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /** Registers int, number and text. */
 export function registerConvert(rvm: PluginApi): void {
@@ -34,12 +29,7 @@ function toInt(x: Value | undefined): Value {
   if (x === null || x === undefined) return null;
   if (typeof x === 'number') return Number.isFinite(x) ? Math.trunc(x) + 0 : null;
   if (typeof x === 'boolean') return x ? 1 : 0;
-  if (typeof x === 'string') {
-    const s = x.trim();
-    if (!INT_TEXT.test(s)) return null;
-    const n = Number(s);
-    return Number.isSafeInteger(n) ? n + 0 : null;
-  }
+  if (typeof x === 'string') return intFromText(x);
   throw new RvmError(`int() cannot convert ${typeName(x)}`, 'type_error');
 }
 
@@ -47,11 +37,6 @@ function toNumber(x: Value | undefined): Value {
   if (x === null || x === undefined) return null;
   if (typeof x === 'number') return Number.isFinite(x) ? x : null;
   if (typeof x === 'boolean') return x ? 1 : 0;
-  if (typeof x === 'string') {
-    const s = x.trim();
-    if (!NUMBER_TEXT.test(s)) return null;
-    const n = Number(s);
-    return Number.isFinite(n) ? n + 0 : null;
-  }
+  if (typeof x === 'string') return numberFromText(x);
   throw new RvmError(`number() cannot convert ${typeName(x)}`, 'type_error');
 }

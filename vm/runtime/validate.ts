@@ -15,7 +15,7 @@ import type { FieldType } from '../ast.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { DecoratorMeta, FieldMeta, RouteMeta } from '../module.js';
 import type { VmHost } from '../program.js';
-import { fromJson, RvmError, typeName, type Value, type ValueObject } from '../values.js';
+import { fromJson, intFromText, numberFromText, RvmError, typeName, type Value, type ValueObject } from '../values.js';
 import type { RequestContext } from './context.js';
 import { errorBody } from './response.js';
 import type { UploadSpec } from './types.js';
@@ -77,8 +77,6 @@ export interface RouteValidation {
 }
 
 const PRESENCE = new Set(['required', 'default']);
-const INT_TEXT = /^[+-]?\d+$/;
-const NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /**
  * The value of a present field in its declared type, or undefined when it has another type.
@@ -90,17 +88,11 @@ export function coerce(type: FieldType, raw: unknown, fromText: boolean): Value 
       return typeof raw === 'string' ? raw : undefined;
     case 'int':
       if (typeof raw === 'number') return Number.isSafeInteger(raw) ? raw : undefined;
-      if (fromText && typeof raw === 'string') {
-        const t = raw.trim();
-        return INT_TEXT.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : undefined;
-      }
+      if (fromText && typeof raw === 'string') return intFromText(raw) ?? undefined;
       return undefined;
     case 'number':
       if (typeof raw === 'number') return Number.isFinite(raw) ? raw : undefined;
-      if (fromText && typeof raw === 'string') {
-        const t = raw.trim();
-        return NUMBER_TEXT.test(t) && Number.isFinite(Number(t)) ? Number(t) : undefined;
-      }
+      if (fromText && typeof raw === 'string') return numberFromText(raw) ?? undefined;
       return undefined;
     case 'bool':
       if (typeof raw === 'boolean') return raw;
