@@ -1,9 +1,14 @@
 /**
  * The showcase app end to end: loaded with loadApp, every route exercised over inject, and
- * served once over a real socket.
+ * served once over a real socket. It is loaded as `rvm run` serves an app the second time, from
+ * a warm cache with a link proof: lazily linked, each validation plan compiled on first request
+ * (the other showcase suites load it without the cache, bound and planned at once).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadApp, type App } from '../../vm/runtime/app.js';
 import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/inject.js';
@@ -15,12 +20,20 @@ const API_KEY = { 'X-API-Key': 'showcase-key' };
 
 let app: App;
 const appLog: string[] = [];
+const copy = mkdtempSync(join(tmpdir(), 'rvm-showcase-'));
 
 before(async () => {
-  app = await loadApp(SHOWCASE, { cache: false, logger: captureLogger(), onAppLog: (line) => appLog.push(line) });
+  cpSync(SHOWCASE, copy, { recursive: true, filter: (src) => !src.split(sep).includes('.rvm') });
+  // The first start compiles, caches every module and leaves the link proof.
+  await (await loadApp(copy, { logger: captureLogger() })).close();
+  app = await loadApp(copy, { logger: captureLogger(), onAppLog: (line) => appLog.push(line) });
+  assert.ok(app.program.chunks.every((c) => !c.bound), 'the second start binds nothing up front');
 });
 
-after(() => app?.close());
+after(async () => {
+  await app?.close();
+  rmSync(copy, { recursive: true, force: true });
+});
 
 function call(req: InjectRequest): Promise<InjectResponse> {
   return inject(app, req);
