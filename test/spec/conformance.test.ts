@@ -1,7 +1,9 @@
 /**
  * The conformance suite: every case under spec/conformance/ is loaded as an app and its
- * expectation comments are checked. The suite runs twice, compiled in memory and through the
- * msgpack round trip, so the cache format can never change what a program means.
+ * expectation comments are checked. The suite runs three times: compiled in memory, through the
+ * msgpack round trip (as a bundle is read), and from a warm cache as a second start serves it
+ * (lazily linked, validation planned on first request), so neither the artefact format nor the
+ * cache can change what a program means.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,14 +34,22 @@ interface Outcome {
 
 const cases = discoverCases(CASES_ROOT, REPO_ROOT);
 
-for (const roundTrip of [false, true]) {
-  describe(roundTrip ? 'conformance (msgpack round trip)' : 'conformance (compiled in memory)', () => {
+/** How a case is loaded: see the header. */
+type LoadMode = 'memory' | 'round trip' | 'warm cache';
+const MODES: Record<LoadMode, string> = {
+  memory: 'conformance (compiled in memory)',
+  'round trip': 'conformance (msgpack round trip)',
+  'warm cache': 'conformance (second start from the cache)',
+};
+
+for (const [mode, title] of Object.entries(MODES) as [LoadMode, string][]) {
+  describe(title, () => {
     test('finds the cases', () => {
       assert.ok(cases.length > 0, `no cases found under ${CASES_ROOT}`);
     });
     for (const c of cases) {
       test(c.name, async () => {
-        const outcome = await runCase(c, roundTrip);
+        const outcome = await runCase(c, mode);
         if (outcome.failures.length > 0) assert.fail(`${c.name}\n  ${outcome.failures.join('\n  ')}`);
       });
     }
@@ -47,7 +57,7 @@ for (const roundTrip of [false, true]) {
 }
 
 /** Loads the case as an app in a fresh directory, sends its requests and checks every directive. */
-async function runCase(c: ConformanceCase, roundTrip: boolean): Promise<Outcome> {
+async function runCase(c: ConformanceCase, mode: LoadMode): Promise<Outcome> {
   const failures = [...c.problems];
   const dir = mkdtempSync(join(tmpdir(), 'rvm-conformance-'));
   const logLines: string[] = [];
@@ -57,15 +67,20 @@ async function runCase(c: ConformanceCase, roundTrip: boolean): Promise<Outcome>
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, file.source);
     }
+    const options = { dev: true, cache: mode === 'warm cache', roundTrip: mode === 'round trip', logger: quietLogger() };
+    if (mode === 'warm cache') {
+      // The first start fills the cache and leaves the link proof; one that fails to compile
+      // caches nothing, so the second start below reports the same diagnostics.
+      await loadApp(dir, options).then(
+        (first) => first.close(),
+        (error: unknown) => {
+          if (!(error instanceof DiagnosticError)) throw error;
+        },
+      );
+    }
     let app: Awaited<ReturnType<typeof loadApp>>;
     try {
-      app = await loadApp(dir, {
-        dev: true,
-        cache: false,
-        roundTrip,
-        onAppLog: (message: string) => void logLines.push(message),
-        logger: quietLogger(),
-      });
+      app = await loadApp(dir, { ...options, onAppLog: (message: string) => void logLines.push(message) });
     } catch (error) {
       if (!(error instanceof DiagnosticError)) throw error;
       checkCompileErrors(c, error.diagnostics, failures);
@@ -76,6 +91,7 @@ async function runCase(c: ConformanceCase, roundTrip: boolean): Promise<Outcome>
         failures.push(`${where(c.compileErrors[0]!.at)}: expected the app to fail to compile, but it loaded`);
         return { failures };
       }
+      if (mode === 'warm cache' && app.program.chunks.some((chunk) => chunk.bound)) failures.push('the second start bound chunks up front: it did not link lazily');
       for (const step of c.requests) {
         const response = await send(app, step);
         for (const e of step.expectations) checkExpectation(e, response, failures);
