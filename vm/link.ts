@@ -223,24 +223,31 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     }
   };
 
-  /** Lazy linking: binds chunk `index` and every chunk it can reach through CALL_FN, or throws. */
+  /**
+   * Lazy linking: binds chunk `index` and every unbound chunk it can reach through CALL_FN, or
+   * throws. Chunks are marked bound only once all of them bound cleanly, so a bound chunk never
+   * reaches an unbound one and CALL_FN never meets a callee with an unbound CALL in it.
+   */
   const prepare = (index: number): void => {
-    const pending = [index];
-    while (pending.length > 0) {
-      const next = pending.pop()!;
-      if (chunks[next]!.bound) continue;
+    const reached = [index];
+    const seen = new Set(reached);
+    for (let k = 0; k < reached.length; k++) {
       const report: Diagnostic[] = [];
-      bindChunk(next, report);
+      bindChunk(reached[k]!, report);
       if (report.length > 0) {
         const d = report[0]!;
         throw new RvmError(`${d.file}:${d.line}:${d.col} does not link against the loaded plugins: ${d.message}`, 'internal_error');
       }
-      chunks[next]!.bound = true;
-      const code = chunks[next]!.code;
+      const code = chunks[reached[k]!]!.code;
       for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
-        if (code[ip] === Op.CALL_FN && !chunks[code[ip + 1]!]!.bound) pending.push(code[ip + 1]!);
+        const callee = code[ip + 1]!;
+        if (code[ip] === Op.CALL_FN && !chunks[callee]!.bound && !seen.has(callee)) {
+          seen.add(callee);
+          reached.push(callee);
+        }
       }
     }
+    for (const i of reached) chunks[i]!.bound = true;
   };
 
   if (!lazy) {

@@ -186,4 +186,26 @@ fn odd(n) { return !even(n) }`);
     }
     await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }), (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_FUNCTION');
   });
+
+  test('a vanished native deep in a called fn: no request runs the route, not even into its try/catch, and other routes keep what they share', async () => {
+    const dir = app({
+      'lib.rvm': `fn twice(n) { return n * 2 }\nfn half(n) { return halve(twice(n)) }`,
+      'half.rvm': `route GET /half {\n  try {\n    response.ok(half(9))\n  } catch err {\n    response.ok('caught')\n  }\n}\nroute GET /twice { response.ok(twice(4)) }`,
+    });
+    await (await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] })).close();
+    const instance = await loadApp(dir, { logger: captureLogger(), plugins: [parity(false)] });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const res = await inject(instance, { url: '/half' });
+        assert.equal(res.status, 500, `request ${i + 1}`);
+        assert.equal(res.json().code, 'internal_error');
+      }
+      const bound = instance.program.chunks.filter((c) => c.bound).map((c) => c.data.name);
+      assert.deepEqual(bound, [], 'a failed bind marks nothing bound');
+      assert.deepEqual((await inject(instance, { url: '/twice' })).json(), 8);
+      assert.equal((await inject(instance, { url: '/half' })).status, 500, 'still refused once twice() is bound');
+    } finally {
+      await instance.close();
+    }
+  });
 });
