@@ -177,6 +177,28 @@ describe('AuthSession', () => {
 });
 
 describe('TokenCache', () => {
+  test('a token in use survives a stream of new ones; one used once goes after a full pass', () => {
+    const cache = new TokenCache(3);
+    cache.set('hot', { n: 0 }, Infinity);
+    cache.set('once', { n: 1 }, Infinity);
+    cache.get('once', 0);
+    for (let i = 0; i < 50; i++) {
+      cache.set(`new${i}`, { n: i }, Infinity);
+      assert.deepEqual(cache.get('hot', 0), { n: 0 }, `after new${i}`);
+      assert.ok(cache.size <= 3);
+    }
+    assert.equal(cache.get('once', 0), undefined);
+    assert.deepEqual(cache.get('new49', 0), { n: 49 });
+  });
+
+  test('an expired entry is never served and is dropped', () => {
+    const cache = new TokenCache(2);
+    cache.set('a', { n: 1 }, 1000);
+    assert.deepEqual(cache.get('a', 999), { n: 1 });
+    assert.equal(cache.get('a', 1000), undefined);
+    assert.equal(cache.size, 0);
+  });
+
   test('evicts the least recently used entry', () => {
     const cache = new TokenCache(2);
     cache.set('a', { n: 1 }, Infinity);

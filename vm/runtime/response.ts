@@ -55,12 +55,27 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** CR, LF and NUL would split or end the header block (response splitting). */
 const HEADER_VALUE_UNSAFE = /[\r\n\0]/;
 
-function checkHeader(name: string, value: string | string[]): void {
-  if (!HEADER_NAME.test(name)) throw new RvmError(`invalid header name '${name}'`, 'invalid_header');
-  const values = typeof value === 'string' ? [value] : value;
-  for (const v of values) {
-    if (typeof v !== 'string' || HEADER_VALUE_UNSAFE.test(v)) throw new RvmError(`invalid value for header '${name}'`, 'invalid_header');
+/** Header names already checked, by their lower-case form: plugins set the same few names on every request. */
+const CHECKED_NAMES = new Map<string, string>();
+/** Names remembered at most: an app that sets ever new names is checked every time, never grows this. */
+const MAX_CHECKED_NAMES = 1024;
+
+/** The lower-case key of a valid header name and value; throws RvmError invalid_header otherwise. */
+function checkedHeader(name: string, value: string | string[]): string {
+  let key = CHECKED_NAMES.get(name);
+  if (key === undefined) {
+    if (!HEADER_NAME.test(name)) throw new RvmError(`invalid header name '${name}'`, 'invalid_header');
+    key = name.toLowerCase();
+    if (CHECKED_NAMES.size < MAX_CHECKED_NAMES) CHECKED_NAMES.set(name, key);
   }
+  if (typeof value === 'string') {
+    if (HEADER_VALUE_UNSAFE.test(value)) throw new RvmError(`invalid value for header '${name}'`, 'invalid_header');
+  } else {
+    for (const v of value) {
+      if (typeof v !== 'string' || HEADER_VALUE_UNSAFE.test(v)) throw new RvmError(`invalid value for header '${name}'`, 'invalid_header');
+    }
+  }
+  return key;
 }
 
 /** The response a request builds; buffered until the middleware chain unwinds. Header names are lower-case. */
@@ -82,13 +97,12 @@ export class DraftResponse implements ResponseDraft {
   }
 
   setHeader(name: string, value: string | string[]): void {
-    checkHeader(name, value);
-    this.headers.set(name.toLowerCase(), typeof value === 'string' ? value : [...value]);
+    const key = checkedHeader(name, value);
+    this.headers.set(key, typeof value === 'string' ? value : [...value]);
   }
 
   appendHeader(name: string, value: string): void {
-    checkHeader(name, value);
-    const key = name.toLowerCase();
+    const key = checkedHeader(name, value);
     const prev = this.headers.get(key);
     if (prev === undefined) this.headers.set(key, value);
     else if (Array.isArray(prev)) prev.push(value);
