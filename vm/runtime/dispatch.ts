@@ -127,9 +127,8 @@ function run(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: 
 
 /** The response once whatever ran for `ctx` is done: at once when it was synchronous. */
 export function answered(ctx: RequestContext, pending: void | Promise<unknown>): Result {
-  const method = ctx.request.method;
-  if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response, method));
-  return finalizeResponse(ctx.response, method);
+  if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response));
+  return finalizeResponse(ctx.response);
 }
 
 /** OPTIONS without an OPTIONS route: the path's middleware may answer (CORS preflight), else 204 + Allow. */

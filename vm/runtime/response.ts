@@ -2,7 +2,7 @@
  * The response side: the draft a request builds, the one error body shape, and turning a draft
  * into the status, headers and bytes the transport writes.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { toText, RvmError } from '../values.js';
 import type { BodyKind, ResponseDraft } from '../../plugins/sdk.js';
 import type { OutgoingResponse } from './types.js';
@@ -123,8 +123,8 @@ function bodyless(status: number): boolean {
   return status < 200 || status === 204 || status === 304;
 }
 
-/** Serialises a draft: body by kind, content-type unless one was set, content-length; 204 when never answered; no body for HEAD. */
-export function finalizeResponse(draft: ResponseDraft, method: string): OutgoingResponse {
+/** Serialises a draft: body by kind, content-type unless one was set, content-length; 204 when never answered. (HEAD drops the body in dispatch, for every answer.) */
+export function finalizeResponse(draft: ResponseDraft): OutgoingResponse {
   const headers: Record<string, string | string[]> = {};
   if (!(draft instanceof DraftResponse) || draft.hasHeaders) for (const [name, value] of draft.headers) headers[name] = value;
   if (!draft.answered) return { status: 204, headers, body: null };
@@ -133,7 +133,7 @@ export function finalizeResponse(draft: ResponseDraft, method: string): Outgoing
     if (!bodyless(status)) headers['content-length'] = '0';
     return { status, headers, body: null };
   }
-  if (draft.kind === 'stream') return { status, headers, body: method === 'HEAD' ? null : (draft.body as Readable) };
+  if (draft.kind === 'stream') return { status, headers, body: draft.body as Readable };
   let body: string;
   let type: string;
   switch (draft.kind) {
@@ -151,7 +151,7 @@ export function finalizeResponse(draft: ResponseDraft, method: string): Outgoing
   }
   if (headers['content-type'] === undefined) headers['content-type'] = type;
   headers['content-length'] = String(Buffer.byteLength(body));
-  return { status, headers, body: method === 'HEAD' ? null : body };
+  return { status, headers, body };
 }
 
 /** JSON text of a response value; host objects (records, secrets) serialise through their toJSON, which JSON.stringify calls itself. */
@@ -169,5 +169,9 @@ export function errorResponse(status: number, code: string, message: string, ext
 
 /** The same response without its body (for HEAD), keeping content-length. */
 export function withoutBody(out: OutgoingResponse): OutgoingResponse {
-  return out.body === null ? out : { status: out.status, headers: out.headers, body: null };
+  if (out.body === null) return out;
+  // A stream nobody will read is ended here, so whatever feeds it learns (its close listeners
+  // unsubscribe, clear timers): an endpoint that streams would otherwise leak one per HEAD.
+  if (out.body instanceof Readable) out.body.destroy();
+  return { status: out.status, headers: out.headers, body: null };
 }

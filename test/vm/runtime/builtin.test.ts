@@ -14,10 +14,23 @@ import { startServer } from '../../../vm/runtime/server.js';
 import { captureLogger } from '../../../vm/runtime/log.js';
 import { definePlugin, fromJson, type Value } from '../../../plugins/sdk.js';
 
+/** Streams opened by test/ticks that have closed again. */
+let closedTicks = 0;
+
 const introspect = definePlugin({
   name: 'introspect',
   version: '1.0.0',
   setup(rvm) {
+    // A streaming endpoint that, like many, does not look at the method.
+    rvm.endpoint('test/ticks', (ctx) => {
+      const stream = ctx.stream(200, 'text/event-stream');
+      const timer = setInterval(() => stream.write('data: tick\n\n'), 1000);
+      timer.unref();
+      stream.onClose(() => {
+        clearInterval(timer);
+        closedTicks++;
+      });
+    }, { doc: 'Ticks.' });
     rvm.endpoint('test/routes', (ctx, app) => ctx.respond(200, fromJson({ generation: app.generation, routes: app.routes(), errors: app.errors() })), { doc: 'The routes.' });
     rvm.endpoint('test/events', (ctx, app) => {
       const stream = ctx.stream(200, 'text/event-stream');
@@ -126,6 +139,25 @@ route POST /users {
       await ended;
     } finally {
       await server.close();
+      await instance.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('HEAD of a streaming endpoint answers its headers and ends the stream, so nothing it set up is left behind', async () => {
+    const dir = app({ 'a.rvm': `route GET /a { response.ok(1) }` });
+    const instance = await loadApp(dir, { cache: false, logger: captureLogger(), plugins: [introspect] });
+    try {
+      const before = closedTicks;
+      for (let i = 0; i < 3; i++) {
+        const res = await inject(instance, { method: 'HEAD', url: '/_app/test/ticks' });
+        assert.equal(res.status, 200);
+        assert.equal(res.headers['content-type'], 'text/event-stream');
+        assert.equal(res.body, '');
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(closedTicks - before, 3, 'every stream closed, its timer cleared');
+    } finally {
       await instance.close();
       rmSync(dir, { recursive: true, force: true });
     }

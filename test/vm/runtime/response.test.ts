@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DraftResponse, defaultErrorCode, errorBody, errorResponse, finalizeResponse, stringifyJson } from '../../../vm/runtime/response.js';
+import { DraftResponse, defaultErrorCode, errorBody, errorResponse, finalizeResponse, stringifyJson, withoutBody } from '../../../vm/runtime/response.js';
 import { HostObject, RvmError, type Value } from '../../../vm/values.js';
 
 class Secret extends HostObject {
@@ -26,11 +26,11 @@ describe('finalizeResponse', () => {
   test('a draft never answered → 204 without body, headers kept', () => {
     const d = new DraftResponse();
     d.setHeader('X-Trace', 'abc');
-    assert.deepEqual(finalizeResponse(d, 'GET'), { status: 204, headers: { 'x-trace': 'abc' }, body: null });
+    assert.deepEqual(finalizeResponse(d), { status: 204, headers: { 'x-trace': 'abc' }, body: null });
   });
 
   test('JSON with content-type and byte length; host objects use toJSON', () => {
-    const out = finalizeResponse(draft(200, { message: 'héllo', key: new Secret() }), 'GET');
+    const out = finalizeResponse(draft(200, { message: 'héllo', key: new Secret() }));
     assert.equal(out.status, 200);
     assert.equal(out.body, '{"message":"héllo","key":"[secret]"}');
     assert.equal(out.headers['content-type'], 'application/json; charset=utf-8');
@@ -38,10 +38,10 @@ describe('finalizeResponse', () => {
   });
 
   test('text and html', () => {
-    const t = finalizeResponse(draft(200, 'hi', 'text'), 'GET');
+    const t = finalizeResponse(draft(200, 'hi', 'text'));
     assert.equal(t.headers['content-type'], 'text/plain; charset=utf-8');
     assert.equal(t.body, 'hi');
-    const h = finalizeResponse(draft(201, '<p>x</p>', 'html'), 'GET');
+    const h = finalizeResponse(draft(201, '<p>x</p>', 'html'));
     assert.equal(h.headers['content-type'], 'text/html; charset=utf-8');
     assert.equal(h.status, 201);
   });
@@ -49,22 +49,22 @@ describe('finalizeResponse', () => {
   test('a content-type set by the route wins', () => {
     const d = draft(200, 'a,b', 'text');
     d.setHeader('Content-Type', 'text/csv');
-    assert.equal(finalizeResponse(d, 'GET').headers['content-type'], 'text/csv');
+    assert.equal(finalizeResponse(d).headers['content-type'], 'text/csv');
   });
 
   test('empty kind and bodyless statuses carry no body', () => {
-    const e = finalizeResponse(draft(204, null, 'empty'), 'GET');
+    const e = finalizeResponse(draft(204, null, 'empty'));
     assert.equal(e.body, null);
     assert.equal(e.headers['content-length'], undefined);
     const r = draft(302, null, 'empty');
     r.setHeader('location', '/x');
-    const out = finalizeResponse(r, 'GET');
+    const out = finalizeResponse(r);
     assert.deepEqual(out, { status: 302, headers: { location: '/x', 'content-length': '0' }, body: null });
-    assert.equal(finalizeResponse(draft(304, { a: 1 }), 'GET').body, null);
+    assert.equal(finalizeResponse(draft(304, { a: 1 })).body, null);
   });
 
   test('HEAD: GET headers and content-length, no body', () => {
-    const out = finalizeResponse(draft(200, { message: 'hello' }), 'HEAD');
+    const out = withoutBody(finalizeResponse(draft(200, { message: 'hello' })));
     assert.equal(out.body, null);
     assert.equal(out.headers['content-length'], '19');
   });
@@ -73,7 +73,7 @@ describe('finalizeResponse', () => {
     const d = draft(200, null);
     d.appendHeader('Set-Cookie', 'a=1');
     d.appendHeader('set-cookie', 'b=2');
-    assert.deepEqual(finalizeResponse(d, 'GET').headers['set-cookie'], ['a=1', 'b=2']);
+    assert.deepEqual(finalizeResponse(d).headers['set-cookie'], ['a=1', 'b=2']);
   });
 });
 
