@@ -7,9 +7,6 @@ import { STATUS_CODES } from 'node:http';
 import { defaultErrorCode, type ErrorResponseSpec, type JsonSchema, type RouteInfo } from '../../plugins/sdk.js';
 import { ERROR_REF, VALIDATION_ERROR_REF, documentSchema, errorBodyCode, isValidationBody } from './schemas.js';
 
-/** The code `fail STATUS` and the error helpers give each status: the runtime's own table, through the SDK. */
-export { defaultErrorCode };
-
 /** What reading a request body can fail with before validation runs. */
 const BODY_ERRORS: readonly ErrorResponseSpec[] = [
   { status: 400, code: 'bad_request', description: 'The body could not be read (bad UTF-8, a malformed form or multipart body, or it ended early).' },

@@ -15,9 +15,7 @@ import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { inject } from '../../vm/runtime/inject.js';
 import { startServer } from '../../vm/runtime/server.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { defaultErrorCode as runtimeErrorCode } from '../../vm/runtime/response.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';
-import { defaultErrorCode } from '../../stdlib/reference/openapi-responses.js';
 import { downgradeSchema } from '../../stdlib/reference/downgrade.js';
 import { renderedSpec } from '../../stdlib/reference/openapi-cache.js';
 import { openEventStreams } from '../../stdlib/reference/events.js';
@@ -261,8 +259,22 @@ describe('the mapping', () => {
     assert.deepEqual(op('get', '/items').responses['422'].content['application/json'].schema, { $ref: '#/components/schemas/ValidationError' });
   });
 
-  test('the error codes the export assumes for fail and the helpers are the runtime’s', () => {
-    for (let status = 400; status < 600; status++) assert.equal(defaultErrorCode(status), runtimeErrorCode(status), `status ${status}`);
+  test('the error code the document lists for a `fail` is the one the server answers with', async () => {
+    const statuses = [400, 403, 410, 418, 451, 503];
+    const dir = writeApp({ 'fails.rvm': statuses.map((s) => `route GET /fail${s} {\n  fail ${s}\n}`).join('\n') });
+    const app = await loadApp(dir, { cache: false, logger: captureLogger() });
+    try {
+      const listed = buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc;
+      for (const status of statuses) {
+        const res = await inject(app, { url: `/fail${status}` });
+        assert.equal(res.status, status);
+        const documented = listed.paths[`/fail${status}`].get.responses[String(status)].content['application/json'].schema.allOf[1].properties.code.enum;
+        assert.deepEqual(documented, [res.json().code], `status ${status}`);
+      }
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('3.0 rendering: nullable, no 3.1-only keywords, binary files', () => {
