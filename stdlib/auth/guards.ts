@@ -3,9 +3,10 @@
  * ever rejecting), `role(r1, ...)` (an authenticated caller holding one of the roles) and
  * `api_key` (a valid `X-API-Key`). Their metadata feeds the reference and the OpenAPI export.
  */
+import { SESSION_COOKIE } from '../../plugins/sdk.js';
 import type { CallContext, ErrorResponseSpec, GuardFn, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 import { API_KEYS_ENV, API_KEYS_FILE, API_KEY_HEADER, type ApiKeyring } from './api-keys.js';
-import { JWT_SECRET_ENV, JWT_SECRET_FILE, SESSION_COOKIE, unauthorized, type AuthSession } from './session.js';
+import { JWT_SECRET_ENV, JWT_SECRET_FILE, unauthorized, type AuthSession } from './session.js';
 
 /** The OpenAPI scheme of the `auth` and `role` guards (the session cookie is described in the doc). */
 export const BEARER_SCHEME = { name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } };

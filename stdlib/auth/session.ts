@@ -10,8 +10,6 @@ import { CLOCK_SKEW_SECONDS, keyBytes, verifyJwtClaims } from './jwt.js';
 import { Rechecked, type Clock } from './rechecked.js';
 import { TokenCache } from './token-cache.js';
 
-/** The session cookie and the token a request carries are the runtime's, shared with CSRF. */
-export { SESSION_COOKIE, requestToken };
 /** The environment variable holding the JWT key; it wins over the file. */
 export const JWT_SECRET_ENV = 'JWT_SECRET';
 /** The `.secrets/` file holding the JWT key when the environment has none. */
