@@ -310,13 +310,14 @@ export function planValidation(
  * name@version), the request fails with 500 rather than run with a rule left out.
  */
 export class ValidationPlans {
-  private readonly plans = new Map<RouteMeta, RouteValidation | null>();
+  /** Each route's plan once built: null when it validates nothing, a text when it does not compile (why). */
+  private readonly plans = new Map<RouteMeta, RouteValidation | null | string>();
 
   constructor(private readonly registry: PluginRegistry) {}
 
   /** The plan of `route`, or null when it validates nothing; throws when it does not compile. */
   of(route: RouteMeta): RouteValidation | null {
-    const plan = this.plans.get(route) ?? this.build(route);
+    const plan = this.planOf(route);
     if (typeof plan === 'string') throw new RvmError(`validation of ${route.method} ${route.path} does not compile against the loaded plugins: ${plan}`, 'internal_error');
     return plan;
   }
@@ -326,16 +327,19 @@ export class ValidationPlans {
    * validation does not compile (the load reports that, or the route's VALIDATE answers 500).
    */
   uploadsOf(route: RouteMeta): UploadSpec | undefined {
-    const plan = this.plans.get(route) ?? this.build(route);
-    return typeof plan === 'string' ? undefined : (plan?.uploads ?? undefined);
+    const plan = this.planOf(route);
+    return typeof plan === 'string' ? undefined : plan?.uploads;
   }
 
-  /** Plans `route`, keeping a clean plan; a problem comes back as its first message. */
-  private build(route: RouteMeta): RouteValidation | null | string {
-    const diagnostics: Diagnostic[] = [];
-    const plan = planRoute(route, { registry: this.registry, file: route.path, diagnostics });
-    if (diagnostics.length > 0) return diagnostics[0]!.message;
-    this.plans.set(route, plan);
+  /** Plans `route` on first use, keeping the outcome: a failure is not retried on every request. */
+  private planOf(route: RouteMeta): RouteValidation | null | string {
+    let plan = this.plans.get(route);
+    if (plan === undefined) {
+      const diagnostics: Diagnostic[] = [];
+      plan = planRoute(route, { registry: this.registry, file: route.path, diagnostics });
+      if (diagnostics.length > 0) plan = diagnostics[0]!.message;
+      this.plans.set(route, plan);
+    }
     return plan;
   }
 
