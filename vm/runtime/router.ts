@@ -92,12 +92,13 @@ class TrieRouter<T> implements Router<T> {
       const found = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined) ?? byMethod.get(ANY);
       if (found !== undefined) return found;
     }
-    // The path is walked in place: segment boundaries are positions, and only a param's value is sliced out.
+    // The path is walked in place: segment boundaries are positions (past the end: no segment
+    // left, so `/` starts there), and only a param's value is sliced out.
     const start = path === '/' ? 2 : 1;
     const entry = search(this.root, path, start, method, 0);
-    if (entry !== null) return found(entry, path, MARKS);
+    if (entry !== null) return found(entry, path);
     const allowed = new Set<string>();
-    collectAllowed(this.root, path === '/' ? [] : path.slice(1).split('/'), 0, allowed);
+    collectAllowed(this.root, path, start, allowed);
     if (allowed.size === 0) return NOT_FOUND;
     if (allowed.has('GET')) allowed.add('HEAD');
     return { kind: 'method_not_allowed', allowed: [...allowed].sort() };
@@ -156,21 +157,23 @@ function search<T>(node: TrieNode<T>, path: string, pos: number, method: string,
 }
 
 /** Every method routed at a path, whatever the method asked. */
-function collectAllowed<T>(node: TrieNode<T>, parts: string[], i: number, out: Set<string>): void {
-  if (node.wildcard !== null && i < parts.length) for (const m of node.wildcard.keys()) out.add(m);
-  if (i === parts.length) {
+function collectAllowed<T>(node: TrieNode<T>, path: string, pos: number, out: Set<string>): void {
+  if (pos > path.length) {
     if (node.routes !== null) for (const m of node.routes.keys()) out.add(m);
     return;
   }
-  const child = node.statics?.get(parts[i]);
-  if (child !== undefined) collectAllowed(child, parts, i + 1, out);
-  if (node.param !== null && parts[i] !== '') collectAllowed(node.param, parts, i + 1, out);
+  if (node.wildcard !== null) for (const m of node.wildcard.keys()) out.add(m);
+  let end = path.indexOf('/', pos);
+  if (end === -1) end = path.length;
+  const child = node.statics?.get(path.slice(pos, end));
+  if (child !== undefined) collectAllowed(child, path, end + 1, out);
+  if (node.param !== null && end > pos) collectAllowed(node.param, path, end + 1, out);
 }
 
-function found<T>(entry: Entry<T>, path: string, marks: readonly number[]): RouteMatch<T> {
+function found<T>(entry: Entry<T>, path: string): RouteMatch<T> {
   const params: Record<string, string> = {};
   for (let i = 0; i < entry.names.length; i++) {
-    const raw = path.slice(marks[2 * i], marks[2 * i + 1]);
+    const raw = path.slice(MARKS[2 * i], MARKS[2 * i + 1]);
     let decoded = raw;
     if (raw.indexOf('%') !== -1) {
       try {
