@@ -228,7 +228,11 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
    * throws. Chunks are marked bound only once all of them bound cleanly, so a bound chunk never
    * reaches an unbound one and CALL_FN never meets a callee with an unbound CALL in it.
    */
+  const failed = new Map<number, RvmError>();
   const prepare = (index: number): void => {
+    // A chunk that failed once fails the same way again: not bound anew on every request.
+    const known = failed.get(index);
+    if (known !== undefined) throw known;
     const reached = [index];
     const seen = new Set(reached);
     for (let k = 0; k < reached.length; k++) {
@@ -236,7 +240,9 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       bindChunk(reached[k]!, report);
       if (report.length > 0) {
         const d = report[0]!;
-        throw new RvmError(`${d.file}:${d.line}:${d.col} does not link against the loaded plugins: ${d.message}`, 'internal_error');
+        const error = new RvmError(`${d.file}:${d.line}:${d.col} does not link against the loaded plugins: ${d.message}`, 'internal_error');
+        failed.set(index, error);
+        throw error;
       }
       const code = chunks[reached[k]!]!.code;
       for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
