@@ -58,7 +58,7 @@ const HEADER_VALUE_UNSAFE = /[\r\n\0]/;
 /** Header names already checked, by their lower-case form: plugins set the same few names on every request. */
 const CHECKED_NAMES = new Map<string, string>();
 /** Names remembered at most: an app that sets ever new names is checked every time, never grows this. */
-const MAX_CHECKED_NAMES = 1024;
+export const MAX_CHECKED_NAMES = 1024;
 
 /** The lower-case key of a valid header name and value; throws RvmError invalid_header otherwise. */
 function checkedHeader(name: string, value: string | string[]): string {

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DraftResponse, defaultErrorCode, errorBody, errorResponse, finalizeResponse, stringifyJson, withoutBody } from '../../../vm/runtime/response.js';
+import { DraftResponse, MAX_CHECKED_NAMES, defaultErrorCode, errorBody, errorResponse, finalizeResponse, stringifyJson, withoutBody } from '../../../vm/runtime/response.js';
 import { HostObject, RvmError, type Value } from '../../../vm/values.js';
 
 class Secret extends HostObject {
@@ -103,6 +103,17 @@ describe('draft headers', () => {
     assert.throws(() => d.appendHeader('x-a', 'v\n'), invalid);
     assert.throws(() => d.setHeader('bad name', 'v'), invalid);
     assert.throws(() => d.setHeader('x', ['ok', 'no\0']), invalid);
+  });
+
+  test('past MAX_CHECKED_NAMES remembered names, every name is still checked and lower-cased; a remembered name still has its value checked', () => {
+    const d = new DraftResponse();
+    const invalid = (e: unknown) => e instanceof RvmError && e.code === 'invalid_header';
+    d.setHeader('X-Seen', 'a');
+    for (let i = 0; i < MAX_CHECKED_NAMES + 10; i++) d.setHeader(`X-Many-${i}`, String(i));
+    assert.equal(d.getHeader(`x-many-${MAX_CHECKED_NAMES + 9}`), String(MAX_CHECKED_NAMES + 9));
+    assert.throws(() => d.setHeader('bad name after the cap', 'v'), invalid);
+    assert.throws(() => d.setHeader('X-Seen', 'b\r\nx: y'), invalid);
+    assert.equal(d.getHeader('x-seen'), 'a');
   });
 });
 
