@@ -41,14 +41,8 @@ function settle(app: AppHandle, incoming: IncomingRequest, path: string, start: 
 /** Strips the body for HEAD and writes the request's log line: the path only, as query strings may carry tokens that don't belong in logs. */
 function done(app: AppHandle, incoming: IncomingRequest, path: string, start: number, out: OutgoingResponse): OutgoingResponse {
   const method = incoming.method;
-  app.log.info(`${method} ${path} ${out.status} ${formatMs(performance.now() - start)}ms`);
+  app.log.request(method, path, out.status, performance.now() - start);
   return method === 'HEAD' ? withoutBody(out) : out;
-}
-
-/** `0.4`, `12.0`: one decimal, without the cost of toFixed on the hot path. */
-function formatMs(ms: number): string {
-  const tenths = Math.round(ms * 10);
-  return `${Math.floor(tenths / 10)}.${tenths % 10}`;
 }
 
 function handle(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string): Result {

@@ -1,10 +1,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { LOG_BUFFER_BYTES, LOG_FLUSH_MS, captureLogger, createLogger } from '../../../vm/runtime/log.js';
+import { LOG_BUFFER_BYTES, LOG_FLUSH_MS, captureLogger, createLogger, formatRequestLine } from '../../../vm/runtime/log.js';
 
 function sink() {
   const writes: string[] = [];
-  return { writes, write: (chunk: string) => writes.push(chunk) };
+  return { writes, write: (chunk: Uint8Array | string) => writes.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')) };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -57,6 +57,50 @@ describe('createLogger', () => {
     quiet.error('shown');
     quiet.flush();
     assert.deepEqual(q.writes, ['shown\n']);
+  });
+});
+
+describe('request lines', () => {
+  test('are written as the bytes of formatRequestLine, UTF-8 paths included', () => {
+    const out = sink();
+    const log = createLogger({ stream: out });
+    const cases: [string, string, number, number][] = [
+      ['GET', '/hello', 200, 0.04],
+      ['POST', '/api/users', 201, 12.34],
+      ['GET', '/caf\u00e9/\u20ac/\u{1f600}', 404, 1234.56],
+      ['GET', '/lone/\ud800/x', 500, 0],
+      ['DELETE', '/x', 599, 99999.99],
+    ];
+    for (const [method, path, status, ms] of cases) log.request(method, path, status, ms);
+    log.flush();
+    // As UTF-8 bytes read back: a lone surrogate becomes U+FFFD, as Buffer.from writes it.
+    const expected = Buffer.from(cases.map((c) => formatRequestLine(...c) + '\n').join('')).toString('utf8');
+    assert.equal(out.writes.join(''), expected);
+    assert.equal(formatRequestLine('GET', '/hello', 200, 0.04), 'GET /hello 200 0.0ms');
+    assert.equal(formatRequestLine('GET', '/hello', 200, 12.35), 'GET /hello 200 12.4ms');
+    assert.equal(expected.split('\n')[3], 'GET /lone/\ufffd/x 500 0.0ms');
+  });
+
+  test('a path longer than the buffer is still logged whole, after what was pending', () => {
+    const out = sink();
+    const log = createLogger({ stream: out });
+    log.request('GET', '/a', 200, 1);
+    const long = '/' + 'p'.repeat(LOG_BUFFER_BYTES);
+    log.request('GET', long, 200, 1);
+    log.flush();
+    assert.deepEqual(out.writes, ['GET /a 200 1.0ms\n', `GET ${long} 200 1.0ms\n`]);
+  });
+
+  test('lines fill the buffer to within a line of LOG_BUFFER_BYTES before it is written', () => {
+    const out = sink();
+    const log = createLogger({ stream: out });
+    const line = formatRequestLine('GET', '/hello', 200, 0.5) + '\n';
+    const count = Math.ceil(LOG_BUFFER_BYTES / line.length) + 5;
+    for (let i = 0; i < count; i++) log.request('GET', '/hello', 200, 0.5);
+    assert.equal(out.writes.length, 1);
+    assert.ok(out.writes[0].length <= LOG_BUFFER_BYTES && out.writes[0].length > LOG_BUFFER_BYTES - 300, String(out.writes[0].length));
+    log.flush();
+    assert.equal(out.writes.join(''), line.repeat(count));
   });
 });
 
