@@ -108,6 +108,20 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
     write(res, errorResponse(500, 'internal_error', 'Internal server error'));
   };
 
+  // Answers ready at once are written a microtask later, after node's parser has gone through
+  // everything the socket delivered, as an async handler's would be: writing from inside the
+  // parser's callback puts each response's system call between the parsing of pipelined
+  // requests (measured: 2 % fewer requests/s). Kept as pairs in one array, written in order.
+  const ready: (http.ServerResponse | OutgoingResponse)[] = [];
+  const writeReady = (): void => {
+    for (let i = 0; i < ready.length; i += 2) write(ready[i] as http.ServerResponse, ready[i + 1] as OutgoingResponse);
+    ready.length = 0;
+  };
+  const writeSoon = (res: http.ServerResponse, out: OutgoingResponse): void => {
+    if (ready.length === 0) queueMicrotask(writeReady);
+    ready.push(res, out);
+  };
+
   const server = http.createServer(
     {
       headersTimeout,
@@ -125,7 +139,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
         return;
       }
       if (out instanceof Promise) out.then((o) => write(res, o), (err: unknown) => writeFailure(res, err));
-      else write(res, out);
+      else writeSoon(res, out);
     },
   );
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;

@@ -63,6 +63,23 @@ describe('startServer', async () => {
     assert.deepEqual(await res.json(), { a: [1, 2] });
   });
 
+  test('pipelined requests in one packet are answered in order, ready and waiting answers mixed', async () => {
+    const paths = ['/hello', '/slow', '/missing', '/hello', '/ip', '/hello'];
+    const requests = paths.map((p, i) => `GET ${p} HTTP/1.1\r\nHost: x\r\n${i === paths.length - 1 ? 'Connection: close\r\n' : ''}\r\n`);
+    const out = await raw(running.port, requests.join(''));
+    const statuses = [...out.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    assert.deepEqual(statuses, [200, 200, 404, 200, 200, 200]);
+    const bodies = [...out.matchAll(/\r\n\r\n(\{[^\n]*?\})(?=HTTP|$)/g)].map((m) => JSON.parse(m[1]!) as unknown);
+    assert.deepEqual(bodies, [
+      { message: 'hello' },
+      { slow: true },
+      { error: 'Not found', code: 'not_found' },
+      { message: 'hello' },
+      { ip: '127.0.0.1', secure: false },
+      { message: 'hello' },
+    ]);
+  });
+
   test('malformed HTTP → 400 with the error body, and the server keeps serving', async () => {
     const reply = await raw(running.port, 'THIS IS NOT HTTP\r\n\r\n');
     assert.match(reply, /^HTTP\/1\.1 400 Bad Request\r\n/);
