@@ -23,7 +23,7 @@ import { loadSettings } from './config.js';
 import { RequestContext } from './context.js';
 import { BUILTIN_PREFIX, answered } from './dispatch.js';
 import { Introspection } from './introspection.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
 import { createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
@@ -269,7 +269,7 @@ export class App implements AppHandle {
     }
     const ctx = new RequestContext(request, path, rawQuery, {}, this);
     const failed = (e: unknown): OutgoingResponse => {
-      this.log.error(`[${ctx.request.id}] built-in ${path} failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      this.log.error(`[${ctx.request.id}] built-in ${path} failed: ${describeError(e)}`);
       return errorResponse(500, 'internal_error', 'Internal server error');
     };
     try {
@@ -339,7 +339,7 @@ export class App implements AppHandle {
       const body = this.settings.dev ? { ...errorBody(e.message, e.code), at: e.at } : errorBody('Internal server error', 'internal_error');
       ctx.respond(500, body as unknown as Value, 'json');
     } else {
-      this.log.error(`[${ctx.request.id}] internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      this.log.error(`[${ctx.request.id}] internal error: ${describeError(e)}`);
       ctx.respond(500, errorBody('Internal server error', 'internal_error') as unknown as Value, 'json');
     }
     r.answered = true;

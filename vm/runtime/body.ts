@@ -70,17 +70,58 @@ export function hasBody(request: IncomingRequest): boolean {
  * resolves with the parsed value itself.
  */
 export function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec): Promise<ParsedBody> {
+  return readBodyThen(request, limit, uploads, keep, rethrow);
+}
+
+/**
+ * `readBody`, continued in the same promise turn: the read settles with `use(body)`, or with
+ * `refuse(err)` when the body cannot be read or parsed (an HttpError, or what `use` threw). A
+ * request then pays one promise turn for its body, not one per step after it.
+ */
+export function readBodyThen<T>(
+  request: IncomingRequest,
+  limit: number,
+  uploads: UploadSpec | undefined,
+  use: (body: ParsedBody) => T | Promise<T>,
+  refuse: (err: unknown) => T | Promise<T>,
+): Promise<T> {
   const stream = request.body;
-  if (stream === null) return Promise.resolve(NO_BODY);
+  if (stream === null) return new Promise((resolve) => resolveWith(resolve, use, NO_BODY, refuse));
   const header = request.headers['content-type'];
   const contentType = parseContentType(typeof header === 'string' ? header : undefined);
-  if (contentType.type === 'multipart/form-data') return readMultipart(request, uploads, limit);
+  if (contentType.type === 'multipart/form-data') {
+    return readMultipart(request, uploads, limit).then((body) => new Promise<T>((resolve) => resolveWith(resolve, use, body, refuse)), refuse);
+  }
   const declared = request.headers['content-length'];
   if (typeof declared === 'string' && Number(declared) > limit) {
     drain(stream);
-    return Promise.reject(tooLarge(limit));
+    return new Promise((resolve) => resolveWith(resolve, refuse, tooLarge(limit), rethrow));
   }
-  return collect(stream, limit, (bytes) => parseBody(contentType, bytes));
+  return collect(stream, limit, (bytes) => use(parseBody(contentType, bytes)), refuse);
+}
+
+function keep<T>(value: T): T {
+  return value;
+}
+
+function rethrow(err: unknown): never {
+  throw err;
+}
+
+/**
+ * Resolves with `use(arg)`; when that throws, with `refuse` of the error, and should `refuse`
+ * throw too (readBody's rethrows), the promise rejects with that.
+ */
+function resolveWith<A, T>(resolve: (value: T | Promise<T>) => void, use: (arg: A) => T | Promise<T>, arg: A, refuse: (err: unknown) => T | Promise<T>): void {
+  try {
+    resolve(use(arg));
+  } catch (err) {
+    try {
+      resolve(refuse(err));
+    } catch (thrown) {
+      resolve(Promise.reject(thrown));
+    }
+  }
 }
 
 /** Parses a complete body by its (parsed) content type. */
@@ -118,19 +159,20 @@ export function parseContentType(header: string | undefined): ContentType {
 }
 
 /**
- * Reads a stream into one Buffer and resolves with `finish` of it, rejecting with 413 as soon as
- * `limit` is passed. The first of end, error, close or the limit settles it; the listeners stay
- * (removing four per request costs more than the stream they die with) but ignore what follows.
+ * Reads a stream into one Buffer and resolves with `finish` of it, or with `refuse` of the error
+ * (413 as soon as `limit` is passed, or what `finish` threw). The first of end, error, close or
+ * the limit settles it; the listeners stay (removing four per request costs more than the stream
+ * they die with) but ignore what follows.
  */
-function collect<T>(stream: Readable, limit: number, finish: (bytes: Buffer) => T): Promise<T> {
-  return new Promise((resolve, reject) => {
+function collect<T>(stream: Readable, limit: number, finish: (bytes: Buffer) => T | Promise<T>, refuse: (err: unknown) => T | Promise<T>): Promise<T> {
+  return new Promise((resolve) => {
     let chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
     const fail = (err: unknown): void => {
       settled = true;
       chunks = [];
-      reject(err);
+      resolveWith(resolve, refuse, err, rethrow);
     };
     stream.on('data', (chunk: Buffer | string): void => {
       if (settled) return;
@@ -146,12 +188,9 @@ function collect<T>(stream: Readable, limit: number, finish: (bytes: Buffer) => 
     stream.on('end', (): void => {
       if (settled) return;
       settled = true;
-      try {
-        resolve(finish(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
-      } catch (err) {
-        reject(err);
-      }
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       chunks = [];
+      resolveWith(resolve, finish, bytes, refuse);
     });
     stream.on('error', (err: Error): void => {
       if (!settled) fail(new HttpError(400, 'bad_request', `Could not read the request body: ${err.message}`));

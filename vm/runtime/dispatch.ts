@@ -4,8 +4,9 @@
  * (reload, body, an async native) actually returns a Promise.
  */
 import { performance } from 'node:perf_hooks';
-import { HttpError, NO_BODY, hasBody, readBody, type ParsedBody } from './body.js';
+import { HttpError, NO_BODY, hasBody, readBodyThen, type ParsedBody } from './body.js';
 import { RequestContext } from './context.js';
+import { describeError } from './log.js';
 import { errorBody, errorResponse, finalizeResponse, withoutBody } from './response.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteMatch, RouteTarget } from './types.js';
 
@@ -15,8 +16,17 @@ export const BUILTIN_PREFIX = '/_app/';
 type Found = Extract<RouteMatch<RouteTarget>, { kind: 'found' }>;
 type Result = OutgoingResponse | Promise<OutgoingResponse>;
 
-/** Handles one request; returns the response, or a Promise only when some step was asynchronous. */
-export function dispatch(app: AppHandle, incoming: IncomingRequest): Result {
+/**
+ * Where a response that was not ready at once goes (the server's writer): handed over in the
+ * promise turn that finishes it, instead of one turn later through the returned Promise.
+ */
+export type Deliver<T> = (target: T, out: OutgoingResponse) => void;
+
+/**
+ * Handles one request; returns the response, or a Promise only when some step was asynchronous.
+ * With `deliver`, that Promise's response is also given to `deliver(target, response)`.
+ */
+export function dispatch<T>(app: AppHandle, incoming: IncomingRequest, target?: T, deliver?: Deliver<T>): Result {
   const start = performance.now();
   const url = incoming.url;
   const q = url.indexOf('?');
@@ -27,15 +37,39 @@ export function dispatch(app: AppHandle, incoming: IncomingRequest): Result {
   } catch (err) {
     result = internalError(app, incoming, path, err);
   }
-  if (result instanceof Promise) return settle(app, incoming, path, start, result);
+  if (result instanceof Promise) {
+    // Neither step may reject: with `deliver` nobody waits on the returned Promise.
+    const finish = (out: OutgoingResponse): OutgoingResponse => {
+      let answer = out;
+      try {
+        answer = done(app, incoming, path, start, out);
+        if (deliver !== undefined) deliver(target as T, answer);
+      } catch (err) {
+        reportBug(app, 'could not finish the response', err);
+      }
+      return answer;
+    };
+    const fail = (err: unknown): OutgoingResponse => {
+      let out: OutgoingResponse;
+      try {
+        out = internalError(app, incoming, path, err);
+      } catch {
+        out = errorResponse(500, 'internal_error', 'Internal server error');
+      }
+      return finish(out);
+    };
+    return result.then(finish, fail);
+  }
   return done(app, incoming, path, start, result);
 }
 
-function settle(app: AppHandle, incoming: IncomingRequest, path: string, start: number, pending: Promise<OutgoingResponse>): Promise<OutgoingResponse> {
-  return pending.then(
-    (out) => done(app, incoming, path, start, out),
-    (err: unknown) => done(app, incoming, path, start, internalError(app, incoming, path, err)),
-  );
+/** Logs a runtime bug with its stack, unless logging is what failed. */
+function reportBug(app: AppHandle, what: string, err: unknown): void {
+  try {
+    app.log.error(`${what}: ${describeError(err)}`);
+  } catch {
+    // Nothing left to tell it to.
+  }
 }
 
 /** Strips the body for HEAD and writes the request's log line: the path only, as query strings may carry tokens that don't belong in logs. */
@@ -67,7 +101,11 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
     return errorResponse(405, 'method_not_allowed', `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
   }
   if (!hasBody(incoming)) return run(app, incoming, path, rawQuery, match, NO_BODY);
-  return readBody(incoming, app.settings.bodyLimit, match.value.uploads).then(
+  // The route runs as the read settles: the body costs one promise turn, not one per step.
+  return readBodyThen(
+    incoming,
+    app.settings.bodyLimit,
+    match.value.uploads,
     (body) => {
       if (body.cleanup === undefined) return run(app, incoming, path, rawQuery, match, body);
       return thenCleanUp(app, body.cleanup, () => run(app, incoming, path, rawQuery, match, body));
@@ -104,7 +142,7 @@ function cleanUp(app: AppHandle, cleanup: () => Promise<void>): void {
 /** The error body of an HttpError, with its details; a 5xx logs its cause. */
 function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, path: string, err: HttpError): OutgoingResponse {
   if (err.status >= 500) {
-    const cause = err.cause instanceof Error ? (err.cause.stack ?? err.cause.message) : String(err.cause ?? err.message);
+    const cause = describeError(err.cause ?? err.message);
     app.log.error(`${incoming.method} ${path} ${err.message}: ${cause}`);
   }
   const out = errorResponse(err.status, err.code, err.message, err.headers);
@@ -138,7 +176,7 @@ function preflight(app: AppHandle, incoming: IncomingRequest, path: string, rawQ
 /** A bug escaped `execute` (or the runtime): log it with its stack, answer a generic 500. */
 function internalError(app: AppHandle, incoming: IncomingRequest, path: string, err: unknown): OutgoingResponse {
   if (err instanceof HttpError) return httpErrorResponse(app, incoming, path, err);
-  const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  const detail = describeError(err);
   app.log.error(`${incoming.method} ${path} internal error: ${detail}`);
   return errorResponse(500, 'internal_error', 'Internal server error');
 }

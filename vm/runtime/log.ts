@@ -29,6 +29,11 @@ export interface LineSink {
   write(chunk: Uint8Array | string): unknown;
 }
 
+/** An error for the server's log: its stack where it has one (never sent to clients). */
+export function describeError(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}
+
 /** The request line as text: `GET /path 200 0.4ms` (the batching logger writes the same bytes). */
 export function formatRequestLine(method: string, path: string, status: number, ms: number): string {
   const tenths = Math.round(ms * 10);

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { dispatch } from './dispatch.js';
-import type { Logger } from './log.js';
+import { describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse } from './types.js';
 
@@ -94,7 +94,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
         });
       }
     } catch (err) {
-      app.log.error(`could not write response: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      app.log.error(`could not write response: ${describeError(err)}`);
       if (res.headersSent) res.destroy();
       else {
         const fallback = errorResponse(500, 'internal_error', 'Internal server error');
@@ -104,7 +104,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
     }
   };
   const writeFailure = (res: http.ServerResponse, err: unknown): void => {
-    app.log.error(`dispatch failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    app.log.error(`dispatch failed: ${describeError(err)}`);
     write(res, errorResponse(500, 'internal_error', 'Internal server error'));
   };
 
@@ -133,13 +133,13 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
     (req, res) => {
       let out: OutgoingResponse | Promise<OutgoingResponse>;
       try {
-        out = dispatch(app, new NodeIncoming(req));
+        // An answer that takes a promise turn is written by dispatch, as soon as it is ready.
+        out = dispatch(app, new NodeIncoming(req), res, write);
       } catch (err) {
         writeFailure(res, err);
         return;
       }
-      if (out instanceof Promise) out.then((o) => write(res, o), (err: unknown) => writeFailure(res, err));
-      else writeSoon(res, out);
+      if (!(out instanceof Promise)) writeSoon(res, out);
     },
   );
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;

@@ -33,6 +33,32 @@ function body(out: OutgoingResponse): unknown {
 }
 
 describe('dispatch', () => {
+  test('deliver gets an answer that took a promise turn, once, the same as the Promise gives; a ready answer is only returned', async () => {
+    const delivered: [string, OutgoingResponse][] = [];
+    const deliver = (target: string, out: OutgoingResponse): void => void delivered.push([target, out]);
+    const ready = dispatch(app, req('GET', '/hello'), 'a', deliver);
+    assert.ok(!(ready instanceof Promise));
+    assert.deepEqual(delivered, []);
+    const later = dispatch(app, req('GET', '/async'), 'b', deliver);
+    assert.ok(later instanceof Promise);
+    const out = await later;
+    assert.deepEqual(delivered, [['b', out]]);
+    assert.equal(out.body, 'later');
+    const failed = await dispatch(app, req('GET', '/async-boom'), 'c', deliver);
+    assert.equal(failed.status, 500);
+    assert.deepEqual(delivered[1], ['c', failed]);
+  });
+
+  test('a deliver that throws is logged; the returned Promise still resolves (nobody may be waiting on it)', async () => {
+    const local = fakeApp([['GET', '/async', async (ctx) => void ctx.respond(200, 'later', 'text')]]);
+    const out = await dispatch(local, req('GET', '/async'), null, () => {
+      throw new Error('writer broke');
+    });
+    assert.equal(out.status, 200);
+    assert.equal(local.log.errors.length, 1);
+    assert.match(local.log.errors[0]!, /could not finish the response: Error: writer broke/);
+  });
+
   test('a sync route answers synchronously (no Promise)', () => {
     const out = dispatch(app, req('GET', '/hello'));
     assert.ok(!(out instanceof Promise));
