@@ -39,13 +39,20 @@ export function dispatch<T>(app: AppHandle, incoming: IncomingRequest, target?: 
   }
   if (result instanceof Promise) {
     // Neither step may reject: with `deliver` nobody waits on the returned Promise.
+    // A failed log line must not keep the answer from being delivered (the client would wait).
     const finish = (out: OutgoingResponse): OutgoingResponse => {
       let answer = out;
       try {
         answer = done(app, incoming, path, start, out);
-        if (deliver !== undefined) deliver(target as T, answer);
       } catch (err) {
         reportBug(app, 'could not finish the response', err);
+      }
+      if (deliver !== undefined) {
+        try {
+          deliver(target as T, answer);
+        } catch (err) {
+          reportBug(app, 'could not finish the response', err);
+        }
       }
       return answer;
     };

@@ -59,6 +59,18 @@ describe('dispatch', () => {
     assert.match(local.log.errors[0]!, /could not finish the response: Error: writer broke/);
   });
 
+  test('an answer is still delivered when writing its log line fails', async () => {
+    const local = fakeApp([['GET', '/async', async (ctx) => void ctx.respond(200, 'later', 'text')]]);
+    local.log.request = () => {
+      throw new Error('log broke');
+    };
+    const delivered: OutgoingResponse[] = [];
+    const out = await dispatch(local, req('GET', '/async'), null, (_target, answer) => void delivered.push(answer));
+    assert.deepEqual(delivered, [out]);
+    assert.equal(out.status, 200);
+    assert.match(local.log.errors[0]!, /could not finish the response: Error: log broke/);
+  });
+
   test('a sync route answers synchronously (no Promise)', () => {
     const out = dispatch(app, req('GET', '/hello'));
     assert.ok(!(out instanceof Promise));
