@@ -36,8 +36,18 @@ export function describeError(err: unknown): string {
 
 /** The request line as text: `GET /path 200 0.4ms` (the batching logger writes the same bytes). */
 export function formatRequestLine(method: string, path: string, status: number, ms: number): string {
-  const tenths = Math.round(ms * 10);
-  return `${method} ${path} ${status} ${Math.floor(tenths / 10)}.${tenths % 10}ms`;
+  const tenths = tenthsOf(ms);
+  return `${method} ${path} ${wholeOrZero(status)} ${Math.floor(tenths / 10)}.${tenths % 10}ms`;
+}
+
+/** The request line's numbers, for both of its writers: whole non-negative, or 0. */
+function wholeOrZero(n: number): number {
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+}
+
+/** Milliseconds as whole tenths (one decimal, without toFixed on the hot path). */
+function tenthsOf(ms: number): number {
+  return wholeOrZero(Math.round(ms * 10));
 }
 
 export interface LoggerOptions {
@@ -109,13 +119,12 @@ class BatchingLogger implements Logger {
     bytes[at++] = SPACE;
     at = writeText(bytes, at, path);
     bytes[at++] = SPACE;
-    at = writeDigits(bytes, at, Number.isSafeInteger(status) && status >= 0 ? status : 0);
+    at = writeDigits(bytes, at, wholeOrZero(status));
     bytes[at++] = SPACE;
-    const tenths = Math.round(ms * 10);
-    const sane = tenths >= 0 && Number.isSafeInteger(tenths) ? tenths : 0;
-    at = writeDigits(bytes, at, Math.floor(sane / 10));
+    const tenths = tenthsOf(ms);
+    at = writeDigits(bytes, at, Math.floor(tenths / 10));
     bytes[at++] = DOT;
-    bytes[at++] = DIGIT_0 + (sane % 10);
+    bytes[at++] = DIGIT_0 + (tenths % 10);
     bytes[at++] = LETTER_M;
     bytes[at++] = LETTER_S;
     bytes[at++] = NEWLINE;

@@ -70,6 +70,9 @@ describe('request lines', () => {
       ['GET', '/caf\u00e9/\u20ac/\u{1f600}', 404, 1234.56],
       ['GET', '/lone/\ud800/x', 500, 0],
       ['DELETE', '/x', 599, 99999.99],
+      // Nonsense numbers read 0 in both writers.
+      ['GET', '/odd', Number.NaN, -5],
+      ['GET', '/odd', 200.5, Number.POSITIVE_INFINITY],
     ];
     for (const [method, path, status, ms] of cases) log.request(method, path, status, ms);
     log.flush();
@@ -79,6 +82,7 @@ describe('request lines', () => {
     assert.equal(formatRequestLine('GET', '/hello', 200, 0.04), 'GET /hello 200 0.0ms');
     assert.equal(formatRequestLine('GET', '/hello', 200, 12.35), 'GET /hello 200 12.4ms');
     assert.equal(expected.split('\n')[3], 'GET /lone/\ufffd/x 500 0.0ms');
+    assert.equal(formatRequestLine('GET', '/odd', Number.NaN, -5), 'GET /odd 0 0.0ms');
   });
 
   test('a path longer than the buffer is still logged whole, after what was pending', () => {
