@@ -86,16 +86,17 @@ export function readBodyThen<T>(
   refuse: (err: unknown) => T | Promise<T>,
 ): Promise<T> {
   const stream = request.body;
-  if (stream === null) return new Promise((resolve) => resolveWith(resolve, use, NO_BODY, refuse));
+  // A throw in an executor rejects the promise: what `refuse` throws (readBody's rethrow) rejects.
+  if (stream === null) return new Promise((resolve) => resolve(attempt(use, NO_BODY, refuse)));
   const header = request.headers['content-type'];
   const contentType = parseContentType(typeof header === 'string' ? header : undefined);
   if (contentType.type === 'multipart/form-data') {
-    return readMultipart(request, uploads, limit).then((body) => new Promise<T>((resolve) => resolveWith(resolve, use, body, refuse)), refuse);
+    return readMultipart(request, uploads, limit).then((body) => attempt(use, body, refuse), refuse);
   }
   const declared = request.headers['content-length'];
   if (typeof declared === 'string' && Number(declared) > limit) {
     drain(stream);
-    return new Promise((resolve) => resolveWith(resolve, refuse, tooLarge(limit), rethrow));
+    return new Promise((resolve) => resolve(refuse(tooLarge(limit))));
   }
   return collect(stream, limit, (bytes) => use(parseBody(contentType, bytes)), refuse);
 }
@@ -108,19 +109,21 @@ function rethrow(err: unknown): never {
   throw err;
 }
 
-/**
- * Resolves with `use(arg)`; when that throws, with `refuse` of the error, and should `refuse`
- * throw too (readBody's rethrows), the promise rejects with that.
- */
+/** `use(arg)`, or `refuse` of what it threw (which may throw in turn). */
+function attempt<A, T>(use: (arg: A) => T | Promise<T>, arg: A, refuse: (err: unknown) => T | Promise<T>): T | Promise<T> {
+  try {
+    return use(arg);
+  } catch (err) {
+    return refuse(err);
+  }
+}
+
+/** `attempt` from a stream's event handler, where nothing may throw: a throwing `refuse` rejects. */
 function resolveWith<A, T>(resolve: (value: T | Promise<T>) => void, use: (arg: A) => T | Promise<T>, arg: A, refuse: (err: unknown) => T | Promise<T>): void {
   try {
-    resolve(use(arg));
-  } catch (err) {
-    try {
-      resolve(refuse(err));
-    } catch (thrown) {
-      resolve(Promise.reject(thrown));
-    }
+    resolve(attempt(use, arg, refuse));
+  } catch (thrown) {
+    resolve(Promise.reject(thrown));
   }
 }
 
