@@ -80,6 +80,39 @@ describe('startServer', async () => {
     ]);
   });
 
+  test('bodies nobody reads are still drained: one connection mixes bodyless, unread and read bodies', async () => {
+    const requests = [
+      'GET /hello HTTP/1.1\r\nHost: x\r\n\r\n',
+      // 405: the route never reads this body, so node must pull it off the wire before the next request.
+      'POST /hello HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{"unread":1}\n',
+      'GET /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n',
+      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n{"a":1}\r\n0\r\n\r\n',
+      'GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    ];
+    const out = await raw(running.port, requests.join(''));
+    const statuses = [...out.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+    assert.deepEqual(statuses, [200, 405, 200, 200, 200]);
+    assert.match(out, /\r\n\r\n\{"a":1\}HTTP/);
+  });
+
+  test('a request without a body is not drained after its answer; one with a body is', async () => {
+    const seen: import('node:http').IncomingMessage[] = [];
+    const capture = (req: import('node:http').IncomingMessage): void => void seen.push(req);
+    running.server.on('request', capture);
+    try {
+      await (await fetch(`${running.url}/hello`)).json();
+      const wrong = await fetch(`${running.url}/hello`, { method: 'POST', body: 'unread' });
+      await wrong.body?.cancel();
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      running.server.off('request', capture);
+    }
+    assert.equal(seen.length, 2);
+    // Node resumes a stream to drain it; the bodyless one was never touched (skipDrain).
+    assert.equal(seen[0]!.readableFlowing, null);
+    assert.equal(seen[1]!.readableFlowing, true);
+  });
+
   test('malformed HTTP → 400 with the error body, and the server keeps serving', async () => {
     const reply = await raw(running.port, 'THIS IS NOT HTTP\r\n\r\n');
     assert.match(reply, /^HTTP\/1\.1 400 Bad Request\r\n/);
