@@ -4,7 +4,7 @@
  * measured one at a time by autocannon from this process. Prints req/s and p99 per
  * route and server, the ratio to node:http, and whether rvm meets its targets.
  *
- * Env: BENCH_DURATION (measured s per route per server, default 12), BENCH_ROUNDS (default 6),
+ * Env: BENCH_DURATION (measured s per route per server, default 12), BENCH_ROUNDS (default 12),
  * BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 64), BENCH_PIPELINING (default 10),
  * BENCH_ROUTES (only these routes). Always exits 0: it measures, it does not test.
  */
@@ -19,8 +19,12 @@ const PIN = pinning();
 const DURATION_S = positiveEnv('BENCH_DURATION', 12);
 /** Seconds of unmeasured load first, so the JIT has compiled the hot paths of every server. */
 const WARMUP_S = positiveEnv('BENCH_WARMUP', 2);
-/** Rounds the measured time is split into: 2 s each, enough pairs for a median that shrugs off disturbed rounds. */
-const ROUNDS = Math.max(1, Math.floor(positiveEnv('BENCH_ROUNDS', 6)));
+/**
+ * Rounds the measured time is split into: 1 s each. The shared machine's disturbances come in
+ * bursts that can spoil a whole round (per-round ratios of 0.65–1.68 seen on 2026-11-25), so
+ * more, shorter pairs let the median outvote them.
+ */
+const ROUNDS = Math.max(1, Math.floor(positiveEnv('BENCH_ROUNDS', 12)));
 /** Concurrent connections: enough to keep one server core saturated on loopback. */
 const CONNECTIONS = positiveEnv('BENCH_CONNECTIONS', 64);
 /**
