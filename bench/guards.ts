@@ -1,9 +1,11 @@
 /**
  * What guards cost on the hot path: GET /guarded (guard auth + guard rate_limit) against the same
  * route unguarded (GET /open), both from one `rvm run --prod` (bench/apps/guarded), the same bearer
- * token on every request. Rounds alternate the two routes; medians are compared. Target: the
- * guarded route reaches ≥ 0.8× the unguarded req/s. Env: BENCH_DURATION (s per round, default 8),
- * BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 64), BENCH_PIPELINING (requests in flight
+ * token on every request. Each round runs the two routes back to back, in alternating order; the
+ * ratio is the median of the per-round ratios, as in http.ts (a burst of noise on the shared
+ * machine spoils a round, not the result; three rounds of 8 s gave 0.76–0.82× for one build).
+ * Target: the guarded route reaches ≥ 0.8× the unguarded req/s. Env: BENCH_DURATION (s per route
+ * per round, default 2), BENCH_ROUNDS (default 12), BENCH_CONNECTIONS (default 64), BENCH_PIPELINING (requests in flight
  * per connection, default 10: without pipelining the load generator, not the server, sets the
  * rate on a 2-core machine, see http.ts). Always exits 0.
  */
@@ -13,8 +15,8 @@ import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
 import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pinning, waitForServer } from './util.js';
 
-const DURATION = Number(process.env.BENCH_DURATION) || 8;
-const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
+const DURATION = Number(process.env.BENCH_DURATION) || 2;
+const ROUNDS = Number(process.env.BENCH_ROUNDS) || 12;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) || 64;
 const PIPELINING = Number(process.env.BENCH_PIPELINING) || 10;
 /** The signing key of the run: random, never a committed secret. */
@@ -43,12 +45,15 @@ try {
   }
   const open = median(results['/open']!);
   const guarded = median(results['/guarded']!);
-  console.log(`Guards on the hot path — ${machineDescription()}, ${ROUNDS} rounds of ${DURATION} s, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each\n`);
-  console.log(formatTable(['route', 'req/s (median)', 'ratio'], [
+  const ratios = results['/open']!.map((o, round) => results['/guarded']![round]! / o);
+  const ratio = median(ratios);
+  const range = `rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+  console.log(`Guards on the hot path — ${machineDescription()}, ${ROUNDS} rounds of ${DURATION} s per route, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each; ${pin.note}\n`);
+  console.log(formatTable(['route', 'req/s (median)', 'ratio (median of rounds)'], [
     ['GET /open (no guard)', fmt(open), '1.00'],
-    ['GET /guarded (auth + rate_limit)', fmt(guarded), (guarded / open).toFixed(2)],
+    ['GET /guarded (auth + rate_limit)', fmt(guarded), ratio.toFixed(3)],
   ]));
-  console.log(`\n${guarded / open >= 0.8 ? 'PASS' : 'MISS'}  guarded ≥ 0.8× unguarded req/s (${(guarded / open).toFixed(2)}×)`);
+  console.log(`\n${ratio >= 0.8 ? 'PASS' : 'MISS'}  guarded ≥ 0.8× unguarded req/s (${ratio.toFixed(3)}×, ${range})`);
 } finally {
   child.kill('SIGTERM');
 }

@@ -22,9 +22,8 @@ export class Rechecked<T> {
     private readonly now: Clock = Date.now,
   ) {}
 
-  /** The current value for `secrets`. */
-  get(secrets: SecretSource): T {
-    const now = this.now();
+  /** The current value for `secrets`; `now` saves a clock read when the caller has just made one. */
+  get(secrets: SecretSource, now: number = this.now()): T {
     if (secrets !== this.source || now - this.checkedAt >= SECRETS_RECHECK_MS || now < this.checkedAt) {
       this.value = this.compute(secrets);
       this.source = secrets;

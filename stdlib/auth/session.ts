@@ -87,13 +87,13 @@ export class AuthSession {
   authenticate(ctx: CallContext): ValueObject | null | Promise<ValueObject | null> {
     const locals = ctx.locals;
     if (locals.has(CLAIMS_LOCAL)) return locals.get(CLAIMS_LOCAL) as ValueObject | null;
-    const keyText = this.currentKey(ctx.app.secrets);
+    const now = this.now();
+    const keyText = this.currentKey(ctx.app.secrets, now);
     const token = requestToken(ctx.request);
     if (token === null) {
       locals.set(CLAIMS_LOCAL, null);
       return null;
     }
-    const now = this.now();
     const cached = this.cache.get(token, now);
     if (cached !== undefined) {
       locals.set(CLAIMS_LOCAL, cached);
@@ -140,8 +140,8 @@ export class AuthSession {
   }
 
   /** The app's key text, clearing the cache when it changed. Throws when none is configured or it is weak. */
-  private currentKey(secrets: SecretSource): string {
-    const keyText = this.key.get(secrets);
+  private currentKey(secrets: SecretSource, now: number): string {
+    const keyText = this.key.get(secrets, now);
     if (keyText === null) {
       throw new RvmError(
         `authentication is not configured: set the ${JWT_SECRET_ENV} environment variable or write the key to .secrets/${JWT_SECRET_FILE} (at least 32 random bytes, e.g. from secure_random(32))`,

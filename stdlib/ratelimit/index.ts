@@ -4,9 +4,9 @@
  * default); the clock is injectable for tests.
  */
 import { RvmError, SecretText, argumentProblem, definePlugin, revealText, typeName } from '../../plugins/sdk.js';
-import type { GuardFn, Halt, PluginApi, PluginDefinition, Value, ValueObject } from '../../plugins/sdk.js';
+import type { CallContext, GuardFn, GuardUse, Halt, PluginApi, PluginDefinition, Value, ValueObject } from '../../plugins/sdk.js';
 import { rateLimitField, rateLimitHeaders, secondsUntil } from './headers.js';
-import { guardKey, ipKey, rawKey, userKey } from './keys.js';
+import { GuardKeys, ipKey, rawKey, userKey } from './keys.js';
 import { createMemoryRateLimitStore, type RateLimitResult, type RateLimitStore } from './store.js';
 
 /**
@@ -116,6 +116,7 @@ interface Policy {
   windowMs: number;
   limitText: string;
   policyText: string;
+  keys: GuardKeys;
 }
 
 /** Validated policies by limit, then window: guard arguments are route constants, so this stays small. */
@@ -128,7 +129,7 @@ function policyCache(): (limit: Value | undefined, window: Value | undefined) =>
       const l = limitArg('rate_limit', limit);
       const w = windowArg('rate_limit', window);
       const headers = rateLimitHeaders(l, 0, 0, w);
-      policy = { limit: l, windowSeconds: w, windowMs: w * 1000, limitText: headers['RateLimit-Limit']!, policyText: headers['RateLimit-Policy']! };
+      policy = { limit: l, windowSeconds: w, windowMs: w * 1000, limitText: headers['RateLimit-Limit']!, policyText: headers['RateLimit-Policy']!, keys: new GuardKeys(l, w) };
       if (byWindow === undefined) byLimit.set(limit, (byWindow = new Map()));
       byWindow.set(window, policy);
     }
@@ -141,31 +142,34 @@ function rateLimitGuard(store: RateLimitStore, now: () => number): GuardFn {
   return (ctx, args, use) => {
     const policy = policyOf(args[0], args[1]);
     const t = now();
-    const answer = (r: RateLimitResult): Halt | undefined => {
-      const seconds = secondsUntil(r.resetAt, t);
-      if (!r.allowed && use.mode === 'required') {
-        const headers = rateLimitHeaders(policy.limit, r.remaining, seconds, policy.windowSeconds);
-        // Never earlier than the reset, and at least a second: a 429 always means "wait".
-        headers['Retry-After'] = String(Math.max(1, seconds));
-        return ctx.fail(429, 'Too many requests, slow down', 'too_many_requests', headers);
-      }
-      // With several rate_limit guards on a route, the headers show the tightest.
-      const response = ctx.response;
-      const shown = response.getHeader('ratelimit-remaining');
-      if (shown !== undefined && Number(shown) < r.remaining) return undefined;
-      // Set directly (no intermediate object): this runs on every request of a limited route.
-      const remaining = String(r.remaining);
-      const reset = String(seconds);
-      response.setHeader('RateLimit-Limit', policy.limitText);
-      response.setHeader('RateLimit-Remaining', remaining);
-      response.setHeader('RateLimit-Reset', reset);
-      response.setHeader('RateLimit-Policy', policy.policyText);
-      response.setHeader('RateLimit', rateLimitField(remaining, reset));
-      return undefined;
-    };
-    const r = store.hit(guardKey(ctx.request, policy.limit, policy.windowSeconds), policy.limit, policy.windowMs, t);
-    return r instanceof Promise ? r.then(answer) : answer(r);
+    const r = store.hit(policy.keys.of(ctx.request), policy.limit, policy.windowMs, t);
+    // No closure on the synchronous path (the in-process store): this runs on every request of a limited route.
+    return r instanceof Promise ? r.then((settled) => answer(ctx, use, policy, t, settled)) : answer(ctx, use, policy, t, r);
   };
+}
+
+/** The guard's verdict on one hit: a 429 over the limit, else the rate-limit headers (the tightest policy's, with several). */
+function answer(ctx: CallContext, use: GuardUse, policy: Policy, t: number, r: RateLimitResult): Halt | undefined {
+  const seconds = secondsUntil(r.resetAt, t);
+  if (!r.allowed && use.mode === 'required') {
+    const headers = rateLimitHeaders(policy.limit, r.remaining, seconds, policy.windowSeconds);
+    // Never earlier than the reset, and at least a second: a 429 always means "wait".
+    headers['Retry-After'] = String(Math.max(1, seconds));
+    return ctx.fail(429, 'Too many requests, slow down', 'too_many_requests', headers);
+  }
+  // With several rate_limit guards on a route, the headers show the tightest.
+  const response = ctx.response;
+  const shown = response.getHeader('ratelimit-remaining');
+  if (shown !== undefined && Number(shown) < r.remaining) return undefined;
+  // Set directly (no intermediate object): this runs on every request of a limited route.
+  const remaining = String(r.remaining);
+  const reset = String(seconds);
+  response.setHeader('RateLimit-Limit', policy.limitText);
+  response.setHeader('RateLimit-Remaining', remaining);
+  response.setHeader('RateLimit-Reset', reset);
+  response.setHeader('RateLimit-Policy', policy.policyText);
+  response.setHeader('RateLimit', rateLimitField(remaining, reset));
+  return undefined;
 }
 
 const KEY_PARAMS = (what: string, doc: string) => [

@@ -208,6 +208,18 @@ describe('TokenCache', () => {
     cache.set('c', { n: 3 }, Infinity);
     assert.deepEqual([cache.get('a', 0), cache.get('b', 0), cache.get('c', 0)], [{ n: 1 }, undefined, { n: 3 }]);
   });
+
+  test('tokens sharing a fingerprint (same length and ending) never get each other\'s claims', () => {
+    const cache = new TokenCache(8);
+    const ending = '.same-signature-end';
+    cache.set(`first${ending}`, { n: 1 }, Infinity);
+    assert.equal(cache.get(`other${ending}`, 0), undefined, 'an unverified token with the same ending is a miss');
+    cache.set(`secon${ending}`, { n: 2 }, Infinity);
+    assert.deepEqual(cache.get(`secon${ending}`, 0), { n: 2 });
+    const first = cache.get(`first${ending}`, 0);
+    assert.ok(first === undefined || first.n === 1, 'the earlier token is a miss or its own claims');
+    assert.ok(cache.size <= 2);
+  });
 });
 
 describe('API keys', () => {

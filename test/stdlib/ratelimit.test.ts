@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { RvmError, SecretText, type AppSettings, type GuardFn, type GuardMeta, type NativeFn, type PluginApi, type RequestInfo, type Value } from '../../plugins/sdk.js';
 import { createRateLimitPlugin, createMemoryRateLimitStore, type RateLimitStore } from '../../stdlib/ratelimit/index.js';
 import { rateLimitHeaders, secondsUntil } from '../../stdlib/ratelimit/headers.js';
-import { guardKey, ipKey, rawKey, userKey, MAX_KEY_LENGTH } from '../../stdlib/ratelimit/keys.js';
+import { GuardKeys, guardKey, ipKey, rawKey, userKey, MAX_KEY_LENGTH, MAX_REMEMBERED_GUARD_KEYS } from '../../stdlib/ratelimit/keys.js';
 import { fakeContext, TEST_APP } from '../plugins/fake-context.js';
 
 interface Loaded {
@@ -182,6 +182,20 @@ describe('rate limit keys', () => {
     assert.notEqual(guardKey(base, 5, 60), guardKey(request({ path: '/a', ip: '10.0.0.2' }), 5, 60));
     assert.equal(guardKey(request({ ip: '2001:db8::1' }), 5, 60), guardKey(request({ ip: '2001:db8::ffff:1' }), 5, 60));
     assert.notEqual(guardKey(request({ ip: '2001:db8::1' }), 5, 60), guardKey(request({ ip: '2001:db8:0:1::1' }), 5, 60));
+  });
+
+  test('remembered guard keys are the guard keys, and their number stays bounded', () => {
+    const keys = new GuardKeys(5, 60);
+    const route = 'GET /users/:id';
+    for (const r of [request({ path: '/users/7', route, ip: '10.0.0.1' }), request({ path: '/b', ip: '2001:db8::1' }), request({ path: '/b', ip: '10.0.0.1' })]) {
+      assert.equal(keys.of(r), guardKey(r, 5, 60));
+      assert.equal(keys.of(r), guardKey(r, 5, 60), 'the second time, from memory');
+    }
+    for (let i = 0; i < MAX_REMEMBERED_GUARD_KEYS * 2 + 5; i++) {
+      const r = request({ path: '/a', ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` });
+      assert.equal(keys.of(r), guardKey(r, 5, 60));
+    }
+    assert.ok(keys.size > 0 && keys.size <= MAX_REMEMBERED_GUARD_KEYS);
   });
 
   test('namespaces keep kinds apart and long keys are bounded', () => {
