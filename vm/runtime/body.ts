@@ -57,10 +57,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** True when the request announces a body (a non-zero content-length, or chunked transfer). */
 export function hasBody(request: IncomingRequest): boolean {
-  if (request.body === null) return false;
-  const length = request.headers['content-length'];
+  return request.body !== null && announcesBody(request.headers);
+}
+
+/** RFC 9112 §6.3: a request has a body only if its headers say so, with content-length or transfer-encoding. */
+export function announcesBody(headers: IncomingRequest['headers']): boolean {
+  const length = headers['content-length'];
   if (length !== undefined) return length !== '0';
-  return request.headers['transfer-encoding'] !== undefined;
+  return headers['transfer-encoding'] !== undefined;
 }
 
 /**

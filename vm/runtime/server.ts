@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { announcesBody } from './body.js';
 import { dispatch } from './dispatch.js';
 import { describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
@@ -65,12 +66,6 @@ class NodeIncoming implements IncomingRequest {
   get encrypted(): boolean {
     return (this.req.socket as Socket & { encrypted?: boolean }).encrypted === true;
   }
-}
-
-/** RFC 9112 §6.3: a request has a body only if it says so with content-length or transfer-encoding. */
-function announcesBody(headers: http.IncomingHttpHeaders): boolean {
-  const length = headers['content-length'];
-  return (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
 }
 
 /**
