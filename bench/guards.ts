@@ -13,10 +13,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
-import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pinning, waitForServer } from './util.js';
+import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pairedRatio, pinning, waitForServer } from './util.js';
 
 const DURATION = Number(process.env.BENCH_DURATION) || 2;
-const ROUNDS = Number(process.env.BENCH_ROUNDS) || 12;
+const ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_ROUNDS) || 12));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS) || 64;
 const PIPELINING = Number(process.env.BENCH_PIPELINING) || 10;
 /** The signing key of the run: random, never a committed secret. */
@@ -45,9 +45,7 @@ try {
   }
   const open = median(results['/open']!);
   const guarded = median(results['/guarded']!);
-  const ratios = results['/open']!.map((o, round) => results['/guarded']![round]! / o);
-  const ratio = median(ratios);
-  const range = `rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+  const { ratio, range } = pairedRatio(results['/guarded']!, results['/open']!)!;
   console.log(`Guards on the hot path — ${machineDescription()}, ${ROUNDS} rounds of ${DURATION} s per route, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each; ${pin.note}\n`);
   console.log(formatTable(['route', 'req/s (median)', 'ratio (median of rounds)'], [
     ['GET /open (no guard)', fmt(open), '1.00'],

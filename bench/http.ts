@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pinning, waitForServer } from './util.js';
+import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pairedRatio, pinning, waitForServer } from './util.js';
 
 const PIN = pinning();
 
@@ -236,8 +236,8 @@ function report(results: Results): void {
         rows.push([route.name, server.name, '-', '-', '-', m ?? 'not run']);
         continue;
       }
-      const paired = pairedRatio(results, server.name, 'node:http', route.name);
-      const ratio = paired === null ? '-' : `${paired.toFixed(2)}×`;
+      const paired = pairedRatioOf(results, server.name, 'node:http', route.name);
+      const ratio = paired === null ? '-' : `${paired.ratio.toFixed(2)}×`;
       const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : ''].filter(Boolean).join(', ');
       rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), ratio, notes]);
     }
@@ -251,22 +251,11 @@ function report(results: Results): void {
   for (const line of checks(results)) console.log(line);
 }
 
-/**
- * `a`'s req/s over `b`'s on one route: the median of the per-round ratios. Rounds of the two
- * servers ran back to back, so pairing them cancels the slow drifts of a shared machine that a
- * ratio of two medians keeps.
- */
-/** The per-round ratios of server `a` to server `b` on a route (rounds run back to back), or null. */
-function pairedRatios(results: Results, a: string, b: string, route: string): number[] | null {
+/** `a`'s req/s over `b`'s on one route, from their paired rounds; null when either is missing. */
+function pairedRatioOf(results: Results, a: string, b: string, route: string): ReturnType<typeof pairedRatio> {
   const ra = measurement(results, a, route)?.rounds;
   const rb = measurement(results, b, route)?.rounds;
-  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length === 0) return null;
-  return ra.map((v, i) => v / rb[i]!);
-}
-
-function pairedRatio(results: Results, a: string, b: string, route: string): number | null {
-  const ratios = pairedRatios(results, a, b, route);
-  return ratios === null ? null : median(ratios);
+  return ra === undefined || rb === undefined ? null : pairedRatio(ra, rb);
 }
 
 function checks(results: Results): string[] {
@@ -274,14 +263,12 @@ function checks(results: Results): string[] {
   const verdict = (ok: boolean | null) => (ok === null ? 'n/a ' : ok ? 'PASS' : 'MISS');
   /** A req/s target: the median of the paired ratios to three places, and the rounds' range, so a near miss reads as one. */
   const ratioCheck = (label: string, route: string, peer: string, target: number): void => {
-    const ratios = pairedRatios(results, 'rvm', peer, route);
-    if (ratios === null) {
+    const paired = pairedRatioOf(results, 'rvm', peer, route);
+    if (paired === null) {
       lines.push(`${verdict(null)}  ${label} (-)`);
       return;
     }
-    const mid = median(ratios);
-    const range = `rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
-    lines.push(`${verdict(mid >= target)}  ${label} (${mid.toFixed(3)}×, ${range})`);
+    lines.push(`${verdict(paired.ratio >= target)}  ${label} (${paired.ratio.toFixed(3)}×, ${paired.range})`);
   };
   ratioCheck(`rvm GET /hello ≥ ${TARGET_VS_NODE}× node:http req/s`, 'GET /hello', 'node:http', TARGET_VS_NODE);
   ratioCheck('rvm GET /hello ≥ Fastify req/s', 'GET /hello', 'fastify', 1);

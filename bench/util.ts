@@ -77,6 +77,17 @@ export function median(values: readonly number[]): number {
 }
 
 /**
+ * `a`'s rate over `b`'s from rounds that ran back to back: the median of the per-round ratios
+ * (pairing cancels the slow drifts of a shared machine that a ratio of two medians keeps), and
+ * the rounds' range as text, so a near miss reads as one. Null when the rounds do not pair.
+ */
+export function pairedRatio(a: readonly number[], b: readonly number[]): { ratio: number; range: string } | null {
+  if (a.length === 0 || a.length !== b.length) return null;
+  const ratios = a.map((v, i) => v / b[i]!);
+  return { ratio: median(ratios), range: `rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}` };
+}
+
+/**
  * CPU pinning for the HTTP benchmarks: on a machine of two cores or more with `taskset`, servers
  * run on core 0 and the load generator (this process) on core 1, so neither steals the other's
  * core and ratios between servers stop depending on the scheduler. BENCH_PIN=0 turns it off.
