@@ -60,7 +60,7 @@ export interface RequestInfo {
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string | string[]>>;
   readonly cookies: Readonly<Record<string, string>>;
-  /** The raw parsed body (JSON value, form fields) or null. */
+  /** The raw parsed body (JSON value, form fields) or null; null until it is read, after the route's guards. */
   readonly body: unknown;
   /** The route that matched, as written: `GET /users/:id` (null for built-in endpoints). */
   readonly route: string | null;
@@ -88,9 +88,27 @@ export interface AppSettings {
   readonly dev: boolean;
   readonly bodyLimit: number;
   readonly trustProxy: boolean;
+  /** The isolation limits (DESIGN §5.1): rvm.config.json `limits`, else their defaults. */
+  readonly limits: Limits;
   readonly config: Readonly<Record<string, unknown>>;
   /** Secret files and the environment of this app. */
   readonly secrets: SecretSource;
+}
+
+/** The limits that keep one request from taking time, memory or connections from the others. */
+export interface Limits {
+  /** Wall-clock time from a request's arrival to its answer, awaits included (503 `request_timeout`). */
+  readonly wallTimeMs: number;
+  /** Requests being served at once; past it, 503 `overloaded`. */
+  readonly maxInFlight: number;
+  /** Bytes of request bodies held in memory at once, raw and parsed; past it, 503 `overloaded`. */
+  readonly maxBodyMemory: number;
+  /** Open connections to the server; past it, new ones are closed at once. */
+  readonly maxConnections: number;
+  /** Open connections from one client address (not a trusted proxy); past it, new ones are closed at once. */
+  readonly maxConnectionsPerClient: number;
+  /** Open server-sent event streams per client address. */
+  readonly maxStreamsPerClient: number;
 }
 
 /** Where plugins read keys: `app/.secrets/NAME` files and the environment. */
@@ -130,6 +148,12 @@ export interface CallContext {
    * Message and code default to the status's (`Forbidden`, `forbidden` for 403).
    */
   fail(status: number, message?: string, code?: string, headers?: Record<string, string>): Halt;
+  /**
+   * Runs `check` right after the request body is read, before validation; it may answer
+   * (`return ctx.fail(...)`). Guards run before the body is read (DESIGN §5.1): a guard that
+   * needs a body field (the `_csrf` form field) leaves its check here.
+   */
+  afterBody(check: (ctx: CallContext) => void | Halt): void;
   /** Middleware only: runs the rest of the chain; resolves once the handler has answered. */
   next(): Value | Promise<Value>;
   /**

@@ -43,6 +43,8 @@ export class ChunkCompiler {
   private readonly loops: LoopContext[] = [];
   private tryDepth = 0;
   private reportedTooManyLocals = false;
+  /** A READ_BODY was emitted unconditionally (a route's, after its guards). */
+  private bodyRead = false;
 
   constructor(
     private readonly reporter: Reporter,
@@ -81,6 +83,17 @@ export class ChunkCompiler {
     const index = this.emitter.ref({ ...ref, kind: 'guard', argc: args.length });
     this.emitter.emit(Op.CALL, [index, args.length], at);
     this.emitter.emit(Op.POP, [], at);
+  }
+
+  /** Emits READ_BODY; later uses of the body in this chunk need no read of their own. */
+  readBody(at: Pos): void {
+    this.emitter.emit(Op.READ_BODY, [], at);
+    this.bodyRead = true;
+  }
+
+  /** Before a use of `body` or `request.body` that may come before the route's READ_BODY. */
+  private needBody(at: Pos): void {
+    if (!this.bodyRead) this.emitter.emit(Op.READ_BODY, [], at);
   }
 
   /** Emits VALIDATE for the body (0) or query (1) section. */
@@ -362,10 +375,12 @@ export class ChunkCompiler {
       case 'Logical':
         return this.logical(expr);
       case 'Member':
+        if (expr.name === 'body' && isRequest(expr.object)) this.needBody(expr);
         this.expr(expr.object);
         this.emitter.emit(Op.GET_FIELD, [this.emitter.constant(expr.name)], expr);
         return;
       case 'Index':
+        if (isRequest(expr.object) && expr.index.kind === 'Literal' && expr.index.value === 'body') this.needBody(expr);
         this.expr(expr.object);
         this.expr(expr.index);
         this.emitter.emit(Op.GET_INDEX, [], expr);
@@ -426,6 +441,7 @@ export class ChunkCompiler {
     }
     const ambient = (AMBIENT_NAMES as readonly string[]).indexOf(expr.name);
     if (ambient >= 0) {
+      if (expr.name === 'body') this.needBody(expr);
       this.emitter.emit(Op.LOAD_AMBIENT, [ambient], expr);
       return;
     }
@@ -480,3 +496,8 @@ const BINARY_OPS = {
   '>': Op.GT,
   '>=': Op.GE,
 } as const;
+
+/** The ambient `request` (ambient names cannot be rebound, so the name always means it). */
+function isRequest(expr: Expr): boolean {
+  return expr.kind === 'Name' && expr.name === 'request';
+}

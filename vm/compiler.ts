@@ -113,7 +113,7 @@ function collectTopLevel(decls: readonly Decl[], reporter: Reporter): Map<string
   return kinds;
 }
 
-/** One route: its chunk (guard calls, VALIDATE, handler) and its metadata. */
+/** One route: its chunk (guard calls, READ_BODY, VALIDATE, handler) and its metadata. */
 function compileRoute(
   decl: RouteDecl,
   reporter: Reporter,
@@ -128,6 +128,8 @@ function compileRoute(
   for (const guard of guards) {
     compiler.guardCall({ name: guard.name, line: guard.line, col: guard.col, mode: guard.mode }, guard.args, guard);
   }
+  // DESIGN §5.1: a body is read only for a request its guards let through.
+  compiler.readBody(decl);
   if (decl.validate) compiler.validate(0, decl.validate);
   if (decl.query) compiler.validate(1, decl.query);
   compiler.statements(decl.body);

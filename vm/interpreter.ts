@@ -563,6 +563,14 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             }
             break;
           }
+          case Op.READ_BODY: {
+            const result = host.readBody();
+            if (result === undefined) break;
+            if (result === HALT) return HALT;
+            frame.ip = ip;
+            fiber.sp = sp;
+            return result.then((v) => (v === HALT ? HALT : run(fiber)));
+          }
           case Op.CALL:
             throw new RvmError(`unlinked call in ${frame.chunk.data.name}`, 'internal_error');
           default:

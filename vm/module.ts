@@ -7,9 +7,10 @@ import type { FieldType, HttpMethod, Literal, PathSegment } from './ast.js';
 
 /**
  * Bumped whenever the shape of CompiledModule, the meaning of an opcode or what a cached artefact
- * vouches for changes. 4: the cache holds only modules whose validation was checked clean.
+ * vouches for changes. 4: the cache holds only modules whose validation was checked clean. 5: READ_BODY,
+ * the request body is read after a route's guards.
  */
-export const FORMAT_VERSION = 4;
+export const FORMAT_VERSION = 5;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';

@@ -54,6 +54,7 @@ export const enum Op {
   FAIL,
   RESPOND,
   VALIDATE,
+  READ_BODY,
 }
 
 /** What an operand means; the disassembler renders each kind its own way. */
@@ -139,6 +140,7 @@ export const OPCODES: readonly OpInfo[] = [
   { op: Op.FAIL, name: 'FAIL', operands: [], pop: 2, push: 0, stack: 'status message ->', doc: 'End the request with an error response (not catchable).' },
   { op: Op.RESPOND, name: 'RESPOND', operands: [], pop: 1, push: 0, stack: '{status json text html headers} ->', doc: 'The response statement: answer and end the handler.' },
   { op: Op.VALIDATE, name: 'VALIDATE', operands: [{ name: 'section', kind: 'section' }], pop: 0, push: 0, stack: '->', doc: 'Validate the body (0) or query (1) against the route schema; answers 422 on failure.' },
+  { op: Op.READ_BODY, name: 'READ_BODY', operands: [], pop: 0, push: 0, stack: '->', doc: "Read and parse the request's body unless it is read already (after a route's guards, before a first use of `body` or `request.body` elsewhere); answers 400/413/415/503 when it cannot." },
 ];
 
 /** Length in code units (opcode + operands) of each opcode, indexed by opcode. */

@@ -27,6 +27,11 @@ export interface VmHost extends CallContext {
   responseValue(): Value;
   /** The value of the ambient `body` (the raw body, or the validated fields after VALIDATE). */
   body: Value;
+  /**
+   * READ_BODY: reads and parses the request body unless that was done (then undefined, at once);
+   * HALT when the body was refused and the request answered (400, 413, 415, 503).
+   */
+  readBody(): void | Halt | Promise<void | Halt>;
 }
 
 /** Runs a route's `validate` (section 0) or `query` (section 1) block. */

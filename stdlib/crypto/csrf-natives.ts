@@ -2,8 +2,8 @@
  * The CSRF natives and guard: csrf_token(), csrf_verify(submitted, stored) and `guard csrf`.
  */
 import { constantTimeEqual, normalizeOrigin, setCookie } from '../../plugins/sdk.js';
-import type { AppSettings, CallContext, PluginApi } from '../../plugins/sdk.js';
-import { CSRF_COOKIE, csrfRequestValid, csrfTokenValid, issueCsrfToken, sessionBinding } from './csrf.js';
+import type { AppSettings, CallContext, Halt, PluginApi } from '../../plugins/sdk.js';
+import { CSRF_COOKIE, csrfRequestValid, csrfTokenValid, issueCsrfToken, sessionBinding, tokenInBody } from './csrf.js';
 
 /** Where csrf_token() keeps the token it issued, so a second call in one request agrees. */
 const LOCAL_TOKEN = 'crypto.csrf_token';
@@ -97,8 +97,13 @@ export function registerCsrf(rvm: PluginApi): void {
     'csrf',
     (ctx) => {
       // `csrf: optional` checks like `csrf: required`: a CSRF check that never refuses protects nothing.
-      if (csrfRequestValid(ctx.request, ctx.app.secrets.appSecret(), ctx.app.trustProxy, trusted)) return;
-      return ctx.fail(CSRF_STATUS, CSRF_MESSAGE, CSRF_CODE);
+      const check = (c: CallContext): void | Halt => {
+        if (csrfRequestValid(c.request, c.app.secrets.appSecret(), c.app.trustProxy, trusted)) return;
+        return c.fail(CSRF_STATUS, CSRF_MESSAGE, CSRF_CODE);
+      };
+      // A form's `_csrf` field is checked right after the body is read, before validation.
+      if (tokenInBody(ctx.request)) ctx.afterBody(check);
+      else return check(ctx);
     },
     {
       params: [],

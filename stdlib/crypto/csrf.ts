@@ -68,6 +68,16 @@ export function submittedToken(request: Pick<RequestInfo, 'headers' | 'body'>): 
 }
 
 /**
+ * True when the guard must wait for the body: an unsafe method whose token can only be the
+ * `_csrf` field of a form (no X-CSRF-Token header). Guards run before the body is read.
+ */
+export function tokenInBody(request: Pick<RequestInfo, 'method' | 'headers'>): boolean {
+  if (SAFE_METHODS.has(request.method) || request.headers[CSRF_HEADER] !== undefined) return false;
+  const type = single(request.headers['content-type'])?.split(';')[0].trim().toLowerCase();
+  return type !== undefined && FORM_TYPES.has(type);
+}
+
+/**
  * The origin this request was addressed to: its scheme (HTTPS directly or, with trust proxy,
  * `X-Forwarded-Proto`) and its `Host` (with trust proxy, `X-Forwarded-Host` first). Null when
  * there is no usable host.

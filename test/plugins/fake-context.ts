@@ -5,16 +5,19 @@
 import { HALT } from '../../plugins/sdk.js';
 import type { AppSettings, BodyKind, CallContext, Halt, RequestInfo, ResponseDraft, Value } from '../../plugins/sdk.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
+import { DEFAULT_LIMITS } from '../../vm/runtime/limits.js';
 import { defaultErrorCode, defaultErrorMessage } from '../../vm/runtime/response.js';
 
 export interface FakeContext extends CallContext {
   readonly logs: string[];
   readonly answers: { status: number; body: Value; kind: BodyKind }[];
   readonly failures: { status: number; message: string; code?: string; headers?: Record<string, string> }[];
+  /** What guards left for after the body is read (`afterBody`), in order. */
+  readonly bodyChecks: ((ctx: CallContext) => void | Halt)[];
 }
 
 /** Settings of an app loaded from nowhere, in dev mode. */
-export const TEST_APP: AppSettings = { dir: null, dev: true, bodyLimit: 1024 * 1024, trustProxy: false, config: {}, secrets: createSecretSource(null, {}) };
+export const TEST_APP: AppSettings = { dir: null, dev: true, bodyLimit: 1024 * 1024, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, secrets: createSecretSource(null, {}) };
 
 function draft(): ResponseDraft {
   const headers = new Map<string, string | string[]>();
@@ -62,6 +65,7 @@ export function fakeContext(options: { request?: Partial<RequestInfo>; next?: ()
   const logs: string[] = [];
   const answers: FakeContext['answers'] = [];
   const failures: FakeContext['failures'] = [];
+  const bodyChecks: FakeContext['bodyChecks'] = [];
   const store = new Map<string, Value>();
   const respond = (status: number, body: Value, kind: BodyKind = 'json'): Halt => {
     answers.push({ status, body, kind });
@@ -85,6 +89,8 @@ export function fakeContext(options: { request?: Partial<RequestInfo>; next?: ()
     answers,
     failures,
     log: (message) => void logs.push(message),
+    bodyChecks,
+    afterBody: (check) => void bodyChecks.push(check),
     respond,
     fail(status, message, code, headers) {
       failures.push({ status, message: message ?? defaultErrorMessage(status), code, headers });

@@ -112,7 +112,11 @@ describe('expressions', () => {
 
   test('member, index, ambient names', () => {
     assert.deepEqual(body([b.expr(b.member(name('request'), 'path'))]), ['LOAD_AMBIENT 0', 'GET_FIELD "path"', 'POP']);
-    assert.deepEqual(body([b.expr(b.index(name('body'), lit('k')))]), ['LOAD_AMBIENT 1', 'CONST "k"', 'GET_INDEX', 'POP']);
+    // Outside a route's prologue every use of the body reads it first (READ_BODY does nothing the second time).
+    assert.deepEqual(body([b.expr(b.index(name('body'), lit('k')))]), ['READ_BODY', 'LOAD_AMBIENT 1', 'CONST "k"', 'GET_INDEX', 'POP']);
+    assert.deepEqual(body([b.expr(b.member(name('request'), 'body'))]), ['READ_BODY', 'LOAD_AMBIENT 0', 'GET_FIELD "body"', 'POP']);
+    assert.deepEqual(body([b.expr(b.index(name('request'), lit('body')))]), ['READ_BODY', 'LOAD_AMBIENT 0', 'CONST "body"', 'GET_INDEX', 'POP']);
+    assert.deepEqual(body([b.expr(b.member(name('request'), 'headers'))]), ['LOAD_AMBIENT 0', 'GET_FIELD "headers"', 'POP']);
     assert.deepEqual(
       body([b.expr(b.list(['params', 'query', 'response'].map((n) => name(n))))]),
       ['LOAD_AMBIENT 2', 'LOAD_AMBIENT 3', 'LOAD_AMBIENT 4', 'LIST 3', 'POP'],
@@ -242,7 +246,7 @@ describe('calls', () => {
       { name: 'len', kind: 'call', argc: 1, line: 2, col: 3 },
       { name: 'response.ok', kind: 'call', argc: 1, line: 3, col: 3 },
     ]);
-    assert.deepEqual(names(fnChunk([b.expr(b.callM('User', 'create', [name('body')]))])).slice(0, 2), ['LOAD_AMBIENT', 'CALL']);
+    assert.deepEqual(names(fnChunk([b.expr(b.callM('User', 'create', [name('body')]))])).slice(0, 3), ['READ_BODY', 'LOAD_AMBIENT', 'CALL']);
   });
 
   test('other callees are not callable', () => {
@@ -347,7 +351,7 @@ describe('control flow', () => {
     assert.deepEqual(body([b.fail(lit(403), lit('no'))]), ['CONST 403', 'CONST "no"', 'FAIL']);
     assert.deepEqual(body([b.fail(lit(400))]), ['CONST 400', 'NULL', 'FAIL']);
     const route = ok([b.route('GET', '/', [b.resp([['status', lit(401)], ['json', b.obj([['error', lit('x')]])]])])]).chunks[0]!;
-    assert.deepEqual(listing(route), ['CONST "status"', 'CONST 401', 'CONST "json"', 'CONST "error"', 'CONST "x"', 'OBJECT 1', 'OBJECT 2', 'RESPOND', 'NULL', 'RETURN']);
+    assert.deepEqual(listing(route), ['READ_BODY', 'CONST "status"', 'CONST 401', 'CONST "json"', 'CONST "error"', 'CONST "x"', 'OBJECT 1', 'OBJECT 2', 'RESPOND', 'NULL', 'RETURN']);
   });
 
   test('break/continue outside a loop and return outside a fn', () => {
@@ -391,7 +395,7 @@ describe('maxStack and line table', () => {
 });
 
 describe('routes', () => {
-  test('prologue: guard calls with constant args and modes, then VALIDATE 0 and 1, then the handler', () => {
+  test('prologue: guard calls with constant args and modes, then READ_BODY, VALIDATE 0 and 1, then the handler', () => {
     const m = ok([
       b.route(
         'POST',
@@ -408,7 +412,8 @@ describe('routes', () => {
     const chunk = m.chunks[0]!;
     assert.deepEqual(listing(chunk), [
       'CALL auth/0', 'POP', 'CONST 100', 'CONST 60', 'CALL rate_limit/2', 'POP',
-      'VALIDATE 0', 'VALIDATE 1', 'LOAD_AMBIENT 1', 'CALL response.ok/1', 'POP', 'NULL', 'RETURN',
+      // The body is read after the guards, once: the handler's `body` needs no READ_BODY of its own.
+      'READ_BODY', 'VALIDATE 0', 'VALIDATE 1', 'LOAD_AMBIENT 1', 'CALL response.ok/1', 'POP', 'NULL', 'RETURN',
     ]);
     assert.deepEqual(chunk.refs.slice(0, 2), [
       { name: 'auth', kind: 'guard', argc: 0, line: 2, col: 3, mode: 'optional' },

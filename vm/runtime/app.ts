@@ -27,6 +27,9 @@ import { createLogger, describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
 import { createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
+import { Admission } from './admission.js';
+import { Watchdog } from './watchdog.js';
+import { performance } from 'node:perf_hooks';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
 import { planValidation, ValidationPlans } from './validate.js';
 
@@ -211,6 +214,8 @@ export class App implements AppHandle {
   readonly store: KeyValueStore;
   readonly log: Logger;
   readonly onAppLog: ((message: string) => void) | undefined;
+  readonly admission: Admission;
+  readonly watchdog = new Watchdog(() => performance.now());
   private build: AppBuild & { linked: NonNullable<AppBuild['linked']> };
   private pending: Promise<void> | null = null;
   private watcher: FSWatcher | null = null;
@@ -235,6 +240,7 @@ export class App implements AppHandle {
       lastErrors: () => this.lastErrors,
     });
     this.store = createMemoryStore();
+    this.admission = new Admission(build.settings.limits);
     this.log = logger;
     this.onAppLog = options.onAppLog;
   }
@@ -273,7 +279,7 @@ export class App implements AppHandle {
       return errorResponse(500, 'internal_error', 'Internal server error');
     };
     try {
-      const out = answered(ctx, endpoint.fn(ctx, this.introspection) as void | Promise<unknown>);
+      const out = answered(this, ctx, endpoint.fn(ctx, this.introspection) as void | Promise<unknown>);
       return out instanceof Promise ? out.catch(failed) : out;
     } catch (e) {
       return failed(e);

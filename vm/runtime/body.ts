@@ -73,9 +73,15 @@ export function announcesBody(headers: IncomingRequest['headers']): boolean {
  * and `limit` bounds the rest. One Promise from the first byte to the parsed body: the read
  * resolves with the parsed value itself.
  */
-export function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec): Promise<ParsedBody> {
-  return readBodyThen(request, limit, uploads, keep, rethrow);
+export function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec, charge?: ChargeBody): Promise<ParsedBody> {
+  return readBodyThen(request, limit, uploads, keep, rethrow, charge);
 }
+
+/**
+ * Charges body memory before it is held: `rawBytes` more bytes of a body of `mediaType` (the
+ * caller knows what they cost once parsed). An HttpError (503 overloaded) refuses the body.
+ */
+export type ChargeBody = (rawBytes: number, mediaType: string) => HttpError | null;
 
 /**
  * `readBody`, continued in the same promise turn: the read settles with `use(body)`, or with
@@ -88,21 +94,39 @@ export function readBodyThen<T>(
   uploads: UploadSpec | undefined,
   use: (body: ParsedBody) => T | Promise<T>,
   refuse: (err: unknown) => T | Promise<T>,
+  charge: ChargeBody = FREE,
 ): Promise<T> {
   const stream = request.body;
   // A throw in an executor rejects the promise: what `refuse` throws (readBody's rethrow) rejects.
   if (stream === null) return new Promise((resolve) => resolve(attempt(use, NO_BODY, refuse)));
   const header = request.headers['content-type'];
   const contentType = parseContentType(typeof header === 'string' ? header : undefined);
+  const declaredHeader = request.headers['content-length'];
+  const declared = typeof declaredHeader === 'string' ? Number(declaredHeader) : NaN;
   if (contentType.type === 'multipart/form-data') {
+    // Declared files go to disk; what stays in memory (fields, framing) is bounded by `limit`.
+    const refused = charge(Number.isFinite(declared) ? Math.min(declared, limit) : limit, contentType.type);
+    if (refused !== null) return refuseUnread(stream, refused, refuse);
     return readMultipart(request, uploads, limit).then((body) => attempt(use, body, refuse), refuse);
   }
-  const declared = request.headers['content-length'];
-  if (typeof declared === 'string' && Number(declared) > limit) {
-    drain(stream);
-    return new Promise((resolve) => resolve(refuse(tooLarge(limit))));
+  if (declared > limit) return refuseUnread(stream, tooLarge(limit), refuse);
+  // A declared length is charged before the first byte is read; a chunked body as it arrives.
+  if (Number.isFinite(declared)) {
+    const refused = charge(declared, contentType.type);
+    if (refused !== null) return refuseUnread(stream, refused, refuse);
   }
-  return collect(stream, limit, (bytes) => use(parseBody(contentType, bytes)), refuse);
+  const chunked = Number.isFinite(declared) ? null : (bytes: number) => charge(bytes, contentType.type);
+  return collect(stream, limit, (bytes) => use(parseBody(contentType, bytes)), refuse, chunked);
+}
+
+function FREE(): null {
+  return null;
+}
+
+/** Refuses a body without reading it: the stream is drained (or cut, when the error closes the connection). */
+function refuseUnread<T>(stream: Readable, err: HttpError, refuse: (err: unknown) => T | Promise<T>): Promise<T> {
+  drain(stream);
+  return new Promise((resolve) => resolve(refuse(err)));
 }
 
 function keep<T>(value: T): T {
@@ -171,7 +195,13 @@ export function parseContentType(header: string | undefined): ContentType {
  * the limit settles it; the listeners stay (removing four per request costs more than the stream
  * they die with) but ignore what follows.
  */
-function collect<T>(stream: Readable, limit: number, finish: (bytes: Buffer) => T | Promise<T>, refuse: (err: unknown) => T | Promise<T>): Promise<T> {
+function collect<T>(
+  stream: Readable,
+  limit: number,
+  finish: (bytes: Buffer) => T | Promise<T>,
+  refuse: (err: unknown) => T | Promise<T>,
+  charge: ((bytes: number) => HttpError | null) | null,
+): Promise<T> {
   return new Promise((resolve) => {
     let chunks: Buffer[] = [];
     let size = 0;
@@ -187,6 +217,12 @@ function collect<T>(stream: Readable, limit: number, finish: (bytes: Buffer) => 
       size += buf.length;
       if (size > limit) {
         fail(tooLarge(limit));
+        drain(stream);
+        return;
+      }
+      const refused = charge === null ? null : charge(buf.length);
+      if (refused !== null) {
+        fail(refused);
         drain(stream);
         return;
       }

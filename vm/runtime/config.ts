@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import type { AppSettings } from '../../plugins/sdk.js';
 import { createSecretSource } from './secrets.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
+import { DEFAULT_LIMITS } from './limits.js';
+import type { Limits } from '../../plugins/sdk.js';
 
 
 /** A bad rvm.config.json or config env var: a user error with a one-line message. */
@@ -29,6 +31,8 @@ export interface SettingsOverrides {
   dev?: boolean;
   bodyLimit?: number;
   trustProxy?: boolean;
+  /** Limits over those of the file (tests), checked the same way. */
+  limits?: Partial<Limits>;
   /** Environment to read `RVM_*` from (default process.env). */
   env?: Record<string, string | undefined>;
   /** Config to use instead of reading `rvm.config.json` (a deploy bundle carries its own); validated the same way. */
@@ -75,6 +79,8 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
     if (typeof config.trustProxy !== 'boolean') throw new ConfigError(`${file}: trustProxy must be true or false`);
     trustProxy = config.trustProxy;
   }
+  let limits = parseLimits(config.limits, DEFAULT_LIMITS);
+  if (typeof limits === 'string') throw new ConfigError(`${file}: ${limits}`);
   if (config.plugins !== undefined && !(Array.isArray(config.plugins) && config.plugins.every((p) => typeof p === 'string'))) {
     throw new ConfigError(`${file}: plugins must be a list of package names or paths`);
   }
@@ -93,7 +99,11 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
 
   if (overrides.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(overrides.bodyLimit, 'bodyLimit');
   if (overrides.trustProxy !== undefined) trustProxy = overrides.trustProxy;
-  return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, config: Object.freeze(config), secrets: createSecretSource(appDir, env) });
+  if (overrides.limits !== undefined) {
+    limits = parseLimits(overrides.limits, limits);
+    if (typeof limits === 'string') throw new ConfigError(limits);
+  }
+  return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, limits, config: Object.freeze(config), secrets: createSecretSource(appDir, env) });
 }
 
 /** The parsed config object; `{}` when the file does not exist. */
@@ -113,4 +123,24 @@ function readConfigFile(file: string): Record<string, unknown> {
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new ConfigError(`${file}: must hold a JSON object`);
   return data as Record<string, unknown>;
+}
+
+/** Names of the limits that are byte sizes (`"256mb"` is accepted); the others are counts or milliseconds. */
+const SIZES: ReadonlySet<keyof Limits> = new Set(['maxBodyMemory']);
+
+/**
+ * The limits of `value` (the config's `limits` object) over `base`: each a positive whole
+ * number (sizes may be written `"256mb"`). Returns a message for the first bad entry.
+ */
+export function parseLimits(value: unknown, base: Limits = DEFAULT_LIMITS): Limits | string {
+  if (value === undefined) return base;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'limits must be an object';
+  const out: Record<string, number> = { ...base };
+  for (const [key, raw] of Object.entries(value)) {
+    if (!Object.hasOwn(base, key)) return `limits.${key} is not a limit (known: ${Object.keys(base).join(', ')})`;
+    const n = SIZES.has(key as keyof Limits) ? parseSize(raw) : typeof raw === 'number' ? raw : null;
+    if (n === null || !Number.isSafeInteger(n) || n <= 0) return `limits.${key} must be a positive whole number${SIZES.has(key as keyof Limits) ? ' of bytes (or text like "256mb")' : ''}, got ${JSON.stringify(raw)}`;
+    out[key] = n;
+  }
+  return Object.freeze(out) as unknown as Limits;
 }

@@ -6,11 +6,13 @@
 import { PassThrough } from 'node:stream';
 import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/sdk.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
-import { NO_BODY, addField, decodeFormComponent, type ParsedBody } from './body.js';
+import { Admission, bodyMemoryFactor, overloaded } from './admission.js';
+import { HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './body.js';
 import { parseCookies } from './cookies.js';
-import type { Logger } from './log.js';
+import { describeError, type Logger } from './log.js';
 import { DraftResponse, defaultErrorCode, defaultErrorMessage, errorBody } from './response.js';
-import type { IncomingRequest } from './types.js';
+import type { IncomingRequest, UploadSpec } from './types.js';
+import type { AbandonReason } from './watchdog.js';
 
 /** What a context needs from the app (an `AppHandle` has all of it). */
 export interface ContextDeps {
@@ -19,6 +21,20 @@ export interface ContextDeps {
   readonly log: Logger;
   /** Also receives each `log()` message, untagged (conformance tests read them). */
   readonly onAppLog?: (message: string) => void;
+  /** Charges body memory; without it (unit tests) bodies are read uncounted. */
+  readonly admission?: Admission;
+}
+
+/** The route a context serves, as far as the context needs it. */
+export interface ContextRoute {
+  readonly meta: { readonly method: string; readonly path: string };
+  /** Declared file fields and their limits, for reading a multipart body. */
+  readonly uploads?: UploadSpec;
+}
+
+/** Where the raw parsed body lives until and after it is read; shared by the context and its request view. */
+interface BodySlot {
+  parsed: ParsedBody | null;
 }
 
 /** Longest `X-Request-Id` reused as the request id; longer ones are replaced, not trusted. */
@@ -86,7 +102,7 @@ class RequestView implements RequestInfo {
     readonly path: string,
     private readonly rawQuery: string,
     readonly params: Record<string, string>,
-    readonly body: unknown,
+    private readonly slot: BodySlot,
     private readonly trustProxy: boolean,
     private readonly matched: { readonly method: string; readonly path: string } | null,
   ) {}
@@ -94,6 +110,12 @@ class RequestView implements RequestInfo {
   get route(): string | null {
     if (this._route === null && this.matched !== null) this._route = `${this.matched.method} ${this.matched.path}`;
     return this._route;
+  }
+
+  /** The raw parsed body; null until it is read (after the route's guards). */
+  get body(): unknown {
+    const parsed = this.slot.parsed;
+    return parsed === null ? null : parsed.value;
   }
 
   get method(): string {
@@ -167,14 +189,20 @@ export class RequestContext implements CallContext {
   readonly response = new DraftResponse();
   readonly app: AppSettings;
   readonly store: KeyValueStore;
-  /** How the body arrived (`json`, `form`, `text`, `none`): validation coerces form text only. */
-  readonly bodyKind: ParsedBody['kind'];
   /** Set by the pipeline inside middleware; null elsewhere. */
   nextHandler: NextHandler | null = null;
+  /** Removes the request's temporary upload files; the dispatcher runs it once the response is final. */
+  bodyCleanup: (() => Promise<void>) | null = null;
 
   private readonly logger: Logger;
   private readonly onAppLog: ((message: string) => void) | undefined;
   private _locals: Map<string, unknown> | null = null;
+  private readonly incoming: IncomingRequest;
+  private readonly admission: Admission | undefined;
+  private readonly slot: BodySlot;
+  /** Body memory charged to the admission budget, released by `releaseBody`. */
+  private charged = 0;
+  private bodyChecks: ((ctx: CallContext) => void | Halt)[] | null = null;
   private _body: Value | typeof UNSET = UNSET;
   private _rawBodyValue: Value | typeof UNSET = UNSET;
   private _requestValue: RequestValue | null = null;
@@ -189,16 +217,90 @@ export class RequestContext implements CallContext {
     rawQuery: string,
     params: Record<string, string>,
     deps: ContextDeps,
-    parsedBody: ParsedBody = NO_BODY,
-    /** The route that matched (method and path as written), for `request.route`. */
-    route: { readonly method: string; readonly path: string } | null = null,
+    /** The body when it is known already (NO_BODY for preflight and built-ins); null: read it from `incoming` at READ_BODY. */
+    parsedBody: ParsedBody | null = NO_BODY,
+    /** The route that matched: its method and path as written (`request.route`) and its uploads. */
+    private readonly route: ContextRoute | null = null,
   ) {
     this.app = deps.settings;
     this.store = deps.store;
     this.logger = deps.log;
     this.onAppLog = deps.onAppLog;
-    this.bodyKind = parsedBody.kind;
-    this.request = new RequestView(incoming, path, rawQuery, params, parsedBody.value, deps.settings.trustProxy, route);
+    this.incoming = incoming;
+    this.admission = deps.admission;
+    this.slot = { parsed: parsedBody };
+    this.request = new RequestView(incoming, path, rawQuery, params, this.slot, deps.settings.trustProxy, route === null ? null : route.meta);
+  }
+
+  /** How the body arrived (`json`, `form`, `text`, `none`): validation coerces form text only. */
+  get bodyKind(): ParsedBody['kind'] {
+    const parsed = this.slot.parsed;
+    return parsed === null ? 'none' : parsed.kind;
+  }
+
+  /**
+   * READ_BODY: reads and parses the body the first time (charging body memory), then runs the
+   * checks guards left for it (`afterBody`). Undefined at once when it was read; HALT when the
+   * body was refused (400, 413, 415, 503) or a check answered.
+   */
+  readBody(): void | Halt | Promise<void | Halt> {
+    if (this.slot.parsed !== null) return;
+    if (!hasBody(this.incoming)) return this.bodyRead(NO_BODY);
+    return readBodyThen(
+      this.incoming,
+      this.app.bodyLimit,
+      this.route?.uploads,
+      (body) => this.bodyRead(body),
+      (err) => this.bodyRefused(err),
+      this.admission === undefined ? undefined : (bytes, type) => this.chargeBody(bytes, type),
+    );
+  }
+
+  /**
+   * Ends the request's work: the watchdog answered it (deadline passed, client gone). The VM
+   * runs no further instruction for it and natives listening to its AbortSignal stop.
+   */
+  abandon(reason: AbandonReason): void {
+    this.abandoned = reason;
+  }
+
+  /** Why the request was abandoned, or null while it runs. */
+  abandoned: AbandonReason | null = null;
+
+  /** Runs `check` right after the body is read, before validation (the `_csrf` form field). */
+  afterBody(check: (ctx: CallContext) => void | Halt): void {
+    (this.bodyChecks ??= []).push(check);
+  }
+
+  /** Gives back the body memory this request was charged; the dispatcher calls it once the answer is out. */
+  releaseBody(): void {
+    if (this.charged === 0) return;
+    this.admission!.release(this.charged);
+    this.charged = 0;
+  }
+
+  private bodyRead(body: ParsedBody): void | Halt {
+    this.slot.parsed = body;
+    if (body.cleanup !== undefined) this.bodyCleanup = body.cleanup;
+    const checks = this.bodyChecks;
+    if (checks === null) return;
+    for (const check of checks) if (check(this) === HALT) return HALT;
+  }
+
+  private bodyRefused(err: unknown): Halt {
+    if (!(err instanceof HttpError)) throw err;
+    this.slot.parsed = NO_BODY;
+    if (err.cleanup !== undefined) this.bodyCleanup = err.cleanup;
+    if (err.status >= 500 && err.cause !== undefined) this.logger.error(`[${this.request.id}] ${err.message}: ${describeError(err.cause)}`);
+    if (err.headers !== undefined) for (const name of Object.keys(err.headers)) this.response.setHeader(name, err.headers[name]!);
+    return this.respond(err.status, errorBody(err.message, err.code, err.details) as unknown as Value, 'json');
+  }
+
+  private chargeBody(rawBytes: number, mediaType: string): HttpError | null {
+    const bytes = rawBytes * bodyMemoryFactor(mediaType);
+    if (!this.admission!.charge(bytes)) return overloaded('request bodies in memory');
+    this.charged += bytes;
+    return null;
   }
 
   get locals(): Map<string, unknown> {
@@ -295,10 +397,19 @@ export class RequestContext implements CallContext {
 
   /** `request.body`: the raw parsed body as a language value. */
   rawBodyValue(): Value {
+    if (this._rawBodyValue !== UNSET) return this._rawBodyValue;
+    // The compiler reads the body before every `body` and `request.body` it sees; only a copy of
+    // `request` read before the route's guards gets here first.
+    if (this.slot.parsed === null) throw new RvmError("the body is not read yet: write `request.body` or `body` where you use it, not through a copy of `request`", 'body_not_read');
     // Parsed bodies are already language values: JSON.parse makes plain data (a `__proto__` key
     // is an own data property), forms and multipart are built proto-safe; no copy is needed.
-    if (this._rawBodyValue === UNSET) this._rawBodyValue = (this.request.body ?? null) as Value;
+    this._rawBodyValue = (this.slot.parsed.value ?? null) as Value;
     return this._rawBodyValue;
+  }
+
+  /** True once the body was read (or is known to be absent). */
+  get bodyKnown(): boolean {
+    return this.slot.parsed !== null;
   }
 
   /** The language's `response` value: live `status` and `headers` of the draft. */
@@ -353,7 +464,7 @@ class RequestValue extends HostObject {
 
   toJSON(): unknown {
     const out: Record<string, unknown> = {};
-    for (const key of REQUEST_FIELDS) out[key] = this.get(key);
+    for (const key of REQUEST_FIELDS) out[key] = key === 'body' && !this.ctx.bodyKnown ? null : this.get(key);
     return out;
   }
 }

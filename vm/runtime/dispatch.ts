@@ -1,19 +1,28 @@
 /**
- * One request from transport to response: split the URL, built-ins, route match (404/405),
- * body, context, `app.execute`, finalisation, one log line. Stays synchronous unless a step
- * (reload, body, an async native) actually returns a Promise.
+ * One request from transport to response: admission, split the URL, built-ins, route match
+ * (404/405), context, `app.execute` (which reads the body after the route's guards),
+ * finalisation, one log line. Stays synchronous unless a step (reload, body, an async native)
+ * actually returns a Promise; a request that waits is watched for its deadline and its client.
  */
 import { performance } from 'node:perf_hooks';
-import { HttpError, NO_BODY, hasBody, readBodyThen, type ParsedBody } from './body.js';
+import { overloaded } from './admission.js';
+import { HttpError, NO_BODY, hasBody } from './body.js';
 import { RequestContext } from './context.js';
 import { describeError } from './log.js';
 import { errorBody, errorResponse, finalizeResponse, withoutBody } from './response.js';
-import type { AppHandle, IncomingRequest, OutgoingResponse, RouteMatch, RouteTarget } from './types.js';
+import type { AppHandle, IncomingRequest, OutgoingResponse } from './types.js';
+import type { AbandonReason, Watched } from './watchdog.js';
 
 /** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
 export const BUILTIN_PREFIX = '/_app/';
 
-type Found = Extract<RouteMatch<RouteTarget>, { kind: 'found' }>;
+
+/**
+ * A body left unread (a guard refused, 404, 405) up to this size is read and dropped by node so
+ * the connection can carry the next request; a bigger or chunked one closes the connection
+ * instead of being read for nothing.
+ */
+export const UNREAD_BODY_DRAIN_BYTES = 64 * 1024;
 type Result = OutgoingResponse | Promise<OutgoingResponse>;
 
 /**
@@ -31,43 +40,82 @@ export function dispatch<T>(app: AppHandle, incoming: IncomingRequest, target?: 
   const url = incoming.url;
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
+  if (!app.admission.enter()) return done(app, incoming, path, start, httpErrorResponse(app, incoming, path, overloaded('requests in flight')));
+  const state: RequestState = { ctx: null };
   let result: Result;
   try {
-    result = handle(app, incoming, path, q === -1 ? '' : url.slice(q + 1));
+    result = handle(app, incoming, path, q === -1 ? '' : url.slice(q + 1), state);
   } catch (err) {
     result = internalError(app, incoming, path, err);
   }
-  if (result instanceof Promise) {
-    // Neither step may reject: with `deliver` nobody waits on the returned Promise.
-    // A failed log line must not keep the answer from being delivered (the client would wait).
-    const finish = (out: OutgoingResponse): OutgoingResponse => {
-      let answer = out;
+  if (!(result instanceof Promise)) {
+    app.admission.leave();
+    return done(app, incoming, path, start, result);
+  }
+  // Neither step may reject: with `deliver` nobody waits on the returned Promise.
+  // A failed log line must not keep the answer from being delivered (the client would wait).
+  let settled = false;
+  let settle: ((out: OutgoingResponse) => void) | null = null;
+  const finish = (out: OutgoingResponse): OutgoingResponse => {
+    if (settled) return out;
+    settled = true;
+    app.watchdog.delete(watched);
+    app.admission.leave();
+    let answer = out;
+    try {
+      answer = done(app, incoming, path, start, out);
+    } catch (err) {
+      reportBug(app, 'could not finish the response', err);
+    }
+    if (deliver !== undefined) {
       try {
-        answer = done(app, incoming, path, start, out);
+        deliver(target as T, answer);
       } catch (err) {
         reportBug(app, 'could not finish the response', err);
       }
-      if (deliver !== undefined) {
-        try {
-          deliver(target as T, answer);
-        } catch (err) {
-          reportBug(app, 'could not finish the response', err);
-        }
-      }
-      return answer;
-    };
-    const fail = (err: unknown): OutgoingResponse => {
-      let out: OutgoingResponse;
-      try {
-        out = internalError(app, incoming, path, err);
-      } catch {
-        out = errorResponse(500, 'internal_error', 'Internal server error');
-      }
-      return finish(out);
-    };
-    return result.then(finish, fail);
-  }
-  return done(app, incoming, path, start, result);
+    }
+    settle?.(answer);
+    return answer;
+  };
+  const fail = (err: unknown): OutgoingResponse => {
+    let out: OutgoingResponse;
+    try {
+      out = internalError(app, incoming, path, err);
+    } catch {
+      out = errorResponse(500, 'internal_error', 'Internal server error');
+    }
+    return finish(out);
+  };
+  const watched: Watched = {
+    deadline: start + app.settings.limits.wallTimeMs,
+    gone: () => incoming.gone === true,
+    abandon: (reason) => {
+      if (settled) return;
+      state.ctx?.abandon(reason);
+      if (reason === 'deadline_exceeded') app.log.error(`${incoming.method} ${path} abandoned: no answer within ${app.settings.limits.wallTimeMs} ms`);
+      finish(abandonedResponse(reason, app.settings.limits.wallTimeMs));
+    },
+  };
+  app.watchdog.add(watched);
+  const finished = result.then(finish, fail);
+  // With `deliver` the server is handed the answer; otherwise (inject) the caller awaits it, and
+  // an abandoned request must settle it too.
+  if (deliver !== undefined) return finished;
+  return new Promise<OutgoingResponse>((resolve) => {
+    settle = resolve;
+    void finished.then(resolve);
+  });
+}
+
+/** What the steps of one request share: the context, once a route runs (the watchdog aborts it). */
+interface RequestState {
+  ctx: RequestContext | null;
+}
+
+/** The answer of an abandoned request: 503 past the deadline; 499 (nginx's "client closed request") for the log when the client left. */
+function abandonedResponse(reason: AbandonReason, wallTimeMs: number): OutgoingResponse {
+  if (reason === 'client_gone') return errorResponse(499, 'client_gone', 'The client closed the connection', { connection: 'close' });
+  return errorResponse(503, 'deadline_exceeded', `The request took longer than ${wallTimeMs} ms`, { connection: 'close' });
 }
 
 /** Logs a runtime bug with its stack, unless logging is what failed. */
@@ -83,20 +131,27 @@ function reportBug(app: AppHandle, what: string, err: unknown): void {
 function done(app: AppHandle, incoming: IncomingRequest, path: string, start: number, out: OutgoingResponse): OutgoingResponse {
   const method = incoming.method;
   app.log.request(method, path, out.status, performance.now() - start);
+  if (incoming.body !== null && incoming.body.readableFlowing === null && hasBody(incoming) && !drainable(incoming)) out.headers.connection = 'close';
   return method === 'HEAD' ? withoutBody(out) : out;
 }
 
-function handle(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string): Result {
+/** A body small enough to read and drop for keep-alive (UNREAD_BODY_DRAIN_BYTES). */
+function drainable(incoming: IncomingRequest): boolean {
+  const length = incoming.headers['content-length'];
+  return typeof length === 'string' && Number(length) <= UNREAD_BODY_DRAIN_BYTES;
+}
+
+function handle(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, state: RequestState): Result {
   // Origin-form only (`/path?query`): absolute-form and `*` are for proxies, not an app.
   if (path.charCodeAt(0) !== 47) return errorResponse(400, 'bad_request', 'Request target must be a path starting with /');
   if (!validPath(path)) return errorResponse(400, 'bad_request', 'Malformed request path');
   const ready = app.ready();
   // ready() first, so built-ins (the reference) also see a reload that was pending.
-  if (ready instanceof Promise) return ready.then(() => route(app, incoming, path, rawQuery));
-  return route(app, incoming, path, rawQuery);
+  if (ready instanceof Promise) return ready.then(() => route(app, incoming, path, rawQuery, state));
+  return route(app, incoming, path, rawQuery, state);
 }
 
-function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string): Result {
+function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, state: RequestState): Result {
   if (path.startsWith(BUILTIN_PREFIX)) {
     const builtin = app.builtin(incoming, path, rawQuery);
     if (builtin !== null) return builtin;
@@ -107,36 +162,10 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
     if (incoming.method === 'OPTIONS') return preflight(app, incoming, path, rawQuery, match.allowed);
     return errorResponse(405, 'method_not_allowed', `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
   }
-  if (!hasBody(incoming)) return run(app, incoming, path, rawQuery, match, NO_BODY);
-  // The route runs as the read settles: the body costs one promise turn, not one per step.
-  return readBodyThen(
-    incoming,
-    app.settings.bodyLimit,
-    match.value.uploads,
-    (body) => {
-      if (body.cleanup === undefined) return run(app, incoming, path, rawQuery, match, body);
-      return thenCleanUp(app, body.cleanup, () => run(app, incoming, path, rawQuery, match, body));
-    },
-    (err: unknown) => {
-      if (!(err instanceof HttpError)) throw err;
-      if (err.cleanup !== undefined) cleanUp(app, err.cleanup);
-      return httpErrorResponse(app, incoming, path, err);
-    },
-  );
-}
-
-/** Runs `answer`, then (success, error or throw) starts `cleanup` without waiting for it. */
-function thenCleanUp(app: AppHandle, cleanup: () => Promise<void>, answer: () => Result): Result {
-  let result: Result;
-  try {
-    result = answer();
-  } catch (err) {
-    cleanUp(app, cleanup);
-    throw err;
-  }
-  if (result instanceof Promise) return result.finally(() => cleanUp(app, cleanup));
-  cleanUp(app, cleanup);
-  return result;
+  // The body is read by the route itself, after its guards (READ_BODY).
+  const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, hasBody(incoming) ? null : NO_BODY, match.value);
+  state.ctx = ctx;
+  return answered(app, ctx, app.execute(ctx, match.value));
 }
 
 /** Removes a request's temporary files in the background: the response never waits for the disk. */
@@ -148,8 +177,9 @@ function cleanUp(app: AppHandle, cleanup: () => Promise<void>): void {
 
 /** The error body of an HttpError, with its details; a 5xx logs its cause. */
 function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, path: string, err: HttpError): OutgoingResponse {
-  if (err.status >= 500) {
-    const cause = describeError(err.cause ?? err.message);
+  // A refusal the server chose (503 overloaded) is not an incident; a failure with a cause is.
+  if (err.status >= 500 && err.cause !== undefined) {
+    const cause = describeError(err.cause);
     app.log.error(`${incoming.method} ${path} ${err.message}: ${cause}`);
   }
   const out = errorResponse(err.status, err.code, err.message, err.headers);
@@ -159,15 +189,32 @@ function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, path: stri
   return { status: out.status, headers: out.headers, body };
 }
 
-function run(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, match: Found, body: ParsedBody): Result {
-  const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, body, match.value.meta);
-  return answered(ctx, app.execute(ctx, match.value));
+/** The response once whatever ran for `ctx` is done (at once when it was synchronous); the body's memory and files are given back. */
+export function answered(app: AppHandle, ctx: RequestContext, pending: void | Promise<unknown>): Result {
+  if (pending instanceof Promise) {
+    return pending.then(
+      () => finalize(app, ctx),
+      (err: unknown) => {
+        release(app, ctx);
+        throw err;
+      },
+    );
+  }
+  return finalize(app, ctx);
 }
 
-/** The response once whatever ran for `ctx` is done: at once when it was synchronous. */
-export function answered(ctx: RequestContext, pending: void | Promise<unknown>): Result {
-  if (pending instanceof Promise) return pending.then(() => finalizeResponse(ctx.response));
+function finalize(app: AppHandle, ctx: RequestContext): OutgoingResponse {
+  release(app, ctx);
   return finalizeResponse(ctx.response);
+}
+
+function release(app: AppHandle, ctx: RequestContext): void {
+  ctx.releaseBody();
+  const cleanup = ctx.bodyCleanup;
+  if (cleanup !== null) {
+    ctx.bodyCleanup = null;
+    cleanUp(app, cleanup);
+  }
 }
 
 /** OPTIONS without an OPTIONS route: the path's middleware may answer (CORS preflight), else 204 + Allow. */
@@ -176,8 +223,8 @@ function preflight(app: AppHandle, incoming: IncomingRequest, path: string, rawQ
   // Any route of the path gives the middleware chain and the params: they share the folder.
   const some = app.router.match(allowed[0]!, path);
   if (some.kind !== 'found') return errorResponse(404, 'not_found', 'Not found');
-  const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY, some.value.meta);
-  return answered(ctx, app.preflight(ctx, some.value, methods));
+  const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY, some.value);
+  return answered(app, ctx, app.preflight(ctx, some.value, methods));
 }
 
 /** A bug escaped `execute` (or the runtime): log it with its stack, answer a generic 500. */

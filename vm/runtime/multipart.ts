@@ -2,7 +2,9 @@
  * multipart/form-data bodies, streamed with busboy: text fields are collected like a urlencoded
  * form; each file a route declares streams to a private temporary file (only its first bytes stay
  * in memory, for sniffing) under that field's byte limit; any other file part is discarded unread
- * to disk. A body over a limit stops being read at once and is refused with 413.
+ * to disk. A body over a limit stops being read at once and is refused with 413: the body as sent,
+ * framing (preamble, part headers, epilogue) included, may have at most the body limit, the
+ * declared files' limits and MULTIPART_FRAMING_BYTES.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -37,6 +39,13 @@ export const MAX_MULTIPART_HEADER_PAIRS = 1999;
  * line limit, this is what bounds a part header in memory.
  */
 export const MAX_MULTIPART_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Bytes of framing (boundary lines, part headers, preamble, epilogue) allowed beyond the body
+ * limit and the declared files' limits: a hundred parts' ordinary headers and one header block
+ * at MAX_MULTIPART_HEADER_BYTES fit; a preamble of megabytes does not.
+ */
+export const MULTIPART_FRAMING_BYTES = 64 * 1024;
 
 /** Prefix of the per-request temporary directory. */
 const TEMP_PREFIX = 'rvm-upload-';
@@ -115,6 +124,13 @@ class MultipartReader {
       if (!stream.readableEnded) this.fail(badRequest('The request body ended early'));
     });
     stream.pipe(parser);
+    // Framing counts too: a preamble or epilogue is not a part, and busboy skips it unseen.
+    const rawLimit = this.bodyLimit + MULTIPART_FRAMING_BYTES + (this.spec === undefined ? 0 : Object.values(this.spec.files).reduce((a, b) => a + b, 0));
+    let raw = 0;
+    stream.on('data', (chunk: Buffer) => {
+      raw += chunk.length;
+      if (raw > rawLimit) this.fail(tooLarge(`Request body is larger than ${formatBytes(rawLimit)}`, null, 'max_body', rawLimit));
+    });
   }
 
   private onField(name: string | undefined, text: string, truncated: boolean): void {

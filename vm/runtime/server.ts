@@ -63,6 +63,10 @@ class NodeIncoming implements IncomingRequest {
     return this.req.socket.remoteAddress ?? '';
   }
 
+  get gone(): boolean {
+    return this.req.socket.destroyed;
+  }
+
   get encrypted(): boolean {
     return (this.req.socket as Socket & { encrypted?: boolean }).encrypted === true;
   }

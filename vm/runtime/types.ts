@@ -6,7 +6,9 @@ import type { Readable } from 'node:stream';
 import type { PathSegment } from '../ast.js';
 import type { RouteMeta } from '../module.js';
 import type { AppSettings, KeyValueStore } from '../../plugins/sdk.js';
+import type { Admission } from './admission.js';
 import type { RequestContext } from './context.js';
+import type { Watchdog } from './watchdog.js';
 import type { Logger } from './log.js';
 
 /** A request as the transport received it, independent of node:http (inject builds one directly). */
@@ -22,6 +24,8 @@ export interface IncomingRequest {
   encrypted: boolean;
   /** The body stream; null when there is none. Whether a stream carries a body is `hasBody`'s to say (body.ts). */
   body: Readable | null;
+  /** True once the client's connection is closed (the request is then abandoned); absent: never. */
+  readonly gone?: boolean;
 }
 
 /** A finished response, ready to be written. */
@@ -68,6 +72,10 @@ export interface AppHandle {
   readonly log: Logger;
   /** Receives each `log()` message of the app, untagged, when set (tests). */
   readonly onAppLog?: (message: string) => void;
+  /** Requests in flight and body memory, against the app's limits. */
+  readonly admission: Admission;
+  /** Looks after requests that wait: their wall-clock deadline and their client. */
+  readonly watchdog: Watchdog;
   /** The current router; replaced whole on hot reload. */
   readonly router: Router<RouteTarget>;
   /** Dev mode: resolves when a pending reload has finished, so the next request sees it. */

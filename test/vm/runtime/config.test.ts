@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
 import { loadSettings, parseSize } from '../../../vm/runtime/config.js';
+import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
 
 function appWith(config: string | null): string {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-config-'));
@@ -17,9 +18,19 @@ describe('loadSettings', () => {
     const dir = appWith(null);
     const s = loadSettings(dir, { env: {} });
     const { secrets, ...plain } = s;
-    assert.deepEqual({ ...plain, config: { ...plain.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, config: {} });
+    assert.deepEqual({ ...plain, config: { ...plain.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {} });
     assert.equal(secrets.read('missing'), null);
     assert.equal(loadSettings(null, { env: {}, dev: true }).dev, true);
+  });
+
+  test('limits: each over its default, sizes in text, anything else a one-line error', () => {
+    const dir = appWith(JSON.stringify({ limits: { wallTimeMs: 5000, maxBodyMemory: '64mb', maxConnectionsPerClient: 8 } }));
+    const s = loadSettings(dir, { env: {} });
+    assert.deepEqual(s.limits, { ...DEFAULT_LIMITS, wallTimeMs: 5000, maxBodyMemory: 64 * 1024 * 1024, maxConnectionsPerClient: 8 });
+    assert.equal(loadSettings(dir, { env: {}, limits: { maxInFlight: 3 } }).limits.maxInFlight, 3);
+    for (const limits of [{ wallTimeMs: 0 }, { maxInFlight: -1 }, { maxInFlight: 1.5 }, { maxInFlight: '10' }, { cpu: 1 }, [], 'x']) {
+      assert.throws(() => loadSettings(appWith(JSON.stringify({ limits })), { env: {} }), (e: Error & { code?: string }) => e.code === 'E_CONFIG' && /limits/.test(e.message) && !e.message.includes('\n'));
+    }
   });
 
   test('file values, unknown keys kept in config', () => {

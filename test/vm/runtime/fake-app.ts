@@ -2,6 +2,7 @@
  * A stand-in AppHandle for the transport tests: routes are JS functions that answer through the
  * context (`ctx.respond`, `ctx.fail`) the way natives and the VM will.
  */
+import { performance } from 'node:perf_hooks';
 import type { PathSegment } from '../../../vm/ast.js';
 import type { RouteMeta } from '../../../vm/module.js';
 import type { AppSettings } from '../../../plugins/sdk.js';
@@ -12,6 +13,10 @@ import { createMemoryStore } from '../../../vm/runtime/store.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget } from '../../../vm/runtime/types.js';
 import { createSecretSource } from '../../../vm/runtime/secrets.js';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
+import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
+import { Admission } from '../../../vm/runtime/admission.js';
+import { Watchdog } from '../../../vm/runtime/watchdog.js';
+import { HALT } from '../../../plugins/sdk.js';
 
 export type FakeHandler = (ctx: RequestContext) => void | Promise<void>;
 
@@ -26,7 +31,7 @@ export function segments(path: string): PathSegment[] {
 }
 
 export function settings(over: Partial<AppSettings> = {}): AppSettings {
-  return { dir: null, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, config: {}, secrets: createSecretSource(null, {}), ...over };
+  return { dir: null, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, secrets: createSecretSource(null, {}), ...over };
 }
 
 export interface FakeApp extends AppHandle {
@@ -49,8 +54,11 @@ export function fakeApp(
     handlers.push(handler);
     router.add(method, segments(path), target);
   }
+  const appSettings = settings(options.settings);
   const app: FakeApp = {
-    settings: settings(options.settings),
+    settings: appSettings,
+    admission: new Admission(appSettings.limits),
+    watchdog: new Watchdog(() => performance.now()),
     store: createMemoryStore(),
     log: captureLogger(),
     router,
@@ -60,7 +68,11 @@ export function fakeApp(
       return options.ready?.();
     },
     builtin: options.builtin ?? (() => null),
+    /** Reads the body first, as a route's READ_BODY does after its guards. */
     execute(ctx, target) {
+      const read = ctx.readBody();
+      if (read === HALT) return;
+      if (read instanceof Promise) return read.then((r) => (r === HALT ? undefined : handlers[target.chunk](ctx)));
       return handlers[target.chunk](ctx);
     },
     preflight(ctx, _target, allowed) {

@@ -1,0 +1,36 @@
+/**
+ * The isolation limits of DESIGN §5.1 that an app can set in `rvm.config.json` under `limits`,
+ * with their defaults and the reason for each (config.ts reads them). The VM's own limits (fuel,
+ * call depth) and the per-request body limit live beside what they bound.
+ */
+import type { Limits } from '../../plugins/sdk.js';
+
+/** From arrival to answer, awaits included: longer than any honest queue or outbound call, short enough to free the slot. */
+export const DEFAULT_WALL_TIME_MS = 30_000;
+/**
+ * Requests being served at once. A synchronous request holds its slot for one tick; what fills
+ * the slots is requests waiting on bodies, queues or outbound calls. Far above what 2 cores serve
+ * honestly, far below what exhausts the heap.
+ */
+export const DEFAULT_MAX_IN_FLIGHT = 1024;
+/** Request bodies in memory at once, raw and parsed (admission.ts charges them): a quarter of a small server's memory. */
+export const DEFAULT_MAX_BODY_MEMORY = 256 * 1024 * 1024;
+/** Open connections: half of a common 20,000 file-descriptor limit, leaving the rest to files, databases and logs. */
+export const DEFAULT_MAX_CONNECTIONS = 10_000;
+/**
+ * Open connections from one address: a browser opens 6, a load balancer or a NAT of users more;
+ * 256 leaves every other client the remaining connections (a trusted proxy is not counted).
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
+/** Open server-sent event streams from one address: a few tabs, not every slot of the server. */
+export const DEFAULT_MAX_STREAMS_PER_CLIENT = 10;
+
+/** Every limit at its default. */
+export const DEFAULT_LIMITS: Limits = Object.freeze({
+  wallTimeMs: DEFAULT_WALL_TIME_MS,
+  maxInFlight: DEFAULT_MAX_IN_FLIGHT,
+  maxBodyMemory: DEFAULT_MAX_BODY_MEMORY,
+  maxConnections: DEFAULT_MAX_CONNECTIONS,
+  maxConnectionsPerClient: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  maxStreamsPerClient: DEFAULT_MAX_STREAMS_PER_CLIENT,
+});
