@@ -46,9 +46,19 @@ export class HashQueue {
 
   constructor(private readonly limit: number) {}
 
-  /** Runs `job` once a slot is free; the slot is released however the job ends. */
-  async run<T>(job: () => Promise<T>): Promise<T> {
-    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /** Jobs waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /**
+   * Runs `job` once a slot is free; the slot is released however the job ends. A job whose
+   * request is abandoned (`signal`) while it waits leaves the queue without running: a client
+   * that gave up costs no hash.
+   */
+  async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
+    if (this.running >= this.limit) await this.wait(signal);
     else this.running++;
     try {
       return await job();
@@ -58,6 +68,27 @@ export class HashQueue {
       if (next) next();
       else this.running--;
     }
+  }
+
+  /** Resolves when a slot is handed over; rejects (and leaves the queue) when `signal` aborts first. */
+  private wait(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal === undefined) {
+        this.waiting.push(resolve);
+        return;
+      }
+      const onAbort = (): void => {
+        const at = this.waiting.indexOf(take);
+        if (at !== -1) this.waiting.splice(at, 1);
+        reject(signal.reason);
+      };
+      const take = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.waiting.push(take);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 }
 
@@ -105,13 +136,13 @@ function passwordText(password: Value | undefined): string | null {
  * The Argon2id PHC hash of `password`. Throws RvmError `type_error` for a non-text password and
  * `password_too_long` past MAX_PASSWORD_BYTES.
  */
-export async function hashPassword(password: Value | undefined): Promise<string> {
+export async function hashPassword(password: Value | undefined, signal?: AbortSignal): Promise<string> {
   const text = passwordText(password);
   if (text === null) throw new RvmError(`argon2_hash() expects password to be text, got ${typeName(password)}`, 'type_error');
   if (Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) {
     throw new RvmError(`argon2_hash(): the password is longer than ${MAX_PASSWORD_BYTES} bytes`, 'password_too_long');
   }
-  return hashQueue.run(() => argon2.hash(text, { type: argon2.argon2id, ...HASH_PARAMS }));
+  return hashQueue.run(() => argon2.hash(text, { type: argon2.argon2id, ...HASH_PARAMS }), signal);
 }
 
 /**
@@ -119,12 +150,12 @@ export async function hashPassword(password: Value | undefined): Promise<string>
  * hashes keep working). False — never an error — for a malformed or non-Argon2 hash, costs out
  * of bounds, a non-text password or one past MAX_PASSWORD_BYTES.
  */
-export async function verifyPassword(password: Value | undefined, hash: Value | undefined): Promise<boolean> {
+export async function verifyPassword(password: Value | undefined, hash: Value | undefined, signal?: AbortSignal): Promise<boolean> {
   const text = passwordText(password);
   if (text === null || Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) return false;
   if (typeof hash !== 'string' || parsePhc(hash) === null) return false;
   try {
-    return await hashQueue.run(() => argon2.verify(hash, text));
+    return await hashQueue.run(() => argon2.verify(hash, text), signal);
   } catch {
     // A salt or digest the native code refuses (too short, wrong padding) is just not a match.
     return false;

@@ -15,6 +15,8 @@ const BUSY_RETRY_AFTER_S = 5;
 
 /** Open streams per app; the app outlives the plugin instances each reload sets up. */
 const OPEN = new WeakMap<AppIntrospection, number>();
+/** Open streams per app and client address (`limits.maxStreamsPerClient`), so one client cannot hold every slot. */
+const OPEN_BY_CLIENT = new WeakMap<AppIntrospection, Map<string, number>>();
 
 /** How many event streams of `app` are open now. */
 export function openEventStreams(app: AppIntrospection): number {
@@ -33,8 +35,15 @@ export const eventsEndpoint: EndpointFn = (ctx, app) => {
     return ctx.respond(200, null, 'empty');
   }
   const open = OPEN.get(app) ?? 0;
-  if (open >= MAX_EVENT_STREAMS) return ctx.fail(503, 'Too many open reference event streams', 'too_many_streams', { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
+  const byClient = OPEN_BY_CLIENT.get(app) ?? new Map<string, number>();
+  OPEN_BY_CLIENT.set(app, byClient);
+  const client = ctx.request.ip;
+  const mine = byClient.get(client) ?? 0;
+  if (open >= MAX_EVENT_STREAMS || mine >= ctx.app.limits.maxStreamsPerClient) {
+    return ctx.fail(503, 'Too many open reference event streams', 'too_many_streams', { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
+  }
   OPEN.set(app, open + 1);
+  byClient.set(client, mine + 1);
   const stream = ctx.stream(200, 'text/event-stream');
   stream.write(`retry: ${RETRY_MS}\n\n`);
   const off = app.onReload(() => stream.write(reloadEvent(app)));
@@ -44,5 +53,8 @@ export const eventsEndpoint: EndpointFn = (ctx, app) => {
     off();
     clearInterval(heartbeat);
     OPEN.set(app, (OPEN.get(app) ?? 1) - 1);
+    const left = (byClient.get(client) ?? 1) - 1;
+    if (left === 0) byClient.delete(client);
+    else byClient.set(client, left);
   });
 };

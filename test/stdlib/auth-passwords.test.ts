@@ -132,4 +132,29 @@ describe('HashQueue', () => {
   test('the limit is at least one', () => {
     assert.ok(MAX_CONCURRENT_HASHES >= 1);
   });
+
+  test('a job whose request is abandoned while it waits leaves the queue without running; one already aborted never enters', async () => {
+    const queue = new HashQueue(1);
+    let release!: () => void;
+    const ran: string[] = [];
+    const first = queue.run(async () => {
+      ran.push('first');
+      await new Promise<void>((r) => (release = r));
+    });
+    const abandoned = new AbortController();
+    const second = queue.run(async () => void ran.push('second'), abandoned.signal);
+    const third = queue.run(async () => void ran.push('third'));
+    assert.equal(queue.queued, 2);
+    abandoned.abort(new Error('client gone'));
+    await assert.rejects(second, /client gone/);
+    assert.equal(queue.queued, 1);
+    release();
+    await first;
+    await third;
+    assert.deepEqual(ran, ['first', 'third']);
+    const gone = new AbortController();
+    gone.abort(new Error('already gone'));
+    await assert.rejects(queue.run(async () => void ran.push('never'), gone.signal), /already gone/);
+    assert.deepEqual(ran, ['first', 'third']);
+  });
 });

@@ -10,6 +10,7 @@ import { dispatch } from './dispatch.js';
 import { describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse } from './types.js';
+import type { AppSettings } from '../../plugins/sdk.js';
 
 /** Time to receive the complete header block: bounds slow-loris clients that trickle headers. */
 export const HEADERS_TIMEOUT_MS = 30_000;
@@ -166,6 +167,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
   );
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS;
   server.on('clientError', onClientError);
+  capConnections(server, app.settings);
 
   let closed: Promise<void> | null = null;
   const close = (): Promise<void> =>
@@ -191,6 +193,34 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
       server.off('error', reject);
       const port = (server.address() as AddressInfo).port;
       resolve({ url: `http://${displayHost(options.host)}:${port}`, port, close, server });
+    });
+  });
+}
+
+/**
+ * DESIGN §5.1 "Per client": at most `limits.maxConnections` open connections (node closes the
+ * ones past it) and at most `limits.maxConnectionsPerClient` from one peer address, so one client
+ * cannot take every file descriptor. A connection past a cap is closed before a byte is read.
+ * Behind a trusted proxy every client shares the proxy's address: the per-client cap is left to
+ * the proxy then.
+ */
+function capConnections(server: http.Server, settings: AppSettings): void {
+  const { maxConnections, maxConnectionsPerClient } = settings.limits;
+  server.maxConnections = maxConnections;
+  if (settings.trustProxy) return;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > maxConnectionsPerClient) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = open.get(address)! - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
     });
   });
 }
