@@ -97,7 +97,7 @@ export function registerCsrf(rvm: PluginApi): void {
     'csrf',
     (ctx) => {
       // `csrf: optional` checks like `csrf: required`: a CSRF check that never refuses protects nothing.
-      if (csrfRequestValid(ctx.request, ctx.app.secrets.appSecret(), ctx.app.trustProxy, trusted)) return;
+      if (csrfRequestValid(ctx.request, ctx.app.secrets.appSecret(), trusted)) return;
       return ctx.fail(CSRF_STATUS, CSRF_MESSAGE, CSRF_CODE);
     },
     {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { AppSettings } from '../../plugins/sdk.js';
 import { createSecretSource } from './secrets.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
+import { parseTrustProxy, type TrustProxy } from './client-address.js';
 
 
 /** A bad rvm.config.json or config env var: a user error with a one-line message. */
@@ -28,7 +29,7 @@ export const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
 export interface SettingsOverrides {
   dev?: boolean;
   bodyLimit?: number;
-  trustProxy?: boolean;
+  trustProxy?: TrustProxy;
   /** Environment to read `RVM_*` from (default process.env). */
   env?: Record<string, string | undefined>;
   /** Config to use instead of reading `rvm.config.json` (a deploy bundle carries its own); validated the same way. */
@@ -54,6 +55,22 @@ function parseBool(value: string): boolean | null {
   return null;
 }
 
+/** A checked trustProxy setting; `where` names the file or variable in the one-line error. */
+function trustProxyFrom(value: unknown, where: string): TrustProxy {
+  try {
+    return parseTrustProxy(value);
+  } catch (err) {
+    throw new ConfigError(`${where}: trustProxy ${(err as Error).message} (got ${JSON.stringify(value)})`);
+  }
+}
+
+/** `RVM_TRUST_PROXY` as a setting: a boolean word, digits (a hop count), else a comma-separated list. */
+function envTrustValue(text: string): unknown {
+  const b = parseBool(text);
+  if (b !== null) return b;
+  return /^\s*[0-9]+\s*$/.test(text) ? Number(text) : text;
+}
+
 function bodyLimitFrom(value: unknown, where: string): number {
   const n = parseSize(value);
   if (n === null || n <= 0 || n > MAX_BODY_LIMIT) {
@@ -70,11 +87,8 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
 
   let bodyLimit = DEFAULT_BODY_LIMIT;
   if (config.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(config.bodyLimit, file);
-  let trustProxy = false;
-  if (config.trustProxy !== undefined) {
-    if (typeof config.trustProxy !== 'boolean') throw new ConfigError(`${file}: trustProxy must be true or false`);
-    trustProxy = config.trustProxy;
-  }
+  let trustProxy: TrustProxy = false;
+  if (config.trustProxy !== undefined) trustProxy = trustProxyFrom(config.trustProxy, file);
   if (config.plugins !== undefined && !(Array.isArray(config.plugins) && config.plugins.every((p) => typeof p === 'string'))) {
     throw new ConfigError(`${file}: plugins must be a list of package names or paths`);
   }
@@ -85,14 +99,10 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
   const envLimit = env.RVM_BODY_LIMIT;
   if (envLimit !== undefined && envLimit !== '') bodyLimit = bodyLimitFrom(envLimit, 'RVM_BODY_LIMIT');
   const envTrust = env.RVM_TRUST_PROXY;
-  if (envTrust !== undefined) {
-    const b = parseBool(envTrust);
-    if (b === null) throw new ConfigError(`RVM_TRUST_PROXY must be true or false, got ${JSON.stringify(envTrust)}`);
-    trustProxy = b;
-  }
+  if (envTrust !== undefined) trustProxy = trustProxyFrom(envTrustValue(envTrust), 'RVM_TRUST_PROXY');
 
   if (overrides.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(overrides.bodyLimit, 'bodyLimit');
-  if (overrides.trustProxy !== undefined) trustProxy = overrides.trustProxy;
+  if (overrides.trustProxy !== undefined) trustProxy = trustProxyFrom(overrides.trustProxy, 'trustProxy');
   return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, config: Object.freeze(config), secrets: createSecretSource(appDir, env) });
 }
 

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
-import { loadSettings, parseSize } from '../../../vm/runtime/config.js';
+import { ConfigError, loadSettings, parseSize } from '../../../vm/runtime/config.js';
 
 function appWith(config: string | null): string {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-config-'));
@@ -45,7 +45,22 @@ describe('loadSettings', () => {
     const s = loadSettings(dir, { env: {}, config: { bodyLimit: '3kb', plugins: ['x'] } });
     assert.equal(s.bodyLimit, 3072);
     assert.deepEqual(s.config.plugins, ['x']);
-    assert.throws(() => loadSettings(null, { env: {}, config: { trustProxy: 1 } }), /trustProxy/);
+    assert.throws(() => loadSettings(null, { env: {}, config: { trustProxy: 1.5 } }), /trustProxy/);
+  });
+
+  test('trustProxy: false, true, a hop count or a list, from the file, RVM_TRUST_PROXY or overrides', () => {
+    assert.equal(loadSettings(appWith(JSON.stringify({ trustProxy: 2 })), { env: {} }).trustProxy, 2);
+    assert.deepEqual(loadSettings(appWith(JSON.stringify({ trustProxy: ['10.0.0.0/8', 'loopback'] })), { env: {} }).trustProxy, ['10.0.0.0/8', 'loopback']);
+    assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: 'true' } }).trustProxy, true);
+    assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '3' } }).trustProxy, 3);
+    assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '0' } }).trustProxy, false);
+    assert.deepEqual(loadSettings(null, { env: { RVM_TRUST_PROXY: '10.0.0.1, fd00::/8' } }).trustProxy, ['10.0.0.1', 'fd00::/8']);
+    assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '2' }, trustProxy: false }).trustProxy, false);
+    for (const bad of [{ trustProxy: 99 }, { trustProxy: ['10.0.0.0/33'] }, { trustProxy: [] }, { trustProxy: 'proxy.internal' }]) {
+      assert.throws(() => loadSettings(null, { env: {}, config: bad }), (e: Error) => e instanceof ConfigError && /trustProxy/.test(e.message) && !e.message.includes('\n'), JSON.stringify(bad));
+    }
+    assert.throws(() => loadSettings(null, { env: { RVM_TRUST_PROXY: '99' } }), /RVM_TRUST_PROXY: trustProxy must be a whole number of hops/);
+    assert.throws(() => loadSettings(null, { env: {}, trustProxy: -1 }), ConfigError);
   });
 
   test('malformed file → one-line error naming the file', () => {
