@@ -2,12 +2,12 @@
  * App settings: optional `rvm.config.json` in the app dir, overridden by env vars, overridden by
  * what the CLI passes. A malformed file is one clear error naming the file.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppSettings } from '../../plugins/sdk.js';
 import { createSecretSource } from './secrets.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
 import { parseTrustProxy, type TrustProxy } from './client-address.js';
+import { readRegularFile } from '../regular-file.js';
 
 
 /** A bad rvm.config.json or config env var: a user error with a one-line message. */
@@ -21,6 +21,9 @@ export class ConfigError extends Error {
 
 /** The config file's name inside the app dir. */
 export const CONFIG_FILE = 'rvm.config.json';
+
+/** Largest config file read: settings, not data; a bigger one (or a device) is refused, never read whole. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Largest body limit accepted: bodies are buffered in memory, and a Buffer this size is still safe to allocate. */
 export const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
@@ -110,7 +113,7 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
 function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readRegularFile(file, MAX_CONFIG_BYTES).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);

@@ -1,10 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
-import { ConfigError, loadSettings, parseSize } from '../../../vm/runtime/config.js';
+import { CONFIG_FILE, ConfigError, MAX_CONFIG_BYTES, loadSettings, parseSize } from '../../../vm/runtime/config.js';
+import { plantSpecial } from '../special-files.js';
 
 function appWith(config: string | null): string {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-config-'));
@@ -61,6 +62,18 @@ describe('loadSettings', () => {
     }
     assert.throws(() => loadSettings(null, { env: { RVM_TRUST_PROXY: '99' } }), /RVM_TRUST_PROXY: trustProxy must be a whole number of hops/);
     assert.throws(() => loadSettings(null, { env: {}, trustProxy: -1 }), ConfigError);
+  });
+
+  test('a config file that is a FIFO or a directory, or over MAX_CONFIG_BYTES, is a one-line error, never read', () => {
+    for (const kind of ['fifo', 'directory'] as const) {
+      const dir = appWith(null);
+      plantSpecial(dir, CONFIG_FILE, kind);
+      assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e instanceof ConfigError && /rvm\.config\.json: cannot read: not a regular file/.test(e.message), kind);
+    }
+    const dir = appWith(JSON.stringify({ bodyLimit: 10 }) + ' '.repeat(MAX_CONFIG_BYTES - 16));
+    assert.equal(loadSettings(dir, { env: {} }).bodyLimit, 10);
+    truncateSync(join(dir, CONFIG_FILE), MAX_CONFIG_BYTES + 1);
+    assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e instanceof ConfigError && e.message.includes(`larger than ${MAX_CONFIG_BYTES} bytes`));
   });
 
   test('malformed file → one-line error naming the file', () => {
