@@ -379,6 +379,7 @@ export type { CookieOptions } from '../vm/runtime/cookies.js';
 export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/sniff.js';
 export { uploadedFromBytes } from '../vm/runtime/upload.js';
 export { UnreadableFileError, readRegularFile } from '../vm/regular-file.js';
+export { encodeLogText } from '../vm/runtime/log.js';
 export { constantTimeEqual } from '../vm/runtime/secrets.js';
 export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/client-address.js';
 export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/client-address.js';
