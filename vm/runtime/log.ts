@@ -8,7 +8,10 @@
  * error messages cannot break a line, forge another or send escape sequences to a terminal.
  */
 
-/** Where the runtime and plugins write log lines. */
+/**
+ * Where the runtime and plugins write log lines. Lines arrive as raw text (error messages may
+ * quote a request); an implementation writes each through `encodeLogText`, as the built-in ones do.
+ */
 export interface Logger {
   info(line: string): void;
   /** The request line, `GET /path 200 0.4ms`: given in parts, so it is written without building a string. */
