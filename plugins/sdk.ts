@@ -13,6 +13,7 @@ import type { FieldType, Literal } from '../vm/ast.js';
 import type { JsonSchema } from '../vm/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
 import { RvmError } from '../vm/values.js';
+import type { TrustProxy } from '../vm/runtime/client-address.js';
 
 export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField, intFromText, numberFromText } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
@@ -55,7 +56,11 @@ export interface RequestInfo {
   readonly path: string;
   readonly url: string;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The client's canonical address: the peer, or behind trusted proxies the right-most untrusted `X-Forwarded-For` entry. */
   readonly ip: string;
+  /** True when the connection came from a trusted proxy, so its `X-Forwarded-*` headers are honoured. */
+  readonly proxied: boolean;
+  /** TLS on the connection, or from a trusted proxy `X-Forwarded-Proto: https`. */
   readonly secure: boolean;
   readonly params: Readonly<Record<string, string>>;
   readonly query: Readonly<Record<string, string | string[]>>;
@@ -87,7 +92,8 @@ export interface AppSettings {
   readonly dir: string | null;
   readonly dev: boolean;
   readonly bodyLimit: number;
-  readonly trustProxy: boolean;
+  /** Which proxies are trusted (`false`, `true`, a hop count or a list); decide per request with `request.proxied`. */
+  readonly trustProxy: TrustProxy;
   /** The isolation limits (DESIGN §5.1): rvm.config.json `limits`, else their defaults. */
   readonly limits: Limits;
   readonly config: Readonly<Record<string, unknown>>;
@@ -396,7 +402,11 @@ export { serializeCookie, setCookie } from '../vm/runtime/cookies.js';
 export type { CookieOptions } from '../vm/runtime/cookies.js';
 export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/sniff.js';
 export { uploadedFromBytes } from '../vm/runtime/upload.js';
+export { UnreadableFileError, readRegularFile } from '../vm/regular-file.js';
+export { encodeLogText } from '../vm/runtime/log.js';
 export { constantTimeEqual } from '../vm/runtime/secrets.js';
+export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/client-address.js';
+export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/client-address.js';
 export { normalizeOrigin } from '../vm/runtime/origin.js';
 export { SESSION_COOKIE, requestToken } from '../vm/runtime/session-token.js';
 export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';

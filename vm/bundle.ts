@@ -8,6 +8,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ArtefactError, decodeEnvelope, decodeModule, encodeEnvelope, encodeModule, jsonData } from './artefact.js';
 import { BUNDLE_MAGIC, type CompiledModule } from './module.js';
+import { UnreadableFileError, readRegularFile } from './regular-file.js';
+
+/** Largest bundle read: every module of an app with room to spare, still safe to hold in memory at once. */
+export const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
 
 /** What a bundle holds. */
 export interface Bundle {
@@ -75,11 +79,11 @@ export function writeBundle(file: string, bundle: Bundle, compiler = packageVers
   }
 }
 
-/** Reads and validates a bundle file; refuses a missing, damaged, foreign or other-format one. */
+/** Reads and validates a bundle file; refuses a missing, damaged, foreign or other-format one, and one that is not a regular file or is over MAX_BUNDLE_BYTES. */
 export function readBundle(file: string): LoadedBundle {
   let bytes: Uint8Array;
   try {
-    bytes = readFileSync(file);
+    bytes = readRegularFile(file, MAX_BUNDLE_BYTES);
   } catch (e) {
     throw new ArtefactError('E_ARTEFACT_UNREADABLE', `cannot read bundle: ${ioReason(e)}`, file);
   }
@@ -91,6 +95,7 @@ function isMap(v: unknown): v is Record<string, unknown> {
 }
 
 function ioReason(e: unknown): string {
+  if (e instanceof UnreadableFileError) return e.message;
   const code = (e as NodeJS.ErrnoException | null)?.code;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';

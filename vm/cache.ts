@@ -3,18 +3,28 @@
  * mirrored relative path plus `.rvmc`, and the app's link proof (`app.linked`). A cache may only
  * ever save work: a missing, stale, corrupt or foreign entry reads as null or false (the caller
  * recompiles or links eagerly), and a write that fails (read-only directory, full disk) is
- * reported by returning false, never by throwing.
+ * reported by returning false, never by throwing. An entry that is not a regular file (a
+ * directory, a FIFO, a symlink to a device) or is over its size cap is damaged: never read,
+ * recompiled and written over.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { decodeCachedModule, encodeModule } from './artefact.js';
 import { FORMAT_VERSION, type CompiledModule } from './module.js';
+import { readRegularFile } from './regular-file.js';
 
 /** The cache directory, relative to the app directory. */
 export const CACHE_DIR = join('.rvm', 'cache');
 /** Extension of a cached module artefact. */
 export const CACHE_EXTENSION = '.rvmc';
+/**
+ * Largest cached artefact read: far above what one source file compiles to, and small enough
+ * that a damaged or planted entry cannot make the process allocate without bound.
+ */
+export const MAX_ARTEFACT_BYTES = 64 * 1024 * 1024;
+/** Largest link proof read: it holds one sha256 in hex. */
+const MAX_LINK_PROOF_BYTES = 1024;
 
 /** What a cached artefact must match to be used: any difference makes it stale. */
 export interface CacheKey {
@@ -42,7 +52,7 @@ export function cachePath(appDir: string, relFile: string): string {
 /** The cached module of `relFile` when it exists, decodes and matches `expect`; else null. */
 export function readCached(appDir: string, relFile: string, expect: CacheKey): CompiledModule | null {
   try {
-    const m = decodeCachedModule(readFileSync(cachePath(appDir, relFile)), expect);
+    const m = decodeCachedModule(readRegularFile(cachePath(appDir, relFile), MAX_ARTEFACT_BYTES), expect);
     return m !== null && m.file === relFile.split(sep).join('/') ? m : null;
   } catch {
     return null;
@@ -78,7 +88,7 @@ export function linkKey(modules: readonly CompiledModule[], compiler: string, pl
 /** Whether the app with `key` linked without an error before (so it may link lazily). */
 export function hasLinkProof(appDir: string, key: string): boolean {
   try {
-    return readFileSync(join(appDir, CACHE_DIR, LINK_PROOF), 'utf8') === key;
+    return readRegularFile(join(appDir, CACHE_DIR, LINK_PROOF), MAX_LINK_PROOF_BYTES).toString('utf8') === key;
   } catch {
     return false;
   }

@@ -40,7 +40,8 @@ export function keyBytes(where: string, secret: Value | undefined): Uint8Array {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length < MIN_SECRET_BYTES) {
     throw new RvmError(
-      `${where}: the secret has ${bytes.length} bytes; an HS256 key needs at least ${MIN_SECRET_BYTES} random bytes. ` +
+      // The message never tells the key's length: an error page or log line must not narrow down a secret.
+      `${where}: the secret is too short: an HS256 key needs at least ${MIN_SECRET_BYTES} random bytes. ` +
         'A human password is not a key: generate one with secure_random(32) and keep it in .secrets/ or the environment.',
       'weak_secret',
     );

@@ -74,7 +74,7 @@ function registerIpGuard(rvm: PluginApi): void {
         { name: 'more', type: 'text', rest: true, doc: 'Further ranges; the client may be in any of them.' },
       ],
       doc:
-        'Lets the request through only when the client address (request.ip: the peer, or the left-most X-Forwarded-For entry when trustProxy is configured) lies in one of the ranges; ' +
+        'Lets the request through only when the client address (request.ip: the peer, or behind trusted proxies (trustProxy) the right-most X-Forwarded-For entry that is not a proxy) lies in one of the ranges; ' +
         'IPv4-mapped IPv6 addresses match IPv4 ranges. Otherwise 403 ip_forbidden. A malformed range is a compile error (E_GUARD_ARGS).',
       responses: [{ status: 403, code: 'ip_forbidden', description: 'The client address is outside the allowed ranges.' }],
     },

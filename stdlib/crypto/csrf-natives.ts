@@ -98,7 +98,7 @@ export function registerCsrf(rvm: PluginApi): void {
     (ctx) => {
       // `csrf: optional` checks like `csrf: required`: a CSRF check that never refuses protects nothing.
       const check = (c: CallContext): void | Halt => {
-        if (csrfRequestValid(c.request, c.app.secrets.appSecret(), c.app.trustProxy, trusted)) return;
+        if (csrfRequestValid(c.request, c.app.secrets.appSecret(), trusted)) return;
         return c.fail(CSRF_STATUS, CSRF_MESSAGE, CSRF_CODE);
       };
       // A form's `_csrf` field is checked right after the body is read, before validation.

@@ -68,6 +68,7 @@ export function submittedToken(request: Pick<RequestInfo, 'headers' | 'body'>): 
 }
 
 /**
+
  * True when the guard must wait for the body: an unsafe method whose token can only be the
  * `_csrf` field of a form (no X-CSRF-Token header). Guards run before the body is read.
  */
@@ -78,13 +79,13 @@ export function tokenInBody(request: Pick<RequestInfo, 'method' | 'headers'>): b
 }
 
 /**
- * The origin this request was addressed to: its scheme (HTTPS directly or, with trust proxy,
- * `X-Forwarded-Proto`) and its `Host` (with trust proxy, `X-Forwarded-Host` first). Null when
- * there is no usable host.
+ * The origin this request was addressed to: its scheme (HTTPS directly or, from a trusted proxy,
+ * `X-Forwarded-Proto`) and its `Host` (from a trusted proxy, `X-Forwarded-Host` first). Null
+ * when there is no usable host.
  */
-export function ownOrigin(request: Pick<RequestInfo, 'headers' | 'secure'>, trustProxy: boolean): string | null {
+export function ownOrigin(request: Pick<RequestInfo, 'headers' | 'secure' | 'proxied'>): string | null {
   let host = single(request.headers.host);
-  if (trustProxy) {
+  if (request.proxied) {
     const forwarded = single(request.headers['x-forwarded-host']);
     if (forwarded !== undefined && forwarded.trim() !== '') host = forwarded.split(',')[0].trim();
   }
@@ -96,13 +97,13 @@ export function ownOrigin(request: Pick<RequestInfo, 'headers' | 'secure'>, trus
  * The Origin check of the guard: true when the request has no `Origin` header, or it names the
  * request's own origin or one of `trusted` (normalised origins). `Origin: null` is refused.
  */
-export function originAccepted(request: Pick<RequestInfo, 'headers' | 'secure'>, trustProxy: boolean, trusted: ReadonlySet<string>): boolean {
+export function originAccepted(request: Pick<RequestInfo, 'headers' | 'secure' | 'proxied'>, trusted: ReadonlySet<string>): boolean {
   const header = request.headers.origin;
   if (header === undefined) return true;
   if (typeof header !== 'string') return false;
   const origin = normalizeOrigin(header);
   if (origin === null) return false;
-  return origin === ownOrigin(request, trustProxy) || trusted.has(origin);
+  return origin === ownOrigin(request) || trusted.has(origin);
 }
 
 /**
@@ -110,9 +111,9 @@ export function originAccepted(request: Pick<RequestInfo, 'headers' | 'secure'>,
  * Origin (if sent) is acceptable, the submitted token equals the `rvm_csrf` cookie (constant
  * time), and the token's signature is valid for this caller's session.
  */
-export function csrfRequestValid(request: RequestInfo, secret: string, trustProxy: boolean, trusted: ReadonlySet<string>): boolean {
+export function csrfRequestValid(request: RequestInfo, secret: string, trusted: ReadonlySet<string>): boolean {
   if (SAFE_METHODS.has(request.method)) return true;
-  if (!originAccepted(request, trustProxy, trusted)) return false;
+  if (!originAccepted(request, trusted)) return false;
   const cookie = request.cookies[CSRF_COOKIE];
   const submitted = submittedToken(request);
   if (typeof cookie !== 'string' || submitted === null) return false;

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RequestInfo } from '../../plugins/sdk.js';
-import { clientPrefix } from '../core/ip-address.js';
+import { canonicalIp, clientPrefix } from '../core/ip-address.js';
 
 /**
  * Longest key kept as written; longer ones are replaced by their SHA-256, so what a request can
@@ -26,10 +26,14 @@ export function rawKey(key: string): string {
   return `key:${bounded(key)}`;
 }
 
-/** The client part of a key: an IPv4 address, or the /64 of an IPv6 one. */
+/**
+ * The client part of a key: an IPv4 address, or the /64 of an IPv6 one, in canonical form, so
+ * `9.9.9.9:1234`, `::ffff:9.9.9.9` and `9.9.9.9` are one client; other text is kept as it is.
+ */
 export function clientOf(ip: string): string {
-  // IPv4 (the runtime already unwraps IPv4-mapped addresses) is the key as it is.
-  return ip.indexOf(':') === -1 ? ip : clientPrefix(ip, IPV6_CLIENT_PREFIX);
+  const canonical = canonicalIp(ip);
+  if (canonical === null) return ip;
+  return canonical.indexOf(':') === -1 ? canonical : clientPrefix(canonical, IPV6_CLIENT_PREFIX);
 }
 
 /** The store key of `rate_limit_ip(ip, ...)`. */

@@ -54,6 +54,7 @@ export function fakeContext(options: { request?: Partial<RequestInfo>; next?: ()
     route: 'GET /',
     headers: {},
     ip: '127.0.0.1',
+    proxied: false,
     secure: false,
     params: {},
     query: {},

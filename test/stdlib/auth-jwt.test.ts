@@ -54,6 +54,20 @@ describe('jwt_create', () => {
     assert.throws(() => keyBytes('t', 'é'.repeat(15)), (e: unknown) => e instanceof RvmError && e.code === 'weak_secret');
   });
 
+  test("a weak_secret error says what is required, never the key's length", () => {
+    for (const key of ['', 'k', 'k'.repeat(7), 'k'.repeat(31), new SecretText('hunter2')]) {
+      const length = typeof key === 'string' ? key.length : 7;
+      assert.throws(
+        () => keyBytes('jwt_create()', key),
+        (e: unknown) =>
+          e instanceof RvmError &&
+          e.code === 'weak_secret' &&
+          e.message.includes('at least 32 random bytes') &&
+          !new RegExp(`\\b${length}\\b`).test(e.message.replace('32', '')),
+      );
+    }
+  });
+
   test('a non-text key is a type_error', async () => {
     await rejectsWith(createJwt({}, 12345, 60), 'type_error');
     await rejectsWith(createJwt({}, null, 60), 'type_error');

@@ -1,6 +1,6 @@
 /**
  * The core guards `ip`, `time` and `method`: address and CIDR parsing, the guards called directly
- * (injected clock, time zones), and end to end through apps with and without trustProxy.
+ * (injected clock, time zones), and end to end through apps with and without trusted proxies.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -247,14 +247,16 @@ async function appWith(config: Record<string, unknown>): Promise<{ app: App; dir
 describe('core guards in an app', () => {
   let plain: { app: App; dir: string };
   let proxied: { app: App; dir: string };
+  let peerOnly: { app: App; dir: string };
 
   before(async () => {
     plain = await appWith({});
     proxied = await appWith({ trustProxy: true });
+    peerOnly = await appWith({ trustProxy: ['127.0.0.1'] });
   });
 
   after(async () => {
-    for (const a of [plain, proxied]) {
+    for (const a of [plain, proxied, peerOnly]) {
       await a.app.close();
       rmSync(a.dir, { recursive: true, force: true });
     }
@@ -274,9 +276,24 @@ describe('core guards in an app', () => {
     assert.equal(res.status, 403);
   });
 
-  test('ip: with trustProxy the left-most X-Forwarded-For entry is the client', async () => {
-    assert.equal((await inject(proxied.app, { url: '/office', remoteAddress: '192.0.2.1', headers: { 'x-forwarded-for': '10.0.0.1, 192.0.2.1' } })).status, 200);
+  test('ip: behind a trusted proxy the right-most X-Forwarded-For entry is the client', async () => {
+    assert.equal((await inject(proxied.app, { url: '/office', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.1, 10.0.0.1' } })).status, 200);
     assert.equal((await inject(proxied.app, { url: '/office', remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': '192.0.2.7' } })).status, 403);
+    // A peer that is not a trusted proxy: its header is ignored.
+    assert.equal((await inject(proxied.app, { url: '/office', remoteAddress: '192.0.2.1', headers: { 'x-forwarded-for': '10.0.0.1' } })).status, 403);
+  });
+
+  test('ip: a forged left-most entry does not pass ip(10.0.0.0/8) when only the peer is trusted (issue 12)', async () => {
+    const res = await inject(peerOnly.app, { url: '/office', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '10.1.2.3, 203.0.113.9' } });
+    assert.equal(res.status, 403);
+    assert.equal(res.json().code, 'ip_forbidden');
+    const inside = await inject(peerOnly.app, { url: '/office', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '203.0.113.9, 10.1.2.3' } });
+    assert.equal(inside.status, 200);
+  });
+
+  test('ip: IPv6 clients behind a proxy, in canonical form', async () => {
+    assert.equal((await inject(peerOnly.app, { url: '/office', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '[2001:DB8::7]:443' } })).status, 200);
+    assert.equal((await inject(peerOnly.app, { url: '/office', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '2001:db9::7' } })).status, 403);
   });
 
   test('malformed guard arguments are compile errors at the guard (E_GUARD_ARGS)', async () => {

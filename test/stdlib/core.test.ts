@@ -262,8 +262,8 @@ describe('log', () => {
   test('joins text forms with spaces and keeps one line', () => {
     const ctx = fakeContext();
     assert.equal(callIn(ctx, 'log', 'user', 7, null, { a: 1 }), null);
-    callIn(ctx, 'log', 'evil\nGET /admin 200\r\x1b[31m');
-    assert.deepEqual(ctx.logs, ['user 7 null {"a":1}', 'evil\\nGET /admin 200\\r\\u001b[31m']);
+    callIn(ctx, 'log', 'evil\nGET /admin 200\r\x1b[31m\t\u009b');
+    assert.deepEqual(ctx.logs, ['user 7 null {"a":1}', 'evil\\nGET /admin 200\\r\\x1b[31m\\t\\x9b']);
   });
 });
 

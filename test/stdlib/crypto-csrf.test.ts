@@ -79,17 +79,17 @@ describe('csrf tokens (pure)', () => {
   });
 
   test("the request's own origin: scheme from TLS (or a trusted proxy), host from Host (or X-Forwarded-Host)", () => {
-    assert.equal(ownOrigin({ headers: { host: HOST }, secure: false }, false), OWN);
-    assert.equal(ownOrigin({ headers: { host: 'app.com' }, secure: true }, false), 'https://app.com');
-    assert.equal(ownOrigin({ headers: { host: 'internal:3000', 'x-forwarded-host': 'app.com, proxy' }, secure: true }, true), 'https://app.com');
-    assert.equal(ownOrigin({ headers: { host: 'internal:3000', 'x-forwarded-host': 'app.com' }, secure: false }, false), 'http://internal:3000');
-    assert.equal(ownOrigin({ headers: {}, secure: false }, false), null);
-    assert.equal(ownOrigin({ headers: { host: 'evil.com/x' }, secure: false }, false), null);
+    assert.equal(ownOrigin({ headers: { host: HOST }, secure: false, proxied: false }), OWN);
+    assert.equal(ownOrigin({ headers: { host: 'app.com' }, secure: true, proxied: false }), 'https://app.com');
+    assert.equal(ownOrigin({ headers: { host: 'internal:3000', 'x-forwarded-host': 'app.com, proxy' }, secure: true, proxied: true }), 'https://app.com');
+    assert.equal(ownOrigin({ headers: { host: 'internal:3000', 'x-forwarded-host': 'app.com' }, secure: false, proxied: false }), 'http://internal:3000');
+    assert.equal(ownOrigin({ headers: {}, secure: false, proxied: false }), null);
+    assert.equal(ownOrigin({ headers: { host: 'evil.com/x' }, secure: false, proxied: false }), null);
   });
 
   test('the Origin check: absent passes; own or trusted passes; anything else, including "null", fails', () => {
     const trusted = new Set(['https://front.example.com']);
-    const check = (origin: string | undefined, host = HOST) => originAccepted({ headers: origin === undefined ? { host } : { host, origin }, secure: false }, false, trusted);
+    const check = (origin: string | undefined, host = HOST) => originAccepted({ headers: origin === undefined ? { host } : { host, origin }, secure: false, proxied: false }, trusted);
     assert.equal(check(undefined), true);
     assert.equal(check(OWN), true);
     assert.equal(check('https://front.example.com'), true);

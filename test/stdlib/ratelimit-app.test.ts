@@ -156,25 +156,54 @@ describe('ratelimit in an app', () => {
 });
 
 describe('ratelimit behind a trusted proxy', () => {
-  let dir: string;
-  let app: App;
+  const apps: Array<{ dir: string; app: App }> = [];
 
-  before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'rvm-ratelimit-proxy-'));
-    writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ trustProxy: true }));
+  async function proxied(trustProxy: unknown): Promise<App> {
+    const dir = mkdtempSync(join(tmpdir(), 'rvm-ratelimit-proxy-'));
+    writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ trustProxy }));
     writeFileSync(join(dir, 'a.rvm'), 'route GET /x {\n  guard rate_limit(1, 60)\n  response.ok({})\n}\n');
-    app = await loadApp(dir, { cache: false, logger: captureLogger() });
-  });
+    const app = await loadApp(dir, { cache: false, logger: captureLogger() });
+    apps.push({ dir, app });
+    return app;
+  }
 
   after(async () => {
-    await app.close();
-    rmSync(dir, { recursive: true, force: true });
+    for (const { dir, app } of apps) {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
-  test('clients are told apart by X-Forwarded-For', async () => {
-    const via = (client: string) => inject(app, { url: '/x', remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': `${client}, 10.0.0.1` } });
+  test('clients are told apart by the address the proxy appended', async () => {
+    const app = await proxied(true);
+    const via = (client: string) => inject(app, { url: '/x', remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': client } });
     assert.equal((await via('203.0.113.1')).status, 200);
     assert.equal((await via('203.0.113.1')).status, 429);
     assert.equal((await via('203.0.113.2')).status, 200);
+  });
+
+  test('a forged left-most entry gets no fresh window (issue 12: X-Forwarded-For: 10.0.0.N, 127.0.0.1)', async () => {
+    for (const setting of [true, 1, ['127.0.0.1']]) {
+      const app = await proxied(setting);
+      const statuses: number[] = [];
+      for (let n = 1; n <= 4; n++) statuses.push((await inject(app, { url: '/x', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': `10.0.0.${n}, 203.0.113.50` } })).status);
+      assert.deepEqual(statuses, [200, 429, 429, 429], JSON.stringify(setting));
+    }
+    const app = await proxied(true);
+    const statuses: number[] = [];
+    for (let n = 1; n <= 4; n++) statuses.push((await inject(app, { url: '/x', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': `10.0.0.${n}, 127.0.0.1` } })).status);
+    assert.deepEqual(statuses, [200, 429, 429, 429]);
+  });
+
+  test('non-canonical spellings of one address and garbage entries share one window', async () => {
+    const app = await proxied(1);
+    const via = (entry: string) => inject(app, { url: '/x', remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': entry } });
+    assert.equal((await via('9.9.9.9')).status, 200);
+    for (const form of ['9.9.9.9:1234', '::ffff:9.9.9.9', '[::ffff:9.9.9.9]:80']) assert.equal((await via(form)).status, 429, form);
+    assert.equal((await via('[2001:db8::9]:443')).status, 200);
+    assert.equal((await via('2001:DB8:0::9')).status, 429);
+    // Entries that are not addresses fall back to the proxy's own address: one window for them all.
+    assert.equal((await via('009.9.9.9')).status, 200);
+    for (const garbage of ['unknown', 'x'.repeat(40), '1.2.3']) assert.equal((await via(garbage)).status, 429, garbage);
   });
 });

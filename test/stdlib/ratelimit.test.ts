@@ -164,7 +164,7 @@ describe('rate limit headers', () => {
 });
 
 function request(over: Partial<RequestInfo>): RequestInfo {
-  return { id: '1', method: 'GET', path: '/', url: '/', headers: {}, ip: '127.0.0.1', secure: false, params: {}, query: {}, cookies: {}, body: null, route: null, ...over };
+  return { id: '1', method: 'GET', path: '/', url: '/', headers: {}, ip: '127.0.0.1', proxied: false, secure: false, params: {}, query: {}, cookies: {}, body: null, route: null, ...over };
 }
 
 describe('rate limit keys', () => {
@@ -196,6 +196,14 @@ describe('rate limit keys', () => {
       assert.equal(keys.of(r), guardKey(r, 5, 60));
     }
     assert.ok(keys.size > 0 && keys.size <= MAX_REMEMBERED_GUARD_KEYS);
+  });
+
+  test('rate_limit_ip keys: one key per client however its address is written', () => {
+    assert.deepEqual(new Set(['9.9.9.9', '9.9.9.9:1234', '::ffff:9.9.9.9', '[::ffff:9.9.9.9]:80'].map(ipKey)), new Set(['ip:9.9.9.9']));
+    assert.equal(ipKey('2001:DB8:1:2::5'), ipKey('[2001:db8:1:2:ffff::9]:443'));
+    assert.equal(ipKey('2001:db8:1:2::5'), 'ip:2001:db8:1:2::/64');
+    // Text that is not an address stays its own key: it is the app's to choose.
+    assert.equal(ipKey('009.9.9.9'), 'ip:009.9.9.9');
   });
 
   test('namespaces keep kinds apart and long keys are bounded', () => {

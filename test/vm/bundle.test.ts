@@ -1,10 +1,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ArtefactError, encodeEnvelope, encodeModule } from '../../vm/artefact.js';
-import { decodeBundle, encodeBundle, readBundle, writeBundle } from '../../vm/bundle.js';
+import { MAX_BUNDLE_BYTES, decodeBundle, encodeBundle, readBundle, writeBundle } from '../../vm/bundle.js';
+import { plantSpecial } from './special-files.js';
 import { BUNDLE_MAGIC, FORMAT_VERSION } from '../../vm/module.js';
 import { Op } from '../../vm/opcodes.js';
 import { handModule } from './artefact-fixture.js';
@@ -51,6 +52,21 @@ describe('bundle', () => {
     const e = refusal(() => readBundle(join(dir, 'missing.rvmb')));
     assert.equal(e.code, 'E_ARTEFACT_UNREADABLE');
     assert.ok(e.message.includes('missing.rvmb'));
+  });
+
+  test('a FIFO, a symlink to /dev/zero, a directory or a file over MAX_BUNDLE_BYTES is refused at once, never read', () => {
+    for (const [kind, why] of [['fifo', 'a FIFO'], ['dev-zero', 'a device'], ['directory', 'a directory']] as const) {
+      const path = plantSpecial(dir, `special-${kind}.rvmb`, kind);
+      const e = refusal(() => readBundle(path));
+      assert.equal(e.code, 'E_ARTEFACT_UNREADABLE', kind);
+      assert.ok(e.message.includes(`cannot read bundle: not a regular file (${why})`) && e.message.includes(path), e.message);
+    }
+    const huge = join(dir, 'huge.rvmb');
+    writeFileSync(huge, '');
+    truncateSync(huge, MAX_BUNDLE_BYTES + 1);
+    const e = refusal(() => readBundle(huge));
+    assert.equal(e.code, 'E_ARTEFACT_UNREADABLE');
+    assert.ok(e.message.includes(`larger than ${MAX_BUNDLE_BYTES} bytes`), e.message);
   });
 
   test('a truncated bundle is refused with E_ARTEFACT_CORRUPT, one line naming the file', () => {

@@ -1,13 +1,14 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeEnvelope } from '../../vm/artefact.js';
-import { cachePath, readCached, writeCached } from '../../vm/cache.js';
+import { MAX_ARTEFACT_BYTES, cachePath, hasLinkProof, readCached, writeCached, writeLinkProof } from '../../vm/cache.js';
 import { compileSource, sourceHash } from '../../vm/compiler.js';
 import { BUNDLE_MAGIC } from '../../vm/module.js';
 import { handModule } from './artefact-fixture.js';
+import { plantSpecial } from './special-files.js';
 
 const FILE = 'api/users.rvm';
 const KEY = { sourceHash: 'a'.repeat(64), compiler: '0.1.0', plugins: 'core@0.1.0' };
@@ -92,6 +93,35 @@ describe('cache', () => {
     mkdirSync(cachePath(dir, 'dir.rvm'), { recursive: true });
     assert.equal(readCached(dir, 'dir.rvm', KEY), null);
     assert.equal(writeCached(dir, 'dir.rvm', handModule('dir.rvm')), false);
+  });
+
+  test('an entry that is a symlink to /dev/zero, a FIFO or over MAX_ARTEFACT_BYTES is damaged: null, then written over', () => {
+    const folder = join(dir, '.rvm', 'cache');
+    mkdirSync(folder, { recursive: true });
+    for (const kind of ['dev-zero', 'fifo'] as const) {
+      const file = `${kind}.rvm`;
+      plantSpecial(folder, file + '.rvmc', kind);
+      assert.equal(readCached(dir, file, KEY), null, kind);
+      assert.equal(writeCached(dir, file, handModule(file)), true, kind);
+      assert.ok(lstatSync(cachePath(dir, file)).isFile(), kind);
+      assert.notEqual(readCached(dir, file, KEY), null, kind);
+    }
+    writeCached(dir, 'huge.rvm', handModule('huge.rvm'));
+    truncateSync(cachePath(dir, 'huge.rvm'), MAX_ARTEFACT_BYTES + 1);
+    assert.equal(readCached(dir, 'huge.rvm', KEY), null);
+  });
+
+  test('a link proof that is not a regular file is no proof', () => {
+    const other = mkdtempSync(join(tmpdir(), 'rvm-proof-'));
+    try {
+      assert.equal(writeLinkProof(other, 'k'.repeat(64)), true);
+      assert.equal(hasLinkProof(other, 'k'.repeat(64)), true);
+      rmSync(join(other, '.rvm', 'cache', 'app.linked'));
+      plantSpecial(join(other, '.rvm', 'cache'), 'app.linked', 'fifo');
+      assert.equal(hasLinkProof(other, 'k'.repeat(64)), false);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 
   test('an escaping path reads as null and is not written', () => {

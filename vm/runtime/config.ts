@@ -2,13 +2,14 @@
  * App settings: optional `rvm.config.json` in the app dir, overridden by env vars, overridden by
  * what the CLI passes. A malformed file is one clear error naming the file.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppSettings } from '../../plugins/sdk.js';
 import { createSecretSource } from './secrets.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import type { Limits } from '../../plugins/sdk.js';
+import { parseTrustProxy, type TrustProxy } from './client-address.js';
+import { readRegularFile } from '../regular-file.js';
 
 
 /** A bad rvm.config.json or config env var: a user error with a one-line message. */
@@ -23,6 +24,9 @@ export class ConfigError extends Error {
 /** The config file's name inside the app dir. */
 export const CONFIG_FILE = 'rvm.config.json';
 
+/** Largest config file read: settings, not data; a bigger one (or a device) is refused, never read whole. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /** Largest body limit accepted: bodies are buffered in memory, and a Buffer this size is still safe to allocate. */
 export const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
 
@@ -30,7 +34,7 @@ export const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
 export interface SettingsOverrides {
   dev?: boolean;
   bodyLimit?: number;
-  trustProxy?: boolean;
+  trustProxy?: TrustProxy;
   /** Limits over those of the file (tests), checked the same way. */
   limits?: Partial<Limits>;
   /** Environment to read `RVM_*` from (default process.env). */
@@ -58,6 +62,22 @@ function parseBool(value: string): boolean | null {
   return null;
 }
 
+/** A checked trustProxy setting; `where` names the file or variable in the one-line error. */
+function trustProxyFrom(value: unknown, where: string): TrustProxy {
+  try {
+    return parseTrustProxy(value);
+  } catch (err) {
+    throw new ConfigError(`${where}: trustProxy ${(err as Error).message} (got ${JSON.stringify(value)})`);
+  }
+}
+
+/** `RVM_TRUST_PROXY` as a setting: a boolean word, digits (a hop count), else a comma-separated list. */
+function envTrustValue(text: string): unknown {
+  const b = parseBool(text);
+  if (b !== null) return b;
+  return /^\s*[0-9]+\s*$/.test(text) ? Number(text) : text;
+}
+
 function bodyLimitFrom(value: unknown, where: string): number {
   const n = parseSize(value);
   if (n === null || n <= 0 || n > MAX_BODY_LIMIT) {
@@ -74,11 +94,8 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
 
   let bodyLimit = DEFAULT_BODY_LIMIT;
   if (config.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(config.bodyLimit, file);
-  let trustProxy = false;
-  if (config.trustProxy !== undefined) {
-    if (typeof config.trustProxy !== 'boolean') throw new ConfigError(`${file}: trustProxy must be true or false`);
-    trustProxy = config.trustProxy;
-  }
+  let trustProxy: TrustProxy = false;
+  if (config.trustProxy !== undefined) trustProxy = trustProxyFrom(config.trustProxy, file);
   let limits = parseLimits(config.limits, DEFAULT_LIMITS);
   if (typeof limits === 'string') throw new ConfigError(`${file}: ${limits}`);
   if (config.plugins !== undefined && !(Array.isArray(config.plugins) && config.plugins.every((p) => typeof p === 'string'))) {
@@ -91,14 +108,10 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
   const envLimit = env.RVM_BODY_LIMIT;
   if (envLimit !== undefined && envLimit !== '') bodyLimit = bodyLimitFrom(envLimit, 'RVM_BODY_LIMIT');
   const envTrust = env.RVM_TRUST_PROXY;
-  if (envTrust !== undefined) {
-    const b = parseBool(envTrust);
-    if (b === null) throw new ConfigError(`RVM_TRUST_PROXY must be true or false, got ${JSON.stringify(envTrust)}`);
-    trustProxy = b;
-  }
+  if (envTrust !== undefined) trustProxy = trustProxyFrom(envTrustValue(envTrust), 'RVM_TRUST_PROXY');
 
   if (overrides.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(overrides.bodyLimit, 'bodyLimit');
-  if (overrides.trustProxy !== undefined) trustProxy = overrides.trustProxy;
+  if (overrides.trustProxy !== undefined) trustProxy = trustProxyFrom(overrides.trustProxy, 'trustProxy');
   if (overrides.limits !== undefined) {
     limits = parseLimits(overrides.limits, limits);
     if (typeof limits === 'string') throw new ConfigError(limits);
@@ -110,7 +123,7 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
 function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readRegularFile(file, MAX_CONFIG_BYTES).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);

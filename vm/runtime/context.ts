@@ -8,6 +8,7 @@ import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, typ
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { Admission, bodyMemoryFactor, overloaded } from './admission.js';
 import { HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './body.js';
+import { resolveClient, type ClientAddress, type TrustProxy } from './client-address.js';
 import { parseCookies } from './cookies.js';
 import { describeError, type Logger } from './log.js';
 import { DraftResponse, defaultErrorCode, defaultErrorMessage, errorBody } from './response.js';
@@ -64,11 +65,6 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** `::ffff:1.2.3.4` (IPv4 on a dual-stack socket) is reported as `1.2.3.4`. */
-function normalizeIp(ip: string): string {
-  return ip.startsWith('::ffff:') && ip.indexOf('.') !== -1 ? ip.slice(7) : ip;
-}
-
 /** Parses a query string (no `?`): `a=1&a=2&b` → `{ a: ['1','2'], b: '' }`, proto-safe. */
 export function parseQuery(raw: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -93,7 +89,7 @@ class RequestView implements RequestInfo {
   private _id: string | null = null;
   private _query: Record<string, string | string[]> | null = null;
   private _cookies: Record<string, string> | null = null;
-  private _ip: string | null = null;
+  private _client: ClientAddress | null = null;
   private _secure: boolean | null = null;
   private _route: string | null = null;
 
@@ -103,7 +99,7 @@ class RequestView implements RequestInfo {
     private readonly rawQuery: string,
     readonly params: Record<string, string>,
     private readonly slot: BodySlot,
-    private readonly trustProxy: boolean,
+    private readonly trustProxy: TrustProxy,
     private readonly matched: { readonly method: string; readonly path: string } | null,
   ) {}
 
@@ -144,28 +140,25 @@ class RequestView implements RequestInfo {
     return (this._cookies ??= parseCookies(this.incoming.headers.cookie));
   }
 
-  /** The peer address, or with trustProxy the left-most `X-Forwarded-For` entry (the original client). */
+  /** The client's canonical address: the peer, or behind trusted proxies the right-most untrusted `X-Forwarded-For` entry. */
   get ip(): string {
-    if (this._ip === null) {
-      let ip = this.incoming.remoteAddress;
-      if (this.trustProxy) {
-        const forwarded = firstHeader(this.incoming.headers['x-forwarded-for']);
-        if (forwarded !== undefined) {
-          const comma = forwarded.indexOf(',');
-          const first = (comma === -1 ? forwarded : forwarded.slice(0, comma)).trim();
-          if (first !== '') ip = first;
-        }
-      }
-      this._ip = normalizeIp(ip);
-    }
-    return this._ip;
+    return this.client().ip;
   }
 
-  /** TLS on the connection, or with trustProxy `X-Forwarded-Proto: https` from the proxy. */
+  /** True when the peer is a trusted proxy: its `X-Forwarded-*` headers are honoured. */
+  get proxied(): boolean {
+    return this.client().proxied;
+  }
+
+  private client(): ClientAddress {
+    return (this._client ??= resolveClient(this.trustProxy, this.incoming.remoteAddress, this.incoming.headers['x-forwarded-for']));
+  }
+
+  /** TLS on the connection, or `X-Forwarded-Proto: https` from a trusted proxy. */
   get secure(): boolean {
     if (this._secure === null) {
       let secure = this.incoming.encrypted;
-      if (!secure && this.trustProxy) {
+      if (!secure && this.proxied) {
         const proto = firstHeader(this.incoming.headers['x-forwarded-proto']);
         if (proto !== undefined) {
           const comma = proto.indexOf(',');

@@ -3,9 +3,15 @@
  * server does not pay one stream write per request, and encoded into a byte buffer as they come:
  * a batch kept as a string is a rope of hundreds of pieces that a young-generation collection
  * copies and the write must flatten and encode (measured under load: ~200 ns of every request).
+ *
+ * Every line, whatever writes it, passes one encoder (`encodeLogText`): request-derived text and
+ * error messages cannot break a line, forge another or send escape sequences to a terminal.
  */
 
-/** Where the runtime and plugins write log lines. */
+/**
+ * Where the runtime and plugins write log lines. Lines arrive as raw text (error messages may
+ * quote a request); an implementation writes each through `encodeLogText`, as the built-in ones do.
+ */
 export interface Logger {
   info(line: string): void;
   /** The request line, `GET /path 200 0.4ms`: given in parts, so it is written without building a string. */
@@ -29,6 +35,34 @@ export interface LineSink {
   write(chunk: Uint8Array | string): unknown;
 }
 
+/**
+ * What never reaches a log line raw: C0 controls (line breaks, ESC that starts ANSI sequences,
+ * tab), DEL, C1 controls (a terminal takes U+009B as ESC [), the Unicode line and paragraph
+ * separators, and the bidirectional overrides that make a line read other than it is.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+
+/**
+ * Text made safe for one log line: `\n`, `\r` and `\t` as those escapes, other unsafe
+ * characters as `\xNN` (up to U+00FF) or `\u{NNNN}`; everything else unchanged. Text without
+ * them is returned as it is (no copy).
+ */
+export function encodeLogText(text: string): string {
+  return UNSAFE.test(text) ? text.replace(UNSAFE_ALL, escapeUnsafe) : text;
+}
+
+function escapeUnsafe(c: string): string {
+  if (c === '\n') return '\\n';
+  if (c === '\r') return '\\r';
+  if (c === '\t') return '\\t';
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+}
+
+/** Most bytes one UTF-16 unit of method or path can take in a line: `\u{2028}` is 8. */
+const MAX_BYTES_PER_UNIT = 8;
+
 /** An error for the server's log: its stack where it has one (never sent to clients). */
 export function describeError(err: unknown): string {
   return err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -37,7 +71,7 @@ export function describeError(err: unknown): string {
 /** The request line as text: `GET /path 200 0.4ms` (the batching logger writes the same bytes). */
 export function formatRequestLine(method: string, path: string, status: number, ms: number): string {
   const tenths = tenthsOf(ms);
-  return `${method} ${path} ${wholeOrZero(status)} ${Math.floor(tenths / 10)}.${tenths % 10}ms`;
+  return `${encodeLogText(method)} ${encodeLogText(path)} ${wholeOrZero(status)} ${Math.floor(tenths / 10)}.${tenths % 10}ms`;
 }
 
 /** The request line's numbers, for both of its writers: whole non-negative, or 0. */
@@ -88,8 +122,9 @@ class BatchingLogger implements Logger {
     private readonly quiet: boolean,
   ) {}
 
-  info(line: string): void {
+  info(text: string): void {
     if (this.quiet) return;
+    const line = encodeLogText(text);
     const free = LOG_BUFFER_BYTES - this.used;
     // At most 3 bytes per UTF-16 unit, plus the newline; counted exactly only when that may not fit.
     let size = line.length * 3 + 1;
@@ -108,8 +143,8 @@ class BatchingLogger implements Logger {
 
   request(method: string, path: string, status: number, ms: number): void {
     if (this.quiet) return;
-    // Method and path at 3 bytes per unit; spaces, status and time digits and "ms\n" within 48.
-    const most = (method.length + path.length) * 3 + 48;
+    // Method and path at most MAX_BYTES_PER_UNIT bytes per unit (escaped); spaces, status and time digits and "ms\n" within 48.
+    const most = (method.length + path.length) * MAX_BYTES_PER_UNIT + 48;
     if (most > LOG_BUFFER_BYTES - this.used) {
       this.flush();
       if (most > LOG_BUFFER_BYTES) return this.info(formatRequestLine(method, path, status, ms));
@@ -142,10 +177,10 @@ class BatchingLogger implements Logger {
     }
   }
 
-  error(line: string): void {
+  error(text: string): void {
     // Keep order when both go to the same place: what was logged before the error comes first.
     this.flush();
-    this.errorStream.write(line + '\n');
+    this.errorStream.write(encodeLogText(text) + '\n');
   }
 
   flush(): void {
@@ -166,11 +201,14 @@ const DIGIT_0 = 48;
 const LETTER_M = 109;
 const LETTER_S = 115;
 
-/** Writes `text` as UTF-8 at `at`, returns the end; ASCII byte by byte (methods and paths are), the rest by Buffer.write. */
+/**
+ * Writes `text` encoded for the log as UTF-8 at `at`, returns the end: printable ASCII byte by
+ * byte (methods and paths are), from the first other character on through `encodeLogText`.
+ */
 function writeText(bytes: Buffer, at: number, text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 0x80) return at + bytes.write(i === 0 ? text : text.slice(i), at);
+    if (c < 0x20 || c >= 0x7f) return at + bytes.write(encodeLogText(i === 0 ? text : text.slice(i)), at);
     bytes[at++] = c;
   }
   return at;
@@ -187,7 +225,7 @@ function writeDigits(bytes: Buffer, at: number, n: number): number {
   return at + width;
 }
 
-/** A logger for tests: keeps lines in arrays, writes nothing. */
+/** A logger for tests: keeps lines in arrays (encoded as a real log's), writes nothing. */
 export interface CaptureLogger extends Logger {
   readonly lines: string[];
   readonly errors: string[];
@@ -200,9 +238,9 @@ export function captureLogger(): CaptureLogger {
   return {
     lines,
     errors,
-    info: (line) => void lines.push(line),
+    info: (line) => void lines.push(encodeLogText(line)),
     request: (method, path, status, ms) => void lines.push(formatRequestLine(method, path, status, ms)),
-    error: (line) => void errors.push(line),
+    error: (line) => void errors.push(encodeLogText(line)),
     flush: () => {},
   };
 }

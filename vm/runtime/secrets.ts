@@ -4,10 +4,11 @@
  * `.secrets/` (`..`, absolute paths, symlinks pointing elsewhere).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { SecretSource } from '../../plugins/sdk.js';
 import { RvmError } from '../values.js';
+import { UnreadableFileError, readRegularFile } from '../regular-file.js';
 
 /** The folder of secret files inside an app. */
 export const SECRETS_DIR = '.secrets';
@@ -30,15 +31,24 @@ export function readSecretFile(appDir: string | null, name: string): string | nu
   if (appDir === null) return null;
   const folder = join(appDir, SECRETS_DIR);
   const path = join(folder, name);
-  if (!existsSync(path)) return null;
+  let realPath: string;
+  try {
+    realPath = realpathSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
   // A symlink may live in .secrets/ but must not lead out of it.
-  const realFolder = realpathSync(folder);
-  const realPath = realpathSync(path);
-  if (!realPath.startsWith(realFolder + sep)) throw new RvmError(`secret '${name}' points outside ${SECRETS_DIR}/`, 'secret_outside');
-  const stat = lstatSync(realPath);
-  if (!stat.isFile()) throw new RvmError(`secret '${name}' is not a file`, 'invalid_secret_name');
-  if (stat.size > MAX_SECRET_BYTES) throw new RvmError(`secret '${name}' is larger than ${MAX_SECRET_BYTES} bytes`, 'secret_too_large');
-  return readFileSync(realPath, 'utf8').replace(/\r?\n$/, '');
+  if (!realPath.startsWith(realpathSync(folder) + sep)) throw new RvmError(`secret '${name}' points outside ${SECRETS_DIR}/`, 'secret_outside');
+  let bytes: Buffer;
+  try {
+    bytes = readRegularFile(realPath, MAX_SECRET_BYTES);
+  } catch (err) {
+    if (!(err instanceof UnreadableFileError)) throw err;
+    if (err.reason === 'too_large') throw new RvmError(`secret '${name}' is larger than ${MAX_SECRET_BYTES} bytes`, 'secret_too_large');
+    throw new RvmError(`secret '${name}' is ${err.message}`, 'invalid_secret_name');
+  }
+  return bytes.toString('utf8').replace(/\r?\n$/, '');
 }
 
 /** Secrets of one app: files under `.secrets/` and the given environment. */

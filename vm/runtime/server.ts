@@ -11,6 +11,7 @@ import { describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse } from './types.js';
 import type { AppSettings } from '../../plugins/sdk.js';
+import { resolveClient } from './client-address.js';
 
 /** Time to receive the complete header block: bounds slow-loris clients that trickle headers. */
 export const HEADERS_TIMEOUT_MS = 30_000;
@@ -201,16 +202,17 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
  * DESIGN §5.1 "Per client": at most `limits.maxConnections` open connections (node closes the
  * ones past it) and at most `limits.maxConnectionsPerClient` from one peer address, so one client
  * cannot take every file descriptor. A connection past a cap is closed before a byte is read.
- * Behind a trusted proxy every client shares the proxy's address: the per-client cap is left to
- * the proxy then.
+ * A trusted proxy's connections are not counted per client: every client behind it shares its
+ * address, and the proxy caps its clients itself.
  */
 function capConnections(server: http.Server, settings: AppSettings): void {
   const { maxConnections, maxConnectionsPerClient } = settings.limits;
   server.maxConnections = maxConnections;
-  if (settings.trustProxy) return;
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
+    const peer = resolveClient(settings.trustProxy, socket.remoteAddress ?? '', undefined);
+    if (peer.proxied) return;
+    const address = peer.ip;
     const count = (open.get(address) ?? 0) + 1;
     if (count > maxConnectionsPerClient) {
       socket.destroy();

@@ -8,7 +8,7 @@
  */
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp, loadApp } from '../../../vm/runtime/app.js';
@@ -18,6 +18,7 @@ import { CACHE_DIR, cachePath } from '../../../vm/cache.js';
 import { writeBundle } from '../../../vm/bundle.js';
 import { DiagnosticError } from '../../../vm/diagnostics.js';
 import { definePlugin, type PluginDefinition } from '../../../plugins/sdk.js';
+import { plantSpecial } from '../special-files.js';
 
 /** A third-party plugin; `withEven: false` is the same name@version with its validator and native gone. */
 function parity(withEven: boolean): PluginDefinition {
@@ -78,6 +79,25 @@ describe('the cache and validation', () => {
     const dir = app({ 'a.rvm': `route POST /a {\n  validate {\n    n: int @bogus\n  }\n  response.ok(body)\n}`, 'b.rvm': `route GET /b { response.ok(nope(1)) }` });
     const build = await buildApp(dir, { cache: false });
     assert.deepEqual(build.diagnostics.map((d) => d.code).sort(), ['E_UNKNOWN_FUNCTION', 'E_UNKNOWN_VALIDATOR']);
+  });
+
+  test('a cached artefact that is a symlink to /dev/zero or a FIFO is damaged: recompiled and replaced, never read (issue 12)', async () => {
+    for (const kind of ['dev-zero', 'fifo'] as const) {
+      const dir = app({ 'ping.rvm': PLAIN_ROUTE });
+      await (await loadApp(dir, { logger: captureLogger() })).close();
+      const entry = cachePath(dir, 'ping.rvm');
+      rmSync(entry);
+      plantSpecial(join(dir, CACHE_DIR), 'ping.rvm.rvmc', kind);
+      const rss = process.memoryUsage().rss;
+      const instance = await loadApp(dir, { logger: captureLogger() });
+      try {
+        assert.equal((await inject(instance, { url: '/ping' })).body, '"pong"', kind);
+        assert.ok(lstatSync(entry).isFile(), `${kind}: the entry was written over`);
+        assert.ok(process.memoryUsage().rss - rss < 256 * 1024 * 1024, `${kind}: nothing big was read`);
+      } finally {
+        await instance.close();
+      }
+    }
   });
 
   test('a route served from the cache validates as one compiled fresh', async () => {

@@ -1,11 +1,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
-import { loadSettings, parseSize } from '../../../vm/runtime/config.js';
+import { CONFIG_FILE, ConfigError, MAX_CONFIG_BYTES, loadSettings, parseSize } from '../../../vm/runtime/config.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
+import { plantSpecial } from '../special-files.js';
 
 function appWith(config: string | null): string {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-config-'));
@@ -56,7 +57,34 @@ describe('loadSettings', () => {
     const s = loadSettings(dir, { env: {}, config: { bodyLimit: '3kb', plugins: ['x'] } });
     assert.equal(s.bodyLimit, 3072);
     assert.deepEqual(s.config.plugins, ['x']);
-    assert.throws(() => loadSettings(null, { env: {}, config: { trustProxy: 1 } }), /trustProxy/);
+    assert.throws(() => loadSettings(null, { env: {}, config: { trustProxy: 1.5 } }), /trustProxy/);
+  });
+
+  test('trustProxy: false, true, a hop count or a list, from the file, RVM_TRUST_PROXY or overrides', () => {
+    assert.equal(loadSettings(appWith(JSON.stringify({ trustProxy: 2 })), { env: {} }).trustProxy, 2);
+    assert.deepEqual(loadSettings(appWith(JSON.stringify({ trustProxy: ['10.0.0.0/8', 'loopback'] })), { env: {} }).trustProxy, ['10.0.0.0/8', 'loopback']);
+    assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: 'true' } }).trustProxy, true);
+    assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '3' } }).trustProxy, 3);
+    assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '0' } }).trustProxy, false);
+    assert.deepEqual(loadSettings(null, { env: { RVM_TRUST_PROXY: '10.0.0.1, fd00::/8' } }).trustProxy, ['10.0.0.1', 'fd00::/8']);
+    assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '2' }, trustProxy: false }).trustProxy, false);
+    for (const bad of [{ trustProxy: 99 }, { trustProxy: ['10.0.0.0/33'] }, { trustProxy: [] }, { trustProxy: 'proxy.internal' }]) {
+      assert.throws(() => loadSettings(null, { env: {}, config: bad }), (e: Error) => e instanceof ConfigError && /trustProxy/.test(e.message) && !e.message.includes('\n'), JSON.stringify(bad));
+    }
+    assert.throws(() => loadSettings(null, { env: { RVM_TRUST_PROXY: '99' } }), /RVM_TRUST_PROXY: trustProxy must be a whole number of hops/);
+    assert.throws(() => loadSettings(null, { env: {}, trustProxy: -1 }), ConfigError);
+  });
+
+  test('a config file that is a FIFO or a directory, or over MAX_CONFIG_BYTES, is a one-line error, never read', () => {
+    for (const kind of ['fifo', 'directory'] as const) {
+      const dir = appWith(null);
+      plantSpecial(dir, CONFIG_FILE, kind);
+      assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e instanceof ConfigError && /rvm\.config\.json: cannot read: not a regular file/.test(e.message), kind);
+    }
+    const dir = appWith(JSON.stringify({ bodyLimit: 10 }) + ' '.repeat(MAX_CONFIG_BYTES - 16));
+    assert.equal(loadSettings(dir, { env: {} }).bodyLimit, 10);
+    truncateSync(join(dir, CONFIG_FILE), MAX_CONFIG_BYTES + 1);
+    assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e instanceof ConfigError && e.message.includes(`larger than ${MAX_CONFIG_BYTES} bytes`));
   });
 
   test('malformed file → one-line error naming the file', () => {

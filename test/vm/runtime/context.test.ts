@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { HALT } from '../../../plugins/sdk.js';
+import { HALT, type TrustProxy } from '../../../plugins/sdk.js';
 import { HeadersValue, RequestContext, parseQuery } from '../../../vm/runtime/context.js';
 import type { IncomingRequest } from '../../../vm/runtime/types.js';
 import { HostObject, RvmError, getField, type Value } from '../../../vm/values.js';
@@ -10,7 +10,7 @@ function incoming(over: Partial<IncomingRequest> = {}): IncomingRequest {
   return { method: 'GET', url: '/x?a=1', headers: {}, remoteAddress: '10.0.0.1', encrypted: false, body: null, ...over };
 }
 
-function ctx(over: Partial<IncomingRequest> = {}, trustProxy = false, rawQuery = 'a=1'): RequestContext {
+function ctx(over: Partial<IncomingRequest> = {}, trustProxy: TrustProxy = false, rawQuery = 'a=1'): RequestContext {
   const app = fakeApp([], { settings: { trustProxy } });
   return new RequestContext(incoming(over), '/x', rawQuery, { id: '7' }, app);
 }
@@ -46,13 +46,23 @@ describe('request view', () => {
     assert.equal(c.request.secure, false);
   });
 
-  test('with trustProxy: left-most X-Forwarded-For, X-Forwarded-Proto https', () => {
+  test('with trustProxy: the right-most X-Forwarded-For entry behind the proxy, X-Forwarded-Proto https', () => {
     const c = ctx({ headers: { 'x-forwarded-for': ' 1.2.3.4 , 10.0.0.2', 'x-forwarded-proto': 'HTTPS' } }, true);
-    assert.equal(c.request.ip, '1.2.3.4');
+    assert.equal(c.request.ip, '10.0.0.2');
+    assert.equal(c.request.proxied, true);
     assert.equal(c.request.secure, true);
+    const listed = ctx({ headers: { 'x-forwarded-for': ' 1.2.3.4 , 10.0.0.2' } }, ['10.0.0.0/8']);
+    assert.equal(listed.request.ip, '1.2.3.4');
     const plain = ctx({ headers: { 'x-forwarded-proto': 'http' } }, true);
     assert.equal(plain.request.ip, '10.0.0.1');
     assert.equal(plain.request.secure, false);
+  });
+
+  test('X-Forwarded-Proto from a peer that is not a trusted proxy is ignored', () => {
+    const c = ctx({ remoteAddress: '203.0.113.9', headers: { 'x-forwarded-for': '10.0.0.5', 'x-forwarded-proto': 'https' } }, ['10.0.0.0/8']);
+    assert.equal(c.request.proxied, false);
+    assert.equal(c.request.ip, '203.0.113.9');
+    assert.equal(c.request.secure, false);
   });
 
   test('an encrypted connection is secure; IPv4-mapped addresses are shown as IPv4', () => {

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { LOG_BUFFER_BYTES, LOG_FLUSH_MS, captureLogger, createLogger, formatRequestLine } from '../../../vm/runtime/log.js';
+import { LOG_BUFFER_BYTES, LOG_FLUSH_MS, captureLogger, createLogger, encodeLogText, formatRequestLine } from '../../../vm/runtime/log.js';
 
 function sink() {
   const writes: string[] = [];
@@ -114,4 +114,67 @@ test('captureLogger keeps lines', () => {
   log.error('b');
   assert.deepEqual(log.lines, ['a']);
   assert.deepEqual(log.errors, ['b']);
+});
+
+/** True when `text` holds a character no log line may hold raw. */
+function hasRawControl(text: string): boolean {
+  return /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/.test(text);
+}
+
+describe('the log encoder', () => {
+  test('escapes line breaks, tab, ESC, DEL, C1, line separators and bidi overrides', () => {
+    assert.equal(encodeLogText('a\nb\rc\td'), 'a\\nb\\rc\\td');
+    assert.equal(encodeLogText('\u001b[31mred\u001b[0m'), '\\x1b[31mred\\x1b[0m');
+    assert.equal(encodeLogText('\u0000\u0007\u007f\u0085\u009b'), '\\x00\\x07\\x7f\\x85\\x9b');
+    assert.equal(encodeLogText('x\u2028y\u2029z\u202eq\u2066'), 'x\\u{2028}y\\u{2029}z\\u{202e}q\\u{2066}');
+  });
+
+  test('leaves other text alone, printable Unicode included, and is idempotent', () => {
+    for (const text of ['GET /hello 200 0.4ms', 'caf\u00e9 \u20ac \u{1f600}', 'back\\slash', '\u00a0nbsp', '']) assert.equal(encodeLogText(text), text);
+    const once = encodeLogText('a\nb\u001b');
+    assert.equal(encodeLogText(once), once);
+  });
+
+  test('every writer encodes: info, error and request lines are one line each', () => {
+    const out = sink();
+    const log = createLogger({ stream: out, errorStream: out });
+    const forged = 'x\nGET /admin/stats 200 0.1ms';
+    log.info(`[id] ${forged}`);
+    log.error(`runtime error: ${forged}\u001b[2J`);
+    log.request('GET', '/a\u001b[31m\u009b\u2028/\n', 404, 1);
+    log.request('G\rET', '/b', 200, 1);
+    log.flush();
+    const lines = out.writes.join('').split('\n');
+    assert.equal(lines.pop(), '');
+    assert.deepEqual(lines, [
+      '[id] x\\nGET /admin/stats 200 0.1ms',
+      'runtime error: x\\nGET /admin/stats 200 0.1ms\\x1b[2J',
+      'GET /a\\x1b[31m\\x9b\\u{2028}/\\n 404 1.0ms',
+      'G\\rET /b 200 1.0ms',
+    ]);
+    assert.equal(lines[2], formatRequestLine('GET', '/a\u001b[31m\u009b\u2028/\n', 404, 1));
+    assert.ok(!lines.some(hasRawControl));
+  });
+
+  test('a request path of escapes at the worst size still fits the line budget', () => {
+    const out = sink();
+    const log = createLogger({ stream: out });
+    const path = '/' + '\u2028'.repeat(LOG_BUFFER_BYTES / 8 - 10);
+    log.request('GET', path, 200, 1);
+    log.request('GET', '/' + '\u2028'.repeat(LOG_BUFFER_BYTES), 200, 1);
+    log.flush();
+    const lines = out.writes.join('').split('\n');
+    assert.equal(lines.length, 3);
+    assert.equal(lines[0], formatRequestLine('GET', path, 200, 1));
+    assert.ok(!lines.some(hasRawControl));
+  });
+
+  test('captureLogger encodes as the real logger does', () => {
+    const log = captureLogger();
+    log.info('a\nb');
+    log.error('c\rd');
+    log.request('GET', '/\n', 200, 0);
+    assert.deepEqual(log.lines, ['a\\nb', 'GET /\\n 200 0.0ms']);
+    assert.deepEqual(log.errors, ['c\\rd']);
+  });
 });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, statSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSecretSource, readSecretFile } from '../../../vm/runtime/secrets.js';
+import { MAX_SECRET_BYTES, createSecretSource, readSecretFile } from '../../../vm/runtime/secrets.js';
+import { plantSpecial } from '../special-files.js';
 import { RvmError, SecretText, revealText, toText, valuesEqual } from '../../../vm/values.js';
 
 function app(): string {
@@ -41,6 +42,26 @@ describe('secret files', () => {
       for (const name of ['../outside.txt', '..', '.', '/etc/passwd', 'a/b', 'a\\b', '', 'x y', 'é', '%2e%2e']) {
         assert.equal(codeOf(() => readSecretFile(dir, name)), 'invalid_secret_name', name);
       }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a FIFO or a directory is refused at once with a clear error; a file over MAX_SECRET_BYTES too', () => {
+    const dir = app();
+    try {
+      plantSpecial(join(dir, '.secrets'), 'pipe', 'fifo');
+      plantSpecial(join(dir, '.secrets'), 'folder', 'directory');
+      for (const [name, kind] of [['pipe', 'a FIFO'], ['folder', 'a directory']]) {
+        assert.throws(() => readSecretFile(dir, name), (e: unknown) => e instanceof RvmError && e.code === 'invalid_secret_name' && e.message === `secret '${name}' is not a regular file (${kind})`);
+      }
+      writeFileSync(join(dir, '.secrets', 'at_cap'), 'k'.repeat(MAX_SECRET_BYTES));
+      assert.equal(readSecretFile(dir, 'at_cap')?.length, MAX_SECRET_BYTES);
+      writeFileSync(join(dir, '.secrets', 'over_cap'), 'k'.repeat(MAX_SECRET_BYTES + 1));
+      assert.equal(codeOf(() => readSecretFile(dir, 'over_cap')), 'secret_too_large');
+      // A dangling symlink is a missing secret.
+      symlinkSync(join(dir, '.secrets', 'gone'), join(dir, '.secrets', 'dangling'));
+      assert.equal(readSecretFile(dir, 'dangling'), null);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
