@@ -10,8 +10,11 @@ import { MAX_REGEX_INPUT_LENGTH, compilePattern, isProblem, patternMatcher } fro
 
 /** Values sampled from a pattern when looking for ones that match (fallbacks of the arbitrary). */
 const PATTERN_PROBES = 200;
-/** Inline flags at the start of an RE2 pattern that a JavaScript RegExp takes as flags instead. */
-const LEADING_FLAGS = /^\(\?([ims]+)\)/;
+/**
+ * Inline flags at the start of an RE2 pattern (`(?i)`), which JavaScript does not read; each only
+ * widens what matches, so samples generated without them still match.
+ */
+const LEADING_FLAGS = /^\(\?[ims]+\)/;
 
 const ALPHA = /^\p{L}[\p{L}\p{M}]*$/u;
 const ALPHANUMERIC = /^[\p{L}\p{N}][\p{L}\p{M}\p{N}]*$/u;
@@ -27,9 +30,8 @@ const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
  * matches is always decided by the server's matcher.
  */
 function sampleRegExp(source: string): RegExp | null {
-  const flags = LEADING_FLAGS.exec(source);
   try {
-    return flags ? new RegExp(source.slice(flags[0].length), `u${flags[1]}`) : new RegExp(source, 'u');
+    return new RegExp(source.replace(LEADING_FLAGS, ''), 'u');
   } catch {
     return null;
   }
