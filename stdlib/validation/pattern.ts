@@ -12,9 +12,9 @@ import type { ArgsProblem } from '../../plugins/sdk.js';
 export const MAX_PATTERN_LENGTH = 1000;
 /**
  * Largest compiled program (RE2 instructions) accepted. Matching costs up to ~15 ns per
- * instruction per character when re2js's DFA gives up (measured), so this bound and
- * MAX_REGEX_INPUT_LENGTH keep the worst match near 60 ms; counted repetitions (`{1,500}`) are
- * what make programs large, and `@max` bounds a length for free.
+ * instruction per character when re2js's DFA gives up (measured: 996 instructions on 4096
+ * characters, 70 ms), so this bound and MAX_REGEX_INPUT_LENGTH keep the worst match near that;
+ * counted repetitions (`{1,500}`) are what make programs large, and `@max` bounds a length for free.
  */
 export const MAX_PATTERN_PROGRAM_SIZE = 1000;
 /**

@@ -83,6 +83,17 @@ describe('@regex semantics on RE2', () => {
     assert.equal(matches('^a.b$', 'a\rb'), true);
     assert.equal(matches('^a.b$', 'a\nb'), false);
   });
+
+  test("the spec's RE2 spellings of JavaScript's \\s and . match the same characters", () => {
+    const space = compiled('^[\\t\\n\\v\\f\\r\\p{Zs}\\x{2028}\\x{2029}\\x{FEFF}]$');
+    const dot = compiled('^[^\\n\\r\\x{2028}\\x{2029}]$');
+    for (let cp = 0; cp <= 0x10ffff; cp = cp < 0xffff ? cp + 1 : cp + 0x101) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCodePoint(cp);
+      assert.equal(space.test(c), /^\s$/u.test(c), `\\s at U+${cp.toString(16)}`);
+      assert.equal(dot.test(c), /^.$/u.test(c), `. at U+${cp.toString(16)}`);
+    }
+  });
 });
 
 describe('@regex refuses what a linear-time engine cannot run', () => {
