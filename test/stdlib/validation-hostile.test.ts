@@ -12,6 +12,11 @@ import type { Literal } from '../../plugins/sdk.js';
 const M = 1 << 20;
 /** Per input: generous for a linear scan of 1 MB, far below what super-linear work takes. */
 const MAX_MS = 200;
+/**
+ * Runs per input; the fastest counts. Work that is super-linear is slow on every run, while a
+ * collection or a busy machine (the suite runs files in parallel) slows one.
+ */
+const TIMED_RUNS = 3;
 
 const run = (s: string, n = M) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
 
@@ -92,11 +97,14 @@ describe('built-in validators on 1 MB hostile inputs', () => {
       assert.equal(spec.checkArgs?.(args, 'text') ?? null, null);
       const check = spec.build(args, 'text');
       cases.forEach(([input, expected], i) => {
-        const start = performance.now();
-        const result = check(input, { other: 'x' });
-        const ms = performance.now() - start;
-        assert.equal(result, expected, `case ${i} (${input.length} characters, starting ${JSON.stringify(input.slice(0, 12))})`);
-        assert.ok(ms < MAX_MS, `case ${i} took ${ms.toFixed(1)} ms`);
+        let ms = Infinity;
+        for (let run = 0; run < TIMED_RUNS && ms >= MAX_MS; run++) {
+          const start = performance.now();
+          const result = check(input, { other: 'x' });
+          ms = Math.min(ms, performance.now() - start);
+          assert.equal(result, expected, `case ${i} (${input.length} characters, starting ${JSON.stringify(input.slice(0, 12))})`);
+        }
+        assert.ok(ms < MAX_MS, `case ${i} took ${ms.toFixed(1)} ms at best of ${TIMED_RUNS}`);
       });
     });
   }

@@ -142,7 +142,7 @@ describe('@regex takes linear time', () => {
     const check = VALIDATORS.regex!.build(['^(a+)+$'], 'text');
     const { ms, result } = timed(() => check('a'.repeat(32) + '!', {}));
     assert.equal(result, false);
-    assert.ok(ms < 50, `took ${ms} ms`);
+    assert.ok(ms < 100, `took ${ms} ms`);
     assert.equal(check('a'.repeat(32), {}), true);
   });
 
