@@ -214,6 +214,15 @@ export interface FileSample {
 export type Bounds = Partial<Record<'value' | 'length' | 'items' | 'size', { min?: number; max?: number }>>;
 
 /**
+ * Why a validator refuses its arguments, with a hint on what to write instead (shown under the
+ * compile error). `checkArgs` may return this or just the message.
+ */
+export interface ArgsProblem {
+  message: string;
+  hint?: string;
+}
+
+/**
  * A validator (`@email`, `@min(8)`) registered by a plugin. Everything about one use is decided
  * once, at load: argument checks (compile errors), the check function, its message and schema.
  */
@@ -226,8 +235,11 @@ export interface ValidatorSpec {
   doc: string;
   /** Other spellings (`min_length` for `minLength`); they don't count as validators. */
   aliases?: string[];
-  /** Checks beyond count and type (a regex that compiles, a size that parses): a message makes it a compile error. */
-  checkArgs?(args: readonly Literal[], type: FieldType): string | null;
+  /**
+   * Checks beyond count and type (a regex that compiles, a size that parses): a message, or an
+   * ArgsProblem with a hint, makes it a compile error at the decorator; null accepts.
+   */
+  checkArgs?(args: readonly Literal[], type: FieldType): string | ArgsProblem | null;
   /**
    * Builds the check for one use: true when `value` (already of the field's type; an
    * UploadedFile for `file`) passes. A check that compares with other fields (`@same`) declares

@@ -6,20 +6,15 @@ import type { Arbitrary, FastCheck, FieldType, Literal } from '../../plugins/sdk
 import { valuesEqual, type Value } from '../../plugins/sdk.js';
 import { anyText, smallJson } from './arbitraries.js';
 import { escapeRegex, showLiteral, textArg, textCheck, type ValidatorTable } from './common.js';
+import { MAX_REGEX_INPUT_LENGTH, compilePattern, isProblem, patternMatcher } from './pattern.js';
 
-/**
- * Longest `@regex` pattern accepted: hand-written patterns are far shorter, and a long one is
- * hard to audit for catastrophic backtracking.
- */
-export const MAX_PATTERN_LENGTH = 1000;
-/**
- * Longest text a `@regex` pattern is tried on; longer text fails. Values a pattern guards
- * (codes, names, identifiers) are far shorter, and the bound keeps a pattern that backtracks
- * polynomially within milliseconds per request.
- */
-export const MAX_REGEX_INPUT_LENGTH = 4096;
 /** Values sampled from a pattern when looking for ones that match (fallbacks of the arbitrary). */
 const PATTERN_PROBES = 200;
+/**
+ * Inline flags at the start of an RE2 pattern (`(?i)`), which JavaScript does not read; each only
+ * widens what matches, so samples generated without them still match.
+ */
+const LEADING_FLAGS = /^\(\?[ims]+\)/;
 
 const ALPHA = /^\p{L}[\p{L}\p{M}]*$/u;
 const ALPHANUMERIC = /^[\p{L}\p{N}][\p{L}\p{M}\p{N}]*$/u;
@@ -29,30 +24,28 @@ const HEX = /^[0-9a-fA-F]+$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-/** The `@regex` pattern compiled as JSON Schema (and ajv) compile `pattern`: Unicode mode, search semantics. */
-function compile(source: string): RegExp | string {
-  if (source.length > MAX_PATTERN_LENGTH) return `@regex pattern is longer than ${MAX_PATTERN_LENGTH} characters`;
+/**
+ * A JavaScript RegExp for the pattern, only to generate samples with fast-check (which reads
+ * RegExp syntax); null where the RE2 syntax has no JavaScript spelling. Whether a sample
+ * matches is always decided by the server's matcher.
+ */
+function sampleRegExp(source: string): RegExp | null {
   try {
-    return new RegExp(source, 'u');
-  } catch (error) {
-    return `@regex pattern does not compile: ${(error as Error).message}`;
+    return new RegExp(source.replace(LEADING_FLAGS, ''), 'u');
+  } catch {
+    return null;
   }
-}
-
-function patternTest(source: string): (s: string) => boolean {
-  const re = compile(source);
-  if (typeof re === 'string') return () => false;
-  return (s) => s.length <= MAX_REGEX_INPUT_LENGTH && re.test(s);
 }
 
 /** Texts matching the pattern: fast-check's generator where it understands the pattern, else probes. */
 function patternAccepts(fc: FastCheck, source: string): Arbitrary<string> {
-  const re = compile(source);
-  if (typeof re === 'string') throw new Error(re);
-  const test = patternTest(source);
+  const compiled = compilePattern(source);
+  if (isProblem(compiled)) throw new Error(compiled.message);
+  const test = patternMatcher(source);
+  const re = sampleRegExp(source);
   let generated: Arbitrary<string> | null = null;
   try {
-    generated = fc.stringMatching(re);
+    generated = re ? fc.stringMatching(re) : null;
   } catch {
     generated = null;
   }
@@ -64,7 +57,7 @@ function patternAccepts(fc: FastCheck, source: string): Arbitrary<string> {
 }
 
 function patternRejects(fc: FastCheck, source: string): Arbitrary<string> {
-  const test = patternTest(source);
+  const test = patternMatcher(source);
   // Text over the input limit always fails, so every miss has a failing stand-in.
   const tooLong = 'x'.repeat(MAX_REGEX_INPUT_LENGTH + 1);
   return anyText(fc).map((s) => (test(s) ? tooLong : s));
@@ -130,13 +123,13 @@ const NON_EMPTY = (name: string) => (args: readonly Literal[]) =>
 export const TEXT_VALIDATORS: ValidatorTable = {
   regex: {
     types: TEXT,
-    params: [{ name: 'pattern', type: 'text', doc: 'A JavaScript regular expression (Unicode mode), without slashes.' }],
-    doc: `The text contains a match of the pattern (anchor it with ^ and $ to match the whole text); texts over ${MAX_REGEX_INPUT_LENGTH} characters fail.`,
+    params: [{ name: 'pattern', type: 'text', doc: 'A regular expression in RE2 syntax (Unicode), without slashes; backreferences and lookaround are refused.' }],
+    doc: `The text contains a match of the pattern, run on a linear-time engine (anchor it with ^ and $ to match the whole text); texts over ${MAX_REGEX_INPUT_LENGTH} characters fail.`,
     checkArgs: (args) => {
-      const re = compile(textArg(args));
-      return typeof re === 'string' ? re : null;
+      const compiled = compilePattern(textArg(args));
+      return isProblem(compiled) ? compiled : null;
     },
-    build: (args) => textCheck(patternTest(textArg(args))),
+    build: (args) => textCheck(patternMatcher(textArg(args))),
     message: (args) => `must match the pattern ${textArg(args)}`,
     schema: (args) => ({ pattern: textArg(args) }),
     arbitraries: {

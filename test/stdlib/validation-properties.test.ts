@@ -31,7 +31,7 @@ const CASES: Record<string, Case[]> = {
   multiple_of: [on('int', 5), on('int', 0.5), on('int', 2.5), on('int', 1), on('number', 0.1), on('number', 3), on('number', 0.25), on('number', 1e-7)],
   one_of: [on('text', 'user', 'admin'), on('int', 1, 2, 3), on('number', 0.5, 1), on('bool', true), on('bool', true, false), on('date', '2024-01-01', '2024-01-02')],
   not_one_of: [on('text', 'root', 'admin'), on('int', 0), on('number', 1.5), on('bool', false), on('date', '2024-01-01')],
-  regex: [text(['^[a-z]+$']), text(['\\d{3}']), text(['^[A-Z]{2}-\\d{4}$']), text(['colou?r']), text(['.*']), text(['^\\p{Lu}'])],
+  regex: [text(['^[a-z]+$']), text(['\\d{3}']), text(['^[A-Z]{2}-\\d{4}$']), text(['colou?r']), text(['.*']), text(['^\\p{Lu}']), text(['(?i)^colou?r$']), text(['^\\pL+$']), text(['^[[:alpha:]]+\\z'])],
   starts_with: [text(['ab']), text(['x'])],
   ends_with: [text(['.com']), text(['x'])],
   contains: [text(['@']), text(['ab']), on('list', 'a'), on('list', 1), on('list', null), on('list', true)],

@@ -220,7 +220,8 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
     }
     const problem = decoratorArgsProblem(d.name, name === 'default' ? [{ name: 'value', type: 'any' }] : spec.params, d.args) ?? spec.checkArgs?.(d.args, field.type) ?? null;
     if (problem !== null) {
-      report(ctx, name === 'default' ? 'E_BAD_DEFAULT' : 'E_VALIDATOR_ARGS', problem, d);
+      const { message, hint } = typeof problem === 'string' ? { message: problem, hint: undefined } : problem;
+      report(ctx, name === 'default' ? 'E_BAD_DEFAULT' : 'E_VALIDATOR_ARGS', message, d, hint);
       continue;
     }
     uses.push({ d, spec, name });
