@@ -13,9 +13,12 @@ import type { FieldType, Literal } from '../vm/ast.js';
 import type { JsonSchema } from '../vm/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
 import { RvmError } from '../vm/values.js';
+import type { Budget } from '../vm/budget.js';
 
 export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField, intFromText, numberFromText } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
+export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/budget.js';
+export type { Budget, BudgetOptions } from '../vm/budget.js';
 export { UploadedFile } from '../vm/runtime/upload.js';
 export type { FieldType, Literal } from '../vm/ast.js';
 export type { JsonSchema } from '../vm/module.js';
@@ -121,6 +124,12 @@ export interface CallContext {
   readonly store: KeyValueStore;
   /** Per-request scratch space for plugins (e.g. the authenticated user). */
   readonly locals: Map<string, unknown>;
+  /**
+   * The request's CPU budget, shared by all its executions. A native whose work grows with its
+   * input charges it first (`chargeText(n)`, `chargeItems(n)`); one that waits passes
+   * `budget.signal` on, so the wait ends when the request is aborted.
+   */
+  readonly budget: Budget;
   /** Writes one line to the app log, tagged with the request id. */
   log(message: string): void;
   /** Answers with `body` (a value or text) and ends the handler: `return ctx.respond(...)`. */

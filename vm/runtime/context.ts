@@ -6,6 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/sdk.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
+import { Budget } from '../budget.js';
 import { NO_BODY, addField, decodeFormComponent, type ParsedBody } from './body.js';
 import { parseCookies } from './cookies.js';
 import type { Logger } from './log.js';
@@ -165,6 +166,7 @@ const UNSET: unique symbol = Symbol('unset');
 export class RequestContext implements CallContext {
   readonly request: RequestView;
   readonly response = new DraftResponse();
+  readonly budget = new Budget();
   readonly app: AppSettings;
   readonly store: KeyValueStore;
   /** How the body arrived (`json`, `form`, `text`, `none`): validation coerces form text only. */
