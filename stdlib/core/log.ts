@@ -12,7 +12,9 @@ export function registerLog(rvm: PluginApi): void {
   rvm.native(
     'log',
     (ctx, ...values) => {
-      ctx.log(values.map((v) => toText(v ?? null)).join(' ').replace(CONTROL_CHARS, escapeControl));
+      const line = values.map((v) => toText(v ?? null)).join(' ');
+      ctx.budget.chargeText(line.length);
+      ctx.log(line.replace(CONTROL_CHARS, escapeControl));
       return null;
     },
     {
