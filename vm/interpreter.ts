@@ -309,7 +309,11 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
 
 /** Suspends the fiber until the event loop has served what waits (I/O, other requests), then runs it on. */
 function pause(fiber: Fiber): Promise<Value | Halt> {
-  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => run(fiber));
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    // A request that yielded is busy: its next slice is counted from the start, not from its first check.
+    fiber.budget.sliceStart = performance.now();
+    return run(fiber);
+  });
 }
 
 /** The dispatch loop. Keeps ip, sp, code and constants in locals; writes them back around calls. */
