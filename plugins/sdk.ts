@@ -14,9 +14,12 @@ import type { JsonSchema } from '../vm/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
 import { RvmError } from '../vm/values.js';
 import type { TrustProxy } from '../vm/runtime/client-address.js';
+import type { Budget } from '../vm/budget.js';
 
 export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField, intFromText, numberFromText } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
+export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/budget.js';
+export type { Budget, BudgetOptions } from '../vm/budget.js';
 export { UploadedFile } from '../vm/runtime/upload.js';
 export type { FieldType, Literal } from '../vm/ast.js';
 export type { JsonSchema } from '../vm/module.js';
@@ -103,6 +106,10 @@ export interface AppSettings {
 
 /** The limits that keep one request from taking time, memory or connections from the others. */
 export interface Limits {
+  /** CPU time one request's VM may use, natives included (500 `cpu_budget_exceeded`). */
+  readonly cpuTimeMs: number;
+  /** How long a request runs before it yields the event loop to the others. */
+  readonly timeSliceMs: number;
   /** Wall-clock time from a request's arrival to its answer, awaits included (503 `request_timeout`). */
   readonly wallTimeMs: number;
   /** Requests being served at once; past it, 503 `overloaded`. */
@@ -145,6 +152,12 @@ export interface CallContext {
   readonly store: KeyValueStore;
   /** Per-request scratch space for plugins (e.g. the authenticated user). */
   readonly locals: Map<string, unknown>;
+  /**
+   * The request's CPU budget, shared by all its executions. A native whose work grows with its
+   * input charges it first (`chargeText(n)`, `chargeItems(n)`); one that waits passes
+   * `budget.signal` on, so the wait ends when the request is aborted.
+   */
+  readonly budget: Budget;
   /** Writes one line to the app log, tagged with the request id. */
   log(message: string): void;
   /** Answers with `body` (a value or text) and ends the handler: `return ctx.respond(...)`. */

@@ -1,7 +1,8 @@
 /**
  * The stack VM: one dispatch loop over a linked program. Each execution is a Fiber (value stack,
- * call frames, catch handlers); natives may return a Promise, and only then does the VM suspend
- * the fiber and resume it when the Promise settles.
+ * call frames, catch handlers) spending its request's Budget; the VM suspends the fiber when a
+ * native returns a Promise (resuming when it settles) and when its time slice is spent (resuming
+ * from setImmediate, so other requests and I/O get the event loop).
  */
 import { Op, OPCODES } from './opcodes.js';
 import { HALT, type Halt } from '../plugins/sdk.js';
@@ -22,22 +23,19 @@ import {
   type ValueObject,
 } from './values.js';
 import type { LinkedChunk, Program, VmHost } from './program.js';
+import { Budget, CHECK_INTERVAL } from './budget.js';
 
-/**
- * Backward jumps and calls one execution may make. A loop iteration costs one unit, so this is
- * tens of millions of iterations: far beyond any real handler, and spent in well under a second.
- */
-export const FUEL_BUDGET = 20_000_000;
-/** Wall-clock limit for one synchronous slice of execution, checked every FUEL_CHECK_INTERVAL units. */
-export const EXECUTION_TIME_LIMIT_MS = 1000;
-const FUEL_CHECK_INTERVAL = 0x3fff;
+export { FUEL_BUDGET, CPU_BUDGET_MS, TIME_SLICE_MS } from './budget.js';
 /** Nested calls of `fn`/guard chunks. Deep enough for honest recursion, shallow enough to stop runaway recursion early. */
 export const MAX_CALL_DEPTH = 200;
 
 const TRACE = process.env.RVM_TRACE === '1';
 
-/** Limits end the request: a `try` around an endless loop must not keep it alive. */
-const UNCATCHABLE = new Set(['fuel_exhausted', 'call_depth_exceeded']);
+/**
+ * Limits end the request: a `try` around an endless loop must not keep it alive. An aborted
+ * request's reason (client gone, deadline) is uncatchable whatever its code.
+ */
+const UNCATCHABLE = new Set(['fuel_exhausted', 'cpu_budget_exceeded', 'call_depth_exceeded']);
 
 /** A runtime error with the rvm source location where it happened. */
 export class VmError extends Error {
@@ -80,20 +78,23 @@ class Fiber {
   sp = 0;
   frames: Frame[] = [];
   handlers: Handler[] = [];
-  fuel = FUEL_BUDGET;
   pendingError: unknown = undefined;
   constructor(
     readonly program: Program,
     readonly host: VmHost,
+    readonly budget: Budget,
   ) {}
 }
 
-/** Runs chunk `chunkIndex` with `args`; returns its value, HALT when the request was answered, or a Promise of either. */
+/**
+ * Runs chunk `chunkIndex` with `args`, spending `host.budget` (a fresh Budget when the host has
+ * none); returns its value, HALT when the request was answered, or a Promise of either.
+ */
 export function execute(program: Program, chunkIndex: number, args: readonly Value[], host: VmHost): Value | Halt | Promise<Value | Halt> {
   const chunk = program.chunks[chunkIndex]!;
   // Lazy linking binds a chunk and all it can call here, so CALL_FN always finds its callee bound.
   if (!chunk.bound) program.prepare(chunkIndex);
-  const fiber = new Fiber(program, host);
+  const fiber = new Fiber(program, host, (host.budget as Budget | undefined) ?? new Budget());
   const stack = fiber.stack;
   for (let i = 0; i < args.length; i++) stack[i] = args[i]!;
   for (let i = args.length; i < chunk.data.slots; i++) stack[i] = null;
@@ -138,13 +139,14 @@ function typeError(op: string, a: Value, b?: Value): RvmError {
   return new RvmError(`cannot apply '${op}' to ${operands}`, 'type_error');
 }
 
-function add(a: Value, b: Value): Value {
-  if (typeof a === 'number' && typeof b === 'number') return a + b;
+/** `+` on anything but two numbers (the interpreter adds those inline). */
+function add(budget: Budget, a: Value, b: Value): Value {
   // Text built from a secret is a secret.
   if (a instanceof SecretText || b instanceof SecretText) return new SecretText(checkedText(revealText(a) + revealText(b)));
   if (typeof a === 'string' || typeof b === 'string') return checkedText(toText(a) + toText(b));
   if (Array.isArray(a) && Array.isArray(b)) {
     if (a.length + b.length > MAX_LIST_LENGTH) throw new RvmError(`a list of more than ${MAX_LIST_LENGTH} items`, 'list_too_long');
+    budget.chargeItems(a.length + b.length);
     return a.concat(b);
   }
   throw typeError('+', a, b);
@@ -187,7 +189,7 @@ function compare(op: Op, a: Value, b: Value): boolean {
   }
 }
 
-function getIndex(obj: Value, index: Value): Value {
+function getIndex(budget: Budget, obj: Value, index: Value): Value {
   if (Array.isArray(obj)) {
     if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, 'type_error');
     return index >= 0 && index < obj.length ? obj[index]! : null;
@@ -195,6 +197,7 @@ function getIndex(obj: Value, index: Value): Value {
   if (typeof obj === 'string') {
     if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`text index must be an int, not ${typeName(index)}`, 'type_error');
     // Characters are code points, as for len() and for-in: never half of a surrogate pair.
+    budget.chargeItems(obj.length);
     const chars = Array.from(obj);
     return index >= 0 && index < chars.length ? chars[index]! : null;
   }
@@ -217,18 +220,39 @@ function setIndex(obj: Value, index: Value, value: Value): void {
   setField(obj, index, value);
 }
 
-function iterate(v: Value): Iter {
-  if (Array.isArray(v)) return { items: v.slice(), keys: null, i: 0 };
-  if (typeof v === 'string') return { items: Array.from(v), keys: null, i: 0 };
+function iterate(budget: Budget, v: Value): Iter {
+  if (Array.isArray(v)) {
+    budget.chargeItems(v.length);
+    return { items: v.slice(), keys: null, i: 0 };
+  }
+  if (typeof v === 'string') {
+    // The characters become a list, which holds to the lists' limit (counted in UTF-16 units, an
+    // upper bound of the characters, so nothing is built or scanned to decide).
+    if (v.length > MAX_LIST_LENGTH) throw new RvmError(`for over a text of more than ${MAX_LIST_LENGTH} characters`, 'list_too_long');
+    budget.chargeItems(v.length);
+    return { items: Array.from(v), keys: null, i: 0 };
+  }
   if (v instanceof HostObject) {
     const keys = v.keys();
+    budget.chargeItems(keys.length);
     return { items: keys.map((k) => v.get(k) ?? null), keys, i: 0 };
   }
   if (v !== null && typeof v === 'object') {
     const keys = Object.keys(v);
+    budget.chargeItems(keys.length);
     return { items: keys.map((k) => v[k]!), keys, i: 0 };
   }
   throw new RvmError(`cannot iterate over ${typeName(v)}`, 'not_iterable');
+}
+
+/** `==` on two lists or objects: the work grows with their size, so it is charged. */
+function equalCharged(budget: Budget, a: Value, b: Value): boolean {
+  if (Array.isArray(a)) {
+    if (Array.isArray(b) && a.length === b.length) budget.chargeItems(a.length);
+  } else if (a !== null && typeof a === 'object' && !(a instanceof HostObject)) {
+    budget.chargeItems(Object.keys(a).length);
+  }
+  return valuesEqual(a, b);
 }
 
 function buildObject(stack: Value[], from: number, pairs: number): ValueObject {
@@ -274,9 +298,27 @@ function respond(host: VmHost, fields: Value): Halt {
   return host.respond(status, null, status === 204 || status === 304 ? 'empty' : 'json');
 }
 
-/** The dispatch loop. Keeps ip, sp, code and constants in locals; writes them back around calls. */
+/** Runs the fiber until it returns, suspends or fails; its time on the event loop ends there. */
 function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
-  const { program, host, stack, frames, handlers } = fiber;
+  try {
+    return dispatch(fiber);
+  } finally {
+    fiber.budget.endSlice();
+  }
+}
+
+/** Suspends the fiber until the event loop has served what waits (I/O, other requests), then runs it on. */
+function pause(fiber: Fiber): Promise<Value | Halt> {
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    // A request that yielded is busy: its next slice is counted from the start, not from its first check.
+    fiber.budget.sliceStart = performance.now();
+    return run(fiber);
+  });
+}
+
+/** The dispatch loop. Keeps ip, sp, code and constants in locals; writes them back around calls. */
+function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
+  const { program, host, stack, frames, handlers, budget } = fiber;
   const natives = program.natives;
   let frame = frames[frames.length - 1]!;
   let code = frame.chunk.code;
@@ -284,19 +326,19 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
   let ip = frame.ip;
   let base = frame.base;
   let sp = fiber.sp;
-  // The slice's clock starts at its first fuel check, FUEL_CHECK_INTERVAL units in (well under a
-  // millisecond of plain code): most handlers never get there, and a clock read costs as much as
-  // a small handler's whole run.
-  let sliceStart = 0;
 
   for (;;) {
     try {
+      // An aborted request runs no further instruction, whatever resumed it.
+      if (budget.aborted) throw budget.reason;
       if (fiber.pendingError !== undefined) {
         const e = fiber.pendingError;
         fiber.pendingError = undefined;
         throw e;
       }
-      for (;;) {
+      // Instructions whose work grows with their operands (natives, text and list builders)
+      // charge the budget and leave this loop when the charges crossed the next check point.
+      instructions: for (;;) {
         if (TRACE) trace(frame, ip, stack, sp);
         switch (code[ip++]) {
           case Op.CONST:
@@ -332,7 +374,8 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             break;
           case Op.GET_INDEX: {
             const index = stack[--sp]!;
-            stack[sp - 1] = getIndex(stack[sp - 1]!, index);
+            stack[sp - 1] = getIndex(budget, stack[sp - 1]!, index);
+            if (budget.charged >= budget.nextCheck) break instructions;
             break;
           }
           case Op.SET_FIELD: {
@@ -370,12 +413,20 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
               if (part instanceof SecretText) secret = true;
               text += revealText(part);
             }
+            budget.chargeText(text.length);
             stack[sp++] = secret ? new SecretText(checkedText(text)) : checkedText(text);
+            if (budget.charged >= budget.nextCheck) break instructions;
             break;
           }
           case Op.ADD: {
             const b = stack[--sp]!;
-            stack[sp - 1] = add(stack[sp - 1]!, b);
+            const a = stack[sp - 1]!;
+            if (typeof a === 'number' && typeof b === 'number') {
+              stack[sp - 1] = a + b;
+              break;
+            }
+            stack[sp - 1] = add(budget, a, b);
+            if (budget.charged >= budget.nextCheck) break instructions;
             break;
           }
           case Op.SUB:
@@ -395,14 +446,17 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
           case Op.NOT:
             stack[sp - 1] = !isTruthy(stack[sp - 1]);
             break;
-          case Op.EQ: {
-            const b = stack[--sp]!;
-            stack[sp - 1] = valuesEqual(stack[sp - 1], b);
-            break;
-          }
+          case Op.EQ:
           case Op.NE: {
             const b = stack[--sp]!;
-            stack[sp - 1] = !valuesEqual(stack[sp - 1], b);
+            const a = stack[sp - 1]!;
+            const ne = code[ip - 1] === Op.NE;
+            if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+              stack[sp - 1] = valuesEqual(a, b) !== ne;
+              break;
+            }
+            stack[sp - 1] = equalCharged(budget, a, b) !== ne;
+            if (budget.charged >= budget.nextCheck) break instructions;
             break;
           }
           case Op.LT:
@@ -442,11 +496,16 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             break;
           case Op.LOOP:
             // Fuel first: an error raised here is located at this instruction, not its target.
-            if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) sliceStart = checkFuel(fiber, sliceStart);
+            if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint()) {
+              frame.ip = code[ip]!;
+              fiber.sp = sp;
+              return pause(fiber);
+            }
             ip = code[ip]!;
             break;
           case Op.ITER_INIT:
-            stack[sp - 1] = iterate(stack[sp - 1]!) as unknown as Value;
+            stack[sp - 1] = iterate(budget, stack[sp - 1]!) as unknown as Value;
+            if (budget.charged >= budget.nextCheck) break instructions;
             break;
           case Op.ITER_NEXT: {
             const it = stack[sp - 1] as unknown as Iter;
@@ -479,7 +538,12 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             if (frames.length >= MAX_CALL_DEPTH) {
               throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, 'call_depth_exceeded');
             }
-            if ((--fiber.fuel & FUEL_CHECK_INTERVAL) === 0) sliceStart = checkFuel(fiber, sliceStart);
+            if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint()) {
+              // Yield before the call: resumed, the whole instruction (opcode, chunk, argc) runs again.
+              frame.ip = ip - 3;
+              fiber.sp = sp;
+              return pause(fiber);
+            }
             frame.ip = ip;
             base = sp - argc;
             for (let i = argc; i < callee.data.slots; i++) stack[base + i] = null;
@@ -522,6 +586,7 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
               );
             }
             stack[sp++] = result === undefined ? null : result;
+            if (budget.charged >= budget.nextCheck) break instructions;
             break;
           }
           case Op.RETURN: {
@@ -577,9 +642,15 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             throw new RvmError(`bad opcode ${code[ip - 1]} in ${frame.chunk.data.name}`, 'internal_error');
         }
       }
+      // Charged work crossed a check point: throws when the budget is spent, yields when the slice is.
+      if (budget.checkpoint()) {
+        frame.ip = ip;
+        fiber.sp = sp;
+        return pause(fiber);
+      }
     } catch (e) {
       const error = locate(fiber, ip, e);
-      const handler = UNCATCHABLE.has(error.code) ? undefined : handlers.pop();
+      const handler = UNCATCHABLE.has(error.code) || budget.aborted ? undefined : handlers.pop();
       if (handler === undefined) throw error;
       // Unwind to the frame that installed the handler and continue at its catch block.
       frames.length = handler.frame + 1;
@@ -612,17 +683,6 @@ function ambient(host: VmHost, index: number): Value {
     default:
       return host.responseValue();
   }
-}
-
-/** Throws when the fuel or the slice's time is spent; returns the slice's start (now, at its first check). */
-function checkFuel(fiber: Fiber, sliceStart: number): number {
-  if (fiber.fuel <= 0) throw new RvmError(`execution ran out of fuel (${FUEL_BUDGET} loop iterations and calls)`, 'fuel_exhausted');
-  const now = Date.now();
-  if (sliceStart === 0) return now;
-  if (now - sliceStart > EXECUTION_TIME_LIMIT_MS) {
-    throw new RvmError(`execution ran longer than ${EXECUTION_TIME_LIMIT_MS} ms`, 'fuel_exhausted');
-  }
-  return sliceStart;
 }
 
 /** RVM_TRACE=1: one stderr line per instruction with the frame's stack. */

@@ -171,13 +171,13 @@ export function needsRehash(hash: Value | undefined): boolean {
 
 /** Registers argon2_hash, argon2_verify and argon2_needs_rehash. */
 export function registerPasswords(rvm: PluginApi): void {
-  rvm.native('argon2_hash', (_ctx, password) => hashPassword(password), {
+  rvm.native('argon2_hash', (ctx, password) => hashPassword(password, ctx.budget.signal), {
     params: [{ name: 'password', type: 'text' }],
     returns: 'text',
     doc: `The Argon2id hash of the password as a PHC string ($argon2id$v=19$m=${HASH_PARAMS.memoryCost},t=${HASH_PARAMS.timeCost},p=${HASH_PARAMS.parallelism}$salt$hash), with a fresh random salt; computed off the event loop. A password over ${MAX_PASSWORD_BYTES} bytes is a password_too_long error.`,
   });
 
-  rvm.native('argon2_verify', (_ctx, password, hash) => verifyPassword(password, hash), {
+  rvm.native('argon2_verify', (ctx, password, hash) => verifyPassword(password, hash, ctx.budget.signal), {
     params: [
       { name: 'password', type: 'text' },
       { name: 'hash', type: 'text' },

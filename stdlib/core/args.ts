@@ -52,9 +52,25 @@ export function entriesOf(fn: string, param: string, v: Value | undefined): [str
   throw wrongType(fn, param, 'an object', v);
 }
 
-/** Refuses a result longer than MAX_TEXT_LENGTH before it is built. */
-export function checkLength(fn: string, length: number): void {
+/** Refuses a result longer than MAX_TEXT_LENGTH (before it is built, where the length is known first); returns what it checked. */
+export function checkLength<T extends number | string>(fn: string, lengthOrText: T): T {
+  const length: number = typeof lengthOrText === 'string' ? lengthOrText.length : (lengthOrText as number);
   if (length > MAX_TEXT_LENGTH) {
     throw new RvmError(`${fn}() would build a text of ${length} characters (limit ${MAX_TEXT_LENGTH})`, 'text_too_long');
   }
+  return lengthOrText;
+}
+
+/** Code points in a text (a surrogate pair counts once), without building anything. */
+export function countCodePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++, n++) {
+    const c = s.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+  }
+  return n;
 }

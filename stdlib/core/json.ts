@@ -3,7 +3,7 @@
  */
 import { RvmError, fromJson } from '../../plugins/sdk.js';
 import type { PluginApi } from '../../plugins/sdk.js';
-import { expectText } from './args.js';
+import { checkLength, expectText } from './args.js';
 
 /**
  * Deepest nesting json_parse accepts. Real documents nest a handful of levels; the limit keeps
@@ -15,17 +15,19 @@ export const MAX_JSON_DEPTH = 512;
 export function registerJson(rvm: PluginApi): void {
   rvm.native(
     'json_parse',
-    (_ctx, s) => {
+    (ctx, s) => {
       const text = expectText('json_parse', 's', s);
+      ctx.budget.chargeText(text.length);
       let data: unknown;
       try {
         data = JSON.parse(text);
       } catch (error) {
         throw new RvmError(`json_parse(): ${(error as Error).message}`, 'invalid_json');
       }
-      if (nestedDeeperThan(data, MAX_JSON_DEPTH)) {
-        throw new RvmError(`json_parse(): nested deeper than ${MAX_JSON_DEPTH} levels`, 'invalid_json');
-      }
+      const nodes = nestedDeeperThan(data, MAX_JSON_DEPTH);
+      if (nodes < 0) throw new RvmError(`json_parse(): nested deeper than ${MAX_JSON_DEPTH} levels`, 'invalid_json');
+      // Parsing, the walk and the copy each visit every value.
+      ctx.budget.chargeItems(3 * nodes);
       // fromJson rebuilds objects key by key as data, so "__proto__" stays an ordinary key.
       return fromJson(data);
     },
@@ -38,13 +40,16 @@ export function registerJson(rvm: PluginApi): void {
 
   rvm.native(
     'json_stringify',
-    (_ctx, v) => {
+    (ctx, v) => {
+      let text: string;
       try {
         // Host objects (headers, records, secrets) serialise through their own toJSON.
-        return JSON.stringify(v ?? null);
+        text = JSON.stringify(v ?? null);
       } catch (error) {
         throw new RvmError(`json_stringify(): ${(error as Error).message}`, 'invalid_argument');
       }
+      ctx.budget.chargeText(text.length);
+      return checkLength('json_stringify', text);
     },
     {
       params: [{ name: 'v', type: 'any' }],
@@ -54,15 +59,20 @@ export function registerJson(rvm: PluginApi): void {
   );
 }
 
-/** Walks the parsed data without recursion, so a hostile document cannot exhaust the stack here. */
-function nestedDeeperThan(root: unknown, limit: number): boolean {
+/**
+ * The number of values in the parsed data, or -1 when it nests deeper than `limit`. Walks
+ * without recursion, so a hostile document cannot exhaust the stack here.
+ */
+function nestedDeeperThan(root: unknown, limit: number): number {
   const stack: { value: unknown; depth: number }[] = [{ value: root, depth: 1 }];
+  let nodes = 1;
   while (stack.length > 0) {
     const { value, depth } = stack.pop()!;
     if (value === null || typeof value !== 'object') continue;
-    if (depth > limit) return true;
+    if (depth > limit) return -1;
     const children = Array.isArray(value) ? value : Object.values(value);
+    nodes += children.length;
     for (const child of children) if (child !== null && typeof child === 'object') stack.push({ value: child, depth: depth + 1 });
   }
-  return false;
+  return nodes;
 }

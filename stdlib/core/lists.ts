@@ -1,17 +1,20 @@
 /**
  * Core collection natives that work across texts, lists and objects: len, keys, values,
- * contains and join.
+ * contains and join. Each charges the request's budget for the items and text it walks.
  */
 import { HostObject, RvmError, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
-import type { PluginApi } from '../../plugins/sdk.js';
-import { absent, checkLength, entriesOf, expectList, expectText, isPlainObject } from './args.js';
+import type { Budget, PluginApi } from '../../plugins/sdk.js';
+import { absent, checkLength, countCodePoints, entriesOf, expectList, expectText, isPlainObject } from './args.js';
 
 /** Registers len, keys, values, contains and join. */
 export function registerLists(rvm: PluginApi): void {
   rvm.native(
     'len',
-    (_ctx, x) => {
-      if (typeof x === 'string') return countCodePoints(x);
+    (ctx, x) => {
+      if (typeof x === 'string') {
+        ctx.budget.chargeText(x.length);
+        return countCodePoints(x);
+      }
       if (Array.isArray(x)) return x.length;
       if (isPlainObject(x)) return Object.keys(x).length;
       if (x instanceof HostObject) return x.keys().length;
@@ -24,13 +27,13 @@ export function registerLists(rvm: PluginApi): void {
     },
   );
 
-  rvm.native('keys', (_ctx, obj) => entriesOf('keys', 'obj', obj).map(([k]) => k), {
+  rvm.native('keys', (ctx, obj) => charged(ctx.budget, entriesOf('keys', 'obj', obj)).map(([k]) => k), {
     params: [{ name: 'obj', type: 'object' }],
     returns: 'list',
     doc: 'The keys of an object (or of a host object such as request.headers) as a list of texts, in insertion order.',
   });
 
-  rvm.native('values', (_ctx, obj) => entriesOf('values', 'obj', obj).map(([, v]) => v), {
+  rvm.native('values', (ctx, obj) => charged(ctx.budget, entriesOf('values', 'obj', obj)).map(([, v]) => v), {
     params: [{ name: 'obj', type: 'object' }],
     returns: 'list',
     doc: 'The values of an object (or of a host object such as request.headers) as a list, in key order.',
@@ -38,11 +41,17 @@ export function registerLists(rvm: PluginApi): void {
 
   rvm.native(
     'contains',
-    (_ctx, haystack, needle) => {
-      if (typeof haystack === 'string') return haystack.includes(expectText('contains', 'needle', needle));
-      if (Array.isArray(haystack)) return haystack.some((item) => valuesEqual(item, needle ?? null));
+    (ctx, haystack, needle) => {
+      if (typeof haystack === 'string') {
+        ctx.budget.chargeText(haystack.length);
+        return haystack.includes(expectText('contains', 'needle', needle));
+      }
+      if (Array.isArray(haystack)) {
+        ctx.budget.chargeItems(haystack.length);
+        return haystack.some((item) => valuesEqual(item, needle ?? null));
+      }
       if (isPlainObject(haystack)) return Object.hasOwn(haystack, expectText('contains', 'needle', needle));
-      if (haystack instanceof HostObject) return haystack.keys().includes(expectText('contains', 'needle', needle));
+      if (haystack instanceof HostObject) return charged(ctx.budget, haystack.keys()).includes(expectText('contains', 'needle', needle));
       throw new RvmError(`contains() expects text, a list or an object, got ${typeName(haystack)}`, 'type_error');
     },
     {
@@ -57,11 +66,20 @@ export function registerLists(rvm: PluginApi): void {
 
   rvm.native(
     'join',
-    (_ctx, list, sep) => {
-      const items = expectList('join', 'list', list).map((item) => toText(item));
+    (ctx, list, sep) => {
+      const values = charged(ctx.budget, expectList('join', 'list', list));
       const separator = absent(sep) ? '' : expectText('join', 'sep', sep);
-      const length = items.reduce((sum, s) => sum + s.length, 0) + Math.max(0, items.length - 1) * separator.length;
+      // Summed as the texts are made, so a list of long texts is refused at the first one too many.
+      const items: string[] = [];
+      let length = Math.max(0, values.length - 1) * separator.length;
       checkLength('join', length);
+      for (const value of values) {
+        const text = toText(value);
+        length += text.length;
+        checkLength('join', length);
+        items.push(text);
+      }
+      ctx.budget.chargeText(length);
       return items.join(separator);
     },
     {
@@ -75,15 +93,8 @@ export function registerLists(rvm: PluginApi): void {
   );
 }
 
-function countCodePoints(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++, n++) {
-    const c = s.charCodeAt(i);
-    // A high surrogate followed by a low one is one code point.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-  }
-  return n;
+/** Charges the budget for walking a list's items; returns the list. */
+function charged<T extends unknown[]>(budget: Budget, items: T): T {
+  budget.chargeItems(items.length);
+  return items;
 }

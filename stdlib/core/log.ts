@@ -9,8 +9,10 @@ export function registerLog(rvm: PluginApi): void {
   rvm.native(
     'log',
     (ctx, ...values) => {
+      const line = values.map((v) => toText(v ?? null)).join(' ');
+      ctx.budget.chargeText(line.length);
       // Encoded here too, not only by the logger: ctx.log's other listeners (tests, embedders) get the line as the log shows it.
-      ctx.log(encodeLogText(values.map((v) => toText(v ?? null)).join(' ')));
+      ctx.log(encodeLogText(line));
       return null;
     },
     {

@@ -2,7 +2,7 @@
  * Core math natives: rounding, absolute value, minimum and maximum.
  */
 import { RvmError } from '../../plugins/sdk.js';
-import type { PluginApi, Value } from '../../plugins/sdk.js';
+import type { Budget, PluginApi, Value } from '../../plugins/sdk.js';
 import { absent, expectInt, expectNumber } from './args.js';
 
 /**
@@ -51,21 +51,22 @@ export function registerMath(rvm: PluginApi): void {
     doc: 'The absolute value of the number.',
   });
 
-  rvm.native('min', (_ctx, ...args) => extreme('min', args, (a, b) => a < b), {
+  rvm.native('min', (ctx, ...args) => extreme(ctx.budget, 'min', args, (a, b) => a < b), {
     params: [{ name: 'values', type: 'any', rest: true }],
     returns: 'number',
     doc: 'The smallest of several numbers, or of the numbers in one list argument: min(3, 1) and min([3, 1]) are 1; no numbers gives null; a non-number is a type_error.',
   });
 
-  rvm.native('max', (_ctx, ...args) => extreme('max', args, (a, b) => a > b), {
+  rvm.native('max', (ctx, ...args) => extreme(ctx.budget, 'max', args, (a, b) => a > b), {
     params: [{ name: 'values', type: 'any', rest: true }],
     returns: 'number',
     doc: 'The largest of several numbers, or of the numbers in one list argument: max(3, 1) and max([3, 1]) are 3; no numbers gives null; a non-number is a type_error.',
   });
 }
 
-function extreme(fn: string, args: Value[], better: (a: number, b: number) => boolean): Value {
+function extreme(budget: Budget, fn: string, args: Value[], better: (a: number, b: number) => boolean): Value {
   const items = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
+  budget.chargeItems(items.length);
   let best: number | null = null;
   for (const item of items) {
     const n = expectNumber(fn, 'values', item);

@@ -1,24 +1,28 @@
 /**
  * Core text natives: case, trimming, splitting, literal replacement and prefix/suffix tests.
+ * Each charges the request's budget for the text it scans, and refuses before building a text
+ * over MAX_TEXT_LENGTH or a list over MAX_LIST_LENGTH.
  */
-import type { PluginApi } from '../../plugins/sdk.js';
-import { checkLength, expectText } from './args.js';
+import { MAX_LIST_LENGTH, RvmError } from '../../plugins/sdk.js';
+import type { Budget, PluginApi } from '../../plugins/sdk.js';
+import { checkLength, countCodePoints, expectText } from './args.js';
 
 /** Registers lower, upper, trim, split, replace, starts_with and ends_with. */
 export function registerText(rvm: PluginApi): void {
-  rvm.native('lower', (_ctx, s) => expectText('lower', 's', s).toLowerCase(), {
+  rvm.native('lower', (ctx, s) => checkLength('lower', scanned(ctx.budget, expectText('lower', 's', s)).toLowerCase()), {
     params: [{ name: 's', type: 'text' }],
     returns: 'text',
     doc: 'Returns the text in lower case (Unicode rules, locale-independent).',
   });
 
-  rvm.native('upper', (_ctx, s) => expectText('upper', 's', s).toUpperCase(), {
+  // Upper case can be longer than the text ('ß' is 'SS'), so its length is checked too.
+  rvm.native('upper', (ctx, s) => checkLength('upper', scanned(ctx.budget, expectText('upper', 's', s)).toUpperCase()), {
     params: [{ name: 's', type: 'text' }],
     returns: 'text',
     doc: 'Returns the text in upper case (Unicode rules, locale-independent).',
   });
 
-  rvm.native('trim', (_ctx, s) => expectText('trim', 's', s).trim(), {
+  rvm.native('trim', (ctx, s) => scanned(ctx.budget, expectText('trim', 's', s)).trim(), {
     params: [{ name: 's', type: 'text' }],
     returns: 'text',
     doc: 'Returns the text without leading and trailing white space (spaces, tabs, line breaks, Unicode spaces).',
@@ -26,10 +30,15 @@ export function registerText(rvm: PluginApi): void {
 
   rvm.native(
     'split',
-    (_ctx, s, sep) => {
-      const text = expectText('split', 's', s);
+    (ctx, s, sep) => {
+      const text = scanned(ctx.budget, expectText('split', 's', s));
       const separator = expectText('split', 'sep', sep);
       // An empty separator splits into characters (code points, so emoji stay whole).
+      const items = separator === '' ? countCodePoints(text) : occurrences(text, separator, MAX_LIST_LENGTH) + 1;
+      if (items > MAX_LIST_LENGTH) {
+        throw new RvmError(`split() would build a list of more than ${MAX_LIST_LENGTH} items`, 'list_too_long');
+      }
+      ctx.budget.chargeItems(items);
       return separator === '' ? [...text] : text.split(separator);
     },
     {
@@ -38,20 +47,25 @@ export function registerText(rvm: PluginApi): void {
         { name: 'sep', type: 'text' },
       ],
       returns: 'list',
-      doc: "Splits the text at every occurrence of the literal separator into a list of texts; an empty separator splits into characters (code points): split('a,b', ',') is ['a', 'b'].",
+      doc: "Splits the text at every occurrence of the literal separator into a list of texts; an empty separator splits into characters (code points): split('a,b', ',') is ['a', 'b']. A list over 4 Mi items is a list_too_long error.",
     },
   );
 
   rvm.native(
     'replace',
-    (_ctx, s, from, to) => {
-      const text = expectText('replace', 's', s);
+    (ctx, s, from, to) => {
+      const text = scanned(ctx.budget, expectText('replace', 's', s));
       const search = expectText('replace', 'from', from);
       const replacement = expectText('replace', 'to', to);
       if (search === '') return text;
-      const parts = text.split(search);
-      checkLength('replace', text.length + (parts.length - 1) * (replacement.length - search.length));
-      return parts.join(replacement);
+      // The result's length follows from the number of matches, counted without building anything.
+      const matches = occurrences(text, search, Infinity);
+      const length = text.length + matches * (replacement.length - search.length);
+      checkLength('replace', length);
+      ctx.budget.chargeItems(matches);
+      ctx.budget.chargeText(length);
+      // A function replacement: a text one would read `$&` and `$1` as patterns.
+      return matches === 0 ? text : text.replaceAll(search, () => replacement);
     },
     {
       params: [
@@ -81,4 +95,17 @@ export function registerText(rvm: PluginApi): void {
     returns: 'bool',
     doc: 'True when the text ends with the given suffix (case-sensitive).',
   });
+}
+
+/** Charges the budget for scanning `text` once; returns it. */
+function scanned(budget: Budget, text: string): string {
+  budget.chargeText(text.length);
+  return text;
+}
+
+/** Non-overlapping occurrences of a non-empty `search` in `text`, counting stops past `limit`. */
+function occurrences(text: string, search: string, limit: number): number {
+  let n = 0;
+  for (let at = text.indexOf(search); at !== -1 && n <= limit; at = text.indexOf(search, at + search.length)) n++;
+  return n;
 }

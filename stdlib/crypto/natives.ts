@@ -3,7 +3,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { RvmError, revealText, typeName } from '../../plugins/sdk.js';
-import type { PluginApi, Value } from '../../plugins/sdk.js';
+import type { Budget, PluginApi, Value } from '../../plugins/sdk.js';
 import { expectInt } from '../core/args.js';
 import { decryptText, encryptText, isTextLike, KEY_BYTES, parseKey } from './aes-gcm.js';
 
@@ -28,7 +28,7 @@ export function registerCryptoNatives(rvm: PluginApi): void {
     },
   );
 
-  rvm.native('encrypt', (_ctx, data, key) => encryptText(textArg('encrypt', 'data', data), parseKey(key)), {
+  rvm.native('encrypt', (ctx, data, key) => encryptText(textArg(ctx.budget, 'encrypt', 'data', data), parseKey(key)), {
     params: [
       { name: 'data', type: 'any', doc: 'the text to encrypt (UTF-8)' },
       { name: 'key', type: 'any', doc: `base64 of exactly ${KEY_BYTES} bytes, text or secret()` },
@@ -37,7 +37,7 @@ export function registerCryptoNatives(rvm: PluginApi): void {
     doc: `AES-256-GCM: encrypts the text under the key with a fresh random 96-bit IV and returns base64(iv ‖ ciphertext ‖ 16-byte tag). A key that is not base64 of exactly ${KEY_BYTES} bytes is an invalid_key error.`,
   });
 
-  rvm.native('decrypt', (_ctx, ciphertext, key) => decryptText(textArg('decrypt', 'ciphertext', ciphertext), parseKey(key)), {
+  rvm.native('decrypt', (ctx, ciphertext, key) => decryptText(textArg(ctx.budget, 'decrypt', 'ciphertext', ciphertext), parseKey(key)), {
     params: [
       { name: 'ciphertext', type: 'any', doc: 'what encrypt() returned' },
       { name: 'key', type: 'any', doc: 'the key it was encrypted with' },
@@ -53,8 +53,13 @@ export function registerCryptoNatives(rvm: PluginApi): void {
   });
 }
 
-/** A text argument, accepting secret text (revealed): encrypting a secret is a fair use. */
-function textArg(fn: string, param: string, value: Value | undefined): string {
+/**
+ * A text argument, accepting secret text (revealed): encrypting a secret is a fair use. Charged
+ * to the budget: encoding, the cipher and base64 each pass over it.
+ */
+function textArg(budget: Budget, fn: string, param: string, value: Value | undefined): string {
   if (!isTextLike(value)) throw new RvmError(`${fn}() expects ${param} to be text, got ${typeName(value)}`, 'type_error');
-  return revealText(value);
+  const text = revealText(value);
+  budget.chargeText(3 * text.length);
+  return text;
 }

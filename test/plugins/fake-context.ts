@@ -4,6 +4,7 @@
  */
 import { HALT } from '../../plugins/sdk.js';
 import type { AppSettings, BodyKind, CallContext, Halt, RequestInfo, ResponseDraft, Value } from '../../plugins/sdk.js';
+import { Budget } from '../../vm/budget.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { DEFAULT_LIMITS } from '../../vm/runtime/limits.js';
 import { defaultErrorCode, defaultErrorMessage } from '../../vm/runtime/response.js';
@@ -80,6 +81,7 @@ export function fakeContext(options: { request?: Partial<RequestInfo>; next?: ()
     request,
     response,
     app: TEST_APP,
+    budget: new Budget(),
     store: {
       get: (key) => store.get(key),
       set: (key, value) => void store.set(key, value),

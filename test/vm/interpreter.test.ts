@@ -50,6 +50,17 @@ function errorOf(fn: () => unknown): VmError {
   assert.fail('expected a runtime error');
 }
 
+/** The VmError an execution ends with, thrown at once or after it suspended. */
+async function rejection(run: () => unknown): Promise<VmError> {
+  try {
+    await run();
+  } catch (e) {
+    assert.ok(e instanceof VmError, `expected a VmError, got ${String(e)}`);
+    return e;
+  }
+  assert.fail('expected a runtime error');
+}
+
 describe('interpreter', () => {
   test('arithmetic and return', () => {
     const c = chunk([Op.CONST, 0, Op.CONST, 1, Op.MUL, Op.CONST, 0, Op.ADD, Op.RETURN], { consts: [6, 7] });
@@ -63,10 +74,10 @@ describe('interpreter', () => {
     assert.equal(e.at, 'test.rvm:5');
   });
 
-  test('an endless loop runs out of fuel', () => {
+  test('an endless loop runs out of fuel', async () => {
     const c = chunk([Op.LOOP, 0]);
     const started = Date.now();
-    const e = errorOf(() => execute(program([c]), 0, [], host));
+    const e = await rejection(() => execute(program([c]), 0, [], host));
     assert.equal(e.code, 'fuel_exhausted');
     assert.ok(Date.now() - started < 3000, 'the budget is spent within about a second');
     assert.ok(FUEL_BUDGET > 1_000_000);

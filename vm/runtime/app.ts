@@ -41,6 +41,18 @@ const SKIPPED_FOLDERS = new Set(['node_modules', '.rvm', '.git', '.secrets']);
 /** Changes to files are gathered for this long before one reload, so an editor's save burst compiles once. */
 const RELOAD_DEBOUNCE_MS = 20;
 
+/**
+ * Errors that are limits of the machine, answered with their own code even in production (they
+ * tell nothing secret), with their status: the request used too much, or waited too long.
+ */
+const LIMIT_ERRORS: ReadonlyMap<string, number> = new Map([
+  ['cpu_budget_exceeded', 500],
+  ['fuel_exhausted', 500],
+  ['call_depth_exceeded', 500],
+  ['text_too_long', 500],
+  ['list_too_long', 500],
+]);
+
 /** Route and middleware chunks take no arguments; one shared empty list. */
 const NO_ARGS: readonly Value[] = Object.freeze([]);
 
@@ -225,6 +237,8 @@ export class App implements AppHandle {
   lastErrors: Diagnostic[] = [];
   /** What built-in endpoints (the API reference) see of this app. */
   readonly introspection: Introspection;
+  /** Abort reasons already logged and answered (see runtimeError). */
+  private readonly reportedAborts = new WeakSet<RvmError>();
 
   constructor(
     readonly dir: string | null,
@@ -338,12 +352,23 @@ export class App implements AppHandle {
   }
 
   private runtimeError(ctx: RequestContext, e: unknown): void {
+    // An abandoned request was answered and logged by the dispatcher; its abort reason ends here.
+    if (ctx.abandoned !== null) return;
     const r = ctx.response;
     if (e instanceof VmError) {
+      // An aborted request's reason reaches every execution still on its chain (the middleware
+      // around a route that ran out of budget): the first logs and answers it, once.
+      const reason = ctx.budget.reason;
+      if (reason !== null && reason.code === e.code) {
+        if (this.reportedAborts.has(reason)) return;
+        this.reportedAborts.add(reason);
+      }
       const trace = e.trace.length > 1 ? ` (via ${compactTrace(e.trace.slice(1))})` : '';
       this.log.error(`[${ctx.request.id}] runtime error ${e.code} at ${e.at}: ${e.message}${trace}`);
-      const body = this.settings.dev ? { ...errorBody(e.message, e.code), at: e.at } : errorBody('Internal server error', 'internal_error');
-      ctx.respond(500, body as unknown as Value, 'json');
+      const limit = LIMIT_ERRORS.get(e.code);
+      const shown = this.settings.dev || limit !== undefined;
+      const body = shown ? errorBody(e.message, e.code) : errorBody('Internal server error', 'internal_error');
+      ctx.respond(limit ?? 500, (this.settings.dev ? { ...body, at: e.at } : body) as unknown as Value, 'json');
     } else {
       this.log.error(`[${ctx.request.id}] internal error: ${describeError(e)}`);
       ctx.respond(500, errorBody('Internal server error', 'internal_error') as unknown as Value, 'json');

@@ -9,6 +9,7 @@ import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '..
 import { Admission, bodyMemoryFactor, overloaded } from './admission.js';
 import { HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './body.js';
 import { resolveClient, type ClientAddress, type TrustProxy } from './client-address.js';
+import { Budget } from '../budget.js';
 import { parseCookies } from './cookies.js';
 import { describeError, type Logger } from './log.js';
 import { DraftResponse, defaultErrorCode, defaultErrorMessage, errorBody } from './response.js';
@@ -180,6 +181,8 @@ const UNSET: unique symbol = Symbol('unset');
 export class RequestContext implements CallContext {
   readonly request: RequestView;
   readonly response = new DraftResponse();
+  /** The request's fuel, CPU time and abort state, shared by every execution of its chunks. */
+  readonly budget: Budget;
   readonly app: AppSettings;
   readonly store: KeyValueStore;
   /** Set by the pipeline inside middleware; null elsewhere. */
@@ -216,6 +219,7 @@ export class RequestContext implements CallContext {
     private readonly route: ContextRoute | null = null,
   ) {
     this.app = deps.settings;
+    this.budget = new Budget({ cpuMs: deps.settings.limits.cpuTimeMs, sliceMs: deps.settings.limits.timeSliceMs });
     this.store = deps.store;
     this.logger = deps.log;
     this.onAppLog = deps.onAppLog;
@@ -255,6 +259,8 @@ export class RequestContext implements CallContext {
    */
   abandon(reason: AbandonReason): void {
     this.abandoned = reason;
+    const message = reason === 'client_gone' ? 'the client closed its connection' : `no answer within ${this.app.limits.wallTimeMs} ms`;
+    this.budget.abort(new RvmError(message, reason));
   }
 
   /** Why the request was abandoned, or null while it runs. */

@@ -4,6 +4,7 @@
  * call depth) and the per-request body limit live beside what they bound.
  */
 import type { Limits } from '../../plugins/sdk.js';
+import { CPU_BUDGET_MS, TIME_SLICE_MS } from '../budget.js';
 
 /** From arrival to answer, awaits included: longer than any honest queue or outbound call, short enough to free the slot. */
 export const DEFAULT_WALL_TIME_MS = 30_000;
@@ -27,6 +28,8 @@ export const DEFAULT_MAX_STREAMS_PER_CLIENT = 10;
 
 /** Every limit at its default. */
 export const DEFAULT_LIMITS: Limits = Object.freeze({
+  cpuTimeMs: CPU_BUDGET_MS,
+  timeSliceMs: TIME_SLICE_MS,
   wallTimeMs: DEFAULT_WALL_TIME_MS,
   maxInFlight: DEFAULT_MAX_IN_FLIGHT,
   maxBodyMemory: DEFAULT_MAX_BODY_MEMORY,
