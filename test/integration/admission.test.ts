@@ -40,6 +40,9 @@ route GET /wait { wait()
   response.ok({ waited: true }) }
 route GET /forever { forever()
   response.ok({ never: true }) }
+route GET /late-log { wait()
+  log('ran after the deadline')
+  response.ok({ late: true }) }
 route POST /echo { response.ok(request.body) }
 route POST /upload {
   guard auth
@@ -254,6 +257,17 @@ describe('the wall-clock deadline', () => {
     assert.ok(log.errors.some((l) => /GET \/forever abandoned: no answer within 300 ms/.test(l)), log.errors.join('\n'));
     assert.equal(app.watchdog.size, 0);
     assert.equal((await fetch(`${base}/hello`)).status, 200);
+  });
+
+  test('an abandoned request runs no further instruction when what it waited for settles later', async () => {
+    const { base, log } = await serve({ wallTimeMs: 200 });
+    const res = await fetch(`${base}/late-log`);
+    assert.equal(res.status, 503);
+    for (const release of waiting.splice(0)) release();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.ok(!log.lines.some((l) => l.includes('ran after the deadline')), log.lines.join('\n'));
+    // Answered and logged once, by the dispatcher: the abort reason adds no runtime-error line.
+    assert.equal(log.errors.filter((l) => l.includes('late-log') || l.includes('deadline_exceeded')).length, 1, log.errors.join('\n'));
   });
 
   test('a request whose client closed its connection is abandoned and logged as 499', async () => {
