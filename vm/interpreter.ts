@@ -2,9 +2,10 @@
  * The stack VM: one dispatch loop over a linked program. Each execution is a Fiber (value stack,
  * call frames, catch handlers) spending its request's Budget; the VM suspends the fiber when a
  * native returns a Promise (resuming when it settles) and when its time slice is spent (resuming
- * from setImmediate, so other requests and I/O get the event loop).
+ * at its turn, scheduler.ts, so other requests and I/O get the event loop).
  */
 import { Op, OPCODES } from './opcodes.js';
+import { nextTurn } from './scheduler.js';
 import { HALT, type Halt } from '../plugins/sdk.js';
 import {
   HostObject,
@@ -309,7 +310,7 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
 
 /** Suspends the fiber until the event loop has served what waits (I/O, other requests), then runs it on. */
 function pause(fiber: Fiber): Promise<Value | Halt> {
-  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+  return nextTurn().then(() => {
     // A request that yielded is busy: its next slice is counted from the start, not from its first check.
     fiber.budget.sliceStart = performance.now();
     return run(fiber);

@@ -123,9 +123,13 @@ function FREE(): null {
   return null;
 }
 
-/** Refuses a body without reading it: the stream is drained (or cut, when the error closes the connection). */
+/**
+ * Refuses a body without reading a byte of it. After the answer the dispatcher lets node drain a
+ * small one and closes the connection on a big one (UNREAD_BODY_DRAIN_BYTES), so a refused flood
+ * is never read for nothing.
+ */
 function refuseUnread<T>(stream: Readable, err: HttpError, refuse: (err: unknown) => T | Promise<T>): Promise<T> {
-  drain(stream);
+  stream.on('error', ignore);
   return new Promise((resolve) => resolve(refuse(err)));
 }
 
@@ -216,14 +220,14 @@ function collect<T>(
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += buf.length;
       if (size > limit) {
-        fail(tooLarge(limit));
-        drain(stream);
+        fail(tooLarge(limit, CLOSE));
+        stop(stream);
         return;
       }
       const refused = charge === null ? null : charge(buf.length);
       if (refused !== null) {
         fail(refused);
-        drain(stream);
+        stop(stream);
         return;
       }
       chunks.push(buf);
@@ -245,18 +249,21 @@ function collect<T>(
 }
 
 /**
- * Discards the rest of a body we refuse, so the connection stays usable for the 413 and the
- * next request; the server's request timeout bounds how long a client can keep sending.
+ * Stops reading a body refused half way: its answer closes the connection (CLOSE), so the rest
+ * is never read. Draining it instead would read for as long as the client cares to send.
  */
-function drain(stream: Readable): void {
+function stop(stream: Readable): void {
   stream.on('error', ignore);
-  stream.resume();
+  stream.pause();
 }
 
 function ignore(): void {}
 
-function tooLarge(limit: number): HttpError {
-  return new HttpError(413, 'payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
+/** The header of an answer after which the connection cannot carry another request. */
+const CLOSE = { connection: 'close' };
+
+function tooLarge(limit: number, headers?: Record<string, string>): HttpError {
+  return new HttpError(413, 'payload_too_large', `Request body is larger than the limit of ${limit} bytes`, headers);
 }
 
 function decode(bytes: Buffer, code: string): string {
