@@ -607,7 +607,9 @@ async function conduct(): Promise<void> {
   try {
     // Unmeasured: the server's first answers run unoptimised code and would land in the baseline.
     await settle(monitor, server);
-    for (const attack of ATTACKS) {
+    // BENCH_ONLY=heap runs the attacks whose name contains it (the baseline always runs).
+    const only = process.env.BENCH_ONLY;
+    for (const attack of ATTACKS.filter((a, i) => i === 0 || only === undefined || a.name.includes(only))) {
       console.error(`[reliability] ${attack.name} …`);
       const cpuBefore = process.cpuUsage();
       const begun = performance.now();

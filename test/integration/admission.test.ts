@@ -14,6 +14,7 @@ import { definePlugin, type Limits, type PluginDefinition } from '../../plugins/
 import { loadApp, type App } from '../../vm/runtime/app.js';
 import { JSON_BODY_MEMORY_FACTOR } from '../../vm/runtime/admission.js';
 import { UNREAD_BODY_DRAIN_BYTES } from '../../vm/runtime/dispatch.js';
+import { PARSE_IN_TURN_BYTES } from '../../vm/runtime/body.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { MULTIPART_FRAMING_BYTES } from '../../vm/runtime/multipart.js';
 import { startServer, type RunningServer } from '../../vm/runtime/server.js';
@@ -54,6 +55,10 @@ route POST /form {
   response.created({ name: body.name })
 }
 route POST /ignore { response.ok({ ignored: true }) }
+route POST /validated {
+  validate { name: text }
+  response.ok({ name: body.name, raw_items: len(request.body.items) })
+}
 route POST /alias { guard copy_body
   response.ok({ read: true }) }
 guard_definition copy_body { r = request
@@ -202,6 +207,18 @@ describe('where the body is read', () => {
     const res = await fetch(`${base}/alias`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
     assert.equal(res.status, 500);
     assert.ok(log.errors.some((l) => l.includes('body_not_read')), log.errors.join('\n'));
+  });
+});
+
+describe('a large validated body', () => {
+  test('past PARSE_IN_TURN_BYTES its parsed form is dropped after validation, and request.body parses it again when read', async () => {
+    const { base, app } = await serve();
+    const items = Array.from({ length: 20_000 }, (_, i) => ({ i }));
+    const text = JSON.stringify({ name: 'ann', items });
+    assert.ok(text.length > PARSE_IN_TURN_BYTES);
+    const res = await fetch(`${base}/validated`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+    assert.deepEqual(await res.json(), { name: 'ann', raw_items: 20_000 });
+    assert.equal(app.admission.bodyMemory, 0);
   });
 });
 

@@ -34,6 +34,9 @@ export interface ContextRoute {
   readonly uploads?: UploadSpec;
 }
 
+/** The parsed value of a large body dropped after validation, until `request.body` asks for it again. */
+const DROPPED: unique symbol = Symbol('dropped');
+
 /** Where the raw parsed body lives until and after it is read; shared by the context and its request view. */
 interface BodySlot {
   parsed: ParsedBody | null;
@@ -112,7 +115,11 @@ class RequestView implements RequestInfo {
   /** The raw parsed body; null until it is read (after the route's guards). */
   get body(): unknown {
     const parsed = this.slot.parsed;
-    return parsed === null ? null : parsed.value;
+    if (parsed === null) return null;
+    if (parsed.value !== DROPPED) return parsed.value;
+    const again = { ...parsed, value: parsed.reparse!() };
+    this.slot.parsed = again;
+    return again.value;
   }
 
   get method(): string {
@@ -266,6 +273,17 @@ export class RequestContext implements CallContext {
   /** Why the request was abandoned, or null while it runs. */
   abandoned: AbandonReason | null = null;
 
+  /**
+   * VALIDATE passed: `body` becomes the validated fields. A large JSON body that the language has
+   * not touched yet drops its parsed form (a request may wait long after this, for a password
+   * hash or a database); `request.body` parses it again from its bytes should it be read.
+   */
+  validated(value: Value): void {
+    this.body = value;
+    const parsed = this.slot.parsed;
+    if (parsed !== null && parsed.reparse !== undefined && this._rawBodyValue === UNSET) this.slot.parsed = { ...parsed, value: DROPPED };
+  }
+
   /** Runs `check` right after the body is read, before validation (the `_csrf` form field). */
   afterBody(check: (ctx: CallContext) => void | Halt): void {
     (this.bodyChecks ??= []).push(check);
@@ -402,7 +420,7 @@ export class RequestContext implements CallContext {
     if (this.slot.parsed === null) throw new RvmError("the body is not read yet: write `request.body` or `body` where you use it, not through a copy of `request`", 'body_not_read');
     // Parsed bodies are already language values: JSON.parse makes plain data (a `__proto__` key
     // is an own data property), forms and multipart are built proto-safe; no copy is needed.
-    this._rawBodyValue = (this.slot.parsed.value ?? null) as Value;
+    this._rawBodyValue = (this.request.body ?? null) as Value;
     return this._rawBodyValue;
   }
 

@@ -23,6 +23,13 @@ export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 export const MAX_HEADER_BYTES = 16 * 1024;
 /** How long close() lets in-flight requests finish before cutting their connections. */
 export const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * Connections the kernel queues before the server accepts them (capped by net.core.somaxconn).
+ * Under the reliability bench's floods node's 511 overflowed (the kernel's ListenOverflows grew
+ * by tens of thousands): an overflowing queue drops handshakes of every client, not only the
+ * flood's, and each dropped one waits for TCP's retransmission.
+ */
+export const LISTEN_BACKLOG = 4096;
 /** How often Node checks connections against the header/request timeouts (its default of 30 s is coarser than the timeouts). */
 export const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
@@ -190,7 +197,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', reject);
       const port = (server.address() as AddressInfo).port;
       resolve({ url: `http://${displayHost(options.host)}:${port}`, port, close, server });

@@ -357,7 +357,7 @@ export class ValidationPlans {
       }
       const result = validateFields(fields, source, ctx.bodyKind === 'form' || ctx.bodyKind === 'multipart');
       if (result.errors !== null) return reject(ctx, result.errors);
-      ctx.body = result.value;
+      ctx.validated(result.value);
     } else {
       const result = validateFields(fields, ctx.request.query, true);
       if (result.errors !== null) return reject(ctx, result.errors.map((e) => ({ ...e, field: `query.${e.field}` })));
