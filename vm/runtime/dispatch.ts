@@ -52,59 +52,89 @@ export function dispatch<T>(app: AppHandle, incoming: IncomingRequest, target?: 
     app.admission.leave();
     return done(app, incoming, path, start, result);
   }
+  const pending = new Pending(app, incoming, path, start, state, target, deliver);
+  app.watchdog.add(pending);
   // Neither step may reject: with `deliver` nobody waits on the returned Promise.
-  // A failed log line must not keep the answer from being delivered (the client would wait).
-  let settled = false;
-  let settle: ((out: OutgoingResponse) => void) | null = null;
-  const finish = (out: OutgoingResponse): OutgoingResponse => {
-    if (settled) return out;
-    settled = true;
-    app.watchdog.delete(watched);
-    app.admission.leave();
-    let answer = out;
-    try {
-      answer = done(app, incoming, path, start, out);
-    } catch (err) {
-      reportBug(app, 'could not finish the response', err);
-    }
-    if (deliver !== undefined) {
-      try {
-        deliver(target as T, answer);
-      } catch (err) {
-        reportBug(app, 'could not finish the response', err);
-      }
-    }
-    settle?.(answer);
-    return answer;
-  };
-  const fail = (err: unknown): OutgoingResponse => {
-    let out: OutgoingResponse;
-    try {
-      out = internalError(app, incoming, path, err);
-    } catch {
-      out = errorResponse(500, 'internal_error', 'Internal server error');
-    }
-    return finish(out);
-  };
-  const watched: Watched = {
-    deadline: start + app.settings.limits.wallTimeMs,
-    gone: () => incoming.gone === true,
-    abandon: (reason) => {
-      if (settled) return;
-      state.ctx?.abandon(reason);
-      if (reason === 'deadline_exceeded') app.log.error(`${incoming.method} ${path} abandoned: no answer within ${app.settings.limits.wallTimeMs} ms`);
-      finish(abandonedResponse(reason, app.settings.limits.wallTimeMs));
-    },
-  };
-  app.watchdog.add(watched);
-  const finished = result.then(finish, fail);
+  const finished = result.then(
+    (out) => pending.finish(out),
+    (err: unknown) => pending.fail(err),
+  );
   // With `deliver` the server is handed the answer; otherwise (inject) the caller awaits it, and
   // an abandoned request must settle it too.
   if (deliver !== undefined) return finished;
   return new Promise<OutgoingResponse>((resolve) => {
-    settle = resolve;
+    pending.settle = resolve;
     void finished.then(resolve);
   });
+}
+
+/** A request that went asynchronous: answered once, by whichever comes first — its result or the watchdog. */
+class Pending<T> implements Watched {
+  slot = -1;
+  readonly deadline: number;
+  /** Set once an answer went out; later ones (the result of an abandoned request) are dropped. */
+  private settled = false;
+  /** Resolves the Promise inject() awaits. */
+  settle: ((out: OutgoingResponse) => void) | null = null;
+
+  constructor(
+    private readonly app: AppHandle,
+    private readonly incoming: IncomingRequest,
+    private readonly path: string,
+    private readonly start: number,
+    private readonly state: RequestState,
+    private readonly target: T | undefined,
+    private readonly deliver: Deliver<T> | undefined,
+  ) {
+    this.deadline = start + app.settings.limits.wallTimeMs;
+  }
+
+  gone(): boolean {
+    return this.incoming.gone === true;
+  }
+
+  abandon(reason: AbandonReason): void {
+    if (this.settled) return;
+    const { app, incoming, path } = this;
+    this.state.ctx?.abandon(reason);
+    const wallTimeMs = app.settings.limits.wallTimeMs;
+    if (reason === 'deadline_exceeded') app.log.error(`${incoming.method} ${path} abandoned: no answer within ${wallTimeMs} ms`);
+    this.finish(abandonedResponse(reason, wallTimeMs));
+  }
+
+  /** Logs, hands the answer over, frees the slot. A failed log line must not keep the answer from the client. */
+  finish(out: OutgoingResponse): OutgoingResponse {
+    if (this.settled) return out;
+    this.settled = true;
+    const app = this.app;
+    app.watchdog.delete(this);
+    app.admission.leave();
+    let answer = out;
+    try {
+      answer = done(app, this.incoming, this.path, this.start, out);
+    } catch (err) {
+      reportBug(app, 'could not finish the response', err);
+    }
+    if (this.deliver !== undefined) {
+      try {
+        this.deliver(this.target as T, answer);
+      } catch (err) {
+        reportBug(app, 'could not finish the response', err);
+      }
+    }
+    this.settle?.(answer);
+    return answer;
+  }
+
+  fail(err: unknown): OutgoingResponse {
+    let out: OutgoingResponse;
+    try {
+      out = internalError(this.app, this.incoming, this.path, err);
+    } catch {
+      out = errorResponse(500, 'internal_error', 'Internal server error');
+    }
+    return this.finish(out);
+  }
 }
 
 /** What the steps of one request share: the context, once a route runs (the watchdog aborts it). */
