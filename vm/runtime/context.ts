@@ -248,14 +248,19 @@ export class RequestContext implements CallContext {
    * body was refused (400, 413, 415, 503) or a check answered.
    */
   readBody(): void | Halt | Promise<void | Halt> {
-    if (this.slot.parsed !== null) return;
-    if (!hasBody(this.incoming)) return this.bodyRead(NO_BODY);
+    return this.readBodyThen(same);
+  }
+
+  /** `readBody`, continued with `then` of its outcome in the same promise turn (at once when nothing was to read). */
+  readBodyThen<T>(then: (outcome: void | Halt) => T | Promise<T>): T | Promise<T> {
+    if (this.slot.parsed !== null) return then(undefined);
+    if (!hasBody(this.incoming)) return then(this.bodyRead(NO_BODY));
     return readBodyThen(
       this.incoming,
       this.app.bodyLimit,
       this.route?.uploads,
-      (body) => this.bodyRead(body),
-      (err) => this.bodyRefused(err),
+      (body) => then(this.bodyRead(body)),
+      (err) => then(this.bodyRefused(err)),
       this.admission === undefined ? undefined : (bytes, type) => this.chargeBody(bytes, type),
     );
   }
@@ -545,4 +550,8 @@ class ResponseValue extends HostObject {
   toJSON(): unknown {
     return { status: this.get('status'), headers: (this.get('headers') as HeadersValue).toJSON() };
   }
+}
+
+function same<T>(value: T): T {
+  return value;
 }

@@ -5,12 +5,13 @@
  * actually returns a Promise; a request that waits is watched for its deadline and its client.
  */
 import { performance } from 'node:perf_hooks';
+import { HALT } from '../../plugins/sdk.js';
 import { overloaded } from './admission.js';
 import { HttpError, NO_BODY, hasBody } from './body.js';
 import { RequestContext } from './context.js';
 import { describeError } from './log.js';
 import { errorBody, errorResponse, finalizeResponse, withoutBody } from './response.js';
-import type { AppHandle, IncomingRequest, OutgoingResponse } from './types.js';
+import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget } from './types.js';
 import type { AbandonReason, Watched } from './watchdog.js';
 
 /** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
@@ -193,9 +194,28 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
     return errorResponse(405, 'method_not_allowed', `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
   }
   // The body is read by the route itself, after its guards (READ_BODY).
-  const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, hasBody(incoming) ? null : NO_BODY, match.value);
+  const target = match.value;
+  const body = hasBody(incoming);
+  const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, body ? null : NO_BODY, target);
   state.ctx = ctx;
-  return answered(app, ctx, app.execute(ctx, match.value));
+  // Nothing runs before READ_BODY of a route without middleware and guards: its body is read
+  // here, and the route runs in the promise turn the read settles in (one turn, not one per step).
+  if (body && target.middleware.length === 0 && target.meta.guards.length === 0) {
+    return ctx.readBodyThen((outcome) => (outcome === HALT ? finalize(app, ctx) : runRoute(app, ctx, target)));
+  }
+  return runRoute(app, ctx, target);
+}
+
+/** Runs the route for `ctx`; the body's memory and files are given back however it ends. */
+function runRoute(app: AppHandle, ctx: RequestContext, target: RouteTarget): Result {
+  let pending: void | Promise<void>;
+  try {
+    pending = app.execute(ctx, target);
+  } catch (err) {
+    release(app, ctx);
+    throw err;
+  }
+  return answered(app, ctx, pending);
 }
 
 /** Removes a request's temporary files in the background: the response never waits for the disk. */
