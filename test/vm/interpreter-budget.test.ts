@@ -9,25 +9,10 @@ import { Op } from '../../vm/opcodes.js';
 import { execute, VmError } from '../../vm/interpreter.js';
 import { Budget, CHECK_INTERVAL, CPU_BUDGET_MS, FUEL_BUDGET, TIME_SLICE_MS } from '../../vm/budget.js';
 import type { ChunkData } from '../../vm/module.js';
-import type { Program, VmHost } from '../../vm/program.js';
+import type { VmHost } from '../../vm/program.js';
 import { HALT, type CallContext, type NativeFn } from '../../plugins/sdk.js';
 import { RvmError, type Value } from '../../vm/values.js';
-
-function chunk(code: number[], options: Partial<ChunkData> = {}): ChunkData {
-  const lines: number[] = [];
-  code.forEach((_, i) => lines.push(i, i + 1, 1));
-  return { name: 'test', kind: 'fn', arity: 0, slots: 0, maxStack: 16, code: Int32Array.from(code), consts: [], lines: Int32Array.from(lines), refs: [], ...options };
-}
-
-function program(chunks: ChunkData[], natives: NativeFn[] = []): Program {
-  return {
-    chunks: chunks.map((data) => ({ data, file: 'test.rvm', code: data.code, consts: data.consts as Value[], route: null, bound: true })),
-    natives,
-    nativeNames: natives.map((_, i) => `n${i}`),
-    validate: () => undefined,
-    prepare: () => assert.fail('every chunk is bound'),
-  };
-}
+import { chunk, program, rejection } from './program-fixture.js';
 
 function hostWith(budget: Budget): VmHost {
   return { budget, respond: () => HALT, fail: () => HALT } as unknown as VmHost;
@@ -53,17 +38,6 @@ const CAUGHT_LOOP = chunk(
 function busy(ms: number): void {
   const end = performance.now() + ms;
   while (performance.now() < end);
-}
-
-/** The VmError an execution ends with, thrown at once or after it suspended. */
-async function rejection(run: () => unknown): Promise<VmError> {
-  try {
-    await run();
-  } catch (e) {
-    assert.ok(e instanceof VmError, `expected a VmError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('expected a runtime error');
 }
 
 describe('interpreter budget', () => {

@@ -1,65 +1,16 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Op } from '../../vm/opcodes.js';
-import { execute, FUEL_BUDGET, MAX_CALL_DEPTH, VmError } from '../../vm/interpreter.js';
-import type { ChunkData } from '../../vm/module.js';
-import type { Program, VmHost } from '../../vm/program.js';
+import { execute, FUEL_BUDGET, MAX_CALL_DEPTH } from '../../vm/interpreter.js';
+import type { VmHost } from '../../vm/program.js';
 import { HALT, type NativeFn } from '../../plugins/sdk.js';
-import { SecretText, toText, type Value } from '../../vm/values.js';
-
-/** A hand-assembled chunk; every instruction is reported at line = its index + 1. */
-function chunk(code: number[], options: Partial<ChunkData> = {}): ChunkData {
-  const lines: number[] = [];
-  code.forEach((_, i) => lines.push(i, i + 1, 1));
-  return {
-    name: 'test',
-    kind: 'fn',
-    arity: 0,
-    slots: 0,
-    maxStack: 16,
-    code: Int32Array.from(code),
-    consts: [],
-    lines: Int32Array.from(lines),
-    refs: [],
-    ...options,
-  };
-}
-
-function program(chunks: ChunkData[], natives: NativeFn[] = []): Program {
-  return {
-    chunks: chunks.map((data) => ({ data, file: 'test.rvm', code: data.code, consts: data.consts as Value[], route: null, bound: true })),
-    natives,
-    nativeNames: natives.map((_, i) => `n${i}`),
-    validate: () => undefined,
-    prepare: () => assert.fail('every chunk is bound'),
-  };
-}
+import { SecretText, toText } from '../../vm/values.js';
+import { chunk, program, errorOf, rejection } from './program-fixture.js';
 
 const host = {
   respond: () => HALT,
   fail: () => HALT,
 } as unknown as VmHost;
-
-function errorOf(fn: () => unknown): VmError {
-  try {
-    fn();
-  } catch (e) {
-    assert.ok(e instanceof VmError, `expected a VmError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('expected a runtime error');
-}
-
-/** The VmError an execution ends with, thrown at once or after it suspended. */
-async function rejection(run: () => unknown): Promise<VmError> {
-  try {
-    await run();
-  } catch (e) {
-    assert.ok(e instanceof VmError, `expected a VmError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('expected a runtime error');
-}
 
 describe('interpreter', () => {
   test('arithmetic and return', () => {
