@@ -27,7 +27,7 @@ export const CHECK_INTERVAL = 0x3fff;
 
 /**
  * The rate at which natives charge, so that one unit costs about what one loop iteration of the
- * VM does. Measured on the development machine (Node 22, x64, 2 cores): an iteration of
+ * VM does. Measured on the development machine (Node 20, x64, 2 cores): an iteration of
  * `while i <= n { total = total + i; i = i + 1 }` takes 25–70 ns (40 M/s idle, 14 M/s under load);
  * scanning, copying or case-mapping text (split, replace, join, upper, includes) 1–4 ns a
  * character, so 16 characters make one unit; building or visiting a list item or object key
