@@ -126,6 +126,23 @@ export function parsePhc(text: string): PhcHash | null {
   return { id: match[1] as PhcHash['id'], version, m, t, p, salt: match[4]!, hash: match[5]! };
 }
 
+/**
+ * The PHC string of `phc` in the canonical form of the PHC and C2SP specs: parameters in the order
+ * m, t, p. The `argon2` package writes m, p, t, which libargon2-based verifiers (argon2-cffi, PHP,
+ * Go) refuse to decode.
+ */
+export function formatPhc(phc: PhcHash): string {
+  const version = phc.version === 16 ? '' : `$v=${phc.version}`;
+  return `$${phc.id}${version}$m=${phc.m},t=${phc.t},p=${phc.p}$${phc.salt}$${phc.hash}`;
+}
+
+/** `hash` (a PHC string the `argon2` package wrote) with its parameters in canonical order. */
+export function canonicalPhc(hash: string): string {
+  const phc = parsePhc(hash);
+  if (phc === null) throw new Error('argon2 produced a hash rvm cannot read');
+  return formatPhc(phc);
+}
+
 /** A password argument as text; null when it is not text (or a secret). */
 function passwordText(password: Value | undefined): string | null {
   if (password instanceof SecretText) return password.reveal();
@@ -142,7 +159,7 @@ export async function hashPassword(password: Value | undefined, signal?: AbortSi
   if (Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) {
     throw new RvmError(`argon2_hash(): the password is longer than ${MAX_PASSWORD_BYTES} bytes`, 'password_too_long');
   }
-  return hashQueue.run(() => argon2.hash(text, { type: argon2.argon2id, ...HASH_PARAMS }), signal);
+  return canonicalPhc(await hashQueue.run(() => argon2.hash(text, { type: argon2.argon2id, ...HASH_PARAMS }), signal));
 }
 
 /**

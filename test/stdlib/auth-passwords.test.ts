@@ -6,7 +6,7 @@ import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import argon2 from 'argon2';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
-import { HASH_PARAMS, HashQueue, MAX_CONCURRENT_HASHES, MAX_PASSWORD_BYTES, hashPassword, needsRehash, parsePhc, verifyPassword } from '../../stdlib/auth/passwords.js';
+import { HASH_PARAMS, HashQueue, canonicalPhc, MAX_CONCURRENT_HASHES, MAX_PASSWORD_BYTES, hashPassword, needsRehash, parsePhc, verifyPassword } from '../../stdlib/auth/passwords.js';
 
 const PHC_SHAPE = /^\$argon2id\$v=19\$(?:[mtp]=\d+,){2}[mtp]=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/;
 
@@ -22,6 +22,22 @@ describe('argon2_hash and argon2_verify', () => {
     assert.deepEqual([phc.id, phc.version, phc.m, phc.t, phc.p], ['argon2id', 19, 65536, 3, 4]);
     assert.equal(Buffer.from(phc.salt, 'base64').length, 16);
     assert.equal(Buffer.from(phc.hash, 'base64').length, 32);
+  });
+
+  test('the string is canonical PHC (m, t, p in that order), as libargon2-based verifiers require', () => {
+    assert.match(hash, /^\$argon2id\$v=19\$m=65536,t=3,p=4\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+  });
+
+  test('interop: the reference implementation (libargon2 CLI) writes what rvm writes for the same salt, and each verifies the other', async () => {
+    // `echo -n 'correct horse battery staple' | argon2 rvm-interop-salt -id -t 3 -m 16 -p 4 -l 32 -e`
+    // (Debian's argon2 0~20171227, the reference C implementation the PHC published).
+    const reference = '$argon2id$v=19$m=65536,t=3,p=4$cnZtLWludGVyb3Atc2FsdA$FsKrdpLUCNa8kz/gxjY4rZlRwSmc7LnDatkwDtS9fx4';
+    const ours = canonicalPhc(await argon2.hash('correct horse battery staple', { type: argon2.argon2id, ...HASH_PARAMS, salt: Buffer.from('rvm-interop-salt') }));
+    assert.equal(ours, reference);
+    assert.equal(await verifyPassword('correct horse battery staple', reference), true);
+    // The argon2 package's own order (m, p, t), as hashes stored before this fix have it, still verifies.
+    assert.equal(await verifyPassword('correct horse battery staple', reference.replace('m=65536,t=3,p=4', 'm=65536,p=4,t=3')), true);
+    assert.equal(await verifyPassword('correct horse battery stapler', reference), false);
   });
 
   test('two hashes of one password differ (fresh salt)', async () => {
