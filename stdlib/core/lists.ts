@@ -2,7 +2,7 @@
  * Core collection natives that work across texts, lists and objects: len, keys, values,
  * contains and join. Each charges the request's budget for the items and text it walks.
  */
-import { HostObject, RvmError, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
+import { HostObject, RvmError, SecretText, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
 import type { Budget, PluginApi } from '../../plugins/sdk.js';
 import { absent, checkLength, countCodePoints, entriesOf, expectList, expectText, isPlainObject } from './args.js';
 
@@ -17,13 +17,15 @@ export function registerLists(rvm: PluginApi): void {
       }
       if (Array.isArray(x)) return x.length;
       if (isPlainObject(x)) return Object.keys(x).length;
+      // A secret's length is no secret (a key's size is public knowledge); its text stays hidden.
+      if (x instanceof SecretText) return countCodePoints(x.reveal());
       if (x instanceof HostObject) return x.keys().length;
       throw new RvmError(`len() expects text, a list or an object, got ${typeName(x)}`, 'type_error');
     },
     {
       params: [{ name: 'x', type: 'any' }],
       returns: 'int',
-      doc: "Length of a text in characters (Unicode code points, so len('é😀') is 2), of a list in items, or of an object in keys; anything else is a type_error.",
+      doc: "Length of a text in characters (Unicode code points, so len('é😀') is 2; a secret's too, its text stays hidden), of a list in items, or of an object in keys; anything else is a type_error.",
     },
   );
 

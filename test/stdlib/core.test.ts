@@ -1,6 +1,6 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HALT, HostObject, RESPONSE_HELPERS, RvmError } from '../../plugins/sdk.js';
+import { HALT, HostObject, RESPONSE_HELPERS, RvmError, SecretText } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
@@ -78,6 +78,9 @@ describe('text and collections', () => {
     assert.equal(call('len', [1, 2, [3]]), 3);
     assert.equal(call('len', { a: 1, b: null }), 2);
     assert.equal(call('len', new FakeHeaders({ a: '1' })), 1);
+    // A secret's length, in characters like any text (it answered 0, as a host object without keys).
+    assert.equal(call('len', new SecretText('s3cr3t-token-of-25-bytes!')), 25);
+    assert.equal(call('len', new SecretText('é😀')), 2);
     throwsCode(() => call('len', 5), 'type_error');
     throwsCode(() => call('len', null), 'type_error');
     throwsCode(() => call('len', true), 'type_error');
