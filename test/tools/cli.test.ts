@@ -230,7 +230,10 @@ describe('rvm on an app', () => {
         }
         const url = /App:\s+(http:\/\/\S+)/.exec(stdout)?.[1];
         assert.ok(url, stdout);
-        assert.match(stdout, new RegExp(`API reference:\\s+${url.replace(/[.]/g, '\\.')}/_app/rest-api`));
+        // --prod without "reference" in rvm.config.json serves no reference: no URL that answers 404.
+        assert.match(stdout, /API reference: off in production/);
+        assert.doesNotMatch(stdout, /_app\/rest-api/);
+        assert.equal((await fetch(`${url}/_app/rest-api`)).status, 404);
         const res = await fetch(`${url}/users/42`);
         assert.equal(res.status, 200);
         assert.deepEqual(await res.json(), { id: '42', name: 'Ada' });

@@ -12,6 +12,7 @@ import { DiagnosticError } from '../../vm/diagnostics.js';
 import { buildApp, loadApp } from '../../vm/runtime/app.js';
 import type { Logger } from '../../vm/runtime/log.js';
 import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/server.js';
+import { referenceAccess } from '../../stdlib/reference/access.js';
 import { CliError, UsageError, err, errorsOf, flagValue, out, rvmVersion, type ParsedArgs } from './common.js';
 
 export const DEFAULT_PORT = 3000;
@@ -57,7 +58,7 @@ export function ensureGitignore(dir: string): void {
 }
 
 /** Messages between the primary and its workers. */
-type ClusterMessage = { rvm: 'listening'; url: string } | { rvm: 'shutdown' };
+type ClusterMessage = { rvm: 'listening'; url: string; reference: boolean } | { rvm: 'shutdown' };
 
 function parsePort(text: string, from: string): number {
   const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
@@ -103,7 +104,7 @@ function listenError(e: unknown, o: RunOptions): unknown {
 }
 
 /** Loads the app and starts listening; closing the result closes the server, then the app. */
-async function serve(o: RunOptions): Promise<{ running: RunningServer; log: Logger }> {
+async function serve(o: RunOptions): Promise<{ running: RunningServer; log: Logger; reference: boolean }> {
   const app = await loadApp(o.target, { dev: !o.prod });
   let running: RunningServer;
   try {
@@ -117,15 +118,16 @@ async function serve(o: RunOptions): Promise<{ running: RunningServer; log: Logg
     await running.close();
     await app.close();
   };
-  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log };
+  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log, reference: referenceAccess(app.settings).enabled };
 }
 
-function announce(o: RunOptions, url: string): void {
+/** Prints where the app is; the reference's URL only when it is served (production turns it off unless configured). */
+function announce(o: RunOptions, url: string, reference: boolean): void {
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
   const workers = o.workers === null ? '' : `, ${o.workers} workers`;
   out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
   out(`  App:           ${url}`);
-  out(`  API reference: ${url}${REFERENCE_PATH}`);
+  out(reference ? `  API reference: ${url}${REFERENCE_PATH}` : '  API reference: off in production (set "reference": true in rvm.config.json to serve it)');
 }
 
 /** Runs `rvm run`; resolves to null once serving (the process then lives until a signal). */
@@ -135,15 +137,15 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
   if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
   if (o.workers !== null && cluster.isPrimary) return supervise(o);
   if (cluster.isWorker) return work(o);
-  const { running, log } = await serve(o);
+  const { running, log, reference } = await serve(o);
   installSignalHandlers(running, log);
-  announce(o, running.url);
+  announce(o, running.url, reference);
   return null;
 }
 
 /** A cluster worker: serve, tell the primary where, and shut down once on its word or a signal. */
 async function work(o: RunOptions): Promise<null> {
-  const { running } = await serve(o);
+  const { running, reference } = await serve(o);
   let closing = false;
   const shutdown = (): void => {
     if (closing) return;
@@ -161,7 +163,7 @@ async function work(o: RunOptions): Promise<null> {
   process.on('message', (m: ClusterMessage) => {
     if (m?.rvm === 'shutdown') shutdown();
   });
-  process.send?.({ rvm: 'listening', url: running.url } satisfies ClusterMessage);
+  process.send?.({ rvm: 'listening', url: running.url, reference } satisfies ClusterMessage);
   return null;
 }
 
@@ -207,7 +209,7 @@ async function supervise(o: RunOptions): Promise<null> {
       started.add(w.id);
       if (!announced && started.size >= o.workers!) {
         announced = true;
-        announce(o, m.url);
+        announce(o, m.url, m.reference);
       }
     });
   };
