@@ -37,6 +37,7 @@ const WAITS: PluginDefinition = definePlugin({
 
 const ROUTES = `
 route GET /hello { response.ok({ hello: true }) }
+route GET /spin { while true { } }
 route GET /wait { wait()
   response.ok({ waited: true }) }
 route GET /forever { forever()
@@ -259,6 +260,18 @@ describe('admission', () => {
     assert.equal((await second).status, 200);
     assert.equal(app.admission.inFlight, 0);
     assert.equal((await fetch(`${base}/hello`)).status, 200);
+  });
+});
+
+describe('the CPU budget from rvm.config.json', () => {
+  test('limits.cpuTimeMs bounds a runaway request: 500 cpu_budget_exceeded after about that much CPU', async () => {
+    const { base } = await serve({ cpuTimeMs: 150 });
+    const started = Date.now();
+    const res = await fetch(`${base}/spin`);
+    const elapsed = Date.now() - started;
+    assert.equal(res.status, 500);
+    assert.equal(((await res.json()) as { code: string }).code, 'cpu_budget_exceeded');
+    assert.ok(elapsed >= 150 && elapsed < 900, `answered after ${elapsed} ms`);
   });
 });
 
