@@ -86,10 +86,23 @@ describe('rvm: help, version and usage errors', () => {
   });
 
   test('missing and extra positional arguments exit 2', () => {
-    assert.match(oneLineError(rvm(['check']), 2), /needs DIR/);
+    assert.match(oneLineError(rvm(['compile']), 2), /needs DIR/);
     assert.match(oneLineError(rvm(['disasm']), 2), /needs FILE/);
     assert.match(oneLineError(rvm(['routes', 'a', 'b']), 2), /unexpected argument 'b'/);
     assert.match(oneLineError(rvm(['compile', 'examples']), 2), /-o/);
+  });
+
+  test('check, routes, openapi and fuzz default to the current folder, as run does', () => {
+    const app = mkdtempSync(join(tmpdir(), 'rvm-cwd-'));
+    try {
+      writeFileSync(join(app, 'a.rvm'), "route GET /here { response.ok({ here: true }) }\n");
+      const inApp = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: app, encoding: 'utf8', env: { ...process.env, RVM_DEBUG: '' }, timeout: 60_000 });
+      assert.equal(inApp(['check']).status, 0);
+      assert.match(inApp(['routes']).stdout, /GET\s+\/here/);
+      assert.match(inApp(['openapi']).stdout, /"\/here"/);
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
   });
 
   test('a missing folder or file exits 1 with one line', () => {

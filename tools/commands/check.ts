@@ -4,7 +4,7 @@ import { CliError, EXIT_FAILURE, EXIT_OK, errorsOf, formatDiagnostics, out, plur
 
 /** Runs `rvm check`. Diagnostics and the summary go to stdout: they are what was asked for. */
 export async function checkCommand(args: ParsedArgs): Promise<number> {
-  const dir = requireDir(args.positionals[0]!);
+  const dir = requireDir(args.positionals[0] ?? '.');
   const files = findRouteFiles(dir).length;
   if (files === 0) throw new CliError(`no .rvm route files in ${dir}`);
   // No cache: a cached module carries no diagnostics, and check must report warnings too.

@@ -29,7 +29,7 @@ export async function fuzzCommand(args: ParsedArgs): Promise<number> {
   const runs = wholeNumber(args, 'runs', 1, MAX_RUNS);
   const seed = wholeNumber(args, 'seed', -(2 ** 31), 2 ** 32 - 1);
   const headers = header(args);
-  const dir = requireDir(args.positionals[0]!);
+  const dir = requireDir(args.positionals[0] ?? '.');
   if (findRouteFiles(dir).length === 0) throw new CliError(`no .rvm route files in ${dir}`);
   const report = await fuzzApp(dir, { runs, seed, headers, log: out });
   return report.exitCode === 0 ? EXIT_OK : EXIT_FAILURE;

@@ -37,20 +37,20 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'check',
-    args: 'DIR',
-    minArgs: 1,
+    args: '[DIR]',
+    minArgs: 0,
     maxArgs: 1,
-    summary: 'report every diagnostic; exit 1 on any error',
+    summary: 'report every diagnostic of an app folder (default: .); exit 1 on any error',
     description: 'Compiles and links the app without serving it and prints every error and warning with its location.',
     flags: [],
     run: async (args: ParsedArgs) => (await import('./check.js')).checkCommand(args),
   },
   {
     name: 'routes',
-    args: 'DIR',
-    minArgs: 1,
+    args: '[DIR]',
+    minArgs: 0,
     maxArgs: 1,
-    summary: 'list the routes with their guards and source lines',
+    summary: 'list the routes of an app folder (default: .) with their guards and source lines',
     description: 'Prints a table of every route of the app: method, path, guards and file:line.',
     flags: [],
     run: async (args: ParsedArgs) => (await import('./routes.js')).routesCommand(args),
@@ -79,10 +79,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'openapi',
-    args: 'DIR',
-    minArgs: 1,
+    args: '[DIR]',
+    minArgs: 0,
     maxArgs: 1,
-    summary: 'print or write the OpenAPI document of an app',
+    summary: 'print or write the OpenAPI document of an app folder (default: .)',
     description:
       'Compiles the app and prints the OpenAPI document /_app/rest-api/openapi.json serves (3.1 by default), or writes it with -o.\n' +
       'Compile errors are printed as diagnostics (exit 1).',
@@ -95,10 +95,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'fuzz',
-    args: 'DIR',
-    minArgs: 1,
+    args: '[DIR]',
+    minArgs: 0,
     maxArgs: 1,
-    summary: 'send generated valid and invalid requests to every validated route',
+    summary: 'send generated valid and invalid requests to every validated route of an app folder (default: .)',
     description:
       "For every route with a validate {} or query {} block, sends requests built from the validators' arbitraries to the app in process:\n" +
       'valid ones must not be refused (422) nor fail (5xx), ones with one field made invalid must be refused (422).\n' +

@@ -21,7 +21,7 @@ export async function openapiText(dir: string, options: { version: OpenApiVersio
 
 /** Runs `rvm openapi`. */
 export async function openapiCommand(args: ParsedArgs): Promise<number> {
-  const dir = requireDir(args.positionals[0]!);
+  const dir = requireDir(args.positionals[0] ?? '.');
   const written = flagValue(args, 'version') ?? '3.1';
   const version = VERSIONS[written];
   if (version === undefined) throw new UsageError(`--version must be 3.1 or 3.0, got '${written}'`);

@@ -30,7 +30,7 @@ export function formatTable(rows: readonly string[][]): string {
 
 /** Runs `rvm routes`. */
 export async function routesCommand(args: ParsedArgs): Promise<number> {
-  const dir = requireDir(args.positionals[0]!);
+  const dir = requireDir(args.positionals[0] ?? '.');
   const build = await buildApp(dir);
   const errors = errorsOf(build.diagnostics);
   if (errors.length > 0) throw new DiagnosticError(errors);
