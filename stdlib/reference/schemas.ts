@@ -34,7 +34,7 @@ export const VALIDATION_ERROR_SCHEMA: JsonSchema = {
         type: 'object',
         required: ['field', 'rule', 'message'],
         properties: {
-          field: { type: 'string', description: 'The field name; query fields are prefixed with `query.`.' },
+          field: { type: 'string', description: 'The field name; a query field is named with the prefix `query.` (for example `query.page`).' },
           rule: { type: 'string', description: 'The decorator that failed (`email`, `min`, ...), or `required` / `type`.' },
           message: { type: 'string' },
         },
