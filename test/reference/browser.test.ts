@@ -361,10 +361,12 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
       const background = (): Promise<string> => inPage(page, 'getComputedStyle(document.body).backgroundColor');
       const theme = page.getByTestId('theme-toggle');
       assert.equal(await theme.getAttribute('aria-pressed'), 'false');
+      assert.equal(await theme.textContent(), 'Dark mode', 'the button names what it switches to');
       const light = await background();
       await theme.click();
       assert.equal(await page.locator('html').getAttribute('data-theme'), 'dark');
       assert.equal(await theme.getAttribute('aria-pressed'), 'true');
+      assert.equal(await theme.textContent(), 'Light mode');
       assert.ok(luminance(await background()) < luminance(light), 'darker');
       await page.reload();
       await page.waitForSelector('body[data-ready="true"]');

@@ -249,8 +249,11 @@ function isDark() {
   return window.matchMedia?.('(prefers-color-scheme: dark)').matches === true;
 }
 
+/** The button names what it switches to: "Dark mode" in the light theme, "Light mode" in the dark one. */
 function syncThemeButton() {
-  $('theme-toggle').setAttribute('aria-pressed', String(isDark()));
+  const button = $('theme-toggle');
+  button.setAttribute('aria-pressed', String(isDark()));
+  button.textContent = isDark() ? 'Light mode' : 'Dark mode';
 }
 
 function toggleTheme() {

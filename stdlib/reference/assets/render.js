@@ -213,6 +213,14 @@ function exampleText(example, schema) {
   return typeof example === 'string' ? example : JSON.stringify(example);
 }
 
+/** Names of fields whose value is typed hidden, as a password is. */
+const SECRET_FIELD = /password|passphrase|secret/i;
+
+/** The input type of a text field: `password` for fields named like one, so Try It does not show them. */
+export function textInputType(f) {
+  return SECRET_FIELD.test(f.name) ? 'password' : 'text';
+}
+
 function inputHtml(route, f, i, value) {
   const id = inputId(route, f, i);
   const type = schemaType(f.schema);
@@ -230,7 +238,7 @@ function inputHtml(route, f, i, value) {
     return `<textarea ${attrs} rows="${Math.min(12, Math.max(3, value.split('\n').length))}" spellcheck="false" class="json-input">${esc(value)}</textarea>`;
   }
   const mode = type === 'integer' ? ' inputmode="numeric"' : type === 'number' ? ' inputmode="decimal"' : '';
-  return `<input type="text" ${attrs}${mode} value="${esc(value)}" autocomplete="off" spellcheck="false">`;
+  return `<input type="${textInputType(f)}" ${attrs}${mode} value="${esc(value)}" autocomplete="off" spellcheck="false">`;
 }
 
 function tryItSection(doc, route, fields) {
