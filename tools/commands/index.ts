@@ -56,6 +56,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     run: async (args: ParsedArgs) => (await import('./routes.js')).routesCommand(args),
   },
   {
+    name: 'natives',
+    args: '[DIR]',
+    minArgs: 0,
+    maxArgs: 1,
+    summary: 'list every native function with its arguments, result and description',
+    description:
+      'Prints every native the standard plugins register (name, arguments with their types, result type, plugin and description),\n' +
+      'then their count. With DIR, the plugins listed in DIR/rvm.config.json are included. spec/natives.md holds the same list.',
+    flags: [],
+    run: async (args: ParsedArgs) => (await import('./natives.js')).nativesCommand(args),
+  },
+  {
     name: 'validators',
     args: '[DIR]',
     minArgs: 0,

@@ -16,7 +16,8 @@ function typesText(types: readonly string[]): string {
   return types.join(', ');
 }
 
-function paramText(p: ParamSpec): string {
+/** `name?: type...` of one parameter, as `rvm validators` and `rvm natives` print it. */
+export function paramText(p: ParamSpec): string {
   return `${p.name}${p.optional ? '?' : ''}: ${p.type ?? 'any'}${p.rest ? '...' : ''}`;
 }
 
@@ -48,7 +49,7 @@ export function validatorListing(registry: PluginRegistry): string {
 }
 
 /** The registry of the standard plugins, plus the plugins DIR's rvm.config.json lists when a DIR is given. */
-export async function validatorRegistry(dir: string | undefined): Promise<PluginRegistry> {
+export async function pluginRegistry(dir: string | undefined): Promise<PluginRegistry> {
   if (dir === undefined) return loadPlugins([...STANDARD_PLUGINS], loadSettings(null));
   const settings = loadSettings(requireDir(dir));
   const specs = settings.config.plugins;
@@ -58,6 +59,6 @@ export async function validatorRegistry(dir: string | undefined): Promise<Plugin
 
 /** Runs `rvm validators`. */
 export async function validatorsCommand(args: ParsedArgs): Promise<number> {
-  out(validatorListing(await validatorRegistry(args.positionals[0])));
+  out(validatorListing(await pluginRegistry(args.positionals[0])));
   return EXIT_OK;
 }
