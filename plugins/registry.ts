@@ -86,6 +86,8 @@ export class PluginRegistry {
   readonly endpoints: ReadonlyMap<string, RegisteredEndpoint>;
 
   constructor(
+    /** The settings the plugins were set up with (guards check their setup against them). */
+    readonly app: AppSettings,
     natives: Map<string, RegisteredNative>,
     guards: Map<string, RegisteredGuard>,
     validators: Map<string, RegisteredValidator>,
@@ -121,7 +123,7 @@ export async function loadPlugins(definitions: PluginDefinition[], app: AppSetti
   for (const plugin of ordered) {
     await runSetup(plugin, app, { natives, guards, validators, endpoints });
   }
-  return new PluginRegistry(natives, guards, validators, ordered, endpoints);
+  return new PluginRegistry(app, natives, guards, validators, ordered, endpoints);
 }
 
 interface Tables {

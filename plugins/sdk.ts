@@ -208,6 +208,11 @@ export interface GuardMeta {
    * message makes it a compile error instead of a 500 on the first request.
    */
   checkArgs?(args: readonly Literal[]): string | null;
+  /**
+   * What the app must configure for the guard to work (a key, a list of keys): a message makes a
+   * warning at each use (`rvm check`, the start of `rvm run`), before requests answer 500.
+   */
+  checkSetup?(app: AppSettings): string | null;
   /** OpenAPI security scheme this guard implements, if any. */
   security?: { name: string; scheme: JsonSchema };
   responses?: ErrorResponseSpec[];

@@ -276,8 +276,11 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       .filter((c): c is number => c !== undefined);
     for (const r of m.routes) {
       for (const use of r.guards) {
-        const problem = registry.guards.get(use.name)?.meta.checkArgs?.(use.args);
+        const meta = registry.guards.get(use.name)?.meta;
+        const problem = meta?.checkArgs?.(use.args);
         if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
+        const setup = meta?.checkSetup?.(registry.app);
+        if (setup) diagnostics.push(diagnostic('W_NOT_CONFIGURED', setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
       }
       const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
       routes.push({ meta: r, file: m.file, chunk: offsets[i]! + r.chunk, middleware: chain, guards });

@@ -17,6 +17,14 @@ export const API_KEYS_FILE = 'api_keys';
 export const MAX_API_KEY_LENGTH = 1024;
 
 /** The keys listed in the file's text and the variable's, without blanks, comments or duplicates. */
+/** What an app without API keys is told: at `rvm check` and start (a warning), and by each request (500). */
+export const API_KEYS_NOT_CONFIGURED_MESSAGE = `API keys are not configured: list them in .secrets/${API_KEYS_FILE} (one per line) or in the ${API_KEYS_ENV} environment variable (comma-separated)`;
+
+/** True when the app lists at least one API key. */
+export function apiKeysConfigured(secrets: SecretSource): boolean {
+  return parseApiKeys(secrets.read(API_KEYS_FILE), secrets.env(API_KEYS_ENV)).length > 0;
+}
+
 export function parseApiKeys(fileText: string | null, envText: string | undefined): string[] {
   const keys = new Set<string>();
   if (fileText !== null) {
@@ -49,10 +57,7 @@ export class ApiKeyring {
   accepts(secrets: SecretSource, presented: string): boolean {
     const keys = this.keys.get(secrets);
     if (keys.length === 0) {
-      throw new RvmError(
-        `API keys are not configured: list them in .secrets/${API_KEYS_FILE} (one per line) or in the ${API_KEYS_ENV} environment variable (comma-separated)`,
-        'api_key_not_configured',
-      );
+      throw new RvmError(API_KEYS_NOT_CONFIGURED_MESSAGE, 'api_key_not_configured');
     }
     if (presented.length === 0 || presented.length > MAX_API_KEY_LENGTH) return false;
     let match = false;

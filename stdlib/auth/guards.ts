@@ -4,9 +4,9 @@
  * `api_key` (a valid `X-API-Key`). Their metadata feeds the reference and the OpenAPI export.
  */
 import { SESSION_COOKIE } from '../../plugins/sdk.js';
-import type { CallContext, ErrorResponseSpec, GuardFn, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
-import { API_KEYS_ENV, API_KEYS_FILE, API_KEY_HEADER, type ApiKeyring } from './api-keys.js';
-import { JWT_SECRET_ENV, JWT_SECRET_FILE, unauthorized, type AuthSession } from './session.js';
+import type { AppSettings, CallContext, ErrorResponseSpec, GuardFn, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
+import { API_KEYS_ENV, API_KEYS_FILE, API_KEYS_NOT_CONFIGURED_MESSAGE, API_KEY_HEADER, apiKeysConfigured, type ApiKeyring } from './api-keys.js';
+import { AUTH_NOT_CONFIGURED_MESSAGE, JWT_SECRET_ENV, JWT_SECRET_FILE, configuredKey, unauthorized, type AuthSession } from './session.js';
 
 /** The OpenAPI scheme of the `auth` and `role` guards (the session cookie is described in the doc). */
 export const BEARER_SCHEME = { name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } };
@@ -38,6 +38,11 @@ function after<T>(value: T | Promise<T>, then: (v: T) => void | Halt): void | Ha
   return value instanceof Promise ? value.then(then) : then(value);
 }
 
+/** The warning for an app that uses `auth` or `role` without a JWT key. */
+function authSetup(app: AppSettings): string | null {
+  return configuredKey(app.secrets) === null ? AUTH_NOT_CONFIGURED_MESSAGE : null;
+}
+
 /** Registers the auth, role and api_key guards. */
 export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: ApiKeyring): void {
   const auth: GuardFn = (ctx, _args, use) =>
@@ -47,6 +52,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     doc: `Requires a valid HS256 JWT, sent as Authorization: Bearer <token> or in the ${SESSION_COOKIE} cookie (the header wins), verified with ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}. With auth: optional a valid token authenticates and a missing or invalid one is let through (auth_check() tells which).`,
     security: BEARER_SCHEME,
     responses: [UNAUTHORIZED, AUTH_NOT_CONFIGURED],
+    checkSetup: authSetup,
   });
 
   const role: GuardFn = (ctx, args, use) => {
@@ -65,6 +71,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     doc: 'Requires an authenticated caller (as the auth guard) whose token holds one of the roles: the text claim role, or the list claim roles.',
     security: BEARER_SCHEME,
     responses: [UNAUTHORIZED, { status: 403, code: 'forbidden', description: 'The caller holds none of the roles.' }, AUTH_NOT_CONFIGURED],
+    checkSetup: authSetup,
   });
 
   const apiKey: GuardFn = (ctx, _args, use) => {
@@ -77,6 +84,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     params: [],
     doc: `Requires an X-API-Key header equal to one of the app's keys: .secrets/${API_KEYS_FILE} (one per line, # comments) and ${API_KEYS_ENV} (comma-separated), compared in constant time.`,
     security: API_KEY_SCHEME,
+    checkSetup: (app) => (apiKeysConfigured(app.secrets) ? null : API_KEYS_NOT_CONFIGURED_MESSAGE),
     responses: [
       { status: 401, code: 'invalid_api_key', description: 'The X-API-Key header is missing or matches no key.' },
       { status: 500, code: 'api_key_not_configured', description: `The app lists no keys (.secrets/${API_KEYS_FILE} or ${API_KEYS_ENV}); outside dev mode the body says internal_error.` },

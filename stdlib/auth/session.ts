@@ -40,8 +40,11 @@ export interface AuthSessionOptions {
   storedUser?: StoredUserLookup | null;
 }
 
+/** What an app without a JWT key is told: at `rvm check` and start (a warning), and by each request (500). */
+export const AUTH_NOT_CONFIGURED_MESSAGE = `authentication is not configured: set the ${JWT_SECRET_ENV} environment variable or write the key to .secrets/${JWT_SECRET_FILE} (at least 32 random bytes, e.g. from secure_random(32))`;
+
 /** The JWT key text of an app: JWT_SECRET, else `.secrets/jwt_secret`; null when neither is set. */
-function configuredKey(secrets: SecretSource): string | null {
+export function configuredKey(secrets: SecretSource): string | null {
   const fromEnv = secrets.env(JWT_SECRET_ENV);
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
   const fromFile = secrets.read(JWT_SECRET_FILE);
@@ -143,10 +146,7 @@ export class AuthSession {
   private currentKey(secrets: SecretSource, now: number): string {
     const keyText = this.key.get(secrets, now);
     if (keyText === null) {
-      throw new RvmError(
-        `authentication is not configured: set the ${JWT_SECRET_ENV} environment variable or write the key to .secrets/${JWT_SECRET_FILE} (at least 32 random bytes, e.g. from secure_random(32))`,
-        'auth_not_configured',
-      );
+      throw new RvmError(AUTH_NOT_CONFIGURED_MESSAGE, 'auth_not_configured');
     }
     if (keyText !== this.cacheKey) {
       this.keyData = keyBytes(`the JWT key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE})`, keyText);
