@@ -270,6 +270,8 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     if (folder !== null && m.middleware !== null) middlewareOf.set(folder, offsets[i]! + m.middleware);
   });
   const routes: LinkedRoute[] = [];
+  // A guard the app has not configured is warned about once, at its first use.
+  const setupChecked = new Set<string>();
   modules.forEach((m, i) => {
     const chain = folderChain(m.file)
       .map((f) => middlewareOf.get(f))
@@ -279,7 +281,9 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
         const meta = registry.guards.get(use.name)?.meta;
         const problem = meta?.checkArgs?.(use.args);
         if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
-        const setup = meta?.checkSetup?.(registry.app);
+        if (meta?.checkSetup === undefined || setupChecked.has(use.name)) continue;
+        setupChecked.add(use.name);
+        const setup = meta.checkSetup(registry.app);
         if (setup) diagnostics.push(diagnostic('W_NOT_CONFIGURED', setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
       }
       const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));

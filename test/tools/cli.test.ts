@@ -158,11 +158,12 @@ describe('rvm on an app', () => {
   test('check: a guard the app has not configured is a located warning (its requests would answer 500), gone once configured', () => {
     const guarded = join(dir, 'guarded');
     mkdirSync(guarded, { recursive: true });
-    writeFileSync(join(guarded, 'me.rvm'), 'route GET /me {\n  guard auth\n  response.ok(auth_user())\n}\nroute GET /partner {\n  guard api_key\n  response.ok({})\n}\n');
+    writeFileSync(join(guarded, 'me.rvm'), 'route GET /me {\n  guard auth\n  response.ok(auth_user())\n}\nroute GET /partner {\n  guard api_key\n  response.ok({})\n}\nroute GET /again {\n  guard auth\n  response.ok({})\n}\n');
     const r = rvm(['check', guarded], { JWT_SECRET: '', API_KEYS: '' });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^me\.rvm:2:9: warning W_NOT_CONFIGURED: authentication is not configured: set the JWT_SECRET/m);
     assert.match(r.stdout, /^me\.rvm:6:9: warning W_NOT_CONFIGURED: API keys are not configured/m);
+    // Once per guard, at its first use: the second `guard auth` adds nothing.
     assert.match(r.stdout, /2 warnings/);
     const configured = rvm(['check', guarded], { JWT_SECRET: 'a-key-of-at-least-32-bytes-for-the-test', API_KEYS: 'k1' });
     assert.doesNotMatch(configured.stdout, /W_NOT_CONFIGURED/);

@@ -216,7 +216,8 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
   if (!existsSync(target)) throw new DiagnosticError([diagnostic('E_NO_APP', `no such app folder or bundle: ${target}`, { file: target, line: 1, col: 1 })]);
   const build = await buildApp(target, options);
   if (build.linked === null) throw new DiagnosticError(errorsIn(build.diagnostics));
-  for (const w of build.diagnostics) logger.info(formatDiagnostic(w));
+  // A diagnostic shows its source line under a caret: one log line per line of it.
+  for (const w of build.diagnostics) for (const line of formatDiagnostic(w).split('\n')) logger.info(line);
   return new App(build.dir, build, logger, options);
 }
 
@@ -391,7 +392,7 @@ export class App implements AppHandle {
       const build = await buildApp(dir, { ...this.options, dev: this.settings.dev });
       if (build.linked === null) {
         this.lastErrors = errorsIn(build.diagnostics);
-        for (const d of this.lastErrors) this.log.error(formatDiagnostic(d));
+        for (const d of this.lastErrors) for (const line of formatDiagnostic(d).split('\n')) this.log.error(line);
         this.log.error(`reload failed: keeping the last good version (${this.lastErrors.length} error${this.lastErrors.length === 1 ? '' : 's'})`);
         return false;
       }
