@@ -7,7 +7,7 @@ import type { Decl, FileNode, Pos, RouteDecl } from './ast.js';
 import { ChunkCompiler, type TopLevelKind } from './chunk-compiler.js';
 import { Reporter, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
 import type { Diagnostic } from './diagnostics.js';
-import { inferGuardResponses, inferResponses } from './infer.js';
+import { inferCallableResponses, inferResponses } from './infer.js';
 import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from './module.js';
 import { ARTEFACT_MAGIC, FORMAT_VERSION } from './module.js';
 import { parse } from './parser.js';
@@ -71,7 +71,8 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         compiler.statements(decl.body.body);
         const index = chunk(compiler.finish(`${kind} ${decl.name}`, decl.params.length));
         const meta: CallableMeta = { name: decl.name, chunk: index, params: decl.params.map((p) => p.name), doc: decl.doc, line: decl.line, col: decl.col };
-        if (kind === 'guard') meta.responses = inferGuardResponses(decl.body.body, { types, body: null, query: null });
+        // A fn's answers belong to every route and guard that calls it (link.ts follows the calls).
+        meta.responses = inferCallableResponses(decl.body.body, { types, body: null, query: null });
         (kind === 'fn' ? module.functions : module.guards).push(meta);
         break;
       }

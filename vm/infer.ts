@@ -85,14 +85,14 @@ export function inferResponses(route: RouteDecl, context: InferContext): Respons
   if (section) {
     entries.push({ status: 422, source: 'validate', contentType: 'application/json', schema: VALIDATION_ERROR_SCHEMA, line: section.line });
   }
-  return merge(entries);
+  return mergeResponses(entries);
 }
 
-/** The responses a `guard_definition` body can answer with (its `fail`s and response helpers). */
-export function inferGuardResponses(body: readonly Stmt[], context: InferContext): ResponseMeta[] {
+/** The responses a `guard_definition` or `fn` body can answer with (its `fail`s and response helpers). */
+export function inferCallableResponses(body: readonly Stmt[], context: InferContext): ResponseMeta[] {
   const walker = new Walker(context);
   walker.block(body);
-  return merge(walker.entries);
+  return mergeResponses(walker.entries);
 }
 
 /** Whether control can never fall off the end of these statements (judged on the last one). */
@@ -126,7 +126,8 @@ function helperName(expr: Expr): string | null {
 }
 
 /** Merges entries of the same status: identical schemas once, different ones under `anyOf`. */
-function merge(entries: readonly ResponseMeta[]): ResponseMeta[] {
+/** One response per status, sorted; the schemas of a status answered several ways are its `anyOf`. */
+export function mergeResponses(entries: readonly ResponseMeta[]): ResponseMeta[] {
   const byStatus = new Map<number, { meta: ResponseMeta; schemas: JsonSchema[]; keys: Set<string> }>();
   for (const entry of entries) {
     const key = canonical(entry.schema);

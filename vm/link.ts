@@ -12,7 +12,8 @@
  */
 import { Op, INSTRUCTION_SIZE } from './opcodes.js';
 import { diagnostic, didYouMean, type Diagnostic } from './diagnostics.js';
-import type { CallableMeta, CallRef, ChunkData, CompiledModule, RouteMeta } from './module.js';
+import type { CallableMeta, CallRef, ChunkData, CompiledModule, ResponseMeta, RouteMeta } from './module.js';
+import { mergeResponses } from './infer.js';
 import type { Literal } from './ast.js';
 import { defaultErrorCode } from './runtime/response.js';
 import type { LinkedChunk, Program, ValidateHook } from './program.js';
@@ -30,6 +31,11 @@ export interface LinkedRoute {
   middleware: number[];
   /** Its guards in written order, resolved against the app and the plugins. */
   guards: GuardInfo[];
+  /**
+   * What it can answer: its own inferred responses and those of every `fn` it calls, however
+   * deep. Worked out on first read (the reference's), so a start that binds lazily stays lazy.
+   */
+  responses(): ResponseMeta[];
   /** Filled by the validation engine when the route takes file uploads. */
   uploads?: UploadSpec;
 }
@@ -287,7 +293,16 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
         if (setup) diagnostics.push(diagnostic('W_NOT_CONFIGURED', setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
       }
       const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
-      routes.push({ meta: r, file: m.file, chunk: offsets[i]! + r.chunk, middleware: chain, guards });
+      const chunk = offsets[i]! + r.chunk;
+      let responses: ResponseMeta[] | null = null;
+      routes.push({
+        meta: r,
+        file: m.file,
+        chunk,
+        middleware: chain,
+        guards,
+        responses: () => (responses ??= mergeResponses([...r.responses, ...calledResponses(chunk, callables, dataOf)])),
+      });
     }
   });
 
@@ -310,7 +325,9 @@ function resolveGuard(
       code: defaultErrorCode(r.status),
       description: `${r.source} on line ${r.line}`,
     }));
-    // Natives the guard calls may end the request too (auth_user() answers 401).
+    // So may the fns it calls, however deep,
+    for (const r of calledResponses(own.chunk, callables, dataOf)) responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
+    // and natives it calls (auth_user() answers 401).
     for (const ref of dataOf(own.chunk).refs) {
       for (const spec of (ref.kind === 'call' && registry.natives.get(ref.name)?.meta.responses) || []) responses.push(spec);
     }
@@ -322,6 +339,28 @@ function resolveGuard(
   // An optional guard never rejects.
   if (mode === 'optional') guard.responses = [];
   return guard;
+}
+
+/**
+ * The responses of every `fn` the chunk calls, and of those they call: a walk over the call
+ * graph that visits each chunk once, so recursion ends (the fixed point of a union is reached
+ * when nothing new is visited).
+ */
+function calledResponses(chunk: number, callables: ReadonlyMap<string, Callable>, dataOf: (chunk: number) => ChunkData): ResponseMeta[] {
+  const out: ResponseMeta[] = [];
+  const seen = new Set<number>([chunk]);
+  const pending = [chunk];
+  while (pending.length > 0) {
+    for (const ref of dataOf(pending.pop()!).refs) {
+      if (ref.kind !== 'call') continue;
+      const callee = callables.get(ref.name);
+      if (callee === undefined || callee.kind !== 'fn' || seen.has(callee.chunk)) continue;
+      seen.add(callee.chunk);
+      pending.push(callee.chunk);
+      out.push(...(callee.meta.responses ?? []));
+    }
+  }
+  return out;
 }
 
 function dedupe(responses: ErrorResponseSpec[]): ErrorResponseSpec[] {

@@ -8,9 +8,9 @@ import type { FieldType, HttpMethod, Literal, PathSegment } from './ast.js';
 /**
  * Bumped whenever the shape of CompiledModule, the meaning of an opcode or what a cached artefact
  * vouches for changes. 4: the cache holds only modules whose validation was checked clean. 5: READ_BODY,
- * the request body is read after a route's guards.
+ * the request body is read after a route's guards. 6: a `fn` carries the responses it can answer.
  */
-export const FORMAT_VERSION = 5;
+export const FORMAT_VERSION = 6;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -128,7 +128,7 @@ export interface CallableMeta {
   doc: string | null;
   line: number;
   col: number;
-  /** guard_definition only: the responses its body can answer with (`fail 403 ...`). */
+  /** The responses its body can answer with (`fail 403 ...`, response helpers); absent in older artefacts. */
   responses?: ResponseMeta[];
 }
 

@@ -52,14 +52,17 @@ describe('cache', () => {
     assert.equal(route.responses, route.responses);
   });
 
-  test('the responses of a guard_definition come back from the cache', () => {
-    const source = 'guard_definition staff {\n  fail 403 "staff only"\n}\nfn twice(x) {\n  return x * 2\n}\n';
+  test('the responses of a guard_definition and a fn come back from the cache', () => {
+    const source = 'guard_definition staff {\n  fail 403 "staff only"\n}\nfn twice(x) {\n  return x * 2\n}\nfn gone() {\n  fail 410\n}\n';
     const compiled = compileSource('guards.rvm', source, { compilerVersion: KEY.compiler, pluginsFingerprint: KEY.plugins }).module!;
     assert.equal(compiled.guards[0]!.responses?.[0]?.status, 403);
     writeCached(dir, 'guards.rvm', compiled);
     const cached = readCached(dir, 'guards.rvm', { ...KEY, sourceHash: sourceHash(source) })!;
     assert.deepStrictEqual(cached.guards[0]!.responses, compiled.guards[0]!.responses);
-    assert.equal(cached.functions[0]!.responses, undefined);
+    // A fn that answers nothing has an empty list; one that fails carries it.
+    assert.deepStrictEqual(cached.functions[0]!.responses, []);
+    assert.equal(cached.functions[1]!.responses?.[0]?.status, 410);
+    assert.deepStrictEqual(cached.functions[1]!.responses, compiled.functions[1]!.responses);
   });
 
   test('a different source hash, compiler version or plugin fingerprint makes it stale', () => {

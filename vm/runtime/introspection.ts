@@ -65,7 +65,7 @@ export function routeInfo(route: LinkedRoute, registry: PluginRegistry): RouteIn
     guards: route.guards,
     body: m.body?.map((f) => fieldInfo(f, registry)) ?? null,
     query: m.query?.map((f) => fieldInfo(f, registry)) ?? null,
-    responses: m.responses,
+    responses: route.responses(),
   };
 }
 
