@@ -14,7 +14,7 @@ import { buildApp, loadApp, type App } from '../../vm/runtime/app.js';
 import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { inject } from '../../vm/runtime/inject.js';
 import { startServer } from '../../vm/runtime/server.js';
-import { captureLogger } from '../../vm/runtime/log.js';
+import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';
 import { downgradeSchema } from '../../stdlib/reference/downgrade.js';
 import { renderedSpec } from '../../stdlib/reference/openapi-cache.js';
@@ -317,9 +317,9 @@ describe('serving the document', () => {
   const ROUTE_V1 = `/// Version one.\nroute GET /a {\n  response.ok({ n: 1 })\n}\n`;
   const ROUTE_V2 = `/// Version two.\nroute GET /a {\n  response.ok({ n: 2 })\n}\nroute GET /b {\n  response.ok(2)\n}\n`;
 
-  async function withApp(files: Record<string, string>, options: { dev: boolean }, body: (app: App, dir: string) => Promise<void>): Promise<void> {
+  async function withApp(files: Record<string, string>, options: { dev: boolean; logger?: CaptureLogger }, body: (app: App, dir: string) => Promise<void>): Promise<void> {
     const dir = writeApp(files, 'rvm-reference-');
-    const instance = await loadApp(dir, { cache: false, dev: options.dev, logger: captureLogger() });
+    const instance = await loadApp(dir, { cache: false, dev: options.dev, logger: options.logger ?? captureLogger() });
     try {
       await body(instance, dir);
     } finally {
@@ -354,6 +354,27 @@ describe('serving the document', () => {
       assert.ok(doc2.paths['/b']);
       assert.equal(doc2['x-rvm-generation'], 1);
       await assertValidOpenApi(doc2, 'served');
+    });
+  });
+
+  test("a reload re-reads rvm.config.json: the document's title and version follow it", async () => {
+    await withApp({ 'a.rvm': ROUTE_V1, 'rvm.config.json': JSON.stringify({ name: 'Notes', version: '1.0.0' }) }, { dev: true }, async (app, dir) => {
+      const first = (await inject(app, { url: '/_app/rest-api/openapi.json' })).json() as Doc;
+      assert.deepEqual([first.info.title, first.info.version], ['Notes', '1.0.0']);
+      writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ name: 'Notes API', version: '1.1.0' }));
+      await app.reload();
+      const second = (await inject(app, { url: '/_app/rest-api/openapi.json' })).json() as Doc;
+      assert.deepEqual([second.info.title, second.info.version], ['Notes API', '1.1.0']);
+    });
+  });
+
+  test('with the watcher, a changed plugin file is announced once: plugins load once per process', async () => {
+    const log = captureLogger();
+    await withApp({ 'a.rvm': ROUTE_V1, 'plugin.mjs': 'export default {}\n' }, { dev: true, logger: log }, async (app, dir) => {
+      app.watch();
+      for (let i = 0; i < 3; i++) writeFileSync(join(dir, 'plugin.mjs'), `export default {} // ${i}\n`);
+      for (let i = 0; i < 100 && !log.lines.some((l) => l.includes('plugin.mjs changed')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(log.lines.filter((l) => l.includes('plugin.mjs changed: plugins are loaded once per process; restart rvm run')).length, 1, log.lines.join('\n'));
     });
   });
 

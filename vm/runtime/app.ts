@@ -38,6 +38,8 @@ export const COMPILER_VERSION: string = (JSON.parse(readFileSync(new URL('../../
 
 /** Folders never searched for route files. */
 const SKIPPED_FOLDERS = new Set(['node_modules', '.rvm', '.git', '.secrets']);
+/** Files a plugin of the app may be made of. */
+const PLUGIN_FILE = /\.(?:[cm]?js|ts)$/;
 /** Changes to files are gathered for this long before one reload, so an editor's save burst compiles once. */
 const RELOAD_DEBOUNCE_MS = 20;
 
@@ -234,6 +236,8 @@ export class App implements AppHandle {
   private watcher: FSWatcher | null = null;
   private reloadTimer: NodeJS.Timeout | null = null;
   private releasePending: (() => void) | null = null;
+  /** Plugin files whose change was announced (once each: editors write a file several times a save). */
+  private readonly changedPlugins = new Set<string>();
   /** Diagnostics of the last failed reload (the last good version keeps serving); empty when the app compiles. */
   lastErrors: Diagnostic[] = [];
   /** What built-in endpoints (the API reference) see of this app. */
@@ -249,8 +253,12 @@ export class App implements AppHandle {
   ) {
     this.build = build as AppBuild & { linked: NonNullable<AppBuild['linked']> };
     this.settings = build.settings;
+    const app = this;
     this.introspection = new Introspection({
-      settings: build.settings,
+      // The last good build's: a reload re-reads rvm.config.json (the reference's name and version).
+      get settings() {
+        return app.build.settings;
+      },
       current: () => ({ routes: this.build.linked.routes, registry: this.build.registry }),
       lastErrors: () => this.lastErrors,
     });
@@ -412,6 +420,11 @@ export class App implements AppHandle {
     this.watcher = watch(this.dir, { recursive: true }, (_event, name) => {
       const file = String(name ?? '');
       if (file.split(/[\\/]/).some((part) => SKIPPED_FOLDERS.has(part))) return;
+      // Node loads a module once per process: a plugin's new code needs a new process.
+      if (PLUGIN_FILE.test(file) && !this.changedPlugins.has(file)) {
+        this.changedPlugins.add(file);
+        this.log.info(`${file} changed: plugins are loaded once per process; restart rvm run to use the new version`);
+      }
       if (!file.endsWith('.rvm') && !file.endsWith('rvm.config.json')) return;
       this.scheduleReload();
     });
