@@ -12,3 +12,8 @@ export function arityMismatch(params: readonly ParamSpec[], argc: number): strin
   if (rest) return `at least ${required}`;
   return required === params.length ? String(required) : `${required} to ${params.length}`;
 }
+
+/** The E_ARITY wording for an expectation of arityMismatch: `takes 1 argument`, `takes 1 to 2 arguments`. */
+export function takesArguments(expected: string): string {
+  return `takes ${expected} argument${expected === '1' || expected === 'at least 1' ? '' : 's'}`;
+}

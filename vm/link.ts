@@ -18,7 +18,7 @@ import type { Literal } from './ast.js';
 import { defaultErrorCode } from './runtime/response.js';
 import type { LinkedChunk, Program, ValidateHook } from './program.js';
 import type { ErrorResponseSpec, GuardInfo, NativeFn, Value } from '../plugins/sdk.js';
-import { arityMismatch } from './arity.js';
+import { arityMismatch, takesArguments } from './arity.js';
 import { RvmError } from './values.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { UploadSpec } from './runtime/types.js';
@@ -163,7 +163,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     }
     const nativeArity = arityMismatch(native.meta.params, r.argc);
     if (nativeArity !== null) {
-      report.push(diagnostic('E_ARITY', `'${r.name}' takes ${nativeArity} argument(s), got ${r.argc}`, at(from, r), { length: r.name.length }));
+      report.push(diagnostic('E_ARITY', `'${r.name}' ${takesArguments(nativeArity)}, got ${r.argc}`, at(from, r), { length: r.name.length }));
       return null;
     }
     if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
@@ -177,7 +177,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     const own = callables.get(r.name);
     if (own && own.kind === 'guard') {
       if (own.arity !== r.argc) {
-        report.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+        report.push(diagnostic('E_ARITY', `guard '${r.name}' ${takesArguments(String(own.arity))}, got ${r.argc}`, at(from, r), { length: r.name.length }));
         return null;
       }
       return { op: Op.CALL_FN, index: own.chunk };
@@ -190,7 +190,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     }
     const guardArity = arityMismatch(guard.meta.params, r.argc);
     if (guardArity !== null) {
-      report.push(diagnostic('E_ARITY', `guard '${r.name}' takes ${guardArity} argument(s), got ${r.argc}`, at(from, r), { length: r.name.length }));
+      report.push(diagnostic('E_ARITY', `guard '${r.name}' ${takesArguments(guardArity)}, got ${r.argc}`, at(from, r), { length: r.name.length }));
       return null;
     }
     const mode = r.mode ?? 'required';
@@ -285,7 +285,8 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     for (const r of m.routes) {
       for (const use of r.guards) {
         const meta = registry.guards.get(use.name)?.meta;
-        const problem = meta?.checkArgs?.(use.args);
+        // Arguments of the wrong count are E_ARITY's alone: checking them too would report the use twice.
+        const problem = meta !== undefined && arityMismatch(meta.params, use.args.length) === null ? meta.checkArgs?.(use.args) : null;
         if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
         if (meta?.checkSetup === undefined || setupChecked.has(use.name)) continue;
         setupChecked.add(use.name);

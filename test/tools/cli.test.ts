@@ -169,6 +169,19 @@ describe('rvm on an app', () => {
     assert.doesNotMatch(configured.stdout, /W_NOT_CONFIGURED/);
   });
 
+  test('check: a guard use of the wrong count is reported once, arities read as sentences, a duplicate route names both places', () => {
+    const app2 = join(dir, 'diagnostics');
+    mkdirSync(app2, { recursive: true });
+    writeFileSync(join(app2, 'a.rvm'), "route GET /a {\n  guard rate_limit(5)\n  response.ok({ n: len('a', 'b') })\n}\nroute GET /b { response.ok({}) }\n");
+    writeFileSync(join(app2, 'b.rvm'), 'route GET /b { response.ok({}) }\n');
+    const r = rvm(['check', app2]);
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /^a\.rvm:2:9: error E_ARITY: guard 'rate_limit' takes 2 arguments, got 1$/m);
+    assert.doesNotMatch(r.stdout, /E_GUARD_ARGS/, 'not reported a second time as bad arguments');
+    assert.match(r.stdout, /^a\.rvm:3:\d+: error E_ARITY: 'len' takes 1 argument, got 2$/m);
+    assert.match(r.stdout, /^b\.rvm:1:1: error E_DUPLICATE_ROUTE: duplicate route: GET \/b has the same shape as GET \/b \(first at a\.rvm:5\)$/m);
+  });
+
   test('check: a broken app prints located diagnostics and exits 1', () => {
     const r = rvm(['check', broken]);
     assert.equal(r.status, 1, r.stdout + r.stderr);

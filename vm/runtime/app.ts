@@ -25,7 +25,7 @@ import { BUILTIN_PREFIX, answered } from './dispatch.js';
 import { Introspection } from './introspection.js';
 import { createLogger, describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
-import { createRouter } from './router.js';
+import { DuplicateRouteError, createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
 import { Admission } from './admission.js';
 import { Watchdog } from './watchdog.js';
@@ -167,7 +167,9 @@ function linkModules(modules: CompiledModule[], registry: PluginRegistry, source
     try {
       router.add(r.meta.method, r.meta.segments, r);
     } catch (e) {
-      diagnostics.push(diagnostic('E_DUPLICATE_ROUTE', (e as Error).message, { file: r.file, line: r.meta.line, col: r.meta.col }));
+      // Both places: the one added first is named in the message.
+      const first = e instanceof DuplicateRouteError ? ` (first at ${(e.existing as RouteTarget).file}:${(e.existing as RouteTarget).meta.line})` : '';
+      diagnostics.push(diagnostic('E_DUPLICATE_ROUTE', `${(e as Error).message}${first}`, { file: r.file, line: r.meta.line, col: r.meta.col }));
     }
   }
   withSourceLines(diagnostics, sources);

@@ -112,10 +112,21 @@ class TrieRouter<T> implements Router<T> {
  */
 const MARKS: number[] = [];
 
+/** Two routes of one method and path shape; `existing` is the one added first. */
+export class DuplicateRouteError<T> extends Error {
+  constructor(
+    message: string,
+    readonly existing: T,
+  ) {
+    super(message);
+    this.name = 'DuplicateRouteError';
+  }
+}
+
 function insert<T>(routes: Map<string, Entry<T>>, method: string, entry: Entry<T>): void {
   const existing = routes.get(method);
   if (existing !== undefined) {
-    throw new Error(`duplicate route: ${method} ${entry.path} has the same shape as ${method} ${existing.path}`);
+    throw new DuplicateRouteError(`duplicate route: ${method} ${entry.path} has the same shape as ${method} ${existing.path}`, existing.value);
   }
   routes.set(method, entry);
 }
