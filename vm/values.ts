@@ -143,6 +143,25 @@ export function numberFromText(text: string): number | null {
 }
 
 /** Text form of a value for concatenation, interpolation and logs. */
+/**
+ * Characters of a text as the language counts them: code points, a surrogate pair once (a lone
+ * surrogate counts as one), as `len()`, `split(s, '')` and JSON Schema's `minLength` do. Builds nothing.
+ */
+export function codePointLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
 export function toText(v: Value | undefined): string {
   if (v === null || v === undefined) return 'null';
   switch (typeof v) {

@@ -60,17 +60,3 @@ export function checkLength<T extends number | string>(fn: string, lengthOrText:
   }
   return lengthOrText;
 }
-
-/** Code points in a text (a surrogate pair counts once), without building anything. */
-export function countCodePoints(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++, n++) {
-    const c = s.charCodeAt(i);
-    // A high surrogate followed by a low one is one code point.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-  }
-  return n;
-}

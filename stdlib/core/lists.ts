@@ -2,9 +2,9 @@
  * Core collection natives that work across texts, lists and objects: len, keys, values,
  * contains and join. Each charges the request's budget for the items and text it walks.
  */
-import { HostObject, RvmError, SecretText, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
+import { HostObject, RvmError, SecretText, codePointLength, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
 import type { Budget, PluginApi } from '../../plugins/sdk.js';
-import { absent, checkLength, countCodePoints, entriesOf, expectList, expectText, isPlainObject } from './args.js';
+import { absent, checkLength, entriesOf, expectList, expectText, isPlainObject } from './args.js';
 
 /** Registers len, keys, values, contains and join. */
 export function registerLists(rvm: PluginApi): void {
@@ -13,12 +13,12 @@ export function registerLists(rvm: PluginApi): void {
     (ctx, x) => {
       if (typeof x === 'string') {
         ctx.budget.chargeText(x.length);
-        return countCodePoints(x);
+        return codePointLength(x);
       }
       if (Array.isArray(x)) return x.length;
       if (isPlainObject(x)) return Object.keys(x).length;
       // A secret's length is no secret (a key's size is public knowledge); its text stays hidden.
-      if (x instanceof SecretText) return countCodePoints(x.reveal());
+      if (x instanceof SecretText) return codePointLength(x.reveal());
       if (x instanceof HostObject) return x.keys().length;
       throw new RvmError(`len() expects text, a list or an object, got ${typeName(x)}`, 'type_error');
     },

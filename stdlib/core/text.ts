@@ -3,9 +3,9 @@
  * Each charges the request's budget for the text it scans, and refuses before building a text
  * over MAX_TEXT_LENGTH or a list over MAX_LIST_LENGTH.
  */
-import { MAX_LIST_LENGTH, RvmError } from '../../plugins/sdk.js';
+import { MAX_LIST_LENGTH, RvmError, codePointLength } from '../../plugins/sdk.js';
 import type { Budget, PluginApi } from '../../plugins/sdk.js';
-import { checkLength, countCodePoints, expectText } from './args.js';
+import { checkLength, expectText } from './args.js';
 
 /** Registers lower, upper, trim, split, replace, starts_with and ends_with. */
 export function registerText(rvm: PluginApi): void {
@@ -34,7 +34,7 @@ export function registerText(rvm: PluginApi): void {
       const text = scanned(ctx.budget, expectText('split', 's', s));
       const separator = expectText('split', 'sep', sep);
       // An empty separator splits into characters (code points, so emoji stay whole).
-      const items = separator === '' ? countCodePoints(text) : occurrences(text, separator, MAX_LIST_LENGTH) + 1;
+      const items = separator === '' ? codePointLength(text) : occurrences(text, separator, MAX_LIST_LENGTH) + 1;
       if (items > MAX_LIST_LENGTH) {
         throw new RvmError(`split() would build a list of more than ${MAX_LIST_LENGTH} items`, 'list_too_long');
       }

@@ -23,21 +23,6 @@ export function count(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** Number of code points in `s` (a lone surrogate counts as one), as JSON Schema's minLength counts. */
-export function codePoints(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length - 1; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
 
 /** Argument `i` as a number, NaN when it is not one (callers run after the engine checked types). */
 export function numArg(args: readonly Literal[], i = 0): number {

@@ -3,8 +3,9 @@
  * item count) and `@minLength`, `@maxLength`, `@length` (text and lists).
  */
 import type { Arbitrary, Bounds, FastCheck, FieldType, Literal, ValidatorSpec, Value } from '../../plugins/sdk.js';
+import { codePointLength } from '../../plugins/sdk.js';
 import { smallJson } from './arbitraries.js';
-import { codePoints, count, numArg, type ValidatorTable } from './common.js';
+import { count, numArg, type ValidatorTable } from './common.js';
 
 /** What a bound measures on a field of some type. */
 type Dimension = 'value' | 'length' | 'items';
@@ -30,7 +31,7 @@ function within(lo: number | null, hi: number | null, type: FieldType): (value: 
         const units = v.length;
         if (lo !== null && units < lo) return false;
         if ((hi === null || units <= hi) && (lo === null || (units + 1) >> 1 >= lo)) return true;
-        const points = codePoints(v);
+        const points = codePointLength(v);
         return (lo === null || points >= lo) && (hi === null || points <= hi);
       };
   }
