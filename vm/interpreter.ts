@@ -308,6 +308,11 @@ function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
   }
 }
 
+/** Runs the fiber on once a runtime step (VALIDATE, READ_BODY) settles; HALT (it answered) ends it. */
+function afterStep(fiber: Fiber, step: Promise<void | Halt>): Promise<Value | Halt> {
+  return step.then((v) => (v === HALT ? HALT : run(fiber)));
+}
+
 /** Suspends the fiber until the event loop has served what waits (I/O, other requests), then runs it on. */
 function pause(fiber: Fiber): Promise<Value | Halt> {
   return nextTurn().then(() => {
@@ -625,7 +630,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             if (result instanceof Promise) {
               frame.ip = ip;
               fiber.sp = sp;
-              return result.then((v) => (v === HALT ? HALT : run(fiber)));
+              return afterStep(fiber, result);
             }
             break;
           }
@@ -635,7 +640,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             if (result === HALT) return HALT;
             frame.ip = ip;
             fiber.sp = sp;
-            return result.then((v) => (v === HALT ? HALT : run(fiber)));
+            return afterStep(fiber, result);
           }
           case Op.CALL:
             throw new RvmError(`unlinked call in ${frame.chunk.data.name}`, 'internal_error');

@@ -107,7 +107,7 @@ export function readBodyThen<T>(
   uploads: UploadSpec | undefined,
   use: (body: ParsedBody) => T | Promise<T>,
   refuse: (err: unknown) => T | Promise<T>,
-  charge: ChargeBody = FREE,
+  charge: ChargeBody = noCharge,
 ): Promise<T> {
   const stream = request.body;
   // A throw in an executor rejects the promise: what `refuse` throws (readBody's rethrow) rejects.
@@ -132,7 +132,8 @@ export function readBodyThen<T>(
   return collect(stream, limit, (bytes) => use(parseBody(contentType, bytes)), refuse, chunked);
 }
 
-function FREE(): null {
+/** The charge of a read that counts no memory (unit tests, readBody without an admission). */
+function noCharge(): null {
   return null;
 }
 

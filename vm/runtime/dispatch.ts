@@ -162,7 +162,8 @@ function reportBug(app: AppHandle, what: string, err: unknown): void {
 function done(app: AppHandle, incoming: IncomingRequest, path: string, start: number, out: OutgoingResponse): OutgoingResponse {
   const method = incoming.method;
   app.log.request(method, path, out.status, performance.now() - start);
-  if (incoming.body !== null && incoming.body.readableFlowing === null && hasBody(incoming) && !drainable(incoming)) out.headers.connection = 'close';
+  // A body nobody read (never set flowing) that is too big to drain closes the connection.
+  if (hasBody(incoming) && incoming.body!.readableFlowing === null && !drainable(incoming)) out.headers.connection = 'close';
   return method === 'HEAD' ? withoutBody(out) : out;
 }
 
