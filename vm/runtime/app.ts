@@ -44,16 +44,10 @@ const PLUGIN_FILE = /\.(?:[cm]?js|ts)$/;
 const RELOAD_DEBOUNCE_MS = 20;
 
 /**
- * Errors that are limits of the machine, answered with their own code even in production (they
- * tell nothing secret), with their status: the request used too much, or waited too long.
+ * Errors that are limits of the machine (the request used too much): answered 500 with their own
+ * code even in production, as they tell nothing secret.
  */
-const LIMIT_ERRORS: ReadonlyMap<string, number> = new Map([
-  ['cpu_budget_exceeded', 500],
-  ['fuel_exhausted', 500],
-  ['call_depth_exceeded', 500],
-  ['text_too_long', 500],
-  ['list_too_long', 500],
-]);
+const LIMIT_ERRORS: ReadonlySet<string> = new Set(['cpu_budget_exceeded', 'fuel_exhausted', 'call_depth_exceeded', 'text_too_long', 'list_too_long']);
 
 /** Route and middleware chunks take no arguments; one shared empty list. */
 const NO_ARGS: readonly Value[] = Object.freeze([]);
@@ -376,10 +370,9 @@ export class App implements AppHandle {
       }
       const trace = e.trace.length > 1 ? ` (via ${compactTrace(e.trace.slice(1))})` : '';
       this.log.error(`[${ctx.request.id}] runtime error ${e.code} at ${e.at}: ${e.message}${trace}`);
-      const limit = LIMIT_ERRORS.get(e.code);
-      const shown = this.settings.dev || limit !== undefined;
+      const shown = this.settings.dev || LIMIT_ERRORS.has(e.code);
       const body = shown ? errorBody(e.message, e.code) : errorBody('Internal server error', 'internal_error');
-      ctx.respond(limit ?? 500, (this.settings.dev ? { ...body, at: e.at } : body) as unknown as Value, 'json');
+      ctx.respond(500, (this.settings.dev ? { ...body, at: e.at } : body) as unknown as Value, 'json');
     } else {
       this.log.error(`[${ctx.request.id}] internal error: ${describeError(e)}`);
       ctx.respond(500, errorBody('Internal server error', 'internal_error') as unknown as Value, 'json');
