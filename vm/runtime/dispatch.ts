@@ -10,7 +10,7 @@ import { overloaded } from './admission.js';
 import { HttpError, NO_BODY, hasBody } from './body.js';
 import { RequestContext } from './context.js';
 import { describeError } from './log.js';
-import { errorBody, errorResponse, finalizeResponse, withoutBody } from './response.js';
+import { errorResponse, finalizeResponse, withoutBody } from './response.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget } from './types.js';
 import type { AbandonReason, Watched } from './watchdog.js';
 
@@ -233,11 +233,7 @@ function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, path: stri
     const cause = describeError(err.cause);
     app.log.error(`${incoming.method} ${path} ${err.message}: ${cause}`);
   }
-  const out = errorResponse(err.status, err.code, err.message, err.headers);
-  if (err.details === undefined) return out;
-  const body = JSON.stringify(errorBody(err.message, err.code, err.details));
-  out.headers['content-length'] = String(Buffer.byteLength(body));
-  return { status: out.status, headers: out.headers, body };
+  return errorResponse(err.status, err.code, err.message, err.headers, err.details);
 }
 
 /** The response once whatever ran for `ctx` is done (at once when it was synchronous); the body's memory and files are given back. */

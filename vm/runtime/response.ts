@@ -159,9 +159,9 @@ export function stringifyJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** A response the runtime answers itself (404, 405, 413, 500, ...), with the error body. */
-export function errorResponse(status: number, code: string, message: string, extraHeaders?: Record<string, string>): OutgoingResponse {
-  const body = JSON.stringify(errorBody(message, code));
+/** A response the runtime answers itself (404, 405, 413, 500, ...), with the error body (and its `details`, when given). */
+export function errorResponse(status: number, code: string, message: string, extraHeaders?: Record<string, string>, details?: unknown[]): OutgoingResponse {
+  const body = JSON.stringify(errorBody(message, code, details));
   const headers: Record<string, string | string[]> = { 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(body)) };
   if (extraHeaders !== undefined) for (const name of Object.keys(extraHeaders)) headers[name.toLowerCase()] = extraHeaders[name];
   return { status, headers, body };
