@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { loadApp } from '../vm/runtime/app.js';
 import { captureLogger } from '../vm/runtime/log.js';
-import { startServer } from '../vm/runtime/server.js';
+import { startServer } from '../vm/runtime/http/server.js';
 import { browserUnavailable, launchChromium, loopbackContext } from '../test/reference/browser-helpers.js';
 import { generateApp } from './reference.js';
 import { fmt, formatTable, machineDescription, median } from './util.js';

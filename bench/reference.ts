@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { loadApp, type App } from '../vm/runtime/app.js';
-import { inject } from '../vm/runtime/inject.js';
+import { inject } from '../vm/runtime/http/inject.js';
 import { captureLogger } from '../vm/runtime/log.js';
 import { buildOpenApi } from '../stdlib/reference/openapi.js';
 import { renderedSpec } from '../stdlib/reference/openapi-cache.js';

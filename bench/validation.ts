@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Bench } from 'tinybench';
-import { compileSource } from '../vm/compiler.js';
+import { compileSource } from '../vm/compiler/compiler.js';
 import { loadPlugins } from '../plugins/registry.js';
 import { loadSettings } from '../vm/runtime/config.js';
 import { planValidation, validateFields } from '../vm/runtime/validate.js';

@@ -9,20 +9,20 @@
  *       },
  *     });
  */
-import type { FieldType, Literal } from '../vm/ast.js';
-import type { JsonSchema } from '../vm/module.js';
+import type { FieldType, Literal } from '../vm/front/ast.js';
+import type { JsonSchema } from '../vm/bytecode/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
 import { RvmError } from '../vm/values.js';
-import type { TrustProxy } from '../vm/runtime/client-address.js';
-import type { Budget } from '../vm/budget.js';
+import type { TrustProxy } from '../vm/runtime/http/client-address.js';
+import type { Budget } from '../vm/interp/budget.js';
 
 export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, codePointLength, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField, intFromText, numberFromText } from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
-export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/budget.js';
-export type { Budget, BudgetOptions } from '../vm/budget.js';
-export { UploadedFile } from '../vm/runtime/upload.js';
-export type { FieldType, Literal } from '../vm/ast.js';
-export type { JsonSchema } from '../vm/module.js';
+export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/interp/budget.js';
+export type { Budget, BudgetOptions } from '../vm/interp/budget.js';
+export { UploadedFile } from '../vm/runtime/http/upload.js';
+export type { FieldType, Literal } from '../vm/front/ast.js';
+export type { JsonSchema } from '../vm/bytecode/module.js';
 
 /** Returned by a native that has answered the request: the VM ends the handler at once. */
 export const HALT: unique symbol = Symbol('rvm.halt');
@@ -428,17 +428,17 @@ export function argumentProblem(check: () => unknown): string | null {
 export function definePlugin(definition: PluginDefinition): PluginDefinition {
   return definition;
 }
-export { serializeCookie, setCookie } from '../vm/runtime/cookies.js';
-export type { CookieOptions } from '../vm/runtime/cookies.js';
-export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/sniff.js';
-export { uploadedFromBytes } from '../vm/runtime/upload.js';
+export { serializeCookie, setCookie } from '../vm/runtime/http/cookies.js';
+export type { CookieOptions } from '../vm/runtime/http/cookies.js';
+export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/http/sniff.js';
+export { uploadedFromBytes } from '../vm/runtime/http/upload.js';
 export { UnreadableFileError, readRegularFile } from '../vm/regular-file.js';
 export { encodeLogText } from '../vm/runtime/log.js';
 export { constantTimeEqual } from '../vm/runtime/secrets.js';
-export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/client-address.js';
-export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/client-address.js';
-export { normalizeOrigin } from '../vm/runtime/origin.js';
-export { SESSION_COOKIE, requestToken } from '../vm/runtime/session-token.js';
+export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/http/client-address.js';
+export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/http/client-address.js';
+export { normalizeOrigin } from './kit/origin.js';
+export { SESSION_COOKIE, requestToken } from './kit/session-token.js';
 export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
-export { RESPONSE_HELPERS } from '../vm/infer.js';
+export { RESPONSE_HELPERS } from '../vm/compiler/infer.js';
 export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';

@@ -4,7 +4,7 @@
  * with its exit code (1 failure, 2 usage), diagnostics are printed the way compilers print
  * them, and only a bug in rvm itself says "internal error" (exit 70).
  */
-import { ArtefactError } from '../vm/artefact.js';
+import { ArtefactError } from '../vm/bytecode/artefact.js';
 import { DiagnosticError } from '../vm/diagnostics.js';
 import { COMMANDS } from './commands/index.js';
 import { commandHelp, generalHelp, unknownCommand } from './commands/help.js';

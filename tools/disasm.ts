@@ -9,8 +9,8 @@
  *     0002    |  GET_FIELD                #0 "id"
  */
 import { lineOf } from '../vm/diagnostics.js';
-import type { ChunkData, CompiledModule } from '../vm/module.js';
-import { AMBIENT_NAMES, INSTRUCTION_SIZE, OPCODES, type OperandKind } from '../vm/opcodes.js';
+import type { ChunkData, CompiledModule } from '../vm/bytecode/module.js';
+import { AMBIENT_NAMES, INSTRUCTION_SIZE, OPCODES, type OperandKind } from '../vm/bytecode/opcodes.js';
 
 /** What a listing may know beyond the chunk itself. */
 export interface DisasmOptions {

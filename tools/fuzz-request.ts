@@ -4,7 +4,7 @@
  * that reproduces it against `rvm run`.
  */
 import type { FileSample } from '../plugins/sdk.js';
-import type { InjectRequest } from '../vm/runtime/inject.js';
+import type { InjectRequest } from '../vm/runtime/http/inject.js';
 import type { Wire } from './fuzz-values.js';
 
 /** One part of a multipart body. */

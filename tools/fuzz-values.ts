@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { uploadedFromBytes, valuesEqual, type FieldType, type FileSample, type Literal, type Value, type ValueObject } from '../plugins/sdk.js';
-import type { FieldMeta } from '../vm/module.js';
+import type { FieldMeta } from '../vm/bytecode/module.js';
 import { coerce } from '../vm/runtime/validate.js';
 import { anyFileSample } from '../stdlib/validation/file-samples.js';
 

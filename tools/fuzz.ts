@@ -8,12 +8,12 @@
 import { randomInt } from 'node:crypto';
 import type { Diagnostic } from '../vm/diagnostics.js';
 import { formatDiagnostic } from '../vm/diagnostics.js';
-import type { LinkedRoute } from '../vm/link.js';
-import type { FieldMeta } from '../vm/module.js';
+import type { LinkedRoute } from '../vm/interp/link.js';
+import type { FieldMeta } from '../vm/bytecode/module.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { ValueObject } from '../plugins/sdk.js';
 import { App, buildApp } from '../vm/runtime/app.js';
-import { inject } from '../vm/runtime/inject.js';
+import { inject } from '../vm/runtime/http/inject.js';
 import { captureLogger, type CaptureLogger } from '../vm/runtime/log.js';
 import { buildRequest, describeRequest, toCurl, toInject, type FuzzRequest } from './fuzz-request.js';
 import { deriveSeed, describeMutation, fuzzField, passes, type FieldFuzz, type Mutation, type Sample, type Transport, type Wire } from './fuzz-values.js';

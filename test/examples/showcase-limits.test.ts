@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { loadApp, type App } from '../../vm/runtime/app.js';
-import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/inject.js';
+import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 
 const SHOWCASE = fileURLToPath(new URL('../../../examples/showcase', import.meta.url));

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadApp, type App } from '../../vm/runtime/app.js';
-import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/inject.js';
-import { startServer } from '../../vm/runtime/server.js';
+import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
+import { startServer } from '../../vm/runtime/http/server.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 
 const SHOWCASE = fileURLToPath(new URL('../../../examples/showcase', import.meta.url));

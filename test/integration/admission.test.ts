@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { definePlugin, type Limits, type PluginDefinition } from '../../plugins/sdk.js';
 import { loadApp, type App } from '../../vm/runtime/app.js';
-import { JSON_BODY_MEMORY_FACTOR } from '../../vm/runtime/admission.js';
+import { JSON_BODY_MEMORY_FACTOR } from '../../vm/runtime/http/admission.js';
 import { UNREAD_BODY_DRAIN_BYTES } from '../../vm/runtime/dispatch.js';
-import { PARSE_IN_TURN_BYTES } from '../../vm/runtime/body.js';
+import { PARSE_IN_TURN_BYTES } from '../../vm/runtime/http/body.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
-import { MULTIPART_FRAMING_BYTES } from '../../vm/runtime/multipart.js';
-import { startServer, type RunningServer } from '../../vm/runtime/server.js';
+import { MULTIPART_FRAMING_BYTES } from '../../vm/runtime/http/multipart.js';
+import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 
 // The auth guard needs a key to refuse with 401 rather than 500 auth_not_configured.
 process.env.JWT_SECRET = 'admission-test-secret-of-at-least-32-bytes';

@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { loadApp, type App } from '../../vm/runtime/app.js';
-import { startServer, type RunningServer } from '../../vm/runtime/server.js';
+import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
-import { DEFAULT_BODY_LIMIT } from '../../vm/runtime/body.js';
+import { DEFAULT_BODY_LIMIT } from '../../vm/runtime/http/body.js';
 
 const FILES: Record<string, string> = {
   '_middleware.rvm': `

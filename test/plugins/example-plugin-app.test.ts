@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp, loadApp, type App } from '../../vm/runtime/app.js';
-import { inject } from '../../vm/runtime/inject.js';
+import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 
 const PLUGIN = fileURLToPath(new URL('../../plugins/example-plugin/index.js', import.meta.url));

@@ -4,7 +4,7 @@
  */
 import { HALT } from '../../plugins/sdk.js';
 import type { AppSettings, BodyKind, CallContext, Halt, RequestInfo, ResponseDraft, Value } from '../../plugins/sdk.js';
-import { Budget } from '../../vm/budget.js';
+import { Budget } from '../../vm/interp/budget.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { DEFAULT_LIMITS } from '../../vm/runtime/limits.js';
 import { defaultErrorCode, defaultErrorMessage } from '../../vm/runtime/response.js';

@@ -11,7 +11,7 @@ import { deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { loadApp, type App } from '../../vm/runtime/app.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { startServer, type RunningServer } from '../../vm/runtime/server.js';
+import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 
 /** Debian's `chromium` package; `.ci/run` installs it when missing. */
 export const CHROMIUM_PATH = process.env.RVM_CHROMIUM ?? '/usr/bin/chromium';

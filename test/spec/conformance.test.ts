@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadApp } from '../../vm/runtime/app.js';
-import { inject } from '../../vm/runtime/inject.js';
+import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger, type Logger } from '../../vm/runtime/log.js';
 import { DiagnosticError, type Diagnostic } from '../../vm/diagnostics.js';
 import { discoverCases, type ConformanceCase, type DirectiveAt, type Expectation, type MultipartPart, type RequestStep } from './conformance-cases.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, jwtVerify } from 'jose';
 import { buildApp, loadApp, type App } from '../../vm/runtime/app.js';
-import { inject } from '../../vm/runtime/inject.js';
+import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 
 const SECRET = 'an-app-key-of-at-least-32-bytes!!';

@@ -8,7 +8,7 @@ import { MAX_LIST_LENGTH, MAX_TEXT_LENGTH, RvmError } from '../../plugins/sdk.js
 import type { Value } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { core } from '../../stdlib/core/index.js';
-import { CHARS_PER_UNIT } from '../../vm/budget.js';
+import { CHARS_PER_UNIT } from '../../vm/interp/budget.js';
 import { fakeContext, TEST_APP, type FakeContext } from '../plugins/fake-context.js';
 
 let registry: PluginRegistry;

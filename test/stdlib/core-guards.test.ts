@@ -11,7 +11,7 @@ import { RvmError, type AppSettings, type GuardFn, type GuardMeta, type PluginAp
 import { cidrContains, clientPrefix, parseCidr, parseIp } from '../../stdlib/core/ip-address.js';
 import { inTimeWindow, minuteOfDayIn, registerGuards } from '../../stdlib/core/guards.js';
 import { loadApp, type App } from '../../vm/runtime/app.js';
-import { inject } from '../../vm/runtime/inject.js';
+import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { fakeContext, TEST_APP } from '../plugins/fake-context.js';
 

@@ -8,7 +8,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp, type App } from '../../vm/runtime/app.js';
-import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/inject.js';
+import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { normalizeOrigin } from '../../plugins/sdk.js';
 import {

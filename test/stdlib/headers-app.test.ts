@@ -10,9 +10,9 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp, type App } from '../../vm/runtime/app.js';
-import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/inject.js';
+import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { startServer, type RunningServer } from '../../vm/runtime/server.js';
+import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 
 const APP_ORIGIN = 'https://app.example.com';
 

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp } from '../../vm/runtime/app.js';
-import { inject, type InjectResponse } from '../../vm/runtime/inject.js';
+import { inject, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { definePlugin, type PluginDefinition } from '../../plugins/sdk.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';

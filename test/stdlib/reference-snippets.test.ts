@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp } from '../../vm/runtime/app.js';
-import { startServer } from '../../vm/runtime/server.js';
+import { startServer } from '../../vm/runtime/http/server.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 
 type Pairs = [string, string][];

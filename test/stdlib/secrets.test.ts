@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, writeFileSync, rmSync, symlinkSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp, type App } from '../../vm/runtime/app.js';
-import { inject } from '../../vm/runtime/inject.js';
+import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { isSecretEnv } from '../../stdlib/secrets/index.js';
 

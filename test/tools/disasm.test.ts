@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { disassembleChunk, disassembleModule } from '../../tools/disasm.js';
-import { FORMAT_VERSION, type ChunkData } from '../../vm/module.js';
-import { OPCODES, Op } from '../../vm/opcodes.js';
+import { FORMAT_VERSION, type ChunkData } from '../../vm/bytecode/module.js';
+import { OPCODES, Op } from '../../vm/bytecode/opcodes.js';
 import { FIXTURE_SOURCE, handModule } from '../vm/artefact-fixture.js';
 
 describe('disassembler', () => {

@@ -11,7 +11,7 @@ import { openapiCommand } from '../../tools/commands/openapi.js';
 import { UsageError, type ParsedArgs } from '../../tools/commands/common.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { loadApp } from '../../vm/runtime/app.js';
-import { inject } from '../../vm/runtime/inject.js';
+import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { KITCHEN_SINK, assertValidOpenApi, writeApp } from '../stdlib/reference-fixtures.js';
 

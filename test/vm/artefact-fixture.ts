@@ -2,8 +2,8 @@
  * A small hand-built CompiledModule shared by the artefact, cache, bundle and disassembler tests:
  * a route, a fn and a middleware chunk, with metadata in every field.
  */
-import { ARTEFACT_MAGIC, FORMAT_VERSION, type CompiledModule } from '../../vm/module.js';
-import { Op } from '../../vm/opcodes.js';
+import { ARTEFACT_MAGIC, FORMAT_VERSION, type CompiledModule } from '../../vm/bytecode/module.js';
+import { Op } from '../../vm/bytecode/opcodes.js';
 
 /** The source the module pretends to come from (line numbers match the line tables). */
 export const FIXTURE_SOURCE = [

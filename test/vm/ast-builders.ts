@@ -2,7 +2,7 @@
  * Terse builders for hand-made syntax trees in compiler tests. Every builder takes an optional
  * position (default 1:1) so tests can check where diagnostics and line entries point.
  */
-import type * as A from '../../vm/ast.js';
+import type * as A from '../../vm/front/ast.js';
 
 /** A position `line:col`. */
 export const at = (line: number, col = 1): A.Pos => ({ line, col });

@@ -2,8 +2,8 @@
  * Test helpers for compiled chunks: a tiny disassembler (opcode names with operands) and a
  * stack-depth simulator that walks every path of a chunk using the opcode table.
  */
-import type { ChunkData } from '../../vm/module.js';
-import { INSTRUCTION_SIZE, OPCODES, Op, stackEffect } from '../../vm/opcodes.js';
+import type { ChunkData } from '../../vm/bytecode/module.js';
+import { INSTRUCTION_SIZE, OPCODES, Op, stackEffect } from '../../vm/bytecode/opcodes.js';
 
 /** One decoded instruction. */
 export interface Instr {

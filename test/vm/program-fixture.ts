@@ -3,9 +3,9 @@
  * over them, and the runtime error an execution ends with.
  */
 import assert from 'node:assert/strict';
-import { VmError } from '../../vm/interpreter.js';
-import type { ChunkData } from '../../vm/module.js';
-import type { Program } from '../../vm/program.js';
+import { VmError } from '../../vm/interp/interpreter.js';
+import type { ChunkData } from '../../vm/bytecode/module.js';
+import type { Program } from '../../vm/interp/program.js';
 import type { NativeFn } from '../../plugins/sdk.js';
 import type { Value } from '../../vm/values.js';
 

@@ -1,7 +1,7 @@
 /** `rvm compile DIR -o FILE.rvmb`: compile and link the app, then write one deploy bundle. */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeBundle } from '../../vm/bundle.js';
+import { writeBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { CONFIG_FILE } from '../../vm/runtime/config.js';
 import { COMPILER_VERSION, buildApp, findRouteFiles } from '../../vm/runtime/app.js';

@@ -1,12 +1,12 @@
 /** `rvm disasm FILE`: the bytecode listing of a `.rvm` source, a `.rvmc` artefact or a `.rvmb` bundle. */
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import { decodeModule, sniffArtefact } from '../../vm/artefact.js';
-import { decodeBundle } from '../../vm/bundle.js';
-import { CACHE_DIR, CACHE_EXTENSION } from '../../vm/cache.js';
-import { compileSource, sourceHash } from '../../vm/compiler.js';
+import { decodeModule, sniffArtefact } from '../../vm/bytecode/artefact.js';
+import { decodeBundle } from '../../vm/bytecode/bundle.js';
+import { CACHE_DIR, CACHE_EXTENSION } from '../../vm/bytecode/cache.js';
+import { compileSource, sourceHash } from '../../vm/compiler/compiler.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
-import type { CompiledModule } from '../../vm/module.js';
+import type { CompiledModule } from '../../vm/bytecode/module.js';
 import { COMPILER_VERSION } from '../../vm/runtime/app.js';
 import { disassembleModule } from '../disasm.js';
 import { CliError, EXIT_OK, err, errorsOf, formatDiagnostics, out, type ParsedArgs } from './common.js';

@@ -1,7 +1,7 @@
 /** `rvm routes DIR`: a table of every route with its guards and source location. */
-import { HTTP_METHODS, type Literal } from '../../vm/ast.js';
+import { HTTP_METHODS, type Literal } from '../../vm/front/ast.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
-import type { CompiledModule, GuardUseMeta } from '../../vm/module.js';
+import type { CompiledModule, GuardUseMeta } from '../../vm/bytecode/module.js';
 import { buildApp } from '../../vm/runtime/app.js';
 import { EXIT_OK, errorsOf, out, plural, requireDir, type ParsedArgs } from './common.js';
 

@@ -7,11 +7,11 @@
 import cluster, { type Worker } from 'node:cluster';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readBundle } from '../../vm/bundle.js';
+import { readBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { buildApp, loadApp } from '../../vm/runtime/app.js';
 import type { Logger } from '../../vm/runtime/log.js';
-import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/server.js';
+import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';
 import { CliError, UsageError, err, errorsOf, flagValue, out, rvmVersion, type ParsedArgs } from './common.js';
 

@@ -5,10 +5,10 @@
 import { join } from 'node:path';
 import type { AppSettings } from '../../plugins/sdk.js';
 import { createSecretSource } from './secrets.js';
-import { DEFAULT_BODY_LIMIT } from './body.js';
+import { DEFAULT_BODY_LIMIT } from './http/body.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import type { Limits } from '../../plugins/sdk.js';
-import { parseTrustProxy, type TrustProxy } from './client-address.js';
+import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
 import { readRegularFile } from '../regular-file.js';
 
 

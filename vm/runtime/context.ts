@@ -6,11 +6,11 @@
 import { PassThrough } from 'node:stream';
 import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/sdk.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
-import { Admission, bodyMemoryFactor, overloaded } from './admission.js';
-import { HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './body.js';
-import { resolveClient, type ClientAddress, type TrustProxy } from './client-address.js';
-import { Budget } from '../budget.js';
-import { parseCookies } from './cookies.js';
+import { Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
+import { HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './http/body.js';
+import { resolveClient, type ClientAddress, type TrustProxy } from './http/client-address.js';
+import { Budget } from '../interp/budget.js';
+import { parseCookies } from './http/cookies.js';
 import { describeError, type Logger } from './log.js';
 import { DraftResponse, defaultErrorCode, defaultErrorMessage, errorBody } from './response.js';
 import type { IncomingRequest, UploadSpec } from './types.js';

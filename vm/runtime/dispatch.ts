@@ -6,8 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { HALT } from '../../plugins/sdk.js';
-import { overloaded } from './admission.js';
-import { HttpError, NO_BODY, hasBody } from './body.js';
+import { overloaded } from './http/admission.js';
+import { HttpError, NO_BODY, hasBody } from './http/body.js';
 import { RequestContext } from './context.js';
 import { describeError } from './log.js';
 import { errorResponse, finalizeResponse, withoutBody } from './response.js';

@@ -15,9 +15,9 @@ import type {
 } from '../../plugins/sdk.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { fieldTypeSchema } from '../field-schema.js';
-import type { LinkedRoute } from '../link.js';
-import type { FieldMeta } from '../module.js';
+import { fieldTypeSchema } from '../compiler/field-schema.js';
+import type { LinkedRoute } from '../interp/link.js';
+import type { FieldMeta } from '../bytecode/module.js';
 
 /** Presence rules: they shape `required` and `default`, not a check with a message. */
 const PRESENCE = new Set(['required', 'default']);

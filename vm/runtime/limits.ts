@@ -4,7 +4,7 @@
  * call depth) and the per-request body limit live beside what they bound.
  */
 import type { Limits } from '../../plugins/sdk.js';
-import { CPU_BUDGET_MS, TIME_SLICE_MS } from '../budget.js';
+import { CPU_BUDGET_MS, TIME_SLICE_MS } from '../interp/budget.js';
 
 /** From arrival to answer, awaits included: longer than any honest queue or outbound call, short enough to free the slot. */
 export const DEFAULT_WALL_TIME_MS = 30_000;

@@ -3,10 +3,10 @@
  * router stores, and what the app does with a matched request.
  */
 import type { Readable } from 'node:stream';
-import type { PathSegment } from '../ast.js';
-import type { RouteMeta } from '../module.js';
+import type { PathSegment } from '../front/ast.js';
+import type { RouteMeta } from '../bytecode/module.js';
 import type { AppSettings, KeyValueStore } from '../../plugins/sdk.js';
-import type { Admission } from './admission.js';
+import type { Admission } from './http/admission.js';
 import type { RequestContext } from './context.js';
 import type { Watchdog } from './watchdog.js';
 import type { Logger } from './log.js';

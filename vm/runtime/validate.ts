@@ -11,15 +11,15 @@
  */
 import { HALT, type Halt, type Literal, type ParamSpec, type ValidatorSpec } from '../../plugins/sdk.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
-import type { FieldType } from '../ast.js';
+import type { FieldType } from '../front/ast.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
-import type { DecoratorMeta, FieldMeta, RouteMeta } from '../module.js';
-import type { VmHost } from '../program.js';
+import type { DecoratorMeta, FieldMeta, RouteMeta } from '../bytecode/module.js';
+import type { VmHost } from '../interp/program.js';
 import { fromJson, intFromText, numberFromText, RvmError, typeName, type Value, type ValueObject } from '../values.js';
 import type { RequestContext } from './context.js';
 import { errorBody } from './response.js';
 import type { UploadSpec } from './types.js';
-import { UploadedFile } from './upload.js';
+import { UploadedFile } from './http/upload.js';
 import { compileFirstPass, type FirstPass } from './validate-compile.js';
 import { arityMismatch } from '../arity.js';
 import { isDate, isDatetime } from '../calendar.js';

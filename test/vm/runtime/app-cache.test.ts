@@ -12,10 +12,10 @@ import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp, loadApp } from '../../../vm/runtime/app.js';
-import { inject } from '../../../vm/runtime/inject.js';
+import { inject } from '../../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../../vm/runtime/log.js';
-import { CACHE_DIR, cachePath } from '../../../vm/cache.js';
-import { writeBundle } from '../../../vm/bundle.js';
+import { CACHE_DIR, cachePath } from '../../../vm/bytecode/cache.js';
+import { writeBundle } from '../../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../../vm/diagnostics.js';
 import { definePlugin, type PluginDefinition } from '../../../plugins/sdk.js';
 import { plantSpecial } from '../special-files.js';

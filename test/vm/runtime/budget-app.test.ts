@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp, type App } from '../../../vm/runtime/app.js';
-import { inject } from '../../../vm/runtime/inject.js';
+import { inject } from '../../../vm/runtime/http/inject.js';
 import { captureLogger, type CaptureLogger } from '../../../vm/runtime/log.js';
 
 const FILES: Record<string, string> = {

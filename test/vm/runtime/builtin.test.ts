@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { loadApp } from '../../../vm/runtime/app.js';
-import { inject } from '../../../vm/runtime/inject.js';
-import { startServer } from '../../../vm/runtime/server.js';
+import { inject } from '../../../vm/runtime/http/inject.js';
+import { startServer } from '../../../vm/runtime/http/server.js';
 import { captureLogger } from '../../../vm/runtime/log.js';
 import { definePlugin, fromJson, type Value } from '../../../plugins/sdk.js';
 

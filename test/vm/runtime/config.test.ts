@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
+import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/http/body.js';
 import { CONFIG_FILE, ConfigError, MAX_CONFIG_BYTES, loadSettings, parseSize } from '../../../vm/runtime/config.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
 import { plantSpecial } from '../special-files.js';

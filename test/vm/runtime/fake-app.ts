@@ -3,8 +3,8 @@
  * context (`ctx.respond`, `ctx.fail`) the way natives and the VM will.
  */
 import { performance } from 'node:perf_hooks';
-import type { PathSegment } from '../../../vm/ast.js';
-import type { RouteMeta } from '../../../vm/module.js';
+import type { PathSegment } from '../../../vm/front/ast.js';
+import type { RouteMeta } from '../../../vm/bytecode/module.js';
 import type { AppSettings } from '../../../plugins/sdk.js';
 import type { RequestContext } from '../../../vm/runtime/context.js';
 import { captureLogger, type CaptureLogger } from '../../../vm/runtime/log.js';
@@ -12,9 +12,9 @@ import { createRouter } from '../../../vm/runtime/router.js';
 import { createMemoryStore } from '../../../vm/runtime/store.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget } from '../../../vm/runtime/types.js';
 import { createSecretSource } from '../../../vm/runtime/secrets.js';
-import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/body.js';
+import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/http/body.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
-import { Admission } from '../../../vm/runtime/admission.js';
+import { Admission } from '../../../vm/runtime/http/admission.js';
 import { Watchdog } from '../../../vm/runtime/watchdog.js';
 import { HALT } from '../../../plugins/sdk.js';
 

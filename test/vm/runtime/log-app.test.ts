@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp, type App } from '../../../vm/runtime/app.js';
-import { inject } from '../../../vm/runtime/inject.js';
+import { inject } from '../../../vm/runtime/http/inject.js';
 import { createLogger, type Logger } from '../../../vm/runtime/log.js';
 
 const ROUTES = `

@@ -1,13 +1,13 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { compileSource } from '../../../vm/compiler.js';
-import type { RouteMeta } from '../../../vm/module.js';
+import { compileSource } from '../../../vm/compiler/compiler.js';
+import type { RouteMeta } from '../../../vm/bytecode/module.js';
 import { coerce, planValidation, validateFields, DEFAULT_MAX_FILE_BYTES } from '../../../vm/runtime/validate.js';
 import { loadPlugins, type PluginRegistry } from '../../../plugins/registry.js';
 import { definePlugin, type Literal } from '../../../plugins/sdk.js';
 import { loadSettings } from '../../../vm/runtime/config.js';
-import { uploadedFromBytes } from '../../../vm/runtime/upload.js';
+import { uploadedFromBytes } from '../../../vm/runtime/http/upload.js';
 
 /** A few validators, registered the way any plugin does, so the engine is tested on its own. */
 const testValidators = definePlugin({

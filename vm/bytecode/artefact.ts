@@ -1,0 +1,590 @@
+/**
+ * One compiled module ⇄ bytes. An artefact is a sequence of msgpack values:
+ *
+ *     magic · format · digest · header · body
+ *
+ * `magic` and `format` come first so a foreign file or another format version is recognised
+ * before anything else is decoded (Lua's `lundump.c` habit); `digest` is the sha256 of every byte
+ * after it, so a damaged file is refused before its structure is trusted. The decoded body is
+ * then validated field by field and instruction by instruction, so no artefact, however
+ * damaged, can make the VM index outside its code, constants, slots or tables.
+ * spec/bytecode.md describes the layout (tools/gen-bytecode-doc.ts writes it).
+ */
+import { createHash } from 'node:crypto';
+import { Packr, Unpackr } from 'msgpackr';
+import { FIELD_TYPES, HTTP_METHODS, type Literal, type PathSegment } from '../front/ast.js';
+import {
+  ARTEFACT_MAGIC,
+  BUNDLE_MAGIC,
+  FORMAT_VERSION,
+  type CallRef,
+  type CallableMeta,
+  type ChunkData,
+  type ChunkKind,
+  type CompiledModule,
+  type DecoratorMeta,
+  type FieldMeta,
+  type GuardUseMeta,
+  type JsonSchema,
+  type ResponseMeta,
+  type RouteMeta,
+  type TypeMeta,
+} from './module.js';
+import { AMBIENT_NAMES, INSTRUCTION_SIZE, OPCODES, Op, stackEffect } from './opcodes.js';
+
+/** Why an artefact or bundle was refused; listed in spec/errors.md. */
+export type ArtefactErrorCode =
+  | 'E_ARTEFACT_CORRUPT' // truncated, garbage, checksum mismatch or structurally invalid
+  | 'E_ARTEFACT_VERSION' // an rvm artefact of another format version
+  | 'E_ARTEFACT_FOREIGN' // not an rvm artefact of the expected kind at all
+  | 'E_ARTEFACT_UNREADABLE'; // the file could not be read or written
+
+/** The only error decoding throws. `message` is one line and names the file when known. */
+export class ArtefactError extends Error {
+  constructor(
+    readonly code: ArtefactErrorCode,
+    message: string,
+    readonly file?: string,
+  ) {
+    super(file === undefined ? message : `${file}: ${message}`);
+    this.name = 'ArtefactError';
+  }
+}
+
+/** Largest `slots`/`maxStack` a chunk may declare: far above anything the compiler emits, and
+ * small enough that a damaged header cannot make the VM allocate a huge frame. */
+export const MAX_CHUNK_SLOTS = 65_536;
+export const MAX_CHUNK_STACK = 65_536;
+/** Nesting limit for JSON data (schemas, config) read from an artefact: guards the recursion. */
+export const MAX_JSON_DEPTH = 64;
+/** Bytes of the sha256 digest stored after the format. */
+const DIGEST_BYTES = 32;
+
+/** Opcodes after which execution never falls through to the next instruction. */
+const TERMINATORS: ReadonlySet<number> = new Set([Op.RETURN, Op.JUMP, Op.LOOP, Op.FAIL, Op.RESPOND]);
+const CHUNK_KINDS: readonly ChunkKind[] = ['route', 'fn', 'guard', 'middleware'];
+const SEGMENT_KINDS: readonly PathSegment['kind'][] = ['static', 'param', 'wildcard'];
+const CONTENT_TYPES: readonly ResponseMeta['contentType'][] = ['application/json', 'text/plain', 'text/html', null];
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+// Plain maps in, plain objects out: no msgpackr records or shared structures, so the bytes
+// are readable by any msgpack decoder.
+const packr = new Packr({ useRecords: false, variableMapSize: true });
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
+const signatures = new Map<string, Uint8Array>();
+
+/** The first bytes of every file with this magic: the msgpack encoding of the magic string. */
+function signature(magic: string): Uint8Array {
+  let sig = signatures.get(magic);
+  if (!sig) signatures.set(magic, (sig = Uint8Array.from(packr.pack(magic))));
+  return sig;
+}
+
+function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  if (bytes.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[i] !== prefix[i]) return false;
+  return true;
+}
+
+/** What a file holds, judged by its first bytes: a module artefact, a bundle, or neither. */
+export function sniffArtefact(bytes: Uint8Array): 'module' | 'bundle' | null {
+  if (startsWith(bytes, signature(ARTEFACT_MAGIC))) return 'module';
+  if (startsWith(bytes, signature(BUNDLE_MAGIC))) return 'bundle';
+  return null;
+}
+
+function sha256(bytes: Uint8Array): Buffer {
+  return createHash('sha256').update(bytes).digest();
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  return Uint8Array.from(Buffer.concat(parts));
+}
+
+/** Encodes `header` and `body` behind `magic`, the format version and a digest. */
+export function encodeEnvelope(magic: string, header: unknown, body: unknown): Uint8Array {
+  const rest = concat([packr.pack(header), packr.pack(body)]);
+  return concat([signature(magic), packr.pack(FORMAT_VERSION), packr.pack(sha256(rest)), rest]);
+}
+
+/**
+ * Checks magic, format and digest and returns the still-unvalidated header and body.
+ * `what` names the kind of file in messages ("module artefact", "bundle").
+ */
+export function decodeEnvelope(bytes: Uint8Array, magic: string, what: string, file?: string): { header: unknown; body: unknown } {
+  const fail = (code: ArtefactErrorCode, message: string): never => {
+    throw new ArtefactError(code, message, file);
+  };
+  if (!(bytes instanceof Uint8Array)) fail('E_ARTEFACT_CORRUPT', `not bytes: cannot read a ${what}`);
+  const sig = signature(magic);
+  if (!startsWith(bytes, sig)) {
+    if (bytes.length < sig.length && startsWith(sig, bytes)) fail('E_ARTEFACT_CORRUPT', `truncated ${what} (${bytes.length} bytes)`);
+    const other = sniffArtefact(bytes);
+    if (other === 'module') fail('E_ARTEFACT_FOREIGN', `an rvm module artefact, not a ${what}`);
+    if (other === 'bundle') fail('E_ARTEFACT_FOREIGN', `an rvm bundle, not a ${what}`);
+    fail('E_ARTEFACT_FOREIGN', `not an rvm ${what}`);
+  }
+  const values: unknown[] = [];
+  let problem = null as ArtefactError | null;
+  let trailing = false;
+  try {
+    const rest = bytes.subarray(sig.length);
+    unpackr.unpackMultiple(rest, (value: unknown, _start?: number, end = rest.length) => {
+      values.push(value);
+      if (values.length === 1 && value !== FORMAT_VERSION) {
+        problem = Number.isInteger(value)
+          ? new ArtefactError('E_ARTEFACT_VERSION', `${what} format ${String(value)} is not supported (this rvm reads format ${FORMAT_VERSION})`, file)
+          : new ArtefactError('E_ARTEFACT_CORRUPT', `damaged ${what}: bad format field`, file);
+        return false;
+      }
+      if (values.length === 2) {
+        const digest = value;
+        if (!(digest instanceof Uint8Array) || digest.length !== DIGEST_BYTES || !Buffer.from(digest).equals(sha256(rest.subarray(end)))) {
+          problem = new ArtefactError('E_ARTEFACT_CORRUPT', `damaged ${what}: checksum mismatch`, file);
+          return false;
+        }
+      }
+      if (values.length === 4 && end !== rest.length) {
+        trailing = true;
+        return false;
+      }
+      return undefined;
+    });
+  } catch {
+    if (!problem) fail('E_ARTEFACT_CORRUPT', `damaged ${what}: unreadable msgpack data`);
+  }
+  if (problem) throw problem;
+  if (values.length !== 4 || trailing) fail('E_ARTEFACT_CORRUPT', trailing ? `damaged ${what}: trailing data` : `truncated ${what}`);
+  return { header: values[2], body: values[3] };
+}
+
+/** The bytes of a code or line array: little-endian int32s. */
+function int32Bytes(a: Int32Array): Uint8Array {
+  if (LITTLE_ENDIAN) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const out = new Uint8Array(a.length * 4);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < a.length; i++) view.setInt32(i * 4, a[i]!, true);
+  return out;
+}
+
+/** Rebuilds an Int32Array from little-endian bytes; copies, so a misaligned slice is fine. */
+function int32sFromBytes(b: Uint8Array, at: string): Int32Array {
+  if (b.byteLength % 4 !== 0) corrupt(`${at}: ${b.byteLength} bytes is not a whole number of int32s`);
+  // new Uint8Array(b) copies (Buffer#slice would not): the Int32Array must own an aligned buffer.
+  if (LITTLE_ENDIAN) return new Int32Array(new Uint8Array(b).buffer);
+  const out = new Int32Array(b.byteLength / 4);
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4, true);
+  return out;
+}
+
+/** Encodes one compiled module. The module is trusted (it comes from the compiler). */
+export function encodeModule(m: CompiledModule): Uint8Array {
+  const { compiler, sourceHash, plugins } = m.header;
+  const chunks = m.chunks.map((c) => packr.pack({ ...c, code: int32Bytes(c.code), lines: int32Bytes(c.lines) }));
+  const routes = m.routes.map((r) => ({ ...r, responses: packr.pack(r.responses) }));
+  const callables = (list: CallableMeta[]) => list.map((c) => (c.responses === undefined ? c : { ...c, responses: packr.pack(c.responses) }));
+  const body = { file: m.file, chunks, routes, functions: callables(m.functions), guards: callables(m.guards), types: m.types, middleware: m.middleware };
+  return encodeEnvelope(ARTEFACT_MAGIC, { compiler, sourceHash, plugins }, body);
+}
+
+/** Decodes and validates one module; throws only ArtefactError, whatever the bytes. */
+export function decodeModule(bytes: Uint8Array, file?: string): CompiledModule {
+  try {
+    const { header, body } = decodeEnvelope(bytes, ARTEFACT_MAGIC, 'module artefact', file);
+    const h = record(header, 'header');
+    return readModule({ magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: h.compiler, sourceHash: h.sourceHash, plugins: h.plugins }, body, true);
+  } catch (e) {
+    if (e instanceof ArtefactError) {
+      if (e.file !== undefined || file === undefined) throw e;
+      throw new ArtefactError(e.code, e.message, file);
+    }
+    // The validator throws only ArtefactError; anything else (a stack overflow on absurd
+    // nesting, say) still means the bytes are unusable.
+    throw new ArtefactError('E_ARTEFACT_CORRUPT', `damaged module artefact: ${e instanceof Error ? e.message : String(e)}`, file);
+  }
+}
+
+/**
+ * Decodes a module rvm's own cache wrote: the envelope (magic, format, sha256 of the content)
+ * is checked, the structure is not walked. For `app/.rvm/cache` only, where the digest and the
+ * header (same compiler, same source hash, same plugins) already prove the bytes are what this
+ * compiler produced; bundles and anything handed in from outside go through decodeModule.
+ * Returns null when the envelope or the header does not match `expect`.
+ */
+export function decodeCachedModule(bytes: Uint8Array, expect: { compiler: string; sourceHash: string; plugins: string }): CompiledModule | null {
+  try {
+    const { header, body } = decodeEnvelope(bytes, ARTEFACT_MAGIC, 'module artefact');
+    const h = header as Record<string, unknown>;
+    if (h.compiler !== expect.compiler || h.sourceHash !== expect.sourceHash || h.plugins !== expect.plugins) return null;
+    const b = body as Omit<CompiledModule, 'header'>;
+    for (let i = 0; i < b.chunks.length; i++) unpackOnFirstRead(b.chunks, i, unpackChunk);
+    for (const r of b.routes) unpackOnFirstRead(r, 'responses', unpack);
+    for (const c of b.functions) unpackOnFirstRead(c, 'responses', unpack);
+    for (const c of b.guards) unpackOnFirstRead(c, 'responses', unpack);
+    return { ...b, header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: expect.compiler, sourceHash: expect.sourceHash, plugins: expect.plugins } };
+  } catch {
+    return null;
+  }
+}
+
+function unpack(bytes: Uint8Array): unknown {
+  return unpackr.unpack(bytes) as unknown;
+}
+
+/** A chunk as stored, its code and line table rebuilt as Int32Arrays. */
+function unpackChunk(bytes: Uint8Array): ChunkData {
+  const c = unpackr.unpack(bytes) as Omit<ChunkData, 'code' | 'lines'> & { code: Uint8Array; lines: Uint8Array };
+  return { ...c, code: int32sFromBytes(c.code, 'code'), lines: int32sFromBytes(c.lines, 'lines') };
+}
+
+/**
+ * Turns a packed value of a cached module (a chunk, or the `responses` of a route or callable)
+ * into a property that unpacks it on first read and then holds it. A start from the cache thus
+ * decodes only what it uses: the API reference reads responses, and a chunk is read when the
+ * linker binds it — at start, or on first run once the app is proven to link (see link.ts). The
+ * bytes are already proven by the digest. A value that is not packed (a `fn` without responses)
+ * is left as it is.
+ */
+function unpackOnFirstRead<K extends PropertyKey>(owner: { [key in K]?: unknown }, key: K, decode: (bytes: Uint8Array) => unknown): void {
+  const stored = owner[key];
+  if (!(stored instanceof Uint8Array)) return;
+  // A copy, so the value does not keep the whole artefact file's buffer alive.
+  const packed = new Uint8Array(stored);
+  const settle = (value: unknown): void => {
+    Object.defineProperty(owner, key, { value, writable: true, enumerable: true, configurable: true });
+  };
+  Object.defineProperty(owner, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const value = decode(packed);
+      settle(value);
+      return value;
+    },
+    set: settle,
+  });
+}
+
+/**
+ * Checks a module as decodeModule does (shapes, opcodes, operand ranges, chunk references) and
+ * returns a clean copy; throws ArtefactError E_ARTEFACT_CORRUPT naming the first problem.
+ */
+export function validateModule(m: unknown): CompiledModule {
+  const o = record(m, 'module');
+  return readModule(o.header, o, false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation: each reader checks one shape and returns a fresh, exactly typed value.
+
+function corrupt(message: string): never {
+  throw new ArtefactError('E_ARTEFACT_CORRUPT', `damaged module artefact: ${message}`);
+}
+
+function record(v: unknown, at: string): Record<string, unknown> {
+  const proto = typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.getPrototypeOf(v) : undefined;
+  if (proto !== Object.prototype && proto !== null) corrupt(`${at}: expected a map`);
+  return v as Record<string, unknown>;
+}
+
+function list(v: unknown, at: string): unknown[] {
+  if (!Array.isArray(v)) corrupt(`${at}: expected a list`);
+  return v;
+}
+
+function str(v: unknown, at: string): string {
+  if (typeof v !== 'string') corrupt(`${at}: expected text`);
+  return v;
+}
+
+function strOrNull(v: unknown, at: string): string | null {
+  return v === null ? null : str(v, at);
+}
+
+function bool(v: unknown, at: string): boolean {
+  if (typeof v !== 'boolean') corrupt(`${at}: expected a boolean`);
+  return v;
+}
+
+function int(v: unknown, at: string, min = 0, max = 2 ** 31 - 1): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) corrupt(`${at}: expected an integer in ${min}..${max}`);
+  return v;
+}
+
+function oneOf<T>(v: unknown, options: readonly T[], at: string): T {
+  if (!options.includes(v as T)) corrupt(`${at}: unexpected value ${JSON.stringify(v) ?? String(v)}`);
+  return v as T;
+}
+
+function literal(v: unknown, at: string): Literal {
+  if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
+  return corrupt(`${at}: expected a literal`);
+}
+
+function literals(v: unknown, at: string): Literal[] {
+  return list(v, at).map((x, i) => literal(x, `${at}[${i}]`));
+}
+
+/** Plain JSON data (schemas, config): literals, lists and maps, nested at most MAX_JSON_DEPTH. */
+export function jsonData(v: unknown, at: string, depth = 0): unknown {
+  if (depth > MAX_JSON_DEPTH) corrupt(`${at}: nested deeper than ${MAX_JSON_DEPTH}`);
+  if (Array.isArray(v)) return v.map((x, i) => jsonData(x, `${at}[${i}]`, depth + 1));
+  if (typeof v === 'object' && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(record(v, at))) {
+      // defineProperty keeps a key named __proto__ an ordinary key.
+      Object.defineProperty(out, key, { value: jsonData(value, `${at}.${key}`, depth + 1), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return literal(v, at);
+}
+
+function int32s(v: unknown, at: string): Int32Array {
+  if (v instanceof Int32Array) return Int32Array.from(v);
+  if (v instanceof Uint8Array) return int32sFromBytes(v, at);
+  return corrupt(`${at}: expected int32 bytes`);
+}
+
+/**
+ * Reads a module. `packed`: as an artefact stores it, each chunk and each `responses` list a bin
+ * holding one msgpack value; otherwise (validateModule) those are plain data already.
+ */
+function readModule(headerValue: unknown, bodyValue: unknown, packed: boolean): CompiledModule {
+  const h = record(headerValue, 'header');
+  const b = record(bodyValue, 'body');
+  const unpacked = packed ? unpackBin : (v: unknown) => v;
+  const responsesOf: ResponsesReader = (v, at) => readResponses(unpacked(v, at), at);
+  const chunks = list(b.chunks, 'chunks').map((c, i) => readChunk(unpacked(c, `chunks[${i}]`), `chunks[${i}]`));
+  const chunkOf = (v: unknown, kind: ChunkKind, at: string): number => {
+    const index = int(v, at, 0, chunks.length - 1);
+    if (chunks[index]!.kind !== kind) corrupt(`${at}: chunk ${index} is a ${chunks[index]!.kind} chunk, expected ${kind}`);
+    return index;
+  };
+  return {
+    header: {
+      magic: oneOf(h.magic, [ARTEFACT_MAGIC] as const, 'header.magic'),
+      format: oneOf(h.format, [FORMAT_VERSION], 'header.format'),
+      compiler: str(h.compiler, 'header.compiler'),
+      sourceHash: str(h.sourceHash, 'header.sourceHash'),
+      plugins: str(h.plugins, 'header.plugins'),
+    },
+    file: str(b.file, 'file'),
+    chunks,
+    routes: list(b.routes, 'routes').map((r, i) => readRoute(r, `routes[${i}]`, chunkOf, responsesOf)),
+    functions: list(b.functions, 'functions').map((f, i) => readCallable(f, `functions[${i}]`, (v, at) => chunkOf(v, 'fn', at), responsesOf)),
+    guards: list(b.guards, 'guards').map((g, i) => readCallable(g, `guards[${i}]`, (v, at) => chunkOf(v, 'guard', at), responsesOf)),
+    types: list(b.types, 'types').map((t, i) => readType(t, `types[${i}]`)),
+    middleware: b.middleware === null ? null : chunkOf(b.middleware, 'middleware', 'middleware'),
+  };
+}
+
+function readRef(v: unknown, at: string): CallRef {
+  const o = record(v, at);
+  const ref: CallRef = {
+    name: str(o.name, `${at}.name`),
+    kind: oneOf(o.kind, ['call', 'guard'] as const, `${at}.kind`),
+    argc: int(o.argc, `${at}.argc`),
+    line: int(o.line, `${at}.line`),
+    col: int(o.col, `${at}.col`),
+  };
+  if (o.mode !== undefined) ref.mode = oneOf(o.mode, ['required', 'optional'] as const, `${at}.mode`);
+  return ref;
+}
+
+function readChunk(v: unknown, at: string): ChunkData {
+  const o = record(v, at);
+  const arity = int(o.arity, `${at}.arity`, 0, MAX_CHUNK_SLOTS);
+  const chunk: ChunkData = {
+    name: str(o.name, `${at}.name`),
+    kind: oneOf(o.kind, CHUNK_KINDS, `${at}.kind`),
+    arity,
+    slots: int(o.slots, `${at}.slots`, arity, MAX_CHUNK_SLOTS),
+    maxStack: int(o.maxStack, `${at}.maxStack`, 0, MAX_CHUNK_STACK),
+    code: int32s(o.code, `${at}.code`),
+    consts: literals(o.consts, `${at}.consts`),
+    lines: int32s(o.lines, `${at}.lines`),
+    refs: list(o.refs, `${at}.refs`).map((r, i) => readRef(r, `${at}.refs[${i}]`)),
+  };
+  checkCode(chunk, at);
+  checkLines(chunk, at);
+  return chunk;
+}
+
+/** Walks the code once: known opcodes, whole instructions, every operand inside its table. */
+function checkCode(c: ChunkData, at: string): void {
+  const { code } = c;
+  if (code.length === 0) corrupt(`${at}: empty code`);
+  const starts = new Uint8Array(code.length);
+  const targets: { pc: number; target: number }[] = [];
+  let pc = 0;
+  let last = -1;
+  while (pc < code.length) {
+    const op = code[pc]!;
+    const info = OPCODES[op];
+    if (!info) corrupt(`${at} at ${pc}: unknown opcode ${op}`);
+    if (pc + INSTRUCTION_SIZE[op]! > code.length) corrupt(`${at} at ${pc}: ${info.name} is cut short`);
+    starts[pc] = 1;
+    info.operands.forEach(({ name, kind }, i) => {
+      const value = code[pc + 1 + i]!;
+      const where = `${at} at ${pc}: ${info.name} operand ${name}=${value}`;
+      const within = (size: number, table: string) => {
+        if (value < 0 || value >= size) corrupt(`${where} is outside ${table} (size ${size})`);
+      };
+      switch (kind) {
+        case 'const':
+          return within(c.consts.length, 'the constants');
+        case 'slot':
+          return within(c.slots, 'the local slots');
+        case 'ambient':
+          return within(AMBIENT_NAMES.length, 'the ambient names');
+        case 'ref':
+          return within(c.refs.length, 'the call references');
+        case 'section':
+          return within(2, 'the sections (0 body, 1 query)');
+        case 'count':
+          return within(MAX_CHUNK_STACK + 1, 'the operand counts');
+        case 'target':
+          within(code.length, 'the code');
+          targets.push({ pc, target: value });
+          return;
+        case 'chunk':
+        case 'native':
+          // Only the loader writes linked indices; an artefact holds unlinked CALLs.
+          return corrupt(`${where}: linked instruction in an unlinked artefact`);
+      }
+    });
+    const operands = code.subarray(pc + 1, pc + INSTRUCTION_SIZE[op]!);
+    // A counted instruction takes its values from the stack, so it can't take more than the
+    // chunk's stack holds; this keeps a damaged count from reaching below the frame.
+    if (typeof info.pop === 'string' && info.push - stackEffect(op, operands) > c.maxStack) corrupt(`${at} at ${pc}: ${info.name} takes more values than the chunk stack holds (${c.maxStack})`);
+    const refAt = info.operands.findIndex((o) => o.kind === 'ref');
+    const argcAt = info.operands.findIndex((o) => o.name === 'argc');
+    if (refAt >= 0 && argcAt >= 0 && c.refs[operands[refAt]!]!.argc !== operands[argcAt]) corrupt(`${at} at ${pc}: ${info.name} argc differs from its call reference`);
+    last = op;
+    pc += INSTRUCTION_SIZE[op]!;
+  }
+  for (const { pc: from, target } of targets) if (!starts[target]) corrupt(`${at} at ${from}: jump into the middle of an instruction (${target})`);
+  if (!TERMINATORS.has(last)) corrupt(`${at}: code runs off its end (last instruction ${OPCODES[last]!.name})`);
+}
+
+/** Line table triples (offset, line, col) with offsets inside the code, in order. */
+function checkLines(c: ChunkData, at: string): void {
+  const { lines } = c;
+  if (lines.length % 3 !== 0) corrupt(`${at}.lines: not a list of (offset, line, col) triples`);
+  let previous = 0;
+  for (let i = 0; i < lines.length; i += 3) {
+    const offset = lines[i]!;
+    if (offset < previous || offset >= c.code.length) corrupt(`${at}.lines[${i / 3}]: offset ${offset} out of order or outside the code`);
+    if (lines[i + 1]! < 0 || lines[i + 2]! < 0) corrupt(`${at}.lines[${i / 3}]: negative position`);
+    previous = offset;
+  }
+}
+
+function readDecorator(v: unknown, at: string): DecoratorMeta {
+  const o = record(v, at);
+  return { name: str(o.name, `${at}.name`), args: literals(o.args, `${at}.args`), line: int(o.line, `${at}.line`), col: int(o.col, `${at}.col`) };
+}
+
+function readField(v: unknown, at: string): FieldMeta {
+  const o = record(v, at);
+  return {
+    name: str(o.name, `${at}.name`),
+    type: oneOf(o.type, FIELD_TYPES, `${at}.type`),
+    optional: bool(o.optional, `${at}.optional`),
+    required: bool(o.required, `${at}.required`),
+    decorators: list(o.decorators, `${at}.decorators`).map((d, i) => readDecorator(d, `${at}.decorators[${i}]`)),
+    doc: strOrNull(o.doc, `${at}.doc`),
+    line: int(o.line, `${at}.line`),
+    col: int(o.col, `${at}.col`),
+  };
+}
+
+function readFields(v: unknown, at: string): FieldMeta[] | null {
+  return v === null ? null : list(v, at).map((f, i) => readField(f, `${at}[${i}]`));
+}
+
+function readRoute(v: unknown, at: string, chunkOf: (v: unknown, kind: ChunkKind, at: string) => number, responsesOf: ResponsesReader): RouteMeta {
+  const o = record(v, at);
+  return {
+    method: oneOf(o.method, HTTP_METHODS, `${at}.method`),
+    path: str(o.path, `${at}.path`),
+    openapiPath: str(o.openapiPath, `${at}.openapiPath`),
+    segments: list(o.segments, `${at}.segments`).map((s, i) => {
+      const seg = record(s, `${at}.segments[${i}]`);
+      return { kind: oneOf(seg.kind, SEGMENT_KINDS, `${at}.segments[${i}].kind`), value: str(seg.value, `${at}.segments[${i}].value`) };
+    }),
+    params: list(o.params, `${at}.params`).map((p, i) => str(p, `${at}.params[${i}]`)),
+    chunk: chunkOf(o.chunk, 'route', `${at}.chunk`),
+    guards: list(o.guards, `${at}.guards`).map((g, i): GuardUseMeta => {
+      const use = record(g, `${at}.guards[${i}]`);
+      const gat = `${at}.guards[${i}]`;
+      return {
+        name: str(use.name, `${gat}.name`),
+        args: literals(use.args, `${gat}.args`),
+        mode: oneOf(use.mode, ['required', 'optional'] as const, `${gat}.mode`),
+        line: int(use.line, `${gat}.line`),
+        col: int(use.col, `${gat}.col`),
+      };
+    }),
+    body: readFields(o.body, `${at}.body`),
+    query: readFields(o.query, `${at}.query`),
+    responses: responsesOf(o.responses, `${at}.responses`),
+    doc: strOrNull(o.doc, `${at}.doc`),
+    line: int(o.line, `${at}.line`),
+    col: int(o.col, `${at}.col`),
+  };
+}
+
+/** Reads a `responses` list: packed in an artefact body, or a plain list in a module in memory. */
+type ResponsesReader = (v: unknown, at: string) => ResponseMeta[];
+
+/** A packed value of an artefact: a bin holding exactly one msgpack value. */
+function unpackBin(v: unknown, at: string): unknown {
+  if (!(v instanceof Uint8Array)) corrupt(`${at}: expected packed msgpack bytes`);
+  try {
+    return unpackr.unpack(v) as unknown;
+  } catch {
+    return corrupt(`${at}: unreadable packed msgpack data`);
+  }
+}
+
+function readResponses(v: unknown, at: string): ResponseMeta[] {
+  return list(v, at).map((r, i): ResponseMeta => {
+    const rat = `${at}[${i}]`;
+    const res = record(r, rat);
+    return {
+      status: int(res.status, `${rat}.status`, 100, 599),
+      source: str(res.source, `${rat}.source`),
+      contentType: oneOf(res.contentType, CONTENT_TYPES, `${rat}.contentType`),
+      schema: record(jsonData(res.schema, `${rat}.schema`), `${rat}.schema`) as JsonSchema,
+      line: int(res.line, `${rat}.line`),
+    };
+  });
+}
+
+function readCallable(v: unknown, at: string, chunkOf: (v: unknown, at: string) => number, responsesOf: ResponsesReader): CallableMeta {
+  const o = record(v, at);
+  const meta: CallableMeta = {
+    name: str(o.name, `${at}.name`),
+    chunk: chunkOf(o.chunk, `${at}.chunk`),
+    params: list(o.params, `${at}.params`).map((p, i) => str(p, `${at}.params[${i}]`)),
+    doc: strOrNull(o.doc, `${at}.doc`),
+    line: int(o.line, `${at}.line`),
+    col: int(o.col, `${at}.col`),
+  };
+  if (o.responses !== undefined) meta.responses = responsesOf(o.responses, `${at}.responses`);
+  return meta;
+}
+
+function readType(v: unknown, at: string): TypeMeta {
+  const o = record(v, at);
+  return {
+    name: str(o.name, `${at}.name`),
+    fields: list(o.fields, `${at}.fields`).map((f, i) => readField(f, `${at}.fields[${i}]`)),
+    doc: strOrNull(o.doc, `${at}.doc`),
+    line: int(o.line, `${at}.line`),
+    col: int(o.col, `${at}.col`),
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * The compiled form of one route file: a versioned header, its chunks of bytecode and the route
+ * metadata the runtime and the API reference read. This is exactly what the msgpack artefact
+ * stores (vm/artefact.ts); nothing here refers to plugins except by name.
+ */
+import type { FieldType, HttpMethod, Literal, PathSegment } from '../front/ast.js';
+
+/**
+ * Bumped whenever the shape of CompiledModule, the meaning of an opcode or what a cached artefact
+ * vouches for changes. 4: the cache holds only modules whose validation was checked clean. 5: READ_BODY,
+ * the request body is read after a route's guards. 6: a `fn` carries the responses it can answer.
+ */
+export const FORMAT_VERSION = 6;
+/** First field of every artefact and bundle. */
+export const ARTEFACT_MAGIC = 'rvm-module';
+export const BUNDLE_MAGIC = 'rvm-bundle';
+
+export interface ArtefactHeader {
+  magic: typeof ARTEFACT_MAGIC;
+  format: number;
+  /** Version of the compiler that wrote it (package version). */
+  compiler: string;
+  /** sha256 (hex) of the source text the module was compiled from. */
+  sourceHash: string;
+  /** Fingerprint of the plugin set (names and versions) at compile time. */
+  plugins: string;
+}
+
+export type ChunkKind = 'route' | 'fn' | 'guard' | 'middleware';
+
+/**
+ * A call site the compiler could not bind: `kind: 'call'` for `f(...)` / `response.ok(...)`,
+ * `'guard'` for a guard use. The loader binds each to a native or a chunk once, checking arity.
+ */
+export interface CallRef {
+  name: string;
+  kind: 'call' | 'guard';
+  argc: number;
+  line: number;
+  col: number;
+  /** Guards only: `auth: optional` authenticates when it can and never rejects. */
+  mode?: 'required' | 'optional';
+}
+
+export interface ChunkData {
+  /** Human name for listings and errors: `route GET /users/:id`, `fn slugify`, `guard min_age`. */
+  name: string;
+  kind: ChunkKind;
+  /** Parameters; they occupy the first slots. */
+  arity: number;
+  /** Local slots, parameters included. */
+  slots: number;
+  /** Deepest operand stack the chunk needs beyond its slots (computed from the opcode table). */
+  maxStack: number;
+  code: Int32Array;
+  consts: Literal[];
+  /** Line table: triples (code offset, line, col), one per instruction whose position changes. */
+  lines: Int32Array;
+  refs: CallRef[];
+}
+
+/** A JSON Schema (2020-12 / OpenAPI 3.1 dialect) as plain data. */
+export type JsonSchema = { [keyword: string]: unknown };
+
+export interface DecoratorMeta {
+  name: string;
+  /** Arguments folded to constants at compile time. */
+  args: Literal[];
+  line: number;
+  col: number;
+}
+
+export interface FieldMeta {
+  name: string;
+  type: FieldType;
+  /** Written `name?:`. */
+  optional: boolean;
+  /** Neither optional nor defaulted: absence is a validation failure. */
+  required: boolean;
+  decorators: DecoratorMeta[];
+  doc: string | null;
+  line: number;
+  col: number;
+}
+
+export interface GuardUseMeta {
+  name: string;
+  args: Literal[];
+  mode: 'required' | 'optional';
+  line: number;
+  col: number;
+}
+
+/** One response a route can produce, inferred from the helper that makes it. */
+export interface ResponseMeta {
+  status: number;
+  /** The helper or statement it came from: `response.ok`, `response {}`, `fail`, `end of handler`. */
+  source: string;
+  contentType: 'application/json' | 'text/plain' | 'text/html' | null;
+  schema: JsonSchema;
+  line: number;
+}
+
+export interface RouteMeta {
+  method: HttpMethod;
+  /** As written: `/users/:id`. */
+  path: string;
+  /** OpenAPI style: `/users/{id}`. */
+  openapiPath: string;
+  segments: PathSegment[];
+  params: string[];
+  /** Module-local index of the route's chunk (guards, validation and handler). */
+  chunk: number;
+  guards: GuardUseMeta[];
+  body: FieldMeta[] | null;
+  query: FieldMeta[] | null;
+  responses: ResponseMeta[];
+  doc: string | null;
+  line: number;
+  col: number;
+}
+
+/** A `fn` or `guard_definition`. */
+export interface CallableMeta {
+  name: string;
+  chunk: number;
+  params: string[];
+  doc: string | null;
+  line: number;
+  col: number;
+  /** The responses its body can answer with (`fail 403 ...`, response helpers); absent in older artefacts. */
+  responses?: ResponseMeta[];
+}
+
+export interface TypeMeta {
+  name: string;
+  fields: FieldMeta[];
+  doc: string | null;
+  line: number;
+  col: number;
+}
+
+export interface CompiledModule {
+  header: ArtefactHeader;
+  /** Path of the source relative to the app directory, with `/` separators. */
+  file: string;
+  chunks: ChunkData[];
+  routes: RouteMeta[];
+  functions: CallableMeta[];
+  guards: CallableMeta[];
+  types: TypeMeta[];
+  /** Module-local chunk index of the `middleware { }` block, if the file has one. */
+  middleware: number | null;
+}

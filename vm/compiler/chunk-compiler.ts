@@ -1,0 +1,503 @@
+/**
+ * Code generation for one chunk: statements and expressions to bytecode, with locals resolved to
+ * slots, constants folded, loops and try blocks wired with patched jumps, and the operand-stack
+ * depth tracked for maxStack.
+ */
+import type { Block, CallExpr, Expr, Literal, ObjectExpr, Pos, Stmt } from '../front/ast.js';
+import { ChunkEmitter, MAX_CONSTANTS } from './chunk-emitter.js';
+import type { Reporter } from './compile-meta.js';
+import { didYouMean } from '../diagnostics.js';
+import { fold, shortCircuits } from './fold.js';
+import type { CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
+import { AMBIENT_NAMES, Op } from '../bytecode/opcodes.js';
+import { MAX_LOCALS, Scopes } from './scope.js';
+import { toText } from '../values.js';
+
+/**
+ * Most arguments one call may pass. The VM copies arguments into the callee's slots, which are
+ * bounded by MAX_LOCALS; 255 is that bound less one and the classic one-byte argument count.
+ */
+export const MAX_ARGS = 255;
+
+/** The keys a `response { }` statement may have. */
+export const RESPONSE_FIELDS: readonly string[] = ['status', 'json', 'text', 'html', 'headers'];
+const RESPONSE_BODY_FIELDS = ['json', 'text', 'html'];
+
+/** What a top-level name of the file is; such names are not values. */
+export type TopLevelKind = 'fn' | 'guard' | 'type';
+
+/** A loop being compiled: where `continue` goes and which `break` jumps wait for its end. */
+interface LoopContext {
+  /** A `for` keeps its iterator on the stack; `break` must pop it. */
+  isFor: boolean;
+  continueTarget: number;
+  breaks: number[];
+  /** Try blocks open when the loop started; those opened since are left by break/continue. */
+  tryDepth: number;
+}
+
+/** Compiles the statements of one chunk. */
+export class ChunkCompiler {
+  readonly emitter = new ChunkEmitter();
+  private readonly scopes = new Scopes();
+  private readonly loops: LoopContext[] = [];
+  private tryDepth = 0;
+  private reportedTooManyLocals = false;
+  /** A READ_BODY was emitted unconditionally (a route's, after its guards). */
+  private bodyRead = false;
+
+  constructor(
+    private readonly reporter: Reporter,
+    private readonly topLevel: ReadonlyMap<string, TopLevelKind>,
+    readonly kind: ChunkKind,
+    /** Declaration position: where the closing NULL RETURN is attributed. */
+    private readonly at: Pos,
+  ) {}
+
+  /** Declares the parameters in slots 0..n-1. */
+  params(params: readonly { name: string; line: number; col: number }[]): void {
+    // Duplicate parameters are the parser's diagnostic (E_DUPLICATE_PARAM).
+    for (const p of params) this.declare(p.name, p);
+    if (params.length > MAX_ARGS) this.reporter.error('E_TOO_MANY_ARGS', `more than ${MAX_ARGS} parameters`, params[MAX_ARGS]!);
+  }
+
+  /** Compiles top-level statements of the chunk (in the chunk's outermost scope). */
+  statements(body: readonly Stmt[]): void {
+    for (const stmt of body) this.stmt(stmt);
+  }
+
+  /** Ends the chunk with NULL; RETURN and freezes it. */
+  finish(name: string, arity: number): ChunkData {
+    this.emitter.emit(Op.NULL, [], this.at);
+    this.emitter.emit(Op.RETURN, [], this.at);
+    if (this.emitter.constantsOverflowed) {
+      this.reporter.error('E_TOO_MANY_CONSTANTS', `${name} needs more than ${MAX_CONSTANTS} constants`, this.at);
+    }
+    return this.emitter.finish(name, this.kind, arity, this.scopes.maxSlots);
+  }
+
+  /** Emits the call of one route guard: constant args, CALL with a guard ref, POP. */
+  guardCall(ref: Omit<CallRef, 'kind' | 'argc'>, args: readonly Literal[], at: Pos): void {
+    if (args.length > MAX_ARGS) this.reporter.error('E_TOO_MANY_ARGS', `more than ${MAX_ARGS} arguments`, at);
+    for (const arg of args) this.literal(arg, at);
+    const index = this.emitter.ref({ ...ref, kind: 'guard', argc: args.length });
+    this.emitter.emit(Op.CALL, [index, args.length], at);
+    this.emitter.emit(Op.POP, [], at);
+  }
+
+  /** Emits READ_BODY; later uses of the body in this chunk need no read of their own. */
+  readBody(at: Pos): void {
+    this.emitter.emit(Op.READ_BODY, [], at);
+    this.bodyRead = true;
+  }
+
+  /** Before a use of `body` or `request.body` that may come before the route's READ_BODY. */
+  private needBody(at: Pos): void {
+    if (!this.bodyRead) this.emitter.emit(Op.READ_BODY, [], at);
+  }
+
+  /** Emits VALIDATE for the body (0) or query (1) section. */
+  validate(section: 0 | 1, at: Pos): void {
+    this.emitter.emit(Op.VALIDATE, [section], at);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Statements
+
+  private declare(name: string, at: Pos): number {
+    const slot = this.scopes.declare(name);
+    if (slot >= MAX_LOCALS && !this.reportedTooManyLocals) {
+      this.reportedTooManyLocals = true;
+      this.reporter.error('E_TOO_MANY_LOCALS', `more than ${MAX_LOCALS} local variables are live at once`, at, { length: name.length });
+    }
+    return slot;
+  }
+
+  /** Declares a loop variable or catch name; ambient names cannot be rebound. */
+  private declareBinding(name: string, at: Pos): number {
+    if (this.isAmbient(name)) this.reporter.error('E_ASSIGN_AMBIENT', `'${name}' is provided by the runtime and cannot be assigned`, at);
+    return this.declare(name, at);
+  }
+
+  private block(block: Block): void {
+    this.scopes.push();
+    this.statements(block.body);
+    this.scopes.pop();
+  }
+
+  /** Emits an unconditional transfer; the code after it is unreachable, so the depth resets. */
+  private transfer(emit: () => void): void {
+    const depth = this.emitter.depth;
+    emit();
+    this.emitter.depth = depth;
+  }
+
+  private stmt(stmt: Stmt): void {
+    switch (stmt.kind) {
+      case 'ExprStmt':
+        this.expr(stmt.expr);
+        this.emitter.emit(Op.POP, [], stmt);
+        return;
+      case 'Assign':
+        return this.assign(stmt);
+      case 'If':
+        return this.ifStmt(stmt);
+      case 'While':
+        return this.whileStmt(stmt);
+      case 'For':
+        return this.forStmt(stmt);
+      case 'Break':
+      case 'Continue':
+        return this.jumpOut(stmt);
+      case 'Return':
+        if (this.kind !== 'fn' && this.kind !== 'guard') {
+          this.reporter.error('E_RETURN_OUTSIDE_FN', `'return' is only allowed in a fn or guard_definition`, stmt, { length: 6 });
+        }
+        this.transfer(() => {
+          if (stmt.value) this.expr(stmt.value);
+          else this.emitter.emit(Op.NULL, [], stmt);
+          this.emitter.emit(Op.RETURN, [], stmt);
+        });
+        return;
+      case 'Fail':
+        this.transfer(() => {
+          this.expr(stmt.status);
+          if (stmt.message) this.expr(stmt.message);
+          else this.emitter.emit(Op.NULL, [], stmt);
+          this.emitter.emit(Op.FAIL, [], stmt);
+        });
+        return;
+      case 'Save':
+      case 'Delete':
+        this.expr(stmt.record);
+        this.emitCall(stmt.kind === 'Save' ? 'save' : 'delete', 1, stmt);
+        this.emitter.emit(Op.POP, [], stmt);
+        return;
+      case 'Try':
+        return this.tryStmt(stmt);
+      case 'Response':
+        this.checkResponseFields(stmt.fields);
+        this.transfer(() => {
+          this.expr(stmt.fields);
+          this.emitter.emit(Op.RESPOND, [], stmt);
+        });
+        return;
+    }
+  }
+
+  private assign(stmt: Stmt & { kind: 'Assign' }): void {
+    const target = stmt.target;
+    switch (target.kind) {
+      case 'Name': {
+        this.expr(stmt.value);
+        let slot = this.scopes.lookup(target.name);
+        if (slot === undefined) {
+          if (this.isAmbient(target.name)) {
+            this.reporter.error('E_ASSIGN_AMBIENT', `'${target.name}' is provided by the runtime and cannot be assigned`, target, { length: target.name.length });
+          }
+          slot = this.declare(target.name, target);
+        }
+        this.emitter.emit(Op.STORE_LOCAL, [slot], stmt);
+        return;
+      }
+      case 'Member':
+        this.expr(target.object);
+        this.expr(stmt.value);
+        this.emitter.emit(Op.SET_FIELD, [this.emitter.constant(target.name)], target);
+        return;
+      case 'Index':
+        this.expr(target.object);
+        this.expr(target.index);
+        this.expr(stmt.value);
+        this.emitter.emit(Op.SET_INDEX, [], target);
+        return;
+    }
+  }
+
+  private ifStmt(stmt: Stmt & { kind: 'If' }): void {
+    this.expr(stmt.cond);
+    const toElse = this.emitter.emitJump(Op.JUMP_IF_FALSE, stmt);
+    this.block(stmt.then);
+    if (stmt.otherwise === null) {
+      this.emitter.patch(toElse);
+      return;
+    }
+    const toEnd = this.emitter.emitJump(Op.JUMP, stmt);
+    this.emitter.patch(toElse);
+    if (stmt.otherwise.kind === 'If') this.ifStmt(stmt.otherwise);
+    else this.block(stmt.otherwise);
+    this.emitter.patch(toEnd);
+  }
+
+  private whileStmt(stmt: Stmt & { kind: 'While' }): void {
+    const top = this.emitter.here();
+    this.expr(stmt.cond);
+    const toEnd = this.emitter.emitJump(Op.JUMP_IF_FALSE, stmt);
+    const loop: LoopContext = { isFor: false, continueTarget: top, breaks: [], tryDepth: this.tryDepth };
+    this.loops.push(loop);
+    this.block(stmt.body);
+    this.loops.pop();
+    this.emitter.emit(Op.LOOP, [top], stmt);
+    this.emitter.patch(toEnd);
+    for (const at of loop.breaks) this.emitter.patch(at);
+  }
+
+  private forStmt(stmt: Stmt & { kind: 'For' }): void {
+    const base = this.emitter.depth;
+    this.expr(stmt.iterable);
+    this.emitter.emit(Op.ITER_INIT, [], stmt.iterable);
+    const top = this.emitter.here();
+    const toEnd = this.emitter.emitJump(stmt.key === null ? Op.ITER_NEXT : Op.ITER_NEXT_PAIR, stmt);
+    this.scopes.push();
+    if (stmt.key !== null) {
+      const keySlot = this.declareBinding(stmt.key, stmt);
+      const valueSlot = this.declareBinding(stmt.value, stmt);
+      // ITER_NEXT_PAIR leaves the value on top, so it is stored first.
+      this.emitter.emit(Op.STORE_LOCAL, [valueSlot], stmt);
+      this.emitter.emit(Op.STORE_LOCAL, [keySlot], stmt);
+    } else {
+      this.emitter.emit(Op.STORE_LOCAL, [this.declareBinding(stmt.value, stmt)], stmt);
+    }
+    const loop: LoopContext = { isFor: true, continueTarget: top, breaks: [], tryDepth: this.tryDepth };
+    this.loops.push(loop);
+    this.statements(stmt.body.body);
+    this.loops.pop();
+    this.scopes.pop();
+    this.emitter.emit(Op.LOOP, [top], stmt);
+    // Both ways out (ITER_NEXT done, break after its POP) meet here with the iterator gone.
+    this.emitter.patch(toEnd);
+    for (const at of loop.breaks) this.emitter.patch(at);
+    this.emitter.depth = base;
+  }
+
+  private jumpOut(stmt: Stmt & { kind: 'Break' | 'Continue' }): void {
+    const loop = this.loops[this.loops.length - 1];
+    const word = stmt.kind === 'Break' ? 'break' : 'continue';
+    if (!loop) {
+      this.reporter.error('E_BREAK_OUTSIDE_LOOP', `'${word}' outside a loop`, stmt, { length: word.length });
+      return;
+    }
+    this.transfer(() => {
+      for (let i = loop.tryDepth; i < this.tryDepth; i++) this.emitter.emit(Op.END_TRY, [], stmt);
+      if (stmt.kind === 'Continue') {
+        this.emitter.emit(Op.LOOP, [loop.continueTarget], stmt);
+        return;
+      }
+      if (loop.isFor) this.emitter.emit(Op.POP, [], stmt);
+      loop.breaks.push(this.emitter.emitJump(Op.JUMP, stmt));
+    });
+  }
+
+  private tryStmt(stmt: Stmt & { kind: 'Try' }): void {
+    const depth = this.emitter.depth;
+    const toHandler = this.emitter.emitJump(Op.TRY, stmt);
+    this.tryDepth++;
+    this.block(stmt.body);
+    this.tryDepth--;
+    this.emitter.emit(Op.END_TRY, [], stmt);
+    const toEnd = this.emitter.emitJump(Op.JUMP, stmt);
+    this.emitter.patch(toHandler);
+    // The VM enters the handler with the stack as it was at TRY plus the error value.
+    this.emitter.setDepth(depth + 1);
+    this.scopes.push();
+    this.emitter.emit(Op.STORE_LOCAL, [this.declareBinding(stmt.errName, stmt)], stmt);
+    this.statements(stmt.handler.body);
+    this.scopes.pop();
+    this.emitter.patch(toEnd);
+  }
+
+  private checkResponseFields(fields: ObjectExpr): void {
+    let bodies = 0;
+    for (const entry of fields.entries) {
+      if (!RESPONSE_FIELDS.includes(entry.key)) {
+        this.reporter.error('E_BAD_RESPONSE_FIELD', `unknown response field '${entry.key}'`, entry, {
+          hint: didYouMean(entry.key, RESPONSE_FIELDS) ?? `response fields are ${RESPONSE_FIELDS.join(', ')}`,
+          length: entry.key.length,
+        });
+      } else if (RESPONSE_BODY_FIELDS.includes(entry.key) && ++bodies === 2) {
+        this.reporter.error('E_BAD_RESPONSE_FIELD', 'a response has at most one of json, text and html', entry, { length: entry.key.length });
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Expressions
+
+  private isAmbient(name: string): boolean {
+    return (AMBIENT_NAMES as readonly string[]).includes(name);
+  }
+
+  private literal(value: Literal, at: Pos): void {
+    if (value === null) this.emitter.emit(Op.NULL, [], at);
+    else if (value === true) this.emitter.emit(Op.TRUE, [], at);
+    else if (value === false) this.emitter.emit(Op.FALSE, [], at);
+    else this.emitter.emit(Op.CONST, [this.emitter.constant(value)], at);
+  }
+
+  /** Emits code leaving the value of `expr` on the stack. */
+  expr(expr: Expr): void {
+    switch (expr.kind) {
+      case 'Literal':
+        return this.literal(expr.value, expr);
+      case 'Unary':
+      case 'Binary':
+      case 'Template': {
+        const folded = fold(expr);
+        if (folded) return this.literal(folded.value, expr);
+        break;
+      }
+    }
+    switch (expr.kind) {
+      case 'Template':
+        return this.template(expr);
+      case 'List':
+        for (const item of expr.items) this.expr(item);
+        this.emitter.emit(Op.LIST, [expr.items.length], expr);
+        return;
+      case 'Object':
+        for (const entry of expr.entries) {
+          this.emitter.emit(Op.CONST, [this.emitter.constant(entry.key)], entry);
+          this.expr(entry.value);
+        }
+        this.emitter.emit(Op.OBJECT, [expr.entries.length], expr);
+        return;
+      case 'Name':
+        return this.name(expr);
+      case 'Unary':
+        this.expr(expr.operand);
+        this.emitter.emit(expr.op === '-' ? Op.NEG : Op.NOT, [], expr);
+        return;
+      case 'Binary':
+        this.expr(expr.left);
+        this.expr(expr.right);
+        this.emitter.emit(BINARY_OPS[expr.op], [], expr);
+        return;
+      case 'Logical':
+        return this.logical(expr);
+      case 'Member':
+        if (expr.name === 'body' && isRequest(expr.object)) this.needBody(expr);
+        this.expr(expr.object);
+        this.emitter.emit(Op.GET_FIELD, [this.emitter.constant(expr.name)], expr);
+        return;
+      case 'Index':
+        if (isRequest(expr.object) && expr.index.kind === 'Literal' && expr.index.value === 'body') this.needBody(expr);
+        this.expr(expr.object);
+        this.expr(expr.index);
+        this.emitter.emit(Op.GET_INDEX, [], expr);
+        return;
+      case 'Call':
+        return this.call(expr);
+    }
+  }
+
+  /** Text parts and folded interpolations are merged into as few constants as possible. */
+  private template(expr: Expr & { kind: 'Template' }): void {
+    let text = '';
+    let count = 0;
+    const flush = () => {
+      if (text === '') return;
+      this.emitter.emit(Op.CONST, [this.emitter.constant(text)], expr);
+      text = '';
+      count++;
+    };
+    for (const part of expr.parts) {
+      if (typeof part === 'string') {
+        text += part;
+        continue;
+      }
+      const folded = fold(part);
+      if (folded) {
+        text += toText(folded.value);
+        continue;
+      }
+      flush();
+      this.expr(part);
+      count++;
+    }
+    flush();
+    this.emitter.emit(Op.TEMPLATE, [count], expr);
+  }
+
+  private logical(expr: Expr & { kind: 'Logical' }): void {
+    const left = fold(expr.left);
+    if (left) {
+      // A constant left side decides statically whether the right side is the result.
+      if (shortCircuits(expr.op, left.value)) this.literal(left.value, expr.left);
+      else this.expr(expr.right);
+      return;
+    }
+    this.expr(expr.left);
+    const op = expr.op === '&&' ? Op.JUMP_IF_FALSE_OR_POP : expr.op === '||' ? Op.JUMP_IF_TRUE_OR_POP : Op.JUMP_IF_NOT_NULL_OR_POP;
+    const toEnd = this.emitter.emitJump(op, expr);
+    this.expr(expr.right);
+    this.emitter.patch(toEnd);
+  }
+
+  private name(expr: Expr & { kind: 'Name' }): void {
+    const slot = this.scopes.lookup(expr.name);
+    if (slot !== undefined) {
+      this.emitter.emit(Op.LOAD_LOCAL, [slot], expr);
+      return;
+    }
+    const ambient = (AMBIENT_NAMES as readonly string[]).indexOf(expr.name);
+    if (ambient >= 0) {
+      if (expr.name === 'body') this.needBody(expr);
+      this.emitter.emit(Op.LOAD_AMBIENT, [ambient], expr);
+      return;
+    }
+    const length = expr.name.length;
+    const top = this.topLevel.get(expr.name);
+    if (top !== undefined) {
+      const what = top === 'guard' ? 'guard_definition' : top;
+      const hint = top === 'type' ? `use ${expr.name}.create(...) or ${expr.name}.find(...)` : `call it: ${expr.name}(...)`;
+      this.reporter.error('E_NOT_A_VALUE', `'${expr.name}' is a ${what}, not a value`, expr, { hint, length });
+    } else {
+      const hint = didYouMean(expr.name, [...this.scopes.visible(), ...AMBIENT_NAMES]);
+      this.reporter.error('E_UNDEFINED_NAME', `'${expr.name}' is not defined here`, expr, { hint, length });
+    }
+    this.emitter.emit(Op.NULL, [], expr);
+  }
+
+  private call(expr: CallExpr): void {
+    const name = this.calleeName(expr.callee);
+    if (name === null) {
+      this.reporter.error('E_NOT_CALLABLE', 'only a function name or Name.method can be called', expr.callee);
+    }
+    if (expr.args.length > MAX_ARGS) this.reporter.error('E_TOO_MANY_ARGS', `more than ${MAX_ARGS} arguments`, expr.args[MAX_ARGS]!);
+    for (const arg of expr.args) this.expr(arg);
+    this.emitCall(name ?? '', expr.args.length, expr);
+  }
+
+  /** `f` or `X.m` for a callable callee whose names are not locals; null for anything else. */
+  private calleeName(callee: Expr): string | null {
+    if (callee.kind === 'Name') return this.scopes.lookup(callee.name) === undefined ? callee.name : null;
+    if (callee.kind === 'Member' && callee.object.kind === 'Name' && this.scopes.lookup(callee.object.name) === undefined) {
+      return `${callee.object.name}.${callee.name}`;
+    }
+    return null;
+  }
+
+  private emitCall(name: string, argc: number, at: Pos): void {
+    const index = this.emitter.ref({ name, kind: 'call', argc, line: at.line, col: at.col });
+    this.emitter.emit(Op.CALL, [index, argc], at);
+  }
+}
+
+const BINARY_OPS = {
+  '+': Op.ADD,
+  '-': Op.SUB,
+  '*': Op.MUL,
+  '/': Op.DIV,
+  '%': Op.MOD,
+  '==': Op.EQ,
+  '!=': Op.NE,
+  '<': Op.LT,
+  '<=': Op.LE,
+  '>': Op.GT,
+  '>=': Op.GE,
+} as const;
+
+/** The ambient `request` (ambient names cannot be rebound, so the name always means it). */
+function isRequest(expr: Expr): boolean {
+  return expr.kind === 'Name' && expr.name === 'request';
+}

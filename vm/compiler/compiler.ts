@@ -1,0 +1,153 @@
+/**
+ * The compiler: one parsed file (AST) to a CompiledModule — a chunk of bytecode per route, fn,
+ * guard_definition and middleware, plus the route metadata the runtime and the reference read.
+ */
+import { createHash } from 'node:crypto';
+import type { Decl, FileNode, Pos, RouteDecl } from '../front/ast.js';
+import { ChunkCompiler, type TopLevelKind } from './chunk-compiler.js';
+import { Reporter, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
+import type { Diagnostic } from '../diagnostics.js';
+import { inferCallableResponses, inferResponses } from './infer.js';
+import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
+import { ARTEFACT_MAGIC, FORMAT_VERSION } from '../bytecode/module.js';
+import { parse } from '../front/parser.js';
+
+export { MAX_ARGS, RESPONSE_FIELDS } from './chunk-compiler.js';
+export { MAX_CONSTANTS } from './chunk-emitter.js';
+export { MAX_LOCALS } from './scope.js';
+
+/** What the header records about the compiling environment. */
+export interface CompileOptions {
+  compilerVersion: string;
+  pluginsFingerprint: string;
+}
+
+/** The result of compiling: module is null when any error diagnostic was produced. */
+export interface CompileResult {
+  module: CompiledModule | null;
+  diagnostics: Diagnostic[];
+}
+
+/** sha256 (hex) of a source text, as recorded in the artefact header. */
+export function sourceHash(source: string): string {
+  return createHash('sha256').update(source, 'utf8').digest('hex');
+}
+
+/** Compiles one parsed file. module is null when any error diagnostic was produced. */
+export function compileModule(ast: FileNode, source: string, options: CompileOptions): CompileResult {
+  const reporter = new Reporter(ast.file, source);
+  const topLevel = collectTopLevel(ast.decls, reporter);
+  const types = new Map<string, FieldMeta[]>();
+  const module: CompiledModule = {
+    header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: options.compilerVersion, sourceHash: sourceHash(source), plugins: options.pluginsFingerprint },
+    file: ast.file,
+    chunks: [],
+    routes: [],
+    functions: [],
+    guards: [],
+    types: [],
+    middleware: null,
+  };
+  // Types first: routes infer record schemas from types declared anywhere in the file.
+  for (const decl of ast.decls) {
+    if (decl.kind !== 'TypeDecl') continue;
+    const fields = fieldMetas(decl.fields, reporter);
+    types.set(decl.name, fields);
+    const meta: TypeMeta = { name: decl.name, fields, doc: decl.doc, line: decl.line, col: decl.col };
+    module.types.push(meta);
+  }
+  const chunk = (data: ChunkData): number => module.chunks.push(data) - 1;
+  for (const decl of ast.decls) {
+    switch (decl.kind) {
+      case 'Route': {
+        module.routes.push(compileRoute(decl, reporter, topLevel, types, chunk));
+        break;
+      }
+      case 'FnDecl':
+      case 'GuardDef': {
+        const kind = decl.kind === 'FnDecl' ? 'fn' : 'guard';
+        const compiler = new ChunkCompiler(reporter, topLevel, kind, decl);
+        compiler.params(decl.params);
+        compiler.statements(decl.body.body);
+        const index = chunk(compiler.finish(`${kind} ${decl.name}`, decl.params.length));
+        const meta: CallableMeta = { name: decl.name, chunk: index, params: decl.params.map((p) => p.name), doc: decl.doc, line: decl.line, col: decl.col };
+        // A fn's answers belong to every route and guard that calls it (link.ts follows the calls).
+        meta.responses = inferCallableResponses(decl.body.body, { types, body: null, query: null });
+        (kind === 'fn' ? module.functions : module.guards).push(meta);
+        break;
+      }
+      case 'Middleware': {
+        const compiler = new ChunkCompiler(reporter, topLevel, 'middleware', decl);
+        compiler.statements(decl.body.body);
+        module.middleware ??= chunk(compiler.finish('middleware', 0));
+        break;
+      }
+      case 'TypeDecl':
+        break;
+    }
+  }
+  return { module: reporter.hasErrors() ? null : module, diagnostics: reporter.diagnostics };
+}
+
+/** parse + compileModule; parse diagnostics are included, and a file that does not parse is not compiled. */
+export function compileSource(file: string, source: string, options: CompileOptions): CompileResult {
+  const parsed = parse(file, source);
+  if (parsed.diagnostics.some((d) => d.severity === 'error')) return { module: null, diagnostics: parsed.diagnostics };
+  const compiled = compileModule(parsed.ast, source, options);
+  return { module: compiled.module, diagnostics: [...parsed.diagnostics, ...compiled.diagnostics] };
+}
+
+/** The names of fns, guard_definitions and types; a duplicate is reported naming both lines. */
+function collectTopLevel(decls: readonly Decl[], reporter: Reporter): Map<string, TopLevelKind> {
+  const kinds = new Map<string, TopLevelKind>();
+  const where = new Map<string, Pos>();
+  for (const decl of decls) {
+    if (decl.kind !== 'FnDecl' && decl.kind !== 'GuardDef' && decl.kind !== 'TypeDecl') continue;
+    const earlier = where.get(decl.name);
+    if (earlier) {
+      reporter.error('E_DUPLICATE_DECL', `'${decl.name}' is declared on line ${earlier.line} and again on line ${decl.line}`, decl);
+      continue;
+    }
+    where.set(decl.name, decl);
+    kinds.set(decl.name, decl.kind === 'FnDecl' ? 'fn' : decl.kind === 'GuardDef' ? 'guard' : 'type');
+  }
+  return kinds;
+}
+
+/** One route: its chunk (guard calls, READ_BODY, VALIDATE, handler) and its metadata. */
+function compileRoute(
+  decl: RouteDecl,
+  reporter: Reporter,
+  topLevel: ReadonlyMap<string, TopLevelKind>,
+  types: ReadonlyMap<string, FieldMeta[]>,
+  chunk: (data: ChunkData) => number,
+): RouteMeta {
+  const guards = guardMetas(decl.guards, reporter);
+  const body = decl.validate ? fieldMetas(decl.validate.fields, reporter) : null;
+  const query = decl.query ? fieldMetas(decl.query.fields, reporter) : null;
+  const compiler = new ChunkCompiler(reporter, topLevel, 'route', decl);
+  for (const guard of guards) {
+    compiler.guardCall({ name: guard.name, line: guard.line, col: guard.col, mode: guard.mode }, guard.args, guard);
+  }
+  // DESIGN §5.1: a body is read only for a request its guards let through.
+  compiler.readBody(decl);
+  if (decl.validate) compiler.validate(0, decl.validate);
+  if (decl.query) compiler.validate(1, decl.query);
+  compiler.statements(decl.body);
+  const index = chunk(compiler.finish(`route ${decl.method} ${decl.path}`, 0));
+  return {
+    method: decl.method,
+    path: decl.path,
+    openapiPath: openapiPath(decl.segments),
+    segments: decl.segments,
+    params: pathParams(decl.segments),
+    chunk: index,
+    guards,
+    body,
+    query,
+    responses: inferResponses(decl, { types, body, query }),
+    doc: decl.doc,
+    line: decl.line,
+    col: decl.col,
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * JSON Schemas of declared fields (`validate`, `query`, `type` blocks). Only the field type and
+ * presence are mapped here; the validation plugin adds each decorator's keywords later.
+ */
+import type { FieldType } from '../front/ast.js';
+import type { FieldMeta, JsonSchema } from '../bytecode/module.js';
+
+/** The JSON Schema of one field type. */
+export function fieldTypeSchema(type: FieldType): JsonSchema {
+  switch (type) {
+    case 'text':
+      return { type: 'string' };
+    case 'int':
+      return { type: 'integer' };
+    case 'number':
+      return { type: 'number' };
+    case 'bool':
+      return { type: 'boolean' };
+    case 'file':
+      return { type: 'string', format: 'binary' };
+    case 'list':
+      return { type: 'array' };
+    case 'object':
+      return { type: 'object' };
+    case 'date':
+      return { type: 'string', format: 'date' };
+    case 'datetime':
+      return { type: 'string', format: 'date-time' };
+  }
+}
+
+/** An object schema with one property per field; `required` lists the fields that must be sent. */
+export function fieldsSchema(fields: readonly FieldMeta[]): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const field of fields) {
+    properties[field.name] = fieldTypeSchema(field.type);
+    if (field.required) required.push(field.name);
+  }
+  const schema: JsonSchema = { type: 'object', properties };
+  if (required.length > 0) schema.required = required;
+  return schema;
+}
+
+/**
+ * The schema of a stored record of a `type`: its fields (minus `@hidden` ones, which never leave
+ * in a response) plus the `id`, `created_at` and `updated_at` that saving assigns.
+ */
+export function recordSchema(fields: readonly FieldMeta[]): JsonSchema {
+  const properties: Record<string, JsonSchema> = {
+    id: { type: 'string', format: 'uuid' },
+  };
+  const required = ['id'];
+  for (const field of fields) {
+    if (field.decorators.some((d) => d.name === 'hidden')) continue;
+    properties[field.name] = fieldTypeSchema(field.type);
+    if (field.required) required.push(field.name);
+  }
+  properties.created_at = { type: 'string', format: 'date-time' };
+  properties.updated_at = { type: 'string', format: 'date-time' };
+  required.push('created_at', 'updated_at');
+  return { type: 'object', properties, required };
+}

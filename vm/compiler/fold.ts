@@ -1,0 +1,111 @@
+/**
+ * Constant folding: evaluates an expression at compile time when every operand is a literal,
+ * with exactly the runtime semantics of vm/values.ts. Anything that would raise a runtime error
+ * (division by zero, arithmetic on text, comparing a number with text) is left unfolded.
+ */
+import type { BinaryOp, Expr, Literal } from '../front/ast.js';
+import { isTruthy, toText, valuesEqual } from '../values.js';
+
+/** A folded value; wrapped so that a folded `null` differs from "not constant". */
+export interface Folded {
+  value: Literal;
+}
+
+/** The compile-time value of `expr`, or null when it is not a constant (or would fail at runtime). */
+export function fold(expr: Expr): Folded | null {
+  switch (expr.kind) {
+    case 'Literal':
+      return { value: expr.value };
+    case 'Template': {
+      let text = '';
+      for (const part of expr.parts) {
+        if (typeof part === 'string') {
+          text += part;
+          continue;
+        }
+        const folded = fold(part);
+        if (!folded) return null;
+        text += toText(folded.value);
+      }
+      return { value: text };
+    }
+    case 'Unary': {
+      const operand = fold(expr.operand);
+      if (!operand) return null;
+      if (expr.op === '!') return { value: !isTruthy(operand.value) };
+      return typeof operand.value === 'number' ? { value: -operand.value } : null;
+    }
+    case 'Binary': {
+      const left = fold(expr.left);
+      if (!left) return null;
+      const right = fold(expr.right);
+      if (!right) return null;
+      return foldBinary(expr.op, left.value, right.value);
+    }
+    case 'Logical': {
+      const left = fold(expr.left);
+      if (!left) return null;
+      if (shortCircuits(expr.op, left.value)) return left;
+      return fold(expr.right);
+    }
+    default:
+      return null;
+  }
+}
+
+/** Whether a logical operator with this left value yields the left value without looking right. */
+export function shortCircuits(op: '&&' | '||' | '??', left: Literal): boolean {
+  switch (op) {
+    case '&&':
+      return !isTruthy(left);
+    case '||':
+      return isTruthy(left);
+    case '??':
+      return left !== null;
+  }
+}
+
+/** Folds one binary operation over literals, or null when the runtime would raise an error. */
+export function foldBinary(op: BinaryOp, a: Literal, b: Literal): Folded | null {
+  switch (op) {
+    case '==':
+      return { value: valuesEqual(a, b) };
+    case '!=':
+      return { value: !valuesEqual(a, b) };
+    case '+':
+      if (typeof a === 'string' || typeof b === 'string') return { value: toText(a) + toText(b) };
+      return typeof a === 'number' && typeof b === 'number' ? { value: a + b } : null;
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      if ((typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')) {
+        return { value: compare(op, a, b) };
+      }
+      return null;
+  }
+  if (typeof a !== 'number' || typeof b !== 'number') return null;
+  switch (op) {
+    case '-':
+      return { value: a - b };
+    case '*':
+      return { value: a * b };
+    case '/':
+      return b === 0 ? null : { value: a / b };
+    case '%':
+      return b === 0 ? null : { value: a % b };
+  }
+}
+
+function compare(op: '<' | '<=' | '>' | '>=', a: number | string, b: number | string): boolean {
+  switch (op) {
+    case '<':
+      return a < b;
+    case '<=':
+      return a <= b;
+    case '>':
+      return a > b;
+    case '>=':
+      return a >= b;
+  }
+}

@@ -1,0 +1,471 @@
+/**
+ * Response schema inference: from the response helpers, `response {}` statements and `fail`s of
+ * a route body, the statuses the route can answer with and a JSON Schema of each body. No
+ * annotations are read; whatever cannot be inferred is the empty schema `{}`.
+ */
+import type { Block, Expr, IfStmt, Literal, RouteDecl, Stmt } from '../front/ast.js';
+import { fieldsSchema, fieldTypeSchema, recordSchema } from './field-schema.js';
+import { fold } from './fold.js';
+import type { FieldMeta, JsonSchema, ResponseMeta } from '../bytecode/module.js';
+
+/** What inference needs to know beyond the route itself. */
+export interface InferContext {
+  /** Fields of each `type` declared in the same file. */
+  types: ReadonlyMap<string, readonly FieldMeta[]>;
+  /** The route's `validate` fields (null without a validate block). */
+  body: readonly FieldMeta[] | null;
+  /** The route's `query` fields (null without a query block). */
+  query: readonly FieldMeta[] | null;
+}
+
+/** The body every error response of the runtime has: `{error, code}`. */
+export const ERROR_BODY_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['error', 'code'],
+  properties: { error: { type: 'string' }, code: { type: 'string' } },
+};
+
+/** The 422 body of a failed validation: `{error, code, details: [{field, rule, message}]}`. */
+export const VALIDATION_ERROR_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['error', 'code', 'details'],
+  properties: {
+    error: { type: 'string' },
+    code: { type: 'string' },
+    details: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['field', 'rule', 'message'],
+        properties: { field: { type: 'string' }, rule: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+};
+
+/** What a response helper's arguments mean for the response it makes. */
+export type HelperKind = 'value' | 'empty' | 'error' | 'redirect' | 'json' | 'text' | 'html';
+
+/**
+ * Each `response.*` helper: its (default) status and what its arguments mean. The one table of
+ * helper statuses: the compiler infers responses from it, the core plugin registers the helpers
+ * from it (through the SDK).
+ */
+export const RESPONSE_HELPERS: Readonly<Record<string, { status: number; kind: HelperKind }>> = {
+  ok: { status: 200, kind: 'value' },
+  created: { status: 201, kind: 'value' },
+  accepted: { status: 202, kind: 'value' },
+  no_content: { status: 204, kind: 'empty' },
+  redirect: { status: 302, kind: 'redirect' },
+  bad_request: { status: 400, kind: 'error' },
+  unauthorized: { status: 401, kind: 'error' },
+  forbidden: { status: 403, kind: 'error' },
+  not_found: { status: 404, kind: 'error' },
+  conflict: { status: 409, kind: 'error' },
+  unprocessable: { status: 422, kind: 'error' },
+  too_many_requests: { status: 429, kind: 'error' },
+  json: { status: 200, kind: 'json' },
+  text: { status: 200, kind: 'text' },
+  html: { status: 200, kind: 'html' },
+};
+
+/** Record methods returning one record, and those returning a list of records. */
+const RECORD_ONE = new Set(['create', 'new', 'find', 'find_by', 'update']);
+const RECORD_MANY = new Set(['all', 'where']);
+
+/** The inferred responses of a route, one per status, sorted by status. */
+export function inferResponses(route: RouteDecl, context: InferContext): ResponseMeta[] {
+  const walker = new Walker(context);
+  walker.block(route.body);
+  const entries = walker.entries;
+  if (!endsHandler(route.body)) {
+    entries.push({ status: 204, source: 'end of handler', contentType: null, schema: {}, line: route.line });
+  }
+  const section = route.validate ?? route.query;
+  if (section) {
+    entries.push({ status: 422, source: 'validate', contentType: 'application/json', schema: VALIDATION_ERROR_SCHEMA, line: section.line });
+  }
+  return mergeResponses(entries);
+}
+
+/** The responses a `guard_definition` or `fn` body can answer with (its `fail`s and response helpers). */
+export function inferCallableResponses(body: readonly Stmt[], context: InferContext): ResponseMeta[] {
+  const walker = new Walker(context);
+  walker.block(body);
+  return mergeResponses(walker.entries);
+}
+
+/** Whether control can never fall off the end of these statements (judged on the last one). */
+function endsHandler(body: readonly Stmt[]): boolean {
+  const last = body[body.length - 1];
+  return last !== undefined && stmtEnds(last);
+}
+
+function stmtEnds(stmt: Stmt | IfStmt): boolean {
+  switch (stmt.kind) {
+    case 'Fail':
+    case 'Response':
+      return true;
+    case 'ExprStmt':
+      return helperName(stmt.expr) !== null;
+    case 'If':
+      return endsHandler(stmt.then.body) && stmt.otherwise !== null && (stmt.otherwise.kind === 'If' ? stmtEnds(stmt.otherwise) : endsHandler(stmt.otherwise.body));
+    case 'Try':
+      return endsHandler(stmt.body.body) && endsHandler(stmt.handler.body);
+    default:
+      return false;
+  }
+}
+
+/** `ok` for a call `response.ok(...)` of a known helper, else null. */
+function helperName(expr: Expr): string | null {
+  if (expr.kind !== 'Call' || expr.callee.kind !== 'Member') return null;
+  const object = expr.callee.object;
+  if (object.kind !== 'Name' || object.name !== 'response') return null;
+  return Object.hasOwn(RESPONSE_HELPERS, expr.callee.name) ? expr.callee.name : null;
+}
+
+/** Merges entries of the same status: identical schemas once, different ones under `anyOf`. */
+/** One response per status, sorted; the schemas of a status answered several ways are its `anyOf`. */
+export function mergeResponses(entries: readonly ResponseMeta[]): ResponseMeta[] {
+  const byStatus = new Map<number, { meta: ResponseMeta; schemas: JsonSchema[]; keys: Set<string> }>();
+  for (const entry of entries) {
+    const key = canonical(entry.schema);
+    const group = byStatus.get(entry.status);
+    if (!group) {
+      byStatus.set(entry.status, { meta: { ...entry }, schemas: [entry.schema], keys: new Set([key]) });
+      continue;
+    }
+    if (group.meta.contentType === null) group.meta.contentType = entry.contentType;
+    if (!group.keys.has(key)) {
+      group.keys.add(key);
+      group.schemas.push(entry.schema);
+    }
+  }
+  return [...byStatus.values()]
+    .sort((a, b) => a.meta.status - b.meta.status)
+    .map((g) => ({ ...g.meta, schema: g.schemas.length === 1 ? g.schemas[0]! : { anyOf: g.schemas } }));
+}
+
+/** JSON text with sorted keys, so equal schemas compare equal whatever their key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    return `{${Object.keys(obj)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(obj[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function sameSchema(a: JsonSchema, b: JsonSchema): boolean {
+  return canonical(a) === canonical(b);
+}
+
+/** The schema of a literal value, with the value as its example. */
+export function literalSchema(value: Literal): JsonSchema {
+  if (value === null) return { type: 'null' };
+  switch (typeof value) {
+    case 'string':
+      return { type: 'string', example: value };
+    case 'boolean':
+      return { type: 'boolean', example: value };
+    default:
+      return { type: Number.isInteger(value) ? 'integer' : 'number', example: value };
+  }
+}
+
+function withoutExample(schema: JsonSchema): JsonSchema {
+  const { example: _example, ...rest } = schema;
+  return rest;
+}
+
+/** A constant integer status, or null. */
+function constantStatus(expr: Expr | undefined): number | null {
+  if (!expr) return null;
+  const folded = fold(expr);
+  return folded && typeof folded.value === 'number' && Number.isInteger(folded.value) ? folded.value : null;
+}
+
+/** Walks a route body in source order, tracking local schemas and collecting response entries. */
+class Walker {
+  readonly entries: ResponseMeta[] = [];
+  /** Schema of each local so far; null once two assignments disagreed. */
+  private readonly locals = new Map<string, JsonSchema | null>();
+
+  constructor(private readonly context: InferContext) {}
+
+  block(body: readonly Stmt[]): void {
+    for (const stmt of body) this.stmt(stmt);
+  }
+
+  private blockOf(block: Block): void {
+    this.block(block.body);
+  }
+
+  private bind(name: string, schema: JsonSchema): void {
+    if (!this.locals.has(name)) this.locals.set(name, schema);
+    else {
+      const known = this.locals.get(name);
+      if (known && !sameSchema(known, schema)) this.locals.set(name, null);
+    }
+  }
+
+  private stmt(stmt: Stmt | IfStmt): void {
+    switch (stmt.kind) {
+      case 'Assign': {
+        this.visit(stmt.value);
+        const target = stmt.target;
+        if (target.kind === 'Name') this.bind(target.name, this.schemaOf(stmt.value));
+        else if (target.kind === 'Member' && target.object.kind === 'Name') this.setProperty(target.object.name, target.name, this.schemaOf(stmt.value));
+        else this.visit(target);
+        return;
+      }
+      case 'If':
+        this.visit(stmt.cond);
+        this.blockOf(stmt.then);
+        if (stmt.otherwise) {
+          if (stmt.otherwise.kind === 'If') this.stmt(stmt.otherwise);
+          else this.blockOf(stmt.otherwise);
+        }
+        return;
+      case 'For': {
+        this.visit(stmt.iterable);
+        const iterable = this.schemaOf(stmt.iterable);
+        const items = iterable.type === 'array' && iterable.items ? (iterable.items as JsonSchema) : {};
+        if (stmt.key !== null) this.bind(stmt.key, {});
+        this.bind(stmt.value, iterable.type === 'array' ? items : {});
+        this.blockOf(stmt.body);
+        return;
+      }
+      case 'While':
+        this.visit(stmt.cond);
+        this.blockOf(stmt.body);
+        return;
+      case 'Try':
+        this.blockOf(stmt.body);
+        this.bind(stmt.errName, ERROR_BODY_SCHEMA);
+        this.blockOf(stmt.handler);
+        return;
+      case 'Return':
+        if (stmt.value) this.visit(stmt.value);
+        return;
+      case 'Fail': {
+        this.visit(stmt.status);
+        if (stmt.message) this.visit(stmt.message);
+        const status = constantStatus(stmt.status);
+        if (status !== null) this.entries.push({ status, source: 'fail', contentType: 'application/json', schema: ERROR_BODY_SCHEMA, line: stmt.line });
+        return;
+      }
+      case 'Save':
+      case 'Delete':
+        this.visit(stmt.record);
+        return;
+      case 'Response':
+        this.visit(stmt.fields);
+        this.responseStatement(stmt.fields.entries, stmt.line);
+        return;
+      case 'ExprStmt':
+        this.visit(stmt.expr);
+        return;
+      case 'Break':
+      case 'Continue':
+        return;
+    }
+  }
+
+  /** `x.f = v` on a local known to be an object: the property joins its schema. */
+  private setProperty(name: string, field: string, schema: JsonSchema): void {
+    const known = this.locals.get(name);
+    if (!known || known.type !== 'object' || typeof known.properties !== 'object') return;
+    const required = Array.isArray(known.required) ? (known.required as string[]) : [];
+    this.locals.set(name, {
+      ...known,
+      properties: { ...(known.properties as Record<string, JsonSchema>), [field]: schema },
+      required: required.includes(field) ? required : [...required, field],
+    });
+  }
+
+  private responseStatement(entries: readonly { key: string; value: Expr }[], line: number): void {
+    const last = new Map<string, Expr>();
+    for (const entry of entries) last.set(entry.key, entry.value);
+    const statusExpr = last.get('status');
+    const status = statusExpr ? constantStatus(statusExpr) : 200;
+    if (status === null) return;
+    const source = 'response {}';
+    const json = last.get('json');
+    if (json) this.entries.push({ status, source, contentType: 'application/json', schema: this.schemaOf(json), line });
+    else if (last.has('text')) this.entries.push({ status, source, contentType: 'text/plain', schema: { type: 'string' }, line });
+    else if (last.has('html')) this.entries.push({ status, source, contentType: 'text/html', schema: { type: 'string' }, line });
+    else this.entries.push({ status, source, contentType: null, schema: {}, line });
+  }
+
+  /** Visits every sub-expression, recording the response helper calls among them. */
+  private visit(expr: Expr): void {
+    switch (expr.kind) {
+      case 'Template':
+        for (const part of expr.parts) if (typeof part !== 'string') this.visit(part);
+        return;
+      case 'List':
+        for (const item of expr.items) this.visit(item);
+        return;
+      case 'Object':
+        for (const entry of expr.entries) this.visit(entry.value);
+        return;
+      case 'Unary':
+        this.visit(expr.operand);
+        return;
+      case 'Binary':
+      case 'Logical':
+        this.visit(expr.left);
+        this.visit(expr.right);
+        return;
+      case 'Member':
+        this.visit(expr.object);
+        return;
+      case 'Index':
+        this.visit(expr.object);
+        this.visit(expr.index);
+        return;
+      case 'Call':
+        for (const arg of expr.args) this.visit(arg);
+        this.helperCall(expr);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private helperCall(call: Expr & { kind: 'Call' }): void {
+    const name = helperName(call);
+    if (name === null) return;
+    const helper = RESPONSE_HELPERS[name]!;
+    const source = `response.${name}`;
+    const line = call.line;
+    const [first, second] = call.args;
+    switch (helper.kind) {
+      case 'value':
+        this.entries.push({ status: helper.status, source, contentType: 'application/json', schema: first ? this.schemaOf(first) : {}, line });
+        return;
+      case 'empty':
+        this.entries.push({ status: helper.status, source, contentType: null, schema: {}, line });
+        return;
+      case 'redirect': {
+        const status = second ? constantStatus(second) : helper.status;
+        if (status !== null) this.entries.push({ status, source, contentType: null, schema: {}, line });
+        return;
+      }
+      case 'error':
+        this.entries.push({ status: helper.status, source, contentType: 'application/json', schema: ERROR_BODY_SCHEMA, line });
+        return;
+      case 'json': {
+        const status = constantStatus(first);
+        if (status !== null) this.entries.push({ status, source, contentType: 'application/json', schema: second ? this.schemaOf(second) : {}, line });
+        return;
+      }
+      case 'text':
+        this.entries.push({ status: helper.status, source, contentType: 'text/plain', schema: { type: 'string' }, line });
+        return;
+      case 'html':
+        this.entries.push({ status: helper.status, source, contentType: 'text/html', schema: { type: 'string' }, line });
+        return;
+    }
+  }
+
+  /** The schema of the value `expr` produces, as far as it can be told statically. */
+  schemaOf(expr: Expr): JsonSchema {
+    const folded = fold(expr);
+    if (folded) return literalSchema(folded.value);
+    switch (expr.kind) {
+      case 'Template':
+        return { type: 'string' };
+      case 'List':
+        return { type: 'array', items: this.commonSchema(expr.items.map((item) => this.schemaOf(item))) };
+      case 'Object': {
+        const properties: Record<string, JsonSchema> = {};
+        for (const entry of expr.entries) properties[entry.key] = this.schemaOf(entry.value);
+        const keys = Object.keys(properties);
+        return keys.length > 0 ? { type: 'object', properties, required: keys } : { type: 'object', properties };
+      }
+      case 'Name':
+        return this.nameSchema(expr.name);
+      case 'Member':
+        return this.memberSchema(expr.object, expr.name);
+      case 'Index': {
+        const object = this.schemaOf(expr.object);
+        return object.type === 'array' && object.items ? (object.items as JsonSchema) : {};
+      }
+      case 'Call':
+        return this.callSchema(expr);
+      case 'Unary':
+        return expr.op === '!' ? { type: 'boolean' } : { type: 'number' };
+      case 'Binary':
+        switch (expr.op) {
+          case '+': {
+            const isText = (s: JsonSchema) => s.type === 'string';
+            return isText(this.schemaOf(expr.left)) || isText(this.schemaOf(expr.right)) ? { type: 'string' } : { type: 'number' };
+          }
+          case '-':
+          case '*':
+          case '/':
+          case '%':
+            return { type: 'number' };
+          default:
+            return { type: 'boolean' };
+        }
+      case 'Logical': {
+        const left = this.schemaOf(expr.left);
+        return sameSchema(left, this.schemaOf(expr.right)) ? left : {};
+      }
+      default:
+        return {};
+    }
+  }
+
+  private commonSchema(schemas: JsonSchema[]): JsonSchema {
+    if (schemas.length === 0) return {};
+    const first = schemas[0]!;
+    if (schemas.every((s) => sameSchema(s, first))) return first;
+    const bare = withoutExample(first);
+    return schemas.every((s) => sameSchema(withoutExample(s), bare)) ? bare : {};
+  }
+
+  private nameSchema(name: string): JsonSchema {
+    const local = this.locals.get(name);
+    if (local !== undefined) return local ?? {};
+    switch (name) {
+      case 'body':
+        return this.context.body ? fieldsSchema(this.context.body) : {};
+      case 'query':
+        return this.context.query ? fieldsSchema(this.context.query) : {};
+      default:
+        return {};
+    }
+  }
+
+  private memberSchema(object: Expr, name: string): JsonSchema {
+    if (object.kind === 'Name' && !this.locals.has(object.name)) {
+      const fields = object.name === 'body' ? this.context.body : object.name === 'query' ? this.context.query : undefined;
+      if (fields) {
+        const field = fields.find((f) => f.name === name);
+        return field ? fieldTypeSchema(field.type) : {};
+      }
+      if (object.name === 'params') return { type: 'string' };
+    }
+    const schema = this.schemaOf(object);
+    const properties = schema.properties as Record<string, JsonSchema> | undefined;
+    return properties && Object.hasOwn(properties, name) ? properties[name]! : {};
+  }
+
+  private callSchema(call: Expr & { kind: 'Call' }): JsonSchema {
+    const callee = call.callee;
+    if (callee.kind !== 'Member' || callee.object.kind !== 'Name') return {};
+    const fields = this.context.types.get(callee.object.name);
+    if (!fields) return {};
+    if (RECORD_ONE.has(callee.name)) return recordSchema(fields);
+    if (RECORD_MANY.has(callee.name)) return { type: 'array', items: recordSchema(fields) };
+    return {};
+  }
+}

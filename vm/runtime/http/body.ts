@@ -1,0 +1,366 @@
+/**
+ * Reading and parsing request bodies: JSON, urlencoded forms and plain text, under a byte limit;
+ * multipart/form-data is streamed by multipart.ts. Every failure is an HttpError the dispatcher
+ * answers with the error body.
+ */
+import type { Readable } from 'node:stream';
+import { readMultipart } from './multipart.js';
+import { nextTurn } from '../../interp/scheduler.js';
+import type { IncomingRequest, UploadSpec } from '../types.js';
+
+/**
+ * Bodies larger than this wait for their turn of the event loop before they are parsed
+ * (scheduler.ts); smaller ones parse in well under a millisecond, at once.
+ */
+export const PARSE_IN_TURN_BYTES = 64 * 1024;
+
+/** Default body limit: generous for JSON APIs, small enough that buffering it is harmless. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Deepest nesting accepted in a JSON body. JSON.parse copes with more, but everything after it
+ * (conversion to language values, validation) recurses, and no real API nests this deep.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * An error the runtime answers itself: status, machine code, human message, extra headers, and
+ * `details` for the error body (`{field, rule, message}` entries).
+ */
+export class HttpError extends Error {
+  /** Removes what reading stored before it failed (partial uploads); the dispatcher runs it. */
+  cleanup?: () => Promise<void>;
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers?: Record<string, string>,
+    readonly details?: unknown[],
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+/** How the body arrived: the validation layer coerces form and multipart text but keeps JSON strict. */
+export type ParsedBodyKind = 'none' | 'json' | 'form' | 'multipart' | 'text';
+
+/**
+ * A parsed body: JSON data, form fields (text, or a list of text for repeated keys), multipart
+ * fields (the same, plus UploadedFile values for declared file fields), text, or null.
+ */
+export interface ParsedBody {
+  kind: ParsedBodyKind;
+  value: unknown;
+  /**
+   * A large JSON body parses again from its bytes: once validated, its parsed form (1 MiB of
+   * small objects is ~21 MB of heap) need not wait in memory with its request (see
+   * RequestContext.validated).
+   */
+  reparse?: () => unknown;
+  /** Removes the request's temporary upload files; run once the response is final. */
+  cleanup?: () => Promise<void>;
+}
+
+/** The parsed form of a request without a body. */
+export const NO_BODY: ParsedBody = Object.freeze({ kind: 'none', value: null }) as ParsedBody;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** True when the request announces a body (a non-zero content-length, or chunked transfer). */
+export function hasBody(request: IncomingRequest): boolean {
+  return request.body !== null && announcesBody(request.headers);
+}
+
+/** RFC 9112 §6.3: a request has a body only if its headers say so, with content-length or transfer-encoding. */
+export function announcesBody(headers: IncomingRequest['headers']): boolean {
+  const length = headers['content-length'];
+  if (length !== undefined) return length !== '0';
+  return headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Reads the whole body (at most `limit` bytes) and parses it by its content type. Multipart
+ * bodies are streamed instead: declared files (`uploads`) go to disk under their own limits,
+ * and `limit` bounds the rest. One Promise from the first byte to the parsed body: the read
+ * resolves with the parsed value itself.
+ */
+export function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec, charge?: ChargeBody): Promise<ParsedBody> {
+  return readBodyThen(request, limit, uploads, keep, rethrow, charge);
+}
+
+/**
+ * Charges body memory before it is held: `rawBytes` more bytes of a body of `mediaType` (the
+ * caller knows what they cost once parsed). An HttpError (503 overloaded) refuses the body.
+ */
+export type ChargeBody = (rawBytes: number, mediaType: string) => HttpError | null;
+
+/**
+ * `readBody`, continued in the same promise turn: the read settles with `use(body)`, or with
+ * `refuse(err)` when the body cannot be read or parsed (an HttpError, or what `use` threw). A
+ * request then pays one promise turn for its body, not one per step after it.
+ */
+export function readBodyThen<T>(
+  request: IncomingRequest,
+  limit: number,
+  uploads: UploadSpec | undefined,
+  use: (body: ParsedBody) => T | Promise<T>,
+  refuse: (err: unknown) => T | Promise<T>,
+  charge: ChargeBody = noCharge,
+): Promise<T> {
+  const stream = request.body;
+  // A throw in an executor rejects the promise: what `refuse` throws (readBody's rethrow) rejects.
+  if (stream === null) return new Promise((resolve) => resolve(attempt(use, NO_BODY, refuse)));
+  const header = request.headers['content-type'];
+  const contentType = parseContentType(typeof header === 'string' ? header : undefined);
+  const declaredHeader = request.headers['content-length'];
+  const declared = typeof declaredHeader === 'string' ? Number(declaredHeader) : NaN;
+  if (contentType.type === 'multipart/form-data') {
+    // Declared files go to disk; what stays in memory (fields, framing) is bounded by `limit`.
+    const refused = charge(Number.isFinite(declared) ? Math.min(declared, limit) : limit, contentType.type);
+    if (refused !== null) return refuseUnread(stream, refused, refuse);
+    return readMultipart(request, uploads, limit).then((body) => attempt(use, body, refuse), refuse);
+  }
+  if (declared > limit) return refuseUnread(stream, tooLarge(limit), refuse);
+  // A declared length is charged before the first byte is read; a chunked body as it arrives.
+  if (Number.isFinite(declared)) {
+    const refused = charge(declared, contentType.type);
+    if (refused !== null) return refuseUnread(stream, refused, refuse);
+  }
+  const chunked = Number.isFinite(declared) ? null : (bytes: number) => charge(bytes, contentType.type);
+  return collect(stream, limit, (bytes) => use(parseBody(contentType, bytes)), refuse, chunked);
+}
+
+/** The charge of a read that counts no memory (unit tests, readBody without an admission). */
+function noCharge(): null {
+  return null;
+}
+
+/**
+ * Refuses a body without reading a byte of it. After the answer the dispatcher lets node drain a
+ * small one and closes the connection on a big one (UNREAD_BODY_DRAIN_BYTES), so a refused flood
+ * is never read for nothing.
+ */
+function refuseUnread<T>(stream: Readable, err: HttpError, refuse: (err: unknown) => T | Promise<T>): Promise<T> {
+  stream.on('error', ignore);
+  return new Promise((resolve) => resolve(refuse(err)));
+}
+
+function keep<T>(value: T): T {
+  return value;
+}
+
+function rethrow(err: unknown): never {
+  throw err;
+}
+
+/** `use(arg)`, or `refuse` of what it threw (which may throw in turn). */
+function attempt<A, T>(use: (arg: A) => T | Promise<T>, arg: A, refuse: (err: unknown) => T | Promise<T>): T | Promise<T> {
+  try {
+    return use(arg);
+  } catch (err) {
+    return refuse(err);
+  }
+}
+
+/** `attempt` from a stream's event handler, where nothing may throw: a throwing `refuse` rejects. */
+function resolveWith<A, T>(resolve: (value: T | Promise<T>) => void, use: (arg: A) => T | Promise<T>, arg: A, refuse: (err: unknown) => T | Promise<T>): void {
+  try {
+    resolve(attempt(use, arg, refuse));
+  } catch (thrown) {
+    resolve(Promise.reject(thrown));
+  }
+}
+
+/** Parses a complete body by its (parsed) content type. */
+function parseBody({ type, charset }: ContentType, bytes: Buffer): ParsedBody {
+  if (bytes.length === 0) return NO_BODY;
+  if (charset !== null && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
+    throw new HttpError(415, 'unsupported_media_type', `Unsupported charset '${charset}': send UTF-8`);
+  }
+  if (type === 'application/json' || type.endsWith('+json')) {
+    const value = parseJson(bytes);
+    return bytes.length > PARSE_IN_TURN_BYTES ? { kind: 'json', value, reparse: () => parseJson(bytes) } : { kind: 'json', value };
+  }
+  if (type === 'application/x-www-form-urlencoded') return { kind: 'form', value: parseForm(decode(bytes, 'bad_request')) };
+  if (type === 'text/plain') return { kind: 'text', value: decode(bytes, 'bad_request') };
+  const shown = type === '' ? 'a body without content-type' : `content-type '${type}'`;
+  throw new HttpError(415, 'unsupported_media_type', `Unsupported media type: ${shown}`);
+}
+
+/** Media type (lower-case, no parameters) and charset (lower-case, or null) of a content-type. */
+export interface ContentType {
+  type: string;
+  charset: string | null;
+}
+
+/** Splits a content-type header into its media type and charset. */
+export function parseContentType(header: string | undefined): ContentType {
+  if (header === undefined) return { type: '', charset: null };
+  const semi = header.indexOf(';');
+  if (semi === -1) return { type: header.trim().toLowerCase(), charset: null };
+  const type = header.slice(0, semi).trim().toLowerCase();
+  let charset: string | null = null;
+  for (const param of header.slice(semi + 1).split(';')) {
+    const eq = param.indexOf('=');
+    if (eq === -1 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    charset = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  return { type, charset };
+}
+
+/**
+ * Reads a stream into one Buffer and resolves with `finish` of it, or with `refuse` of the error
+ * (413 as soon as `limit` is passed, or what `finish` threw). The first of end, error, close or
+ * the limit settles it; the listeners stay (removing four per request costs more than the stream
+ * they die with) but ignore what follows.
+ */
+function collect<T>(
+  stream: Readable,
+  limit: number,
+  finish: (bytes: Buffer) => T | Promise<T>,
+  refuse: (err: unknown) => T | Promise<T>,
+  charge: ((bytes: number) => HttpError | null) | null,
+): Promise<T> {
+  return new Promise((resolve) => {
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (err: unknown): void => {
+      settled = true;
+      chunks = [];
+      resolveWith(resolve, refuse, err, rethrow);
+    };
+    stream.on('data', (chunk: Buffer | string): void => {
+      if (settled) return;
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += buf.length;
+      if (size > limit) {
+        fail(tooLarge(limit, CLOSE));
+        stop(stream);
+        return;
+      }
+      const refused = charge === null ? null : charge(buf.length);
+      if (refused !== null) {
+        fail(refused);
+        stop(stream);
+        return;
+      }
+      chunks.push(buf);
+    });
+    stream.on('end', (): void => {
+      if (settled) return;
+      settled = true;
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      chunks = [];
+      // Parsing a large body holds the event loop (1 MiB of JSON objects: 30-50 ms): one per turn,
+      // in turn with the VM's slices, so several finishing together do not stack their parses.
+      if (size > PARSE_IN_TURN_BYTES) void nextTurn().then(() => resolveWith(resolve, finish, bytes, refuse));
+      else resolveWith(resolve, finish, bytes, refuse);
+    });
+    stream.on('error', (err: Error): void => {
+      if (!settled) fail(new HttpError(400, 'bad_request', `Could not read the request body: ${err.message}`));
+    });
+    stream.on('close', (): void => {
+      if (!settled) fail(new HttpError(400, 'bad_request', 'The request body ended early'));
+    });
+  });
+}
+
+/**
+ * Stops reading a body refused half way: its answer closes the connection (CLOSE), so the rest
+ * is never read. Draining it instead would read for as long as the client cares to send.
+ */
+function stop(stream: Readable): void {
+  stream.on('error', ignore);
+  stream.pause();
+}
+
+function ignore(): void {}
+
+/** The header of an answer after which the connection cannot carry another request. */
+const CLOSE = { connection: 'close' };
+
+function tooLarge(limit: number, headers?: Record<string, string>): HttpError {
+  return new HttpError(413, 'payload_too_large', `Request body is larger than the limit of ${limit} bytes`, headers);
+}
+
+function decode(bytes: Buffer, code: string): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new HttpError(400, code, 'Request body is not valid UTF-8');
+  }
+}
+
+function parseJson(bytes: Buffer): unknown {
+  let text = decode(bytes, 'invalid_json');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.length > 2 * MAX_JSON_DEPTH && jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw new HttpError(400, 'invalid_json', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  try {
+    // JSON.parse defines `__proto__` keys as own data properties, never as the prototype; every
+    // later copy goes through fromJson/setField (defineProperty), so they stay data.
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, 'invalid_json', `Malformed JSON body: ${(err as Error).message}`);
+  }
+}
+
+/** Deepest `[`/`{` nesting in a JSON text, ignoring brackets inside strings. */
+function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) max = depth;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return max;
+}
+
+/** Parses `a=1&b=2&a=3` into `{ a: ['1', '3'], b: '2' }` (proto-safe). */
+export function parseForm(text: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (text === '') return out;
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const key = decodeFormComponent(eq === -1 ? pair : pair.slice(0, eq));
+    const value = eq === -1 ? '' : decodeFormComponent(pair.slice(eq + 1));
+    addField(out, key, value);
+  }
+  return out;
+}
+
+/** Decodes one form/query component: `+` is a space, a malformed escape is kept as written. */
+export function decodeFormComponent(s: string): string {
+  if (s.indexOf('+') !== -1) s = s.replace(/\+/g, ' ');
+  if (s.indexOf('%') === -1) return s;
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** Adds a field, turning a repeated key into a list; `__proto__` stays an ordinary key. */
+export function addField(out: Record<string, string | string[]>, key: string, value: string): void {
+  if (Object.hasOwn(out, key)) {
+    const prev = out[key];
+    if (Array.isArray(prev)) prev.push(value);
+    else out[key] = [prev, value];
+  } else if (key === '__proto__') {
+    Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    out[key] = value;
+  }
+}
