@@ -364,7 +364,13 @@ export interface AppIntrospection {
   routes(): readonly RouteInfo[];
   /** Errors of the last reload when it failed (the previous version keeps serving); else empty. */
   errors(): readonly DiagnosticInfo[];
-  /** Grows by one at every reload attempt; caches key on it. */
+  /**
+   * Plugin files of the app changed since this process loaded them (dev mode), relative to the app
+   * folder: plugins load once per process, so the app runs their old code until `rvm run` restarts.
+   * Absent or empty when there are none.
+   */
+  restartNeeded?(): readonly string[];
+  /** Grows by one at every reload attempt and when restartNeeded() changes; caches key on it. */
   readonly generation: number;
   /** Calls `listener` after every reload attempt; returns the unsubscribe function. */
   onReload(listener: () => void): () => void;

@@ -370,9 +370,11 @@ describe('serving the document', () => {
 
   test('with the watcher, a changed plugin file is announced once: plugins load once per process', async () => {
     const log = captureLogger();
-    await withApp({ 'a.rvm': ROUTE_V1, 'plugin.mjs': 'export default {}\n' }, { dev: true, logger: log }, async (app, dir) => {
+    const plugin = "export default { name: 'p', version: '1.0.0', setup() {} }\n";
+    const files = { 'a.rvm': ROUTE_V1, 'plugin.mjs': plugin, 'rvm.config.json': JSON.stringify({ plugins: ['./plugin.mjs'] }) };
+    await withApp(files, { dev: true, logger: log }, async (app, dir) => {
       app.watch();
-      for (let i = 0; i < 3; i++) writeFileSync(join(dir, 'plugin.mjs'), `export default {} // ${i}\n`);
+      for (let i = 0; i < 3; i++) writeFileSync(join(dir, 'plugin.mjs'), `${plugin}// ${i}\n`);
       for (let i = 0; i < 100 && !log.lines.some((l) => l.includes('plugin.mjs changed')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.equal(log.lines.filter((l) => l.includes('plugin.mjs changed: plugins are loaded once per process; restart rvm run')).length, 1, log.lines.join('\n'));
     });

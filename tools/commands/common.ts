@@ -120,15 +120,22 @@ export function err(text: string): void {
   process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
-let version: string | null = null;
+let manifest: { name: string; version: string } | null = null;
+
+/** The runtime's package.json (read once, without loading the runtime). */
+function rvmPackage(): { name: string; version: string } {
+  manifest ??= JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+  return manifest;
+}
 
 /** The rvm package version, read from package.json (without loading the runtime). */
 export function rvmVersion(): string {
-  if (version === null) {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-    version = pkg.version;
-  }
-  return version;
+  return rvmPackage().version;
+}
+
+/** The runtime's npm package name, read from package.json: what an app installs to get `rvm`. */
+export function rvmPackageName(): string {
+  return rvmPackage().name;
 }
 
 /** "1 route", "2 routes". */

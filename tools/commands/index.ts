@@ -8,6 +8,19 @@ import { helpCommand } from './help.js';
 /** Every command, in the order help lists them. */
 export const COMMANDS: readonly CommandSpec[] = [
   {
+    name: 'new',
+    args: 'DIR',
+    minArgs: 1,
+    maxArgs: 1,
+    summary: 'create a working app in a new or empty folder',
+    description:
+      'Writes a route file (GET and a validated POST /hello), _middleware.rvm, rvm.config.json (name from the folder, version 0.1.0),\n' +
+      "a .gitignore, a README and test/app.test.mjs (run it with 'node --test' in DIR). 'rvm run DIR' serves the app at once.\n" +
+      'A folder that exists and is not empty is refused (exit 1) and nothing in it is touched.',
+    flags: [],
+    run: async (args: ParsedArgs) => (await import('./new.js')).newCommand(args),
+  },
+  {
     name: 'run',
     args: '[DIR|BUNDLE]',
     minArgs: 0,

@@ -257,6 +257,7 @@ export class App implements AppHandle {
       },
       current: () => ({ routes: this.build.linked.routes, registry: this.build.registry }),
       lastErrors: () => this.lastErrors,
+      restartNeeded: () => [...this.changedPlugins].sort(),
     });
     this.store = createMemoryStore();
     this.admission = new Admission(build.settings.limits);
@@ -415,14 +416,22 @@ export class App implements AppHandle {
     this.watcher = watch(this.dir, { recursive: true }, (_event, name) => {
       const file = String(name ?? '');
       if (file.split(/[\\/]/).some((part) => SKIPPED_FOLDERS.has(part))) return;
-      // Node loads a module once per process: a plugin's new code needs a new process.
-      if (PLUGIN_FILE.test(file) && !this.changedPlugins.has(file)) {
+      // Node loads a module once per process: a plugin's new code needs a new process. Only an
+      // app that lists plugins has any (a test script of the app is no plugin).
+      if (PLUGIN_FILE.test(file) && this.listsPlugins() && !this.changedPlugins.has(file)) {
         this.changedPlugins.add(file);
         this.log.info(`${file} changed: plugins are loaded once per process; restart rvm run to use the new version`);
+        // The reference shows the notice: its document is rebuilt and open pages are told.
+        this.introspection.reloaded();
       }
       if (!file.endsWith('.rvm') && !file.endsWith('rvm.config.json')) return;
       this.scheduleReload();
     });
+  }
+
+  private listsPlugins(): boolean {
+    const plugins = this.build.settings.config.plugins;
+    return Array.isArray(plugins) && plugins.length > 0;
   }
 
   /** Debounces a burst of changes into one reload; requests wait on `pending` until it is done. */

@@ -74,6 +74,8 @@ export interface IntrospectionSource {
   readonly settings: AppSettings;
   current(): { routes: readonly LinkedRoute[]; registry: PluginRegistry };
   lastErrors(): readonly Diagnostic[];
+  /** Plugin files changed since the process loaded them, sorted. */
+  restartNeeded(): readonly string[];
 }
 
 /** The app as built-in endpoints see it; route views are rebuilt once per reload. */
@@ -100,12 +102,16 @@ export class Introspection implements AppIntrospection {
     return this.source.lastErrors();
   }
 
+  restartNeeded(): readonly string[] {
+    return this.source.restartNeeded();
+  }
+
   onReload(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** Called by the app after every reload attempt, good or failed. */
+  /** Called by the app after every reload attempt, good or failed, and when a restart becomes needed. */
   reloaded(): void {
     this.generation++;
     for (const listener of [...this.listeners]) listener();

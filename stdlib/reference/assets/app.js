@@ -2,7 +2,7 @@
 // pass, builds a route's details when it is expanded, and handles every interaction through a
 // few delegated listeners (no listener per route), so 500 routes render at once.
 import { groupsOf, matches, needsCsrf, routesOf } from './model.js';
-import { renderDetails, renderDiagnostics, renderGroups } from './render.js';
+import { renderDetails, renderDiagnostics, renderGroups, renderRestartNotice } from './render.js';
 import { buildSnippets } from './snippets.js';
 import { fetchCsrfToken, historyHtml, loadAuth, loadHistory, readRequest, recordHistory, resultHtml, saveAuth, send } from './try-it.js';
 
@@ -64,7 +64,7 @@ function render(doc) {
   $('title').textContent = title;
   document.title = `${title} — API reference`;
   $('version').textContent = doc.info?.version ? `version ${doc.info.version}` : '';
-  $('diagnostics').innerHTML = renderDiagnostics(doc['x-rvm-errors']);
+  $('diagnostics').innerHTML = renderRestartNotice(doc['x-rvm-restart-needed']) + renderDiagnostics(doc['x-rvm-errors']);
   document.body.dataset.generation = String(doc['x-rvm-generation'] ?? '');
   const main = $('routes');
   main.innerHTML = state.routes.length > 0 ? renderGroups(groupsOf(state.routes)) : '<p class="note" data-testid="no-routes">This app has no routes yet.</p>';

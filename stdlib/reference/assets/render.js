@@ -297,6 +297,16 @@ export function renderDetails(doc, route) {
   );
 }
 
+/** The plugin files changed since the server started: their new code needs a restart of rvm run. */
+export function renderRestartNotice(files) {
+  if (!Array.isArray(files) || files.length === 0) return '';
+  const items = files.map((f) => `<li><code>${esc(f)}</code></li>`).join('');
+  return (
+    `<section class="diag-box restart-box" aria-labelledby="restart-title" data-testid="restart-notice"><h2 id="restart-title">Restart needed</h2>` +
+    `<p>These plugin files changed since <code>rvm run</code> started. Plugins are loaded once per process, so the server still runs their old code: restart <code>rvm run</code> to use them.</p><ul>${items}</ul></section>`
+  );
+}
+
 /** The compile errors of the last reload, each with its source line and a caret. */
 export function renderDiagnostics(errors) {
   if (!Array.isArray(errors) || errors.length === 0) return '';

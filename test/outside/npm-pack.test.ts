@@ -1,0 +1,126 @@
+/**
+ * Outside check of issue 13: the runtime as a user installs it. `npm pack` of this repository is
+ * installed into a fresh folder; there `npx rvm --version` prints the version of package.json,
+ * and `npx rvm new app` then `npx rvm run app` serves the generated route. The package name is
+ * read from package.json, never assumed.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+/** Pack, install and a first request together; a cold npm cache is the slow part. */
+const OUTSIDE_TIMEOUT_MS = 120_000;
+/**
+ * `npx rvm`, told never to install a package of that name from the registry (without a TTY npx
+ * would, and an unrelated "rvm" exists); `--` so that npx leaves `--version` to rvm.
+ */
+const NPX = ['--no', '--', 'rvm'];
+/** How long `rvm run` may take to print its URL. */
+const SERVE_TIMEOUT_MS = 20_000;
+
+/**
+ * The environment of the npm commands: without what `npm test` exports about this package, so
+ * the fresh folder is its own project, not this one's.
+ */
+function npmEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^npm_(package|lifecycle)_/.test(key) || key === 'npm_config_local_prefix' || key === 'INIT_CWD' || key === 'NODE_TEST_CONTEXT') continue;
+    env[key] = value;
+  }
+  return { ...env, RVM_DEBUG: '' };
+}
+
+function run(command: string, args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(command, args, { cwd, encoding: 'utf8', env: npmEnv(), timeout: OUTSIDE_TIMEOUT_MS });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: `${r.stderr ?? ''}${r.error ? `\n${r.error.message}` : ''}` };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves to the app URL `rvm run` prints. */
+function appUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let printed = '';
+    const timer = setTimeout(() => reject(new Error(`rvm run printed no URL in ${SERVE_TIMEOUT_MS} ms:\n${printed}`)), SERVE_TIMEOUT_MS);
+    child.stdout!.setEncoding('utf8');
+    child.stderr!.setEncoding('utf8');
+    const read = (chunk: string): void => {
+      printed += chunk;
+      const url = /App:\s+(http:\/\/\S+)/.exec(printed);
+      if (url) {
+        clearTimeout(timer);
+        resolve(url[1]!);
+      }
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`rvm run exited with ${code}:\n${printed}`));
+    });
+  });
+}
+
+describe(`npm pack of ${PKG.name}, installed in a fresh folder`, { timeout: OUTSIDE_TIMEOUT_MS }, () => {
+  let tmp: string;
+  let project: string;
+  let server: ChildProcess | null = null;
+
+  before(() => {
+    tmp = mkdtempSync(join(tmpdir(), 'rvm-pack-'));
+    project = join(tmp, 'project');
+    mkdirSync(project);
+    // dist/ is built by `npm test` before any test runs: the prepare script need not run again.
+    const packed = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp], ROOT);
+    assert.equal(packed.status, 0, packed.stderr);
+    const tarball = join(tmp, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename);
+    writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'fresh-project', private: true }, null, 2)}\n`);
+    const installed = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], project);
+    assert.equal(installed.status, 0, installed.stderr);
+  });
+
+  after(async () => {
+    if (server?.pid !== undefined && server.exitCode === null) {
+      const exited = new Promise((resolve) => server!.once('exit', resolve));
+      // npx runs rvm as its child: the whole group goes.
+      process.kill(-server.pid, 'SIGTERM');
+      await exited;
+    }
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('npx rvm --version prints the version of package.json', () => {
+    const r = run('npx', [...NPX, '--version'], project);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `rvm ${PKG.version}\n`);
+  });
+
+  test('npx rvm new app, then npx rvm run app serves GET /hello', async () => {
+    const made = run('npx', [...NPX, 'new', 'app'], project);
+    assert.equal(made.status, 0, made.stderr);
+    const port = await freePort();
+    server = spawn('npx', [...NPX, 'run', 'app', '--port', String(port)], { cwd: project, env: npmEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const url = await appUrl(server);
+    assert.equal(url, `http://127.0.0.1:${port}`);
+    const res = await fetch(`${url}/hello`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { message: 'Hello, world!' });
+  });
+});
