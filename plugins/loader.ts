@@ -3,10 +3,11 @@
  * to their definitions: package names are resolved from the app directory the way Node resolves
  * an `import` there, paths relative to the app directory. A bundle records each of them
  * (recordPlugins) and is served with the same plugins, found from the bundle's folder
- * (resolveBundlePlugins).
+ * (resolveBundlePlugins). Every plugin imports the SDK by the runtime's package name, mapped to
+ * this runtime (sdk-hook.ts).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, register } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BundlePlugin } from '../vm/bundle.js';
@@ -170,6 +171,7 @@ function pickTarget(target: unknown): string | null {
 
 /** Imports the module and takes its default export (or named export `plugin`); `what` names it in errors. */
 async function importDefinition(what: string, file: string): Promise<PluginDefinition> {
+  mapRuntimePackage();
   let mod: Record<string, unknown>;
   try {
     mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
@@ -186,6 +188,18 @@ async function importDefinition(what: string, file: string): Promise<PluginDefin
     );
   }
   return candidate as unknown as PluginDefinition;
+}
+
+let runtimePackageMapped = false;
+
+/**
+ * Registers the resolve hook (sdk-hook.ts) that maps `rvm-runtime` and its subpaths, imported
+ * from any module, to this runtime's own files; once per process, before the first plugin loads.
+ */
+function mapRuntimePackage(): void {
+  if (runtimePackageMapped) return;
+  runtimePackageMapped = true;
+  register(new URL('./sdk-hook.js', import.meta.url));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
