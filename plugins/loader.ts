@@ -55,7 +55,7 @@ export async function resolveBundlePlugins(records: readonly BundlePlugin[], bun
     const definition = await importDefinition(what, locate(record.from, bundleDir, what));
     if (definition.name !== record.name || definition.version !== record.version) {
       throw new PluginLoadError(
-        `plugin '${record.name}' of bundle ${bundleFile} does not match: compiled against ${expected}, '${record.from}' is ${definition.name} ${definition.version}; install that version or rebuild the bundle with 'rvm compile'`,
+        `plugin '${record.name}' of bundle ${bundleFile} does not match: compiled against ${expected}, '${record.from}' is ${definition.name} ${definition.version}; ship that version with the bundle or rebuild it with 'rvm compile'`,
         'E_PLUGIN_MISMATCH',
       );
     }

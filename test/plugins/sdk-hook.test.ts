@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { RUNTIME_PACKAGE } from '../../plugins/sdk-hook.js';
 import { resolvePlugins } from '../../plugins/loader.js';
 import * as sdk from '../../plugins/sdk.js';
@@ -82,7 +82,7 @@ describe('plugins import the SDK by package name', () => {
   test('from an app folder with no node_modules, the plugin gets this runtime\'s SDK module itself', async () => {
     const [definition] = await resolvePlugins(['./plugins/greetings.mjs'], app);
     assert.equal(definition!.name, 'greetings');
-    const mod = (await import(new URL('plugins/greetings.mjs', `file://${app}/`).href)) as { sdk: typeof sdk };
+    const mod = (await import(pathToFileURL(join(app, 'plugins', 'greetings.mjs')).href)) as { sdk: typeof sdk };
     assert.equal(mod.sdk.RvmError, sdk.RvmError, 'one RvmError class: the runtime recognises what the plugin throws');
     assert.equal(mod.sdk.HALT, sdk.HALT);
   });
@@ -136,7 +136,7 @@ describe('plugins import the SDK by package name', () => {
     write(join(other, 'node_modules', 'rvm-runtime', 'sdk.js'), `export const impostor = true;\nexport function definePlugin(d) { return d; }\n`);
     write(join(other, 'plugins', 'greetings.mjs'), PLUGIN);
     await resolvePlugins(['./plugins/greetings.mjs'], other);
-    const mod = (await import(new URL('plugins/greetings.mjs', `file://${other}/`).href)) as { sdk: Record<string, unknown> };
+    const mod = (await import(pathToFileURL(join(other, 'plugins', 'greetings.mjs')).href)) as { sdk: Record<string, unknown> };
     assert.equal(mod.sdk.impostor, undefined);
     assert.equal(mod.sdk.RvmError, sdk.RvmError);
   });
