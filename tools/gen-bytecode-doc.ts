@@ -164,10 +164,34 @@ without sources. Its layout is the artefact envelope with another magic:
 | 2 | format | the integer ${FORMAT_VERSION} |
 | 3 | digest | sha256 of every byte after this value |
 | 4 | header | map: \`compiler\` (rvm version that wrote it), \`createdAt\` (ISO-8601 UTC), \`modules\` (count) |
-| 5 | body | map: \`config\` (the app's \`rvm.config.json\` as data, or null) and \`modules\`: a list of complete module artefacts (bin), each verified as above |
+| 5 | body | map: \`config\` (the app's \`rvm.config.json\` as data, or null), \`plugins\` (the plugin record, below) and \`modules\`: a list of complete module artefacts (bin), each verified as above |
 
 A bundle that is foreign, of another format, truncated, damaged or holds an invalid module is
 refused with one line naming the file — it is never recompiled, since there are no sources.
+
+**The plugin record.** \`plugins\` lists, in the config's order, one map per plugin that
+\`rvm.config.json\` lists: \`spec\` (as the config writes it), \`name\` and \`version\` (of the
+definition the app was compiled against) and \`from\`, where the server loads it:
+
+- a relative path spec is rebased onto the bundle's folder: \`rvm compile\` computes it from the
+  app folder and the \`-o\` path, with \`/\` separators (\`rvm compile src/app -o deploy/app.rvmb\`
+  records \`./plugins/greet.js\` as \`../src/app/plugins/greet.js\`), so the bundle and its plugins
+  can move together as long as they keep their relative places;
+- an absolute path is kept as written;
+- a package name is kept, and resolved from the bundle's folder (its \`node_modules\`, then each
+  parent's), the way it was resolved from the app folder.
+
+Serving a bundle loads each recorded plugin from \`from\` (not from the config's \`plugins\`, which
+is kept only as data) before linking: a plugin that is not there is \`E_PLUGIN_NOT_FOUND\`, one
+whose definition has another \`name\` or \`version\` is \`E_PLUGIN_MISMATCH\`; both name the plugin,
+its recorded version and where it was expected, and neither lets a call reach the linker as
+\`E_UNKNOWN_FUNCTION\`. The standard plugins are the runtime's own and are not recorded.
+
+A bundle written before bundles carried the record has no \`plugins\` field: it still serves when
+its config lists no plugins, and is refused with \`E_ARTEFACT_VERSION\` (\`bundle written by rvm
+0.1.0 lists plugins in its config but has no record of them…; rebuild it with 'rvm compile'\`)
+when it does. A record of the wrong shape is \`E_ARTEFACT_CORRUPT\` like any other damage. The
+plugin guide, [spec/plugins/sdk.md](plugins/sdk.md), says how to ship plugins with a bundle.
 `;
 
 /** The full text of spec/bytecode.md. */

@@ -3,8 +3,8 @@
  * APIs a plugin has — a native (`slugify`), a guard (`require_header`) and a validator
  * (`@slug_case`, alias `@kebab_case`) — written only against the public SDK.
  */
-import { RvmError, definePlugin, typeName } from '../sdk.js';
-import type { Value } from '../sdk.js';
+import { RvmError, definePlugin, typeName } from 'rvm-runtime/sdk';
+import type { Value } from 'rvm-runtime/sdk';
 
 /** Longest slug `slugify` produces: long enough for a title, short enough for a readable URL. */
 export const MAX_SLUG_LENGTH = 80;

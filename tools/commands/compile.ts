@@ -1,6 +1,7 @@
-/** `rvm compile DIR -o FILE.rvmb`: compile and link the app, then write one deploy bundle. */
+/** `rvm compile DIR -o FILE.rvmb`: compile and link the app, then write one deploy bundle recording its plugins. */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { recordPlugins } from '../../plugins/loader.js';
 import { writeBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { CONFIG_FILE } from '../../vm/runtime/config.js';
@@ -20,7 +21,10 @@ export async function compileCommand(args: ParsedArgs): Promise<number> {
   if (errors.length > 0) throw new DiagnosticError(build.diagnostics);
   if (build.diagnostics.length > 0) err(`${formatDiagnostics(build.diagnostics)}\n`);
   const config = existsSync(join(dir, CONFIG_FILE)) ? { ...build.settings.config } : null;
-  writeBundle(output, { modules: build.modules, config }, COMPILER_VERSION);
+  // The same specs buildApp loaded: the bundle records where the server finds each one again.
+  const specs = Array.isArray(config?.plugins) ? config.plugins.map(String) : [];
+  const plugins = await recordPlugins(specs, dir, output);
+  writeBundle(output, { modules: build.modules, config, plugins }, COMPILER_VERSION);
   const routes = build.modules.reduce((n, m) => n + m.routes.length, 0);
   const kib = (statSync(output).size / 1024).toFixed(1);
   out(`wrote ${output} (${plural(build.modules.length, 'module')}, ${plural(routes, 'route')}, ${kib} KiB)`);

@@ -7,6 +7,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { resolveBundlePlugins } from '../../plugins/loader.js';
 import { readBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { buildApp, loadApp } from '../../vm/runtime/app.js';
@@ -169,8 +170,9 @@ async function work(o: RunOptions): Promise<null> {
 
 /** The cluster primary: compile once, fork the workers, restart crashed ones, forward signals. */
 async function supervise(o: RunOptions): Promise<null> {
-  // Compiling here reports errors once rather than once per worker, and warms the cache.
-  if (o.isBundle) readBundle(o.target);
+  // Compiling here reports errors once rather than once per worker, and warms the cache; for a
+  // bundle, a missing or other plugin is reported once too.
+  if (o.isBundle) await resolveBundlePlugins(readBundle(o.target).plugins, o.target);
   else {
     const build = await buildApp(o.target);
     const errors = errorsOf(build.diagnostics);

@@ -2,7 +2,8 @@
  * Deploy bundles (`rvm compile app/ -o app.rvmb`): every module of an app plus its config in
  * one file that `rvm run app.rvmb` serves without the sources. Same envelope as an artefact
  * (magic · format · digest · header · body) with BUNDLE_MAGIC; the body holds the config and
- * each module as a complete artefact, so every module is validated exactly as a cached one.
+ * each module as a complete artefact, so every module is validated exactly as a cached one,
+ * and a record of the plugins the app was compiled against, which the server loads again.
  * A bundle that doesn't read back is refused: there are no sources to recompile from.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -13,11 +14,29 @@ import { UnreadableFileError, readRegularFile } from '../regular-file.js';
 /** Largest bundle read: every module of an app with room to spare, still safe to hold in memory at once. */
 export const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
 
+/**
+ * One plugin of the app's `rvm.config.json` as a bundle records it: which plugin it must be
+ * (name and version of the definition compiled against) and where the server loads it from.
+ */
+export interface BundlePlugin {
+  /** The spec as `rvm.config.json` lists it (`./plugins/slugs.js`, `rvm-plugin-x`). */
+  spec: string;
+  name: string;
+  version: string;
+  /**
+   * Where to load it: a path relative to the bundle's folder (`./…`, `../…`, `/` separators) or
+   * absolute as the config wrote it, else a package name resolved from the bundle's folder.
+   */
+  from: string;
+}
+
 /** What a bundle holds. */
 export interface Bundle {
   modules: CompiledModule[];
   /** The app's rvm.config.json as written, or null when it has none. */
   config: Record<string, unknown> | null;
+  /** The plugins the config lists, in its order. */
+  plugins: BundlePlugin[];
 }
 
 /** A bundle as read back, with its creation time (ISO-8601 UTC). */
@@ -30,7 +49,8 @@ export interface LoadedBundle extends Bundle {
 /** Encodes a bundle. `compiler` is the writing rvm's version, `createdAt` defaults to now. */
 export function encodeBundle(bundle: Bundle, compiler: string, createdAt = new Date().toISOString()): Uint8Array {
   const header = { compiler, createdAt, modules: bundle.modules.length };
-  return encodeEnvelope(BUNDLE_MAGIC, header, { config: bundle.config, modules: bundle.modules.map(encodeModule) });
+  const body = { config: bundle.config, plugins: bundle.plugins.map(({ spec, name, version, from }) => ({ spec, name, version, from })), modules: bundle.modules.map(encodeModule) };
+  return encodeEnvelope(BUNDLE_MAGIC, header, body);
 }
 
 /** Decodes and validates a bundle; throws only ArtefactError (its message names `file`). */
@@ -59,6 +79,7 @@ export function decodeBundle(bytes: Uint8Array, file: string): LoadedBundle {
     }
     if (!isMap(config)) return refuse('bad config');
   }
+  const plugins = readPluginRecord(body.plugins, config, header.compiler, file, refuse);
   const modules = body.modules.map((bytes: unknown, i: number) => {
     try {
       return decodeModule(bytes as Uint8Array);
@@ -66,7 +87,39 @@ export function decodeBundle(bytes: Uint8Array, file: string): LoadedBundle {
       return refuse(`module ${i + 1}: ${e instanceof Error ? e.message : String(e)}`);
     }
   });
-  return { modules, config, createdAt: header.createdAt, compiler: header.compiler };
+  return { modules, config, plugins, createdAt: header.createdAt, compiler: header.compiler };
+}
+
+/**
+ * The plugin record of a bundle body. A bundle written before bundles recorded their plugins has
+ * none: it still serves when its config lists no plugins, and is refused (E_ARTEFACT_VERSION)
+ * when it does, since nothing says which plugins its calls were compiled against.
+ */
+function readPluginRecord(
+  record: unknown,
+  config: Record<string, unknown> | null,
+  compiler: string,
+  file: string,
+  refuse: (message: string) => never,
+): BundlePlugin[] {
+  if (record === undefined) {
+    const listed = config?.plugins;
+    if (!Array.isArray(listed) || listed.length === 0) return [];
+    throw new ArtefactError(
+      'E_ARTEFACT_VERSION',
+      `bundle written by rvm ${compiler} lists plugins in its config but has no record of them (written before bundles carried their plugins); rebuild it with 'rvm compile'`,
+      file,
+    );
+  }
+  if (!Array.isArray(record)) return refuse('bad plugin list');
+  return record.map((entry: unknown, i: number) => {
+    if (!isMap(entry)) return refuse(`bad plugin ${i + 1}`);
+    const { spec, name, version, from } = entry;
+    if (typeof spec !== 'string' || typeof name !== 'string' || typeof version !== 'string' || typeof from !== 'string' || from === '') {
+      return refuse(`bad plugin ${i + 1}`);
+    }
+    return { spec, name, version, from };
+  });
 }
 
 /** Writes a bundle file; an I/O failure is an ArtefactError E_ARTEFACT_UNREADABLE naming it. */

@@ -17,7 +17,7 @@ import type { Program } from '../interp/program.js';
 import { RvmError, type Value } from '../values.js';
 import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
-import { resolvePlugins } from '../../plugins/loader.js';
+import { resolveBundlePlugins, resolvePlugins } from '../../plugins/loader.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
 import { loadSettings } from './config.js';
 import { RequestContext } from './context.js';
@@ -203,7 +203,9 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
   if (existsSync(target) && statSync(target).isFile()) {
     const bundle = readBundle(target);
     const settings = loadSettings(null, { ...options.settings, config: bundle.config ?? {}, dev: options.dev ?? false });
-    const registry = await pluginsFor(settings, null, options.plugins);
+    // The plugins it was compiled against, found from the bundle's folder, not from its config.
+    const recorded = await resolveBundlePlugins(bundle.plugins, target);
+    const registry = await pluginsFor(settings, null, [...recorded, ...(options.plugins ?? [])]);
     // A bundle comes from outside and may meet other plugins than it was compiled with: check it all.
     const validation = checkValidation(bundle.modules, registry, new Map());
     const { diagnostics, linked } = linkModules(bundle.modules, registry, new Map());

@@ -24,19 +24,21 @@ describe('bundle', () => {
   let dir = '';
   let file = '';
   const config = { plugins: ['./my-plugin.js'], bodyLimit: 2048, reference: { enabled: true } };
+  const plugins = [{ spec: './my-plugin.js', name: 'mine', version: '1.2.3', from: '../app/my-plugin.js' }];
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'rvm-bundle-'));
     file = join(dir, 'app.rvmb');
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test('round trip: modules, config and createdAt', () => {
+  test('round trip: modules, config, plugin record and createdAt', () => {
     const modules = [handModule('index.rvm'), handModule('api/users.rvm')];
     const start = Date.now();
-    writeBundle(file, { modules, config });
+    writeBundle(file, { modules, config, plugins });
     const back = readBundle(file);
     assert.deepStrictEqual(back.modules, modules);
     assert.deepStrictEqual(back.config, config);
+    assert.deepStrictEqual(back.plugins, plugins);
     assert.ok(back.modules[0]!.chunks[0]!.code instanceof Int32Array);
     const created = Date.parse(back.createdAt);
     assert.ok(created >= start - 1000 && created <= Date.now() + 1000);
@@ -44,8 +46,8 @@ describe('bundle', () => {
   });
 
   test('a null config and no modules round-trip', () => {
-    const back = decodeBundle(encodeBundle({ modules: [], config: null }, '9.9.9', '2024-01-01T00:00:00.000Z'), 'x.rvmb');
-    assert.deepStrictEqual(back, { modules: [], config: null, createdAt: '2024-01-01T00:00:00.000Z', compiler: '9.9.9' });
+    const back = decodeBundle(encodeBundle({ modules: [], config: null, plugins: [] }, '9.9.9', '2024-01-01T00:00:00.000Z'), 'x.rvmb');
+    assert.deepStrictEqual(back, { modules: [], config: null, plugins: [], createdAt: '2024-01-01T00:00:00.000Z', compiler: '9.9.9' });
   });
 
   test('a missing file is refused with E_ARTEFACT_UNREADABLE naming it', () => {
@@ -70,7 +72,7 @@ describe('bundle', () => {
   });
 
   test('a truncated bundle is refused with E_ARTEFACT_CORRUPT, one line naming the file', () => {
-    writeBundle(file, { modules: [handModule()], config });
+    writeBundle(file, { modules: [handModule()], config, plugins });
     const bytes = readFileSync(file);
     for (const n of [0, 5, 20, bytes.length >> 1, bytes.length - 1]) {
       writeFileSync(file, bytes.subarray(0, n));
@@ -82,7 +84,7 @@ describe('bundle', () => {
   });
 
   test('a damaged byte anywhere is refused', () => {
-    const bytes = encodeBundle({ modules: [handModule()], config }, '0.1.0');
+    const bytes = encodeBundle({ modules: [handModule()], config, plugins }, '0.1.0');
     for (let i = 0; i < bytes.length; i += 7) {
       const damaged = Uint8Array.from(bytes);
       damaged[i]! ^= 0x24;
@@ -98,7 +100,7 @@ describe('bundle', () => {
   });
 
   test('another format version is E_ARTEFACT_VERSION', () => {
-    const bytes = Uint8Array.from(encodeBundle({ modules: [], config: null }, '0.1.0'));
+    const bytes = Uint8Array.from(encodeBundle({ modules: [], config: null, plugins: [] }, '0.1.0'));
     const at = 1 + BUNDLE_MAGIC.length;
     assert.equal(bytes[at], FORMAT_VERSION);
     bytes[at] = FORMAT_VERSION + 1;
@@ -108,7 +110,7 @@ describe('bundle', () => {
   test('a structurally invalid module inside a valid envelope is refused', () => {
     const bad = handModule();
     bad.chunks[0]!.code[3] = 42;
-    const bytes = encodeBundle({ modules: [bad], config: null }, '0.1.0');
+    const bytes = encodeBundle({ modules: [bad], config: null, plugins: [] }, '0.1.0');
     const e = refusal(() => decodeBundle(bytes, 'app.rvmb'));
     assert.equal(e.code, 'E_ARTEFACT_CORRUPT');
     assert.match(e.message, /module 1/);
@@ -125,8 +127,34 @@ describe('bundle', () => {
     }
   });
 
+  test('a plugin record of the wrong shape is refused', () => {
+    const header = { compiler: '0.1.0', createdAt: '2024-01-01T00:00:00.000Z', modules: 0 };
+    const good = plugins[0]!;
+    for (const record of [{}, 'x', [null], [{ ...good, version: 1 }], [{ ...good, from: '' }], [{ name: 'mine', version: '1', from: './x.js' }]]) {
+      const e = refusal(() => decodeBundle(encodeEnvelope(BUNDLE_MAGIC, header, { config: null, plugins: record, modules: [] }), 'app.rvmb'));
+      assert.equal(e.code, 'E_ARTEFACT_CORRUPT', JSON.stringify(record));
+      assert.match(e.message, /plugin/);
+    }
+  });
+
+  test('a bundle written before the plugin record still serves when its config lists no plugins', () => {
+    const header = { compiler: '0.1.0', createdAt: '2024-01-01T00:00:00.000Z', modules: 0 };
+    for (const old of [null, { bodyLimit: 2048 }, { plugins: [] }]) {
+      const back = decodeBundle(encodeEnvelope(BUNDLE_MAGIC, header, { config: old, modules: [] }), 'old.rvmb');
+      assert.deepStrictEqual(back.plugins, [], JSON.stringify(old));
+    }
+  });
+
+  test('a bundle written before the plugin record whose config lists plugins is E_ARTEFACT_VERSION: rebuild it', () => {
+    const header = { compiler: '0.0.9', createdAt: '2024-01-01T00:00:00.000Z', modules: 0 };
+    const e = refusal(() => decodeBundle(encodeEnvelope(BUNDLE_MAGIC, header, { config, modules: [] }), 'old.rvmb'));
+    assert.equal(e.code, 'E_ARTEFACT_VERSION');
+    assert.ok(e.message.startsWith('old.rvmb'), e.message);
+    assert.match(e.message, /0\.0\.9 .*no record of them.*rvm compile/);
+  });
+
   test('an unwritable target is an ArtefactError, not a crash', () => {
-    const e = refusal(() => writeBundle(join(dir, 'no', 'such', 'dir', 'x.rvmb'), { modules: [], config: null }));
+    const e = refusal(() => writeBundle(join(dir, 'no', 'such', 'dir', 'x.rvmb'), { modules: [], config: null, plugins: [] }));
     assert.equal(e.code, 'E_ARTEFACT_UNREADABLE');
   });
 });

@@ -140,7 +140,7 @@ describe('the cache and validation', () => {
     const build = await buildApp(dir, { cache: false, plugins: [parity(true)] });
     assert.notEqual(build.linked, null);
     const bundle = join(dir, 'app.rvmb');
-    writeBundle(bundle, { modules: build.modules, config: null });
+    writeBundle(bundle, { modules: build.modules, config: null, plugins: [] });
     const served = await loadApp(bundle, { logger: captureLogger(), plugins: [parity(true)] });
     assert.equal((await inject(served, { method: 'POST', url: '/pairs', body: { count: 3 } })).status, 422);
     await served.close();
