@@ -1,8 +1,9 @@
 /**
  * Outside check of issue 13: the runtime as a user installs it. `npm pack` of this repository is
  * installed into a fresh folder; there `npx rvm --version` prints the version of package.json,
- * and `npx rvm new app` then `npx rvm run app` serves the generated route. The package name is
- * read from package.json, never assumed.
+ * and `npx rvm new app` then `npx rvm run app` serves the generated route; an app plugin that
+ * imports the SDK by the package's name serves from its folder and from a bundle. The package
+ * name is read from package.json, never assumed.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,7 +82,17 @@ function appUrl(child: ChildProcess): Promise<string> {
 describe(`npm pack of ${PKG.name}, installed in a fresh folder`, { timeout: OUTSIDE_TIMEOUT_MS }, () => {
   let tmp: string;
   let project: string;
-  let server: ChildProcess | null = null;
+  const servers: ChildProcess[] = [];
+
+  /** Starts `npx rvm run ...args` in the project on a free port and resolves to its URL. */
+  async function serve(args: string[]): Promise<string> {
+    const port = await freePort();
+    const child = spawn('npx', [...NPX, 'run', ...args, '--port', String(port)], { cwd: project, env: npmEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    servers.push(child);
+    const url = await appUrl(child);
+    assert.equal(url, `http://127.0.0.1:${port}`);
+    return url;
+  }
 
   before(() => {
     tmp = mkdtempSync(join(tmpdir(), 'rvm-pack-'));
@@ -97,8 +108,9 @@ describe(`npm pack of ${PKG.name}, installed in a fresh folder`, { timeout: OUTS
   });
 
   after(async () => {
-    if (server?.pid !== undefined && server.exitCode === null) {
-      const exited = new Promise((resolve) => server!.once('exit', resolve));
+    for (const server of servers) {
+      if (server.pid === undefined || server.exitCode !== null) continue;
+      const exited = new Promise((resolve) => server.once('exit', resolve));
       // npx runs rvm as its child: the whole group goes.
       process.kill(-server.pid, 'SIGTERM');
       await exited;
@@ -115,12 +127,29 @@ describe(`npm pack of ${PKG.name}, installed in a fresh folder`, { timeout: OUTS
   test('npx rvm new app, then npx rvm run app serves GET /hello', async () => {
     const made = run('npx', [...NPX, 'new', 'app'], project);
     assert.equal(made.status, 0, made.stderr);
-    const port = await freePort();
-    server = spawn('npx', [...NPX, 'run', 'app', '--port', String(port)], { cwd: project, env: npmEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const url = await appUrl(server);
-    assert.equal(url, `http://127.0.0.1:${port}`);
+    const url = await serve(['app']);
     const res = await fetch(`${url}/hello`);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { message: 'Hello, world!' });
+  });
+
+  test(`a plugin importing ${PKG.name}/sdk serves from its folder and from a bundle`, async () => {
+    const app = join(project, 'plugapp');
+    mkdirSync(join(app, 'plugins'), { recursive: true });
+    writeFileSync(join(app, 'rvm.config.json'), JSON.stringify({ name: 'plugapp', plugins: ['./plugins/shout.mjs'] }));
+    writeFileSync(
+      join(app, 'plugins', 'shout.mjs'),
+      `import { definePlugin, toText } from '${PKG.name}/sdk';\n` +
+        `export default definePlugin({ name: 'shout', version: '1.0.0', setup(rvm) {\n` +
+        `  rvm.native('shout', (ctx, x) => toText(x).toUpperCase() + '!', { params: [{ name: 'x', type: 'text' }], returns: 'text', doc: 'Shouts.' });\n` +
+        `} });\n`,
+    );
+    writeFileSync(join(app, 'shout.rvm'), "route GET /shout {\n  response.ok({ said: shout('hi') })\n}\n");
+    const fromFolder = await serve(['plugapp']);
+    assert.deepEqual(await (await fetch(`${fromFolder}/shout`)).json(), { said: 'HI!' });
+    const compiled = run('npx', [...NPX, 'compile', 'plugapp', '-o', 'plugapp.rvmb'], project);
+    assert.equal(compiled.status, 0, compiled.stderr);
+    const fromBundle = await serve(['plugapp.rvmb', '--prod']);
+    assert.deepEqual(await (await fetch(`${fromBundle}/shout`)).json(), { said: 'HI!' });
   });
 });
