@@ -4,8 +4,8 @@
  * with its exit code (1 failure, 2 usage), diagnostics are printed the way compilers print
  * them, and only a bug in rvm itself says "internal error" (exit 70).
  */
-import { ArtefactError } from '../vm/bytecode/artefact.js';
 import { DiagnosticError } from '../vm/diagnostics.js';
+import { isUserFacingCode } from '../vm/errors.js';
 import { COMMANDS } from './commands/index.js';
 import { commandHelp, generalHelp, unknownCommand } from './commands/help.js';
 import { CliError, EXIT_FAILURE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, err, formatDiagnostics, out, parseArgs, rvmVersion } from './commands/common.js';
@@ -49,7 +49,7 @@ function report(e: unknown): number {
     err(`rvm: ${e.message}`);
     return EXIT_USAGE;
   }
-  if (e instanceof CliError || e instanceof ArtefactError) {
+  if (e instanceof CliError) {
     err(`rvm: ${e.message}`);
     return EXIT_FAILURE;
   }
@@ -59,9 +59,10 @@ function report(e: unknown): number {
     return EXIT_FAILURE;
   }
   const code = (e as { code?: unknown } | null)?.code;
-  // An error carrying a diagnostic-style code (E_CONFIG, ...) is addressed to the user, and so
-  // is a file-system refusal (a folder rvm may not read): neither is a bug in rvm.
-  if (e instanceof Error && typeof code === 'string' && (/^E_[A-Z0-9_]+$/.test(code) || FS_ERRORS.has(code))) {
+  // An error whose code the catalogue files as a diagnostic, artefact or plugin code (E_CONFIG,
+  // E_ARTEFACT_CORRUPT, ...) is addressed to the user, and so is a file-system refusal (a folder
+  // rvm may not read): neither is a bug in rvm.
+  if (e instanceof Error && typeof code === 'string' && (isUserFacingCode(code) || FS_ERRORS.has(code))) {
     err(`rvm: ${e.message.split('\n')[0]}`);
     return EXIT_FAILURE;
   }

@@ -3,6 +3,7 @@
  * and the plugins. Values are plain JS data: null, boolean, number, string, arrays, plain objects,
  * plus HostObjects (request, headers, response view, records, secrets) that natives provide.
  */
+import { RUNTIME } from './errors.js';
 
 export type Value = null | boolean | number | string | Value[] | ValueObject | HostObject;
 
@@ -21,7 +22,7 @@ export abstract class HostObject {
   abstract get(key: string): Value | undefined;
   /** Writes a field; the default refuses with a runtime error. */
   set(key: string, _value: Value): void {
-    throw new RvmError(`cannot change field '${key}' of ${this.typeName}`, 'read_only');
+    throw new RvmError(`cannot change field '${key}' of ${this.typeName}`, RUNTIME.read_only);
   }
   /** Own keys, for iteration. */
   keys(): string[] {
@@ -76,7 +77,7 @@ export function revealText(v: Value | undefined): string {
 export class RvmError extends Error {
   constructor(
     message: string,
-    readonly code: string = 'runtime_error',
+    readonly code: string = RUNTIME.runtime_error,
   ) {
     super(message);
     this.name = 'RvmError';
@@ -199,7 +200,7 @@ export function valuesEqual(a: Value | undefined, b: Value | undefined): boolean
 
 /** Reads `key` of a value the way `.` and `[]` with a text key do. */
 export function getField(obj: Value | undefined, key: string): Value {
-  if (obj === null || obj === undefined) throw new RvmError(`cannot read field '${key}' of null`, 'null_field');
+  if (obj === null || obj === undefined) throw new RvmError(`cannot read field '${key}' of null`, RUNTIME.null_field);
   if (obj instanceof HostObject) return obj.get(key) ?? null;
   if (typeof obj === 'object' && !Array.isArray(obj)) {
     // Own properties only: `__proto__` and `constructor` are ordinary missing fields.
@@ -207,14 +208,14 @@ export function getField(obj: Value | undefined, key: string): Value {
   }
   if (Array.isArray(obj) && key === 'length') return obj.length;
   if (typeof obj === 'string' && key === 'length') return obj.length;
-  throw new RvmError(`cannot read field '${key}' of ${typeName(obj)}`, 'type_error');
+  throw new RvmError(`cannot read field '${key}' of ${typeName(obj)}`, RUNTIME.type_error);
 }
 
 /** Writes `key` of an object the way `a.b = v` does. */
 export function setField(obj: Value | undefined, key: string, value: Value): void {
   if (obj instanceof HostObject) return obj.set(key, value);
   if (obj === null || obj === undefined || typeof obj !== 'object' || Array.isArray(obj)) {
-    throw new RvmError(`cannot set field '${key}' of ${typeName(obj)}`, 'type_error');
+    throw new RvmError(`cannot set field '${key}' of ${typeName(obj)}`, RUNTIME.type_error);
   }
   // defineProperty, not assignment: a key named __proto__ must become data, never a prototype.
   Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });

@@ -1,18 +1,22 @@
 /**
- * Keeps spec/errors.md exhaustive: every diagnostic code (`'E_…'`) and every runtime or HTTP
- * error code raised in the source (`new RvmError(…, 'code')`, `new HttpError(status, 'code'`,
- * `ctx.fail(…, 'code')`) must be documented there.
+ * Keeps spec/errors.md and the error catalogue (vm/errors.ts) in step, row for row, and both
+ * exhaustive: every diagnostic code (`'E_…'`, `DIAG.E_…`) and every runtime or HTTP error code
+ * raised in the source (`new RvmError(…, 'code')`, `RUNTIME.code`, `HTTP.code`,
+ * `ctx.fail(…, 'code')`) must be in the catalogue and documented on the page.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ERROR_CATALOGUE, familiesOf, isUserFacingCode, type ErrorFamily, type HttpErrorEntry } from '../../vm/errors.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const SOURCE_DIRS = ['vm', 'plugins', 'stdlib', 'tools'];
 
-const DIAGNOSTIC_CODE = /'(E_[A-Z][A-Z_]*)'/g;
+const DIAGNOSTIC_CODE = /'(E_[A-Z][A-Z_]*)'|\b(?:DIAG|ARTEFACT|PLUGIN)\.(E_[A-Z][A-Z_]*)/g;
+/** A catalogue entry named at a call site: `RUNTIME.type_error`, `HTTP.not_found`. */
+const ENTRY_CODE = /\b(?:RUNTIME|HTTP)\.([a-z][a-z_]*)\b/g;
 const RUNTIME_CODE = /new RvmError\([^;]*?,\s*'([a-z][a-z_]*)'\s*\)/g;
 const HTTP_CODE = /new HttpError\(\s*\d+,\s*'([a-z][a-z_]*)'/g;
 /** `ctx.fail(status, message, 'code')` in natives and guards, `errorBody(message, 'code')` in the runtime. */
@@ -38,7 +42,7 @@ function codesIn(pattern: RegExp): Set<string> {
     } catch {
       continue;
     }
-    for (const file of files) for (const m of readFileSync(file, 'utf8').matchAll(pattern)) codes.add(m[1]!);
+    for (const file of files) for (const m of readFileSync(file, 'utf8').matchAll(pattern)) codes.add((m[1] ?? m[2])!);
   }
   return codes;
 }
@@ -56,7 +60,55 @@ test('every diagnostic code in the source is documented in spec/errors.md', () =
 });
 
 test('every runtime and HTTP error code raised in the source is documented in spec/errors.md', () => {
-  const codes = new Set([...codesIn(RUNTIME_CODE), ...codesIn(HTTP_CODE), ...codesIn(FAIL_CODE)]);
+  const codes = new Set([...codesIn(RUNTIME_CODE), ...codesIn(HTTP_CODE), ...codesIn(FAIL_CODE), ...codesIn(ENTRY_CODE)]);
   assert.ok(codes.has('type_error') && codes.has('payload_too_large'), 'the code patterns no longer match the source');
   assert.deepEqual(undocumented(codes), []);
+});
+
+/** The page's tables: family (by `##` section) → code → its cells after the code. */
+function pageRows(): Map<ErrorFamily, Map<string, string[]>> {
+  const families: Array<[string, ErrorFamily]> = [['Compile-time', 'diagnostic'], ['Artefact', 'artefact'], ['Plugin', 'plugin'], ['Runtime', 'runtime'], ['HTTP', 'http']];
+  const rows = new Map<ErrorFamily, Map<string, string[]>>(families.map(([, f]) => [f, new Map()]));
+  let family: ErrorFamily | null = null;
+  for (const line of documented.split('\n')) {
+    if (line.startsWith('## ')) family = families.find(([title]) => line.slice(3).startsWith(title))?.[1] ?? null;
+    const row = /^\| `([^`]+)` \|(.*)\|$/.exec(line);
+    if (row === null || family === null || row[1] === 'http_<status>') continue;
+    // The cells after the code, an empty example cell included.
+    rows.get(family)!.set(row[1]!, row[2]!.split('|').map((cell) => cell.trim()));
+  }
+  return rows;
+}
+
+test('every catalogue entry has its row on the page, with the same doc and status, and no row is missing from the catalogue', () => {
+  const rows = pageRows();
+  for (const [family, byCode] of rows) {
+    const entries = ERROR_CATALOGUE.filter((e) => e.family === family);
+    assert.deepEqual([...byCode.keys()].sort(), entries.map((e) => e.code).sort(), `the ${family} table and the catalogue list other codes`);
+    for (const entry of entries) {
+      const cells = byCode.get(entry.code)!;
+      if (family === 'http') {
+        assert.equal(cells[0], String((entry as HttpErrorEntry).status), `status of ${entry.code}`);
+        assert.equal(cells[1], entry.doc, `doc of ${entry.code}`);
+      } else {
+        assert.equal(cells[0], entry.doc, `doc of ${entry.code}`);
+      }
+    }
+  }
+  assert.ok(rows.get('http')!.size > 20 && rows.get('diagnostic')!.size > 40, 'the page tables no longer parse');
+});
+
+test('every code named in the source is a catalogue entry', () => {
+  const codes = new Set([...codesIn(DIAGNOSTIC_CODE), ...codesIn(RUNTIME_CODE), ...codesIn(HTTP_CODE), ...codesIn(FAIL_CODE), ...codesIn(ENTRY_CODE)]);
+  assert.deepEqual([...codes].filter((code) => familiesOf(code).length === 0).sort(), []);
+});
+
+test('a code is in one family, except the few a body and a native share', () => {
+  const shared = [...new Set(ERROR_CATALOGUE.map((e) => e.code))].filter((code) => familiesOf(code).length > 1);
+  assert.deepEqual(shared, ['invalid_json']);
+});
+
+test('the CLI reports diagnostic, artefact and plugin codes to the user, and nothing else', () => {
+  for (const code of ['E_CONFIG', 'E_ARTEFACT_CORRUPT', 'E_PLUGIN_CLASH', 'W_NOT_CONFIGURED']) assert.equal(isUserFacingCode(code), true, code);
+  for (const code of ['type_error', 'not_found', 'E_NOT_A_CODE', 'ENOENT']) assert.equal(isUserFacingCode(code), false, code);
 });

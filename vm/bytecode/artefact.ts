@@ -31,13 +31,10 @@ import {
   type TypeMeta,
 } from './module.js';
 import { AMBIENT_NAMES, INSTRUCTION_SIZE, OPCODES, Op, stackEffect } from './opcodes.js';
+import { ARTEFACT, type ArtefactCode } from '../errors.js';
 
 /** Why an artefact or bundle was refused; listed in spec/errors.md. */
-export type ArtefactErrorCode =
-  | 'E_ARTEFACT_CORRUPT' // truncated, garbage, checksum mismatch or structurally invalid
-  | 'E_ARTEFACT_VERSION' // an rvm artefact of another format version
-  | 'E_ARTEFACT_FOREIGN' // not an rvm artefact of the expected kind at all
-  | 'E_ARTEFACT_UNREADABLE'; // the file could not be read or written
+export type ArtefactErrorCode = ArtefactCode;
 
 /** The only error decoding throws. `message` is one line and names the file when known. */
 export class ArtefactError extends Error {
@@ -115,14 +112,14 @@ export function decodeEnvelope(bytes: Uint8Array, magic: string, what: string, f
   const fail = (code: ArtefactErrorCode, message: string): never => {
     throw new ArtefactError(code, message, file);
   };
-  if (!(bytes instanceof Uint8Array)) fail('E_ARTEFACT_CORRUPT', `not bytes: cannot read a ${what}`);
+  if (!(bytes instanceof Uint8Array)) fail(ARTEFACT.E_ARTEFACT_CORRUPT, `not bytes: cannot read a ${what}`);
   const sig = signature(magic);
   if (!startsWith(bytes, sig)) {
-    if (bytes.length < sig.length && startsWith(sig, bytes)) fail('E_ARTEFACT_CORRUPT', `truncated ${what} (${bytes.length} bytes)`);
+    if (bytes.length < sig.length && startsWith(sig, bytes)) fail(ARTEFACT.E_ARTEFACT_CORRUPT, `truncated ${what} (${bytes.length} bytes)`);
     const other = sniffArtefact(bytes);
-    if (other === 'module') fail('E_ARTEFACT_FOREIGN', `an rvm module artefact, not a ${what}`);
-    if (other === 'bundle') fail('E_ARTEFACT_FOREIGN', `an rvm bundle, not a ${what}`);
-    fail('E_ARTEFACT_FOREIGN', `not an rvm ${what}`);
+    if (other === 'module') fail(ARTEFACT.E_ARTEFACT_FOREIGN, `an rvm module artefact, not a ${what}`);
+    if (other === 'bundle') fail(ARTEFACT.E_ARTEFACT_FOREIGN, `an rvm bundle, not a ${what}`);
+    fail(ARTEFACT.E_ARTEFACT_FOREIGN, `not an rvm ${what}`);
   }
   const values: unknown[] = [];
   let problem = null as ArtefactError | null;
@@ -133,14 +130,14 @@ export function decodeEnvelope(bytes: Uint8Array, magic: string, what: string, f
       values.push(value);
       if (values.length === 1 && value !== FORMAT_VERSION) {
         problem = Number.isInteger(value)
-          ? new ArtefactError('E_ARTEFACT_VERSION', `${what} format ${String(value)} is not supported (this rvm reads format ${FORMAT_VERSION})`, file)
-          : new ArtefactError('E_ARTEFACT_CORRUPT', `damaged ${what}: bad format field`, file);
+          ? new ArtefactError(ARTEFACT.E_ARTEFACT_VERSION, `${what} format ${String(value)} is not supported (this rvm reads format ${FORMAT_VERSION})`, file)
+          : new ArtefactError(ARTEFACT.E_ARTEFACT_CORRUPT, `damaged ${what}: bad format field`, file);
         return false;
       }
       if (values.length === 2) {
         const digest = value;
         if (!(digest instanceof Uint8Array) || digest.length !== DIGEST_BYTES || !Buffer.from(digest).equals(sha256(rest.subarray(end)))) {
-          problem = new ArtefactError('E_ARTEFACT_CORRUPT', `damaged ${what}: checksum mismatch`, file);
+          problem = new ArtefactError(ARTEFACT.E_ARTEFACT_CORRUPT, `damaged ${what}: checksum mismatch`, file);
           return false;
         }
       }
@@ -151,10 +148,10 @@ export function decodeEnvelope(bytes: Uint8Array, magic: string, what: string, f
       return undefined;
     });
   } catch {
-    if (!problem) fail('E_ARTEFACT_CORRUPT', `damaged ${what}: unreadable msgpack data`);
+    if (!problem) fail(ARTEFACT.E_ARTEFACT_CORRUPT, `damaged ${what}: unreadable msgpack data`);
   }
   if (problem) throw problem;
-  if (values.length !== 4 || trailing) fail('E_ARTEFACT_CORRUPT', trailing ? `damaged ${what}: trailing data` : `truncated ${what}`);
+  if (values.length !== 4 || trailing) fail(ARTEFACT.E_ARTEFACT_CORRUPT, trailing ? `damaged ${what}: trailing data` : `truncated ${what}`);
   return { header: values[2], body: values[3] };
 }
 
@@ -201,7 +198,7 @@ export function decodeModule(bytes: Uint8Array, file?: string): CompiledModule {
     }
     // The validator throws only ArtefactError; anything else (a stack overflow on absurd
     // nesting, say) still means the bytes are unusable.
-    throw new ArtefactError('E_ARTEFACT_CORRUPT', `damaged module artefact: ${e instanceof Error ? e.message : String(e)}`, file);
+    throw new ArtefactError(ARTEFACT.E_ARTEFACT_CORRUPT, `damaged module artefact: ${e instanceof Error ? e.message : String(e)}`, file);
   }
 }
 
@@ -279,7 +276,7 @@ export function validateModule(m: unknown): CompiledModule {
 // Validation: each reader checks one shape and returns a fresh, exactly typed value.
 
 function corrupt(message: string): never {
-  throw new ArtefactError('E_ARTEFACT_CORRUPT', `damaged module artefact: ${message}`);
+  throw new ArtefactError(ARTEFACT.E_ARTEFACT_CORRUPT, `damaged module artefact: ${message}`);
 }
 
 function record(v: unknown, at: string): Record<string, unknown> {

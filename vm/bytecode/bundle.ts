@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ArtefactError, decodeEnvelope, decodeModule, encodeEnvelope, encodeModule, jsonData } from './artefact.js';
 import { BUNDLE_MAGIC, type CompiledModule } from './module.js';
 import { UnreadableFileError, readRegularFile } from '../regular-file.js';
+import { ARTEFACT } from '../errors.js';
 
 /** Largest bundle read: every module of an app with room to spare, still safe to hold in memory at once. */
 export const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
@@ -56,15 +57,15 @@ export function encodeBundle(bundle: Bundle, compiler: string, createdAt = new D
 /** Decodes and validates a bundle; throws only ArtefactError (its message names `file`). */
 export function decodeBundle(bytes: Uint8Array, file: string): LoadedBundle {
   const refuse = (message: string): never => {
-    throw new ArtefactError('E_ARTEFACT_CORRUPT', `damaged bundle: ${message}; rebuild it with 'rvm compile'`, file);
+    throw new ArtefactError(ARTEFACT.E_ARTEFACT_CORRUPT, `damaged bundle: ${message}; rebuild it with 'rvm compile'`, file);
   };
   let decoded: { header: unknown; body: unknown };
   try {
     decoded = decodeEnvelope(bytes, BUNDLE_MAGIC, 'bundle');
   } catch (e) {
-    const code = e instanceof ArtefactError ? e.code : 'E_ARTEFACT_CORRUPT';
+    const code = e instanceof ArtefactError ? e.code : ARTEFACT.E_ARTEFACT_CORRUPT;
     const message = e instanceof Error ? e.message : String(e);
-    throw new ArtefactError(code, code === 'E_ARTEFACT_FOREIGN' ? message : `${message}; rebuild it with 'rvm compile'`, file);
+    throw new ArtefactError(code, code === ARTEFACT.E_ARTEFACT_FOREIGN ? message : `${message}; rebuild it with 'rvm compile'`, file);
   }
   const header = decoded.header as Record<string, unknown> | null;
   const body = decoded.body as Record<string, unknown> | null;
@@ -128,7 +129,7 @@ export function writeBundle(file: string, bundle: Bundle, compiler = packageVers
   try {
     writeFileSync(file, bytes);
   } catch (e) {
-    throw new ArtefactError('E_ARTEFACT_UNREADABLE', `cannot write bundle: ${ioReason(e)}`, file);
+    throw new ArtefactError(ARTEFACT.E_ARTEFACT_UNREADABLE, `cannot write bundle: ${ioReason(e)}`, file);
   }
 }
 
@@ -138,7 +139,7 @@ export function readBundle(file: string): LoadedBundle {
   try {
     bytes = readRegularFile(file, MAX_BUNDLE_BYTES);
   } catch (e) {
-    throw new ArtefactError('E_ARTEFACT_UNREADABLE', `cannot read bundle: ${ioReason(e)}`, file);
+    throw new ArtefactError(ARTEFACT.E_ARTEFACT_UNREADABLE, `cannot read bundle: ${ioReason(e)}`, file);
   }
   return decodeBundle(bytes, file);
 }

@@ -12,6 +12,7 @@ import type { CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
 import { AMBIENT_NAMES, Op } from '../bytecode/opcodes.js';
 import { MAX_LOCALS, Scopes } from './scope.js';
 import { toText } from '../values.js';
+import { DIAG } from '../errors.js';
 
 /**
  * Most arguments one call may pass. The VM copies arguments into the callee's slots, which are
@@ -58,7 +59,7 @@ export class ChunkCompiler {
   params(params: readonly { name: string; line: number; col: number }[]): void {
     // Duplicate parameters are the parser's diagnostic (E_DUPLICATE_PARAM).
     for (const p of params) this.declare(p.name, p);
-    if (params.length > MAX_ARGS) this.reporter.error('E_TOO_MANY_ARGS', `more than ${MAX_ARGS} parameters`, params[MAX_ARGS]!);
+    if (params.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} parameters`, params[MAX_ARGS]!);
   }
 
   /** Compiles top-level statements of the chunk (in the chunk's outermost scope). */
@@ -71,14 +72,14 @@ export class ChunkCompiler {
     this.emitter.emit(Op.NULL, [], this.at);
     this.emitter.emit(Op.RETURN, [], this.at);
     if (this.emitter.constantsOverflowed) {
-      this.reporter.error('E_TOO_MANY_CONSTANTS', `${name} needs more than ${MAX_CONSTANTS} constants`, this.at);
+      this.reporter.error(DIAG.E_TOO_MANY_CONSTANTS, `${name} needs more than ${MAX_CONSTANTS} constants`, this.at);
     }
     return this.emitter.finish(name, this.kind, arity, this.scopes.maxSlots);
   }
 
   /** Emits the call of one route guard: constant args, CALL with a guard ref, POP. */
   guardCall(ref: Omit<CallRef, 'kind' | 'argc'>, args: readonly Literal[], at: Pos): void {
-    if (args.length > MAX_ARGS) this.reporter.error('E_TOO_MANY_ARGS', `more than ${MAX_ARGS} arguments`, at);
+    if (args.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} arguments`, at);
     for (const arg of args) this.literal(arg, at);
     const index = this.emitter.ref({ ...ref, kind: 'guard', argc: args.length });
     this.emitter.emit(Op.CALL, [index, args.length], at);
@@ -108,14 +109,14 @@ export class ChunkCompiler {
     const slot = this.scopes.declare(name);
     if (slot >= MAX_LOCALS && !this.reportedTooManyLocals) {
       this.reportedTooManyLocals = true;
-      this.reporter.error('E_TOO_MANY_LOCALS', `more than ${MAX_LOCALS} local variables are live at once`, at, { length: name.length });
+      this.reporter.error(DIAG.E_TOO_MANY_LOCALS, `more than ${MAX_LOCALS} local variables are live at once`, at, { length: name.length });
     }
     return slot;
   }
 
   /** Declares a loop variable or catch name; ambient names cannot be rebound. */
   private declareBinding(name: string, at: Pos): number {
-    if (this.isAmbient(name)) this.reporter.error('E_ASSIGN_AMBIENT', `'${name}' is provided by the runtime and cannot be assigned`, at);
+    if (this.isAmbient(name)) this.reporter.error(DIAG.E_ASSIGN_AMBIENT, `'${name}' is provided by the runtime and cannot be assigned`, at);
     return this.declare(name, at);
   }
 
@@ -151,7 +152,7 @@ export class ChunkCompiler {
         return this.jumpOut(stmt);
       case 'Return':
         if (this.kind !== 'fn' && this.kind !== 'guard') {
-          this.reporter.error('E_RETURN_OUTSIDE_FN', `'return' is only allowed in a fn or guard_definition`, stmt, { length: 6 });
+          this.reporter.error(DIAG.E_RETURN_OUTSIDE_FN, `'return' is only allowed in a fn or guard_definition`, stmt, { length: 6 });
         }
         this.transfer(() => {
           if (stmt.value) this.expr(stmt.value);
@@ -193,7 +194,7 @@ export class ChunkCompiler {
         let slot = this.scopes.lookup(target.name);
         if (slot === undefined) {
           if (this.isAmbient(target.name)) {
-            this.reporter.error('E_ASSIGN_AMBIENT', `'${target.name}' is provided by the runtime and cannot be assigned`, target, { length: target.name.length });
+            this.reporter.error(DIAG.E_ASSIGN_AMBIENT, `'${target.name}' is provided by the runtime and cannot be assigned`, target, { length: target.name.length });
           }
           slot = this.declare(target.name, target);
         }
@@ -274,7 +275,7 @@ export class ChunkCompiler {
     const loop = this.loops[this.loops.length - 1];
     const word = stmt.kind === 'Break' ? 'break' : 'continue';
     if (!loop) {
-      this.reporter.error('E_BREAK_OUTSIDE_LOOP', `'${word}' outside a loop`, stmt, { length: word.length });
+      this.reporter.error(DIAG.E_BREAK_OUTSIDE_LOOP, `'${word}' outside a loop`, stmt, { length: word.length });
       return;
     }
     this.transfer(() => {
@@ -310,12 +311,12 @@ export class ChunkCompiler {
     let bodies = 0;
     for (const entry of fields.entries) {
       if (!RESPONSE_FIELDS.includes(entry.key)) {
-        this.reporter.error('E_BAD_RESPONSE_FIELD', `unknown response field '${entry.key}'`, entry, {
+        this.reporter.error(DIAG.E_BAD_RESPONSE_FIELD, `unknown response field '${entry.key}'`, entry, {
           hint: didYouMean(entry.key, RESPONSE_FIELDS) ?? `response fields are ${RESPONSE_FIELDS.join(', ')}`,
           length: entry.key.length,
         });
       } else if (RESPONSE_BODY_FIELDS.includes(entry.key) && ++bodies === 2) {
-        this.reporter.error('E_BAD_RESPONSE_FIELD', 'a response has at most one of json, text and html', entry, { length: entry.key.length });
+        this.reporter.error(DIAG.E_BAD_RESPONSE_FIELD, 'a response has at most one of json, text and html', entry, { length: entry.key.length });
       }
     }
   }
@@ -450,10 +451,10 @@ export class ChunkCompiler {
     if (top !== undefined) {
       const what = top === 'guard' ? 'guard_definition' : top;
       const hint = top === 'type' ? `use ${expr.name}.create(...) or ${expr.name}.find(...)` : `call it: ${expr.name}(...)`;
-      this.reporter.error('E_NOT_A_VALUE', `'${expr.name}' is a ${what}, not a value`, expr, { hint, length });
+      this.reporter.error(DIAG.E_NOT_A_VALUE, `'${expr.name}' is a ${what}, not a value`, expr, { hint, length });
     } else {
       const hint = didYouMean(expr.name, [...this.scopes.visible(), ...AMBIENT_NAMES]);
-      this.reporter.error('E_UNDEFINED_NAME', `'${expr.name}' is not defined here`, expr, { hint, length });
+      this.reporter.error(DIAG.E_UNDEFINED_NAME, `'${expr.name}' is not defined here`, expr, { hint, length });
     }
     this.emitter.emit(Op.NULL, [], expr);
   }
@@ -461,9 +462,9 @@ export class ChunkCompiler {
   private call(expr: CallExpr): void {
     const name = this.calleeName(expr.callee);
     if (name === null) {
-      this.reporter.error('E_NOT_CALLABLE', 'only a function name or Name.method can be called', expr.callee);
+      this.reporter.error(DIAG.E_NOT_CALLABLE, 'only a function name or Name.method can be called', expr.callee);
     }
-    if (expr.args.length > MAX_ARGS) this.reporter.error('E_TOO_MANY_ARGS', `more than ${MAX_ARGS} arguments`, expr.args[MAX_ARGS]!);
+    if (expr.args.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} arguments`, expr.args[MAX_ARGS]!);
     for (const arg of expr.args) this.expr(arg);
     this.emitCall(name ?? '', expr.args.length, expr);
   }

@@ -7,6 +7,7 @@ import type { Diagnostic } from '../diagnostics.js';
 import { diagnostic } from '../diagnostics.js';
 import { fold } from './fold.js';
 import type { DecoratorMeta, FieldMeta, GuardUseMeta } from '../bytecode/module.js';
+import { DIAG } from '../errors.js';
 
 /** Collects the diagnostics of one file, each with its source line. */
 export class Reporter {
@@ -38,7 +39,7 @@ export function constantArgs(args: readonly Expr[], what: string, reporter: Repo
     const folded = fold(arg);
     if (folded) values.push(folded.value);
     else {
-      reporter.error('E_NOT_CONSTANT', `arguments of ${what} must be constants`, arg);
+      reporter.error(DIAG.E_NOT_CONSTANT, `arguments of ${what} must be constants`, arg);
       values.push(null);
     }
   }

@@ -11,6 +11,7 @@ import { inferCallableResponses, inferResponses } from './infer.js';
 import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
 import { ARTEFACT_MAGIC, FORMAT_VERSION } from '../bytecode/module.js';
 import { parse } from '../front/parser.js';
+import { DIAG } from '../errors.js';
 
 export { MAX_ARGS, RESPONSE_FIELDS } from './chunk-compiler.js';
 export { MAX_CONSTANTS } from './chunk-emitter.js';
@@ -105,7 +106,7 @@ function collectTopLevel(decls: readonly Decl[], reporter: Reporter): Map<string
     if (decl.kind !== 'FnDecl' && decl.kind !== 'GuardDef' && decl.kind !== 'TypeDecl') continue;
     const earlier = where.get(decl.name);
     if (earlier) {
-      reporter.error('E_DUPLICATE_DECL', `'${decl.name}' is declared on line ${earlier.line} and again on line ${decl.line}`, decl);
+      reporter.error(DIAG.E_DUPLICATE_DECL, `'${decl.name}' is declared on line ${earlier.line} and again on line ${decl.line}`, decl);
       continue;
     }
     where.set(decl.name, decl);

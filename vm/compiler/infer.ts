@@ -7,6 +7,7 @@ import type { Block, Expr, IfStmt, Literal, RouteDecl, Stmt } from '../front/ast
 import { fieldsSchema, fieldTypeSchema, recordSchema } from './field-schema.js';
 import { fold } from './fold.js';
 import type { FieldMeta, JsonSchema, ResponseMeta } from '../bytecode/module.js';
+import { helperStatus, statusHelpers } from '../http-status.js';
 
 /** What inference needs to know beyond the route itself. */
 export interface InferContext {
@@ -46,27 +47,24 @@ export const VALIDATION_ERROR_SCHEMA: JsonSchema = {
 /** What a response helper's arguments mean for the response it makes. */
 export type HelperKind = 'value' | 'empty' | 'error' | 'redirect' | 'json' | 'text' | 'html';
 
+/** What the arguments of the status table's helper mean, by its status. */
+function helperKind(status: number): HelperKind {
+  if (status === 204) return 'empty';
+  if (status >= 300 && status < 400) return 'redirect';
+  return status >= 400 ? 'error' : 'value';
+}
+
 /**
- * Each `response.*` helper: its (default) status and what its arguments mean. The one table of
- * helper statuses: the compiler infers responses from it, the core plugin registers the helpers
+ * Each `response.*` helper: its (default) status and what its arguments mean. The status helpers
+ * come from the one status table (vm/http-status.ts), then the body helpers that answer with
+ * `ok`'s status. The compiler infers responses from it, the core plugin registers the helpers
  * from it (through the SDK).
  */
 export const RESPONSE_HELPERS: Readonly<Record<string, { status: number; kind: HelperKind }>> = {
-  ok: { status: 200, kind: 'value' },
-  created: { status: 201, kind: 'value' },
-  accepted: { status: 202, kind: 'value' },
-  no_content: { status: 204, kind: 'empty' },
-  redirect: { status: 302, kind: 'redirect' },
-  bad_request: { status: 400, kind: 'error' },
-  unauthorized: { status: 401, kind: 'error' },
-  forbidden: { status: 403, kind: 'error' },
-  not_found: { status: 404, kind: 'error' },
-  conflict: { status: 409, kind: 'error' },
-  unprocessable: { status: 422, kind: 'error' },
-  too_many_requests: { status: 429, kind: 'error' },
-  json: { status: 200, kind: 'json' },
-  text: { status: 200, kind: 'text' },
-  html: { status: 200, kind: 'html' },
+  ...Object.fromEntries(statusHelpers().map(({ helper, status }) => [helper, { status, kind: helperKind(status) }])),
+  json: { status: helperStatus('ok'), kind: 'json' },
+  text: { status: helperStatus('ok'), kind: 'text' },
+  html: { status: helperStatus('ok'), kind: 'html' },
 };
 
 /** Record methods returning one record, and those returning a list of records. */

@@ -13,6 +13,7 @@
  */
 import moo from 'moo';
 import { diagnostic, type Diagnostic } from '../diagnostics.js';
+import { DIAG } from '../errors.js';
 
 /** The punctuation tokens; each is its own token type. */
 export const PUNCTUATION = [
@@ -194,7 +195,7 @@ class Tokenizer {
         return;
       case 'unterminated_comment':
         this.truncated = true;
-        this.report('E_UNTERMINATED_COMMENT', "unterminated block comment: missing '*/'", t, 2, "close the comment with '*/'");
+        this.report(DIAG.E_UNTERMINATED_COMMENT, "unterminated block comment: missing '*/'", t, 2, "close the comment with '*/'");
         return;
       case 'newline':
         this.newline(t);
@@ -210,7 +211,7 @@ class Tokenizer {
         this.emit('string', t, this.decode(t.text.slice(1, -1), t, 1));
         return;
       case 'unterminated_string':
-        this.report('E_UNTERMINATED_STRING', "unterminated text: missing closing \"'\"", t, t.text.length, "close the text with \"'\" on the same line");
+        this.report(DIAG.E_UNTERMINATED_STRING, "unterminated text: missing closing \"'\"", t, t.text.length, "close the text with \"'\" on the same line");
         this.emit('string', t, this.decode(t.text.slice(1).replace(/\\$/, ''), t, 1));
         return;
       case 'template_start':
@@ -278,14 +279,14 @@ class Tokenizer {
       return;
     }
     const shown = JSON.stringify(t.text).slice(1, -1);
-    this.lastInvalid = this.report('E_UNEXPECTED_CHAR', `unexpected character '${shown}'`, t, 1);
+    this.lastInvalid = this.report(DIAG.E_UNEXPECTED_CHAR, `unexpected character '${shown}'`, t, 1);
     this.emit('invalid', t);
   }
 
   private unterminatedTemplate(): void {
     const top = this.open.pop();
     if (!top) return;
-    this.report('E_UNTERMINATED_STRING', 'unterminated text: missing closing \'"\'', top.token, 1, 'close the text with \'"\' on the same line');
+    this.report(DIAG.E_UNTERMINATED_STRING, 'unterminated text: missing closing \'"\'', top.token, 1, 'close the text with \'"\' on the same line');
     const last = this.tokens[this.tokens.length - 1]!;
     this.synthetic('template_end', last.line, last.col + last.text.length);
   }
@@ -294,7 +295,7 @@ class Tokenizer {
   private closeOpenTemplates(line: number, col: number): void {
     const outer = this.open.find((o) => o.kind === 'T');
     this.truncated ||= outer !== undefined;
-    if (outer) this.report('E_UNTERMINATED_STRING', 'unterminated text: missing closing \'"\'', outer.token, 1, 'close the text with \'"\'');
+    if (outer) this.report(DIAG.E_UNTERMINATED_STRING, 'unterminated text: missing closing \'"\'', outer.token, 1, 'close the text with \'"\'');
     while (this.open.length > 0) {
       const top = this.open.pop()!;
       this.synthetic(top.kind === 'T' ? 'template_end' : 'interp_end', line, col);
@@ -320,7 +321,7 @@ class Tokenizer {
         continue;
       }
       const at = { line: t.line, col: t.col + lead + i - 1 };
-      this.report('E_BAD_ESCAPE', `unknown escape '\\${next}'`, at, 2, "known escapes: \\n \\t \\r \\0 \\\\ \\' \\\" \\$");
+      this.report(DIAG.E_BAD_ESCAPE, `unknown escape '\\${next}'`, at, 2, "known escapes: \\n \\t \\r \\0 \\\\ \\' \\\" \\$");
       out += '\\' + next;
     }
     return out;

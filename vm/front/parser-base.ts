@@ -5,6 +5,7 @@
 import { diagnostic, type Diagnostic } from '../diagnostics.js';
 import type { Pos } from './ast.js';
 import type { Token, TokenType } from './lexer.js';
+import { DIAG, type DiagnosticCode } from '../errors.js';
 
 /**
  * How deep expressions and blocks may nest (counting each operator of a chain as one level).
@@ -224,7 +225,7 @@ export class Parser {
   closeBrace(open: Token, what: string): void {
     const t = this.peek();
     if (t.type === '}') this.advance();
-    else this.report('E_UNEXPECTED_TOKEN', `expected '}' to close ${what} opened at ${open.line}:${open.col}, found ${describe(t)}`, t);
+    else this.report(DIAG.E_UNEXPECTED_TOKEN, `expected '}' to close ${what} opened at ${open.line}:${open.col}, found ${describe(t)}`, t);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -248,7 +249,7 @@ export class Parser {
   /** Enters one level of nesting; past MAX_NESTING_DEPTH this is an error, not a stack overflow. */
   enter(at: Token): void {
     if (++this.depth > MAX_NESTING_DEPTH) {
-      this.fail(`nesting deeper than ${MAX_NESTING_DEPTH} levels`, at, 'split the expression or block into smaller parts', 'E_TOO_DEEP');
+      this.fail(`nesting deeper than ${MAX_NESTING_DEPTH} levels`, at, 'split the expression or block into smaller parts', DIAG.E_TOO_DEEP);
     }
   }
 
@@ -270,7 +271,7 @@ export class Parser {
       if (type === 'invalid' || (type === 'eof' && this.quietAtEof)) return;
     }
     if (this.diagnostics.length >= MAX_DIAGNOSTICS) {
-      this.diagnostics.push(diagnostic('E_TOO_MANY_ERRORS', `too many errors; stopped after ${MAX_DIAGNOSTICS}`, { file: this.file, line: at.line, col: at.col }, { source: this.source }));
+      this.diagnostics.push(diagnostic(DIAG.E_TOO_MANY_ERRORS, `too many errors; stopped after ${MAX_DIAGNOSTICS}`, { file: this.file, line: at.line, col: at.col }, { source: this.source }));
       throw new TooManyErrors();
     }
     const length = options.length ?? (token ? firstLineLength(token) : 1);
@@ -278,7 +279,7 @@ export class Parser {
   }
 
   /** Reports an error at token `at` and enters panic mode. */
-  fail(message: string, at: Token, hint?: string, code = 'E_UNEXPECTED_TOKEN'): never {
+  fail(message: string, at: Token, hint?: string, code: DiagnosticCode = DIAG.E_UNEXPECTED_TOKEN): never {
     this.report(code, message, at, { hint });
     const index = this.indexOfToken(at);
     this.errorAt = index >= 0 ? index : this.pos;

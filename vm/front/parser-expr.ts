@@ -5,6 +5,7 @@
 import type { BinaryOp, Expr, ListExpr, LogicalExpr, ObjectEntry, ObjectExpr } from './ast.js';
 import type { Token } from './lexer.js';
 import { describe, RESERVED, type Parser } from './parser-base.js';
+import { DIAG } from '../errors.js';
 
 /** Binding power of operators, lowest first; binary operators are left-associative. */
 export enum Precedence {
@@ -108,7 +109,7 @@ function expectedExpression(p: Parser, t: Token): never {
   } else if (t.type === '{' && p.blockBraceAt === p.nesting) {
     hint = "the '{' here opens the block; write the condition before it";
   }
-  p.fail(`expected an expression, found ${describe(t)}`, t, hint, 'E_EXPECTED_EXPRESSION');
+  p.fail(`expected an expression, found ${describe(t)}`, t, hint, DIAG.E_EXPECTED_EXPRESSION);
 }
 
 // grouping = "(" expr ")"

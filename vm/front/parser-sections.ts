@@ -7,6 +7,7 @@ import { didYouMean } from '../diagnostics.js';
 import type { Token } from './lexer.js';
 import { describe, ParseError, type Parser } from './parser-base.js';
 import { argumentList } from './parser-expr.js';
+import { DIAG } from '../errors.js';
 
 /** The sections a route body may start with. */
 export type SectionKind = 'guard' | 'guards' | 'validate' | 'query';
@@ -88,7 +89,7 @@ export function fieldList(p: Parser, open: Token, what: string): FieldDecl[] {
       const f = field(p, doc);
       const first = seen.get(f.name);
       if (first) {
-        p.report('E_DUPLICATE_FIELD', `duplicate field '${f.name}'`, f, { hint: `first declared at ${first.line}:${first.col}`, length: f.name.length });
+        p.report(DIAG.E_DUPLICATE_FIELD, `duplicate field '${f.name}'`, f, { hint: `first declared at ${first.line}:${first.col}`, length: f.name.length });
       } else {
         seen.set(f.name, f);
         fields.push(f);
@@ -113,7 +114,7 @@ function field(p: Parser, doc: string | null): FieldDecl {
   if (type.type !== 'word') p.fail(`expected a type after '${name.value}:', found ${describe(type)}`, type, `types: ${FIELD_TYPES.join(' ')}`);
   p.advance();
   if (!(FIELD_TYPES as readonly string[]).includes(type.value)) {
-    p.report('E_UNKNOWN_TYPE', `unknown type '${type.value}'`, type, { hint: typeHint(type.value) });
+    p.report(DIAG.E_UNKNOWN_TYPE, `unknown type '${type.value}'`, type, { hint: typeHint(type.value) });
   }
   const decorators: Decorator[] = [];
   for (;;) {

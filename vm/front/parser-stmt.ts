@@ -7,6 +7,7 @@ import type { Token } from './lexer.js';
 import { describe, ParseError, type Parser } from './parser-base.js';
 import { expression, object, parsePrecedence, Precedence } from './parser-expr.js';
 import { fieldSection, guardLine, guardsBlock, sectionAt } from './parser-sections.js';
+import { DIAG } from '../errors.js';
 
 // block = "{" { stmt } "}"
 /** Parses a `{ … }` block of statements; `what` names it in messages ("the 'if' block"). */
@@ -95,7 +96,7 @@ export function statement(p: Parser): Stmt | null {
 
 /** A section inside a nested block or a non-route body: reported, parsed and dropped. */
 function misplacedSection(p: Parser, t: Token): null {
-  p.report('E_SECTION_ORDER', `'${t.value}' is only allowed at the start of a route body`, t);
+  p.report(DIAG.E_SECTION_ORDER, `'${t.value}' is only allowed at the start of a route body`, t);
   const kind = sectionAt(p);
   if (kind === 'guard') guardLine(p);
   else if (kind === 'guards') guardsBlock(p);
@@ -115,7 +116,7 @@ function expressionStatement(p: Parser): Stmt | null {
   const value = expression(p);
   p.endStatement('the assignment');
   if ((target.kind !== 'Name' && target.kind !== 'Member' && target.kind !== 'Index') || p.parenthesized.has(target)) {
-    p.report('E_INVALID_ASSIGN', 'cannot assign to this expression', target, {
+    p.report(DIAG.E_INVALID_ASSIGN, 'cannot assign to this expression', target, {
       hint: "assign to a name ('x = …'), a field ('x.f = …') or an element ('x[i] = …')",
     });
     return null;

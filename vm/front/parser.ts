@@ -21,6 +21,7 @@ import {
 import { parseRoutePath } from './parser-path.js';
 import { fieldList, fieldSection, guardLine, guardsBlock, sectionAt } from './parser-sections.js';
 import { block, statement } from './parser-stmt.js';
+import { DIAG } from '../errors.js';
 
 export { MAX_DIAGNOSTICS, MAX_NESTING_DEPTH, MAX_SOURCE_BYTES } from './parser-base.js';
 
@@ -38,7 +39,7 @@ export function parse(file: string, source: string): ParseResult {
   const ast: FileNode = { kind: 'File', file, decls: [] };
   if (source.length > MAX_SOURCE_BYTES / 3 && Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) {
     const message = `file is larger than ${MAX_SOURCE_BYTES} bytes`;
-    return { ast, diagnostics: [diagnostic('E_FILE_TOO_LARGE', message, { file, line: 1, col: 1 }, { hint: 'split it into several route files' })] };
+    return { ast, diagnostics: [diagnostic(DIAG.E_FILE_TOO_LARGE, message, { file, line: 1, col: 1 }, { hint: 'split it into several route files' })] };
   }
   const lexed = tokenize(file, source);
   const p = new Parser(file, source, lexed.tokens, lexed.diagnostics.slice());
@@ -50,7 +51,7 @@ export function parse(file: string, source: string): ParseResult {
     // A bug must not take the server down: it becomes a diagnostic like any other problem.
     if (!(e instanceof TooManyErrors)) {
       const at = p.tokens[Math.min(p.pos, p.tokens.length - 1)]!;
-      p.diagnostics.push(diagnostic('E_INTERNAL', `internal parser error: ${(e as Error)?.message ?? e}`, { file, line: at.line, col: at.col }, { source }));
+      p.diagnostics.push(diagnostic(DIAG.E_INTERNAL, `internal parser error: ${(e as Error)?.message ?? e}`, { file, line: at.line, col: at.col }, { source }));
     }
   }
   return { ast, diagnostics: ordered(p.diagnostics, file, source) };
@@ -59,14 +60,14 @@ export function parse(file: string, source: string): ParseResult {
 /** Diagnostics in source order, at most MAX_DIAGNOSTICS of them plus a closing note. */
 function ordered(all: Diagnostic[], file: string, source: string): Diagnostic[] {
   const list = all
-    .filter((d) => d.code !== 'E_TOO_MANY_ERRORS')
+    .filter((d) => d.code !== DIAG.E_TOO_MANY_ERRORS)
     .map((d, i) => ({ d, i }))
     .sort((a, b) => a.d.line - b.d.line || a.d.col - b.d.col || a.i - b.i)
     .map((x) => x.d);
   if (list.length <= MAX_DIAGNOSTICS && list.length === all.length) return list;
   const kept = list.slice(0, MAX_DIAGNOSTICS);
   const last = kept[kept.length - 1] ?? { line: 1, col: 1 };
-  kept.push(diagnostic('E_TOO_MANY_ERRORS', `too many errors; stopped after ${MAX_DIAGNOSTICS}`, { file, line: last.line, col: last.col }, { source }));
+  kept.push(diagnostic(DIAG.E_TOO_MANY_ERRORS, `too many errors; stopped after ${MAX_DIAGNOSTICS}`, { file, line: last.line, col: last.col }, { source }));
   return kept;
 }
 
@@ -156,7 +157,7 @@ class Declarations {
     const p = this.p;
     const kw = p.advance();
     if (this.inMiddlewareFile) {
-      p.report('E_MIDDLEWARE_FILE', `routes cannot be declared in ${MIDDLEWARE_FILE}`, kw, { hint: 'move the route to another .rvm file' });
+      p.report(DIAG.E_MIDDLEWARE_FILE, `routes cannot be declared in ${MIDDLEWARE_FILE}`, kw, { hint: 'move the route to another .rvm file' });
     }
     const m = p.peek();
     if (m.type !== 'method' && m.type !== 'word') {
@@ -173,7 +174,7 @@ class Declarations {
     const { segments, problem } = parseRoutePath(pathToken.text);
     if (problem) {
       const at = { line: pathToken.line, col: pathToken.col + problem.offset };
-      p.report('E_BAD_PATH', problem.message, at, { hint: problem.hint, length: problem.length });
+      p.report(DIAG.E_BAD_PATH, problem.message, at, { hint: problem.hint, length: problem.length });
     }
     const route: RouteDecl = {
       kind: 'Route',
@@ -198,11 +199,11 @@ class Declarations {
     const upper = m.value.toUpperCase() as HttpMethod;
     if (HTTP_METHODS.includes(m.value as HttpMethod)) return m.value as HttpMethod;
     if (HTTP_METHODS.includes(upper)) {
-      this.p.report('E_BAD_METHOD', `HTTP methods are written in capitals: '${m.value}'`, m, { hint: `write '${upper}'` });
+      this.p.report(DIAG.E_BAD_METHOD, `HTTP methods are written in capitals: '${m.value}'`, m, { hint: `write '${upper}'` });
       return upper;
     }
     const hint = didYouMean(upper, HTTP_METHODS) ?? `the methods are: ${HTTP_METHODS.join(' ')}`;
-    this.p.report('E_BAD_METHOD', `unknown HTTP method '${m.value}'`, m, { hint });
+    this.p.report(DIAG.E_BAD_METHOD, `unknown HTTP method '${m.value}'`, m, { hint });
     return 'ANY';
   }
 
@@ -241,15 +242,15 @@ class Declarations {
     const kind = sectionAt(p)!;
     const later = phase === Phase.Handler ? "the route's statements" : phase === Phase.Query ? "'query'" : "'validate'";
     if (kind === 'guard' || kind === 'guards') {
-      if (phase !== Phase.Guards) p.report('E_SECTION_ORDER', `guards must come before ${later}`, t, { length: t.text.length });
+      if (phase !== Phase.Guards) p.report(DIAG.E_SECTION_ORDER, `guards must come before ${later}`, t, { length: t.text.length });
       route.guards.push(...(kind === 'guard' ? [guardLine(p)] : guardsBlock(p)));
       return phase;
     }
     const existing = kind === 'validate' ? route.validate : route.query;
     if (existing) {
-      p.report('E_SECTION_ORDER', `duplicate '${kind}' section`, t, { hint: `the first is at ${existing.line}:${existing.col}`, length: t.text.length });
+      p.report(DIAG.E_SECTION_ORDER, `duplicate '${kind}' section`, t, { hint: `the first is at ${existing.line}:${existing.col}`, length: t.text.length });
     } else if (phase === Phase.Handler || (kind === 'validate' && phase === Phase.Query)) {
-      p.report('E_SECTION_ORDER', `'${kind}' must come before ${later}`, t, { length: t.text.length });
+      p.report(DIAG.E_SECTION_ORDER, `'${kind}' must come before ${later}`, t, { length: t.text.length });
     }
     const fields = fieldSection(p);
     if (kind === 'validate') route.validate ??= fields;
@@ -296,7 +297,7 @@ class Declarations {
     while (!p.check(')')) {
       const t = p.expectName('a parameter name', 'in the parameter list');
       const first = params.find((x) => x.name === t.value);
-      if (first) p.report('E_DUPLICATE_PARAM', `duplicate parameter '${t.value}'`, t, { hint: `first declared at ${first.line}:${first.col}` });
+      if (first) p.report(DIAG.E_DUPLICATE_PARAM, `duplicate parameter '${t.value}'`, t, { hint: `first declared at ${first.line}:${first.col}` });
       else params.push({ name: t.value, line: t.line, col: t.col });
       if (!p.accept(',')) break;
     }
@@ -311,10 +312,10 @@ class Declarations {
     const kw = p.advance();
     let keep = true;
     if (!this.inMiddlewareFile) {
-      p.report('E_MIDDLEWARE_FILE', `'middleware' is only allowed in a file named ${MIDDLEWARE_FILE}`, kw, { hint: `move it to ${MIDDLEWARE_FILE} in this folder`, length: kw.text.length });
+      p.report(DIAG.E_MIDDLEWARE_FILE, `'middleware' is only allowed in a file named ${MIDDLEWARE_FILE}`, kw, { hint: `move it to ${MIDDLEWARE_FILE} in this folder`, length: kw.text.length });
       keep = false;
     } else if (this.middleware) {
-      p.report('E_DUPLICATE_MIDDLEWARE', `a second 'middleware' block in ${MIDDLEWARE_FILE}`, kw, { hint: `merge it into the first, at ${this.middleware.line}:${this.middleware.col}`, length: kw.text.length });
+      p.report(DIAG.E_DUPLICATE_MIDDLEWARE, `a second 'middleware' block in ${MIDDLEWARE_FILE}`, kw, { hint: `merge it into the first, at ${this.middleware.line}:${this.middleware.col}`, length: kw.text.length });
       keep = false;
     } else {
       this.middleware = kw;

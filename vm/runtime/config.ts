@@ -10,11 +10,12 @@ import { DEFAULT_LIMITS } from './limits.js';
 import type { Limits } from '../../plugins/sdk.js';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
 import { readRegularFile } from '../regular-file.js';
+import { DIAG } from '../errors.js';
 
 
 /** A bad rvm.config.json or config env var: a user error with a one-line message. */
 export class ConfigError extends Error {
-  readonly code = 'E_CONFIG';
+  readonly code = DIAG.E_CONFIG;
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';

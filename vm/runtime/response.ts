@@ -4,6 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import { toText, RvmError } from '../values.js';
+import { RUNTIME, type HttpErrorEntry } from '../errors.js';
 import type { BodyKind, ResponseDraft } from '../../plugins/sdk.js';
 import type { OutgoingResponse } from './types.js';
 
@@ -23,32 +24,7 @@ export function errorBody(message: string, code: string, details?: unknown[]): E
   return details === undefined ? { error: message, code } : { error: message, code, details };
 }
 
-/** Code and message of the error statuses the runtime names; others get `http_<status>`. */
-const ERROR_STATUSES: Record<number, { code: string; message: string }> = {
-  400: { code: 'bad_request', message: 'Bad request' },
-  401: { code: 'unauthorized', message: 'Unauthorized' },
-  403: { code: 'forbidden', message: 'Forbidden' },
-  404: { code: 'not_found', message: 'Not found' },
-  405: { code: 'method_not_allowed', message: 'Method not allowed' },
-  409: { code: 'conflict', message: 'Conflict' },
-  410: { code: 'gone', message: 'Gone' },
-  413: { code: 'payload_too_large', message: 'Payload too large' },
-  415: { code: 'unsupported_media_type', message: 'Unsupported media type' },
-  422: { code: 'unprocessable', message: 'Unprocessable content' },
-  429: { code: 'too_many_requests', message: 'Too many requests' },
-  500: { code: 'internal_error', message: 'Internal server error' },
-  503: { code: 'service_unavailable', message: 'Service unavailable' },
-};
-
-/** The machine code for an error status when none is given: `forbidden` for 403, else `http_<status>`. */
-export function defaultErrorCode(status: number): string {
-  return ERROR_STATUSES[status]?.code ?? `http_${status}`;
-}
-
-/** The human message for an error status when none is given. */
-export function defaultErrorMessage(status: number): string {
-  return ERROR_STATUSES[status]?.message ?? (status >= 500 ? 'Server error' : 'Request failed');
-}
+export { defaultErrorCode, defaultErrorMessage } from '../http-status.js';
 
 /** RFC 7230 token: a valid header name. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -64,15 +40,15 @@ export const MAX_CHECKED_NAMES = 1024;
 function checkedHeader(name: string, value: string | string[]): string {
   let key = CHECKED_NAMES.get(name);
   if (key === undefined) {
-    if (!HEADER_NAME.test(name)) throw new RvmError(`invalid header name '${name}'`, 'invalid_header');
+    if (!HEADER_NAME.test(name)) throw new RvmError(`invalid header name '${name}'`, RUNTIME.invalid_header);
     key = name.toLowerCase();
     if (CHECKED_NAMES.size < MAX_CHECKED_NAMES) CHECKED_NAMES.set(name, key);
   }
   if (typeof value === 'string') {
-    if (HEADER_VALUE_UNSAFE.test(value)) throw new RvmError(`invalid value for header '${name}'`, 'invalid_header');
+    if (HEADER_VALUE_UNSAFE.test(value)) throw new RvmError(`invalid value for header '${name}'`, RUNTIME.invalid_header);
   } else {
     for (const v of value) {
-      if (typeof v !== 'string' || HEADER_VALUE_UNSAFE.test(v)) throw new RvmError(`invalid value for header '${name}'`, 'invalid_header');
+      if (typeof v !== 'string' || HEADER_VALUE_UNSAFE.test(v)) throw new RvmError(`invalid value for header '${name}'`, RUNTIME.invalid_header);
     }
   }
   return key;
@@ -165,6 +141,11 @@ export function errorResponse(status: number, code: string, message: string, ext
   const headers: Record<string, string | string[]> = { 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(body)) };
   if (extraHeaders !== undefined) for (const name of Object.keys(extraHeaders)) headers[name.toLowerCase()] = extraHeaders[name];
   return { status, headers, body };
+}
+
+/** The response of a catalogue entry: its status and code, its default message unless one is given. */
+export function catalogueResponse(entry: HttpErrorEntry, message: string = entry.message, extraHeaders?: Record<string, string>): OutgoingResponse {
+  return errorResponse(entry.status, entry.code, message, extraHeaders);
 }
 
 /** The same response without its body (for HEAD), keeping content-length. */

@@ -8,6 +8,7 @@ import { chmodSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { SecretSource } from '../../plugins/sdk.js';
 import { RvmError } from '../values.js';
+import { RUNTIME } from '../errors.js';
 import { UnreadableFileError, readRegularFile } from '../regular-file.js';
 
 /** The folder of secret files inside an app. */
@@ -26,7 +27,7 @@ const APP_SECRET_BYTES = 32;
  */
 export function readSecretFile(appDir: string | null, name: string): string | null {
   if (!SECRET_NAME.test(name) || /^\.+$/.test(name)) {
-    throw new RvmError(`invalid secret name '${name}': use letters, digits, '.', '_' and '-' only`, 'invalid_secret_name');
+    throw new RvmError(`invalid secret name '${name}': use letters, digits, '.', '_' and '-' only`, RUNTIME.invalid_secret_name);
   }
   if (appDir === null) return null;
   const folder = join(appDir, SECRETS_DIR);
@@ -39,14 +40,14 @@ export function readSecretFile(appDir: string | null, name: string): string | nu
     throw err;
   }
   // A symlink may live in .secrets/ but must not lead out of it.
-  if (!realPath.startsWith(realpathSync(folder) + sep)) throw new RvmError(`secret '${name}' points outside ${SECRETS_DIR}/`, 'secret_outside');
+  if (!realPath.startsWith(realpathSync(folder) + sep)) throw new RvmError(`secret '${name}' points outside ${SECRETS_DIR}/`, RUNTIME.secret_outside);
   let bytes: Buffer;
   try {
     bytes = readRegularFile(realPath, MAX_SECRET_BYTES);
   } catch (err) {
     if (!(err instanceof UnreadableFileError)) throw err;
-    if (err.reason === 'too_large') throw new RvmError(`secret '${name}' is larger than ${MAX_SECRET_BYTES} bytes`, 'secret_too_large');
-    throw new RvmError(`secret '${name}' is ${err.message}`, 'invalid_secret_name');
+    if (err.reason === 'too_large') throw new RvmError(`secret '${name}' is larger than ${MAX_SECRET_BYTES} bytes`, RUNTIME.secret_too_large);
+    throw new RvmError(`secret '${name}' is ${err.message}`, RUNTIME.invalid_secret_name);
   }
   return bytes.toString('utf8').replace(/\r?\n$/, '');
 }

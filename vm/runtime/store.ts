@@ -3,6 +3,7 @@
  * bounded in size. Values are kept by reference, as a single process shares them anyway.
  */
 import { RvmError, type Value } from '../values.js';
+import { RUNTIME } from '../errors.js';
 import type { KeyValueStore } from '../../plugins/sdk.js';
 
 /** Most keys kept: bounds memory when clients can create keys (rate-limit keys per IP). Oldest are evicted first. */
@@ -59,7 +60,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     set(key, value, ttlMs) {
       if (ttlMs !== undefined && !(Number.isFinite(ttlMs) && ttlMs > 0)) {
-        throw new RvmError(`store ttl must be a positive number of milliseconds, got ${ttlMs}`, 'invalid_ttl');
+        throw new RvmError(`store ttl must be a positive number of milliseconds, got ${ttlMs}`, RUNTIME.invalid_ttl);
       }
       // Re-inserting moves the key to the newest end, so eviction order is last-write order.
       map.delete(key);

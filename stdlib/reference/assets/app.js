@@ -1,7 +1,7 @@
 // The API reference page: loads the OpenAPI document, renders the collapsed route list in one
 // pass, builds a route's details when it is expanded, and handles every interaction through a
 // few delegated listeners (no listener per route), so 500 routes render at once.
-import { groupsOf, matches, needsCsrf, routesOf } from './model.js';
+import { esc, groupsOf, matches, needsCsrf, routesOf } from './model.js';
 import { renderDetails, renderDiagnostics, renderGroups, renderRestartNotice } from './render.js';
 import { buildSnippets } from './snippets.js';
 import { fetchCsrfToken, historyHtml, loadAuth, loadHistory, readRequest, recordHistory, resultHtml, saveAuth, send } from './try-it.js';
@@ -224,7 +224,7 @@ async function sendRoute(route, form) {
     if (needsCsrf(route)) state.csrf = (await fetchCsrfToken()) ?? state.csrf;
     const { req, files, errors } = readRequest(state.doc, route, details, state.auth, state.csrf, location.origin);
     if (errors.length > 0) {
-      result.innerHTML = `<p class="error" data-testid="response-error">${errors.map(([f, e]) => `${escapeText(f)} ${escapeText(e)}`).join('<br>')}</p>`;
+      result.innerHTML = `<p class="error" data-testid="response-error">${errors.map(([f, e]) => `${esc(f)} ${esc(e)}`).join('<br>')}</p>`;
       return;
     }
     const answer = await send(req, files);
@@ -235,12 +235,6 @@ async function sendRoute(route, form) {
     result.removeAttribute('aria-busy');
     button.removeAttribute('aria-disabled');
   }
-}
-
-function escapeText(text) {
-  const span = document.createElement('span');
-  span.textContent = text;
-  return span.innerHTML;
 }
 
 function isDark() {
@@ -403,7 +397,7 @@ async function start() {
     document.body.dataset.ready = 'true';
     if (location.hash) openHash(true);
   } catch (e) {
-    $('routes').innerHTML = `<p class="error" data-testid="load-error">Could not load the API description: ${escapeText(String(e?.message ?? e))}</p>`;
+    $('routes').innerHTML = `<p class="error" data-testid="load-error">Could not load the API description: ${esc(String(e?.message ?? e))}</p>`;
   }
   listen();
 }

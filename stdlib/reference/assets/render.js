@@ -3,17 +3,10 @@
 import { esc, fieldsOf, needsCsrf } from './model.js';
 import { constraints, decoratorText, deref, exampleFor, fieldExamples, flatten, isFileSchema, MAX_SCHEMA_DEPTH, refName, schemaType, typeLabel } from './schema.js';
 import { SNIPPET_LANGUAGES } from './snippets.js';
+import { REASONS } from './statuses.js';
 
 /** Methods with a colour of their own; the rest share one. */
 const COLOURED = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
-
-/** Reason phrases for the statuses a route commonly answers. */
-const REASONS = {
-  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 301: 'Moved Permanently', 302: 'Found', 303: 'See Other',
-  304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 413: 'Content Too Large',
-  415: 'Unsupported Media Type', 422: 'Unprocessable Content', 429: 'Too Many Requests', 500: 'Internal Server Error',
-};
 
 /** The reason phrase of a status, or ''. */
 export function reason(status) {

@@ -5,7 +5,8 @@
  * requests costs the others a refusal, never the process its heap.
  */
 import type { Limits } from '../../../plugins/sdk.js';
-import { HttpError } from './body.js';
+import { HttpError } from './http-error.js';
+import { HTTP } from '../../errors.js';
 
 /**
  * Heap bytes one raw byte of a JSON body is charged for: the raw bytes (1) plus the parsed value.
@@ -20,7 +21,7 @@ export const OVERLOADED_RETRY_AFTER_S = 1;
 
 /** The 503 every admission refusal answers. */
 export function overloaded(what: string): HttpError {
-  return new HttpError(503, 'overloaded', `The server is busy (${what}); try again shortly`, { 'retry-after': String(OVERLOADED_RETRY_AFTER_S), connection: 'close' });
+  return new HttpError(HTTP.overloaded, `The server is busy (${what}); try again shortly`, { 'retry-after': String(OVERLOADED_RETRY_AFTER_S), connection: 'close' });
 }
 
 /** Counts requests in flight and body memory against the limits. */

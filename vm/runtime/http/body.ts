@@ -5,8 +5,12 @@
  */
 import type { Readable } from 'node:stream';
 import { readMultipart } from './multipart.js';
+import { HttpError } from './http-error.js';
+import { HTTP, type HttpErrorEntry } from '../../errors.js';
 import { nextTurn } from '../../interp/scheduler.js';
 import type { IncomingRequest, UploadSpec } from '../types.js';
+
+export { HttpError } from './http-error.js';
 
 /**
  * Bodies larger than this wait for their turn of the event loop before they are parsed
@@ -22,26 +26,6 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
  * (conversion to language values, validation) recurses, and no real API nests this deep.
  */
 export const MAX_JSON_DEPTH = 128;
-
-/**
- * An error the runtime answers itself: status, machine code, human message, extra headers, and
- * `details` for the error body (`{field, rule, message}` entries).
- */
-export class HttpError extends Error {
-  /** Removes what reading stored before it failed (partial uploads); the dispatcher runs it. */
-  cleanup?: () => Promise<void>;
-
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers?: Record<string, string>,
-    readonly details?: unknown[],
-  ) {
-    super(message);
-    this.name = 'HttpError';
-  }
-}
 
 /** How the body arrived: the validation layer coerces form and multipart text but keeps JSON strict. */
 export type ParsedBodyKind = 'none' | 'json' | 'form' | 'multipart' | 'text';
@@ -177,16 +161,16 @@ function resolveWith<A, T>(resolve: (value: T | Promise<T>) => void, use: (arg: 
 function parseBody({ type, charset }: ContentType, bytes: Buffer): ParsedBody {
   if (bytes.length === 0) return NO_BODY;
   if (charset !== null && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii') {
-    throw new HttpError(415, 'unsupported_media_type', `Unsupported charset '${charset}': send UTF-8`);
+    throw new HttpError(HTTP.unsupported_media_type, `Unsupported charset '${charset}': send UTF-8`);
   }
   if (type === 'application/json' || type.endsWith('+json')) {
     const value = parseJson(bytes);
     return bytes.length > PARSE_IN_TURN_BYTES ? { kind: 'json', value, reparse: () => parseJson(bytes) } : { kind: 'json', value };
   }
-  if (type === 'application/x-www-form-urlencoded') return { kind: 'form', value: parseForm(decode(bytes, 'bad_request')) };
-  if (type === 'text/plain') return { kind: 'text', value: decode(bytes, 'bad_request') };
+  if (type === 'application/x-www-form-urlencoded') return { kind: 'form', value: parseForm(decode(bytes, HTTP.bad_request)) };
+  if (type === 'text/plain') return { kind: 'text', value: decode(bytes, HTTP.bad_request) };
   const shown = type === '' ? 'a body without content-type' : `content-type '${type}'`;
-  throw new HttpError(415, 'unsupported_media_type', `Unsupported media type: ${shown}`);
+  throw new HttpError(HTTP.unsupported_media_type, `Unsupported media type: ${shown}`);
 }
 
 /** Media type (lower-case, no parameters) and charset (lower-case, or null) of a content-type. */
@@ -260,10 +244,10 @@ function collect<T>(
       else resolveWith(resolve, finish, bytes, refuse);
     });
     stream.on('error', (err: Error): void => {
-      if (!settled) fail(new HttpError(400, 'bad_request', `Could not read the request body: ${err.message}`));
+      if (!settled) fail(new HttpError(HTTP.bad_request, `Could not read the request body: ${err.message}`));
     });
     stream.on('close', (): void => {
-      if (!settled) fail(new HttpError(400, 'bad_request', 'The request body ended early'));
+      if (!settled) fail(new HttpError(HTTP.bad_request, 'The request body ended early'));
     });
   });
 }
@@ -283,29 +267,29 @@ function ignore(): void {}
 const CLOSE = { connection: 'close' };
 
 function tooLarge(limit: number, headers?: Record<string, string>): HttpError {
-  return new HttpError(413, 'payload_too_large', `Request body is larger than the limit of ${limit} bytes`, headers);
+  return new HttpError(HTTP.payload_too_large, `Request body is larger than the limit of ${limit} bytes`, headers);
 }
 
-function decode(bytes: Buffer, code: string): string {
+function decode(bytes: Buffer, entry: HttpErrorEntry): string {
   try {
     return utf8.decode(bytes);
   } catch {
-    throw new HttpError(400, code, 'Request body is not valid UTF-8');
+    throw new HttpError(entry, 'Request body is not valid UTF-8');
   }
 }
 
 function parseJson(bytes: Buffer): unknown {
-  let text = decode(bytes, 'invalid_json');
+  let text = decode(bytes, HTTP.invalid_json);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length > 2 * MAX_JSON_DEPTH && jsonDepth(text) > MAX_JSON_DEPTH) {
-    throw new HttpError(400, 'invalid_json', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+    throw new HttpError(HTTP.invalid_json, `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   try {
     // JSON.parse defines `__proto__` keys as own data properties, never as the prototype; every
     // later copy goes through fromJson/setField (defineProperty), so they stay data.
     return JSON.parse(text);
   } catch (err) {
-    throw new HttpError(400, 'invalid_json', `Malformed JSON body: ${(err as Error).message}`);
+    throw new HttpError(HTTP.invalid_json, `Malformed JSON body: ${(err as Error).message}`);
   }
 }
 

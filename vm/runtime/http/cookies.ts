@@ -3,6 +3,7 @@
  * defaults (HttpOnly, SameSite=Lax, Path=/, Secure when the request came over HTTPS).
  */
 import { RvmError } from '../../values.js';
+import { RUNTIME } from '../../errors.js';
 import type { CallContext } from '../../../plugins/sdk.js';
 
 /** Options for one `Set-Cookie`; unset options take the runtime defaults. */
@@ -61,24 +62,24 @@ const UNSAFE_ATTRIBUTE = /[;\x00-\x1f\x7f]/;
 
 /** Serialises one `Set-Cookie` header value; the value is percent-encoded. Throws on an invalid name or attribute. */
 export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
-  if (!TOKEN.test(name)) throw new RvmError(`invalid cookie name '${name}'`, 'invalid_cookie');
+  if (!TOKEN.test(name)) throw new RvmError(`invalid cookie name '${name}'`, RUNTIME.invalid_cookie);
   let out = `${name}=${encodeURIComponent(value)}`;
   const path = options.path ?? '/';
-  if (UNSAFE_ATTRIBUTE.test(path)) throw new RvmError(`invalid cookie path '${path}'`, 'invalid_cookie');
+  if (UNSAFE_ATTRIBUTE.test(path)) throw new RvmError(`invalid cookie path '${path}'`, RUNTIME.invalid_cookie);
   out += `; Path=${path}`;
   if (options.domain !== undefined) {
-    if (options.domain === '' || UNSAFE_ATTRIBUTE.test(options.domain)) throw new RvmError(`invalid cookie domain '${options.domain}'`, 'invalid_cookie');
+    if (options.domain === '' || UNSAFE_ATTRIBUTE.test(options.domain)) throw new RvmError(`invalid cookie domain '${options.domain}'`, RUNTIME.invalid_cookie);
     out += `; Domain=${options.domain}`;
   }
   if (options.maxAge !== undefined) {
-    if (!Number.isFinite(options.maxAge)) throw new RvmError('cookie maxAge must be a finite number of seconds', 'invalid_cookie');
+    if (!Number.isFinite(options.maxAge)) throw new RvmError('cookie maxAge must be a finite number of seconds', RUNTIME.invalid_cookie);
     const seconds = Math.max(0, Math.floor(options.maxAge));
     out += `; Max-Age=${seconds}`;
     // Max-Age=0 alone is honoured by browsers, Expires in the past also by older clients.
     if (seconds === 0 && options.expires === undefined) out += '; Expires=Thu, 01 Jan 1970 00:00:00 GMT';
   }
   if (options.expires !== undefined) {
-    if (Number.isNaN(options.expires.getTime())) throw new RvmError('cookie expires is not a valid date', 'invalid_cookie');
+    if (Number.isNaN(options.expires.getTime())) throw new RvmError('cookie expires is not a valid date', RUNTIME.invalid_cookie);
     out += `; Expires=${options.expires.toUTCString()}`;
   }
   if (options.httpOnly !== false) out += '; HttpOnly';

@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { HttpError, type ParsedBody } from './body.js';
+import type { ParsedBody } from './body.js';
+import { HttpError } from './http-error.js';
+import { HTTP } from '../../errors.js';
 import { SNIFF_BYTES, sniffMime } from './sniff.js';
 import type { IncomingRequest, UploadSpec } from '../types.js';
 import { UploadedFile } from './upload.js';
@@ -219,7 +221,7 @@ class MultipartReader {
   }
 
   private tooMany(rule: string, limit: string): void {
-    this.fail(new HttpError(413, 'payload_too_large', `Too many multipart parts: ${limit}`, CLOSE, [{ field: null, rule, message: limit }]));
+    this.fail(new HttpError(HTTP.payload_too_large, `Too many multipart parts: ${limit}`, CLOSE, [{ field: null, rule, message: limit }]));
   }
 
   /** The parser is done: wait for the files still being written, then answer. */
@@ -270,16 +272,16 @@ function ignore(): void {}
 const CLOSE = { connection: 'close' };
 
 function badRequest(message: string): HttpError {
-  return new HttpError(400, 'bad_request', message, CLOSE);
+  return new HttpError(HTTP.bad_request, message, CLOSE);
 }
 
 function tooLarge(message: string, field: string | null, rule: string, limit: number): HttpError {
-  return new HttpError(413, 'payload_too_large', message, CLOSE, [{ field, rule, message: `must be at most ${formatBytes(limit)}` }]);
+  return new HttpError(HTTP.payload_too_large, message, CLOSE, [{ field, rule, message: `must be at most ${formatBytes(limit)}` }]);
 }
 
 /** A failure of the disk, not of the request: 500, with the cause kept for the log. */
 function storageError(err: unknown): HttpError {
-  const error = new HttpError(500, 'internal_error', 'Could not store the upload', CLOSE);
+  const error = new HttpError(HTTP.internal_error, 'Could not store the upload', CLOSE);
   error.cause = err;
   return error;
 }

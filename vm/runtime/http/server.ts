@@ -8,7 +8,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { announcesBody } from './body.js';
 import { dispatch } from '../dispatch.js';
 import { describeError, type Logger } from '../log.js';
-import { errorBody, errorResponse } from '../response.js';
+import { catalogueResponse, errorBody } from '../response.js';
+import { HTTP, type HttpErrorEntry } from '../../errors.js';
+import { reasonPhrase } from '../../http-status.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse } from '../types.js';
 import type { AppSettings } from '../../../plugins/sdk.js';
 import { resolveClient } from './client-address.js';
@@ -123,7 +125,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
       app.log.error(`could not write response: ${describeError(err)}`);
       if (res.headersSent) res.destroy();
       else {
-        const fallback = errorResponse(500, 'internal_error', 'Internal server error');
+        const fallback = catalogueResponse(HTTP.internal_error);
         res.writeHead(fallback.status, fallback.headers);
         res.end(fallback.body);
       }
@@ -131,7 +133,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
   };
   const writeFailure = (res: http.ServerResponse, err: unknown): void => {
     app.log.error(`dispatch failed: ${describeError(err)}`);
-    write(res, errorResponse(500, 'internal_error', 'Internal server error'));
+    write(res, catalogueResponse(HTTP.internal_error));
   };
 
   // An answer ready at once is written at once when it can go out now. One queued behind an
@@ -241,10 +243,10 @@ function displayHost(host: string): string {
 }
 
 /** Raw reply for malformed HTTP: we are below node:http's response machinery here. */
-function rawReply(status: number, reason: string, code: string, message: string): string {
-  const body = JSON.stringify(errorBody(message, code));
+function rawReply(entry: HttpErrorEntry, message: string = entry.message): string {
+  const body = JSON.stringify(errorBody(message, entry.code));
   return (
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${entry.status} ${reasonPhrase(entry.status)}\r\ncontent-type: application/json; charset=utf-8\r\n` +
     `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
   );
 }
@@ -258,9 +260,9 @@ function onClientError(err: Error & { code?: string }, socket: Socket): void {
     return;
   }
   let reply: string;
-  if (err.code === 'HPE_HEADER_OVERFLOW') reply = rawReply(431, 'Request Header Fields Too Large', 'headers_too_large', 'Request headers are too large');
-  else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') reply = rawReply(408, 'Request Timeout', 'request_timeout', 'Request took too long to arrive');
-  else reply = rawReply(400, 'Bad Request', 'bad_request', 'Malformed HTTP request');
+  if (err.code === 'HPE_HEADER_OVERFLOW') reply = rawReply(HTTP.headers_too_large);
+  else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') reply = rawReply(HTTP.request_timeout);
+  else reply = rawReply(HTTP.bad_request, 'Malformed HTTP request');
   socket.end(reply);
 }
 

@@ -1,0 +1,222 @@
+/**
+ * The error catalogue: every code rvm reports, defined once (Fastify's `errors.js` is the model).
+ * Compile-time diagnostics (`E_…`, and the `W_…` warning), artefact and plugin load codes, the
+ * runtime error codes a request can fail with, and the HTTP error codes of `{"error", "code"}`
+ * bodies with their status and default message. Call sites name an entry instead of writing the
+ * code; `spec/errors.md` documents each entry with its `doc` (a test keeps the two in step); the
+ * CLI asks `isUserFacingCode` which errors are addressed to the user.
+ */
+
+/** The family of a code, which decides how it is reported (spec/errors.md has one section each). */
+export type ErrorFamily = 'diagnostic' | 'artefact' | 'plugin' | 'runtime' | 'http';
+
+/** One code of the catalogue; `doc` is what spec/errors.md says of it. */
+export interface ErrorEntry {
+  readonly code: string;
+  readonly family: ErrorFamily;
+  readonly doc: string;
+}
+
+/** An HTTP error code: the status it answers and the message its body carries when none is given. */
+export interface HttpErrorEntry extends ErrorEntry {
+  readonly family: 'http';
+  readonly status: number;
+  readonly message: string;
+}
+
+/** Compile-time diagnostics: a source file that cannot be compiled or linked (`W_…` warns). */
+const DIAGNOSTIC_DOCS = {
+  E_UNEXPECTED_CHAR: 'a character that starts no token',
+  E_UNTERMINATED_STRING: 'a text without its closing quote on the same line (also an unclosed `${`)',
+  E_BAD_ESCAPE: 'an escape other than `\\n \\t \\r \\0 \\\\ \\\' \\" \\$`',
+  E_UNTERMINATED_COMMENT: '`/*` without `*/`',
+  E_UNEXPECTED_TOKEN: 'a token the grammar does not allow here (also a missing `}` at the end of the file, a path without `/`)',
+  E_EXPECTED_EXPRESSION: 'an expression was expected (also a reserved word used as a name)',
+  E_INVALID_ASSIGN: 'the left side of `=` is not a name, field or index',
+  E_BAD_METHOD: 'not an HTTP method of `GET POST PUT PATCH DELETE HEAD OPTIONS ANY` (or not in capitals)',
+  E_BAD_PATH: 'a malformed route path: trailing `/`, empty or dot segment, bad character, `{name}`, bad or duplicate parameter, wildcard not last',
+  E_UNKNOWN_TYPE: 'a field type outside `text int number bool file list object date datetime`',
+  E_SECTION_ORDER: 'route sections out of order (guards, then validate/query, then the handler), a section twice, or a section word inside the handler',
+  E_DUPLICATE_FIELD: 'a field declared twice in one `validate`, `query` or `type` block',
+  E_MIDDLEWARE_FILE: '`middleware {}` outside a file named `_middleware.rvm`, or a route inside one',
+  E_DUPLICATE_MIDDLEWARE: 'a second `middleware {}` block in one `_middleware.rvm`',
+  E_TOO_DEEP: 'expressions or blocks nested deeper than `MAX_NESTING_DEPTH` (256)',
+  E_TOO_MANY_ERRORS: 'the parser stopped after `MAX_DIAGNOSTICS` (50) errors in one file',
+  E_FILE_TOO_LARGE: 'a source file over `MAX_SOURCE_BYTES` (1 MiB)',
+  E_INTERNAL: 'the parser itself failed on this file (an rvm bug: please report it with the file)',
+  E_UNDEFINED_NAME: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local)',
+  E_ASSIGN_AMBIENT: 'assigning `request`, `body`, `params`, `query` or `response`',
+  E_NOT_A_VALUE: 'a function or guard name used as a value',
+  E_NOT_CALLABLE: 'calling something that is not a function name or `Name.method`',
+  E_NOT_CONSTANT: 'a guard or decorator argument that is not a constant',
+  E_DUPLICATE_PARAM: 'two parameters with the same name',
+  E_DUPLICATE_DECL: 'the same `fn`, `guard_definition` or `type` name twice in one file (also a route or middleware block repeated in one file)',
+  E_BREAK_OUTSIDE_LOOP: '`break` or `continue` outside a loop',
+  E_RETURN_OUTSIDE_FN: '`return` outside a `fn` or `guard_definition`',
+  E_BAD_RESPONSE_FIELD: 'a `response {}` field other than `status json text html headers`, or two body fields',
+  E_UNKNOWN_FIELD_TYPE: 'a field type the compiler does not know (the parser normally reports `E_UNKNOWN_TYPE` first)',
+  E_TOO_MANY_LOCALS: 'more than `MAX_LOCALS` (256) locals live at once in one chunk',
+  E_TOO_MANY_CONSTANTS: 'more than `MAX_CONSTANTS` (65 536) constants in one chunk',
+  E_TOO_MANY_ARGS: 'more than `MAX_ARGS` (255) arguments in a call or parameters in a declaration',
+  E_UNKNOWN_FUNCTION: 'a call to a function no file declares and no plugin provides; the hint names the nearest one',
+  E_UNKNOWN_GUARD: 'a guard no file declares and no plugin provides, with a did-you-mean hint',
+  E_ARITY: 'a call or guard use with the wrong number of arguments',
+  E_GUARD_ARGS: 'guard arguments the guard\'s plugin refuses at load (`checkArgs`): a limit out of range, a malformed CIDR, a time that is not `HH:MM`',
+  E_SCOPE: 'a native restricted to middleware (`next()`) used elsewhere, including a `fn`',
+  E_DUPLICATE_ROUTE: 'two routes with the same method and path shape, in one file or in two',
+  E_DUPLICATE_NAME: 'the same top-level name declared in two files, or a `fn` named like a plugin native',
+  E_NO_APP: 'the app folder or bundle given to `rvm` does not exist',
+  E_APP_EXISTS: '`rvm new DIR` was given a folder that is not empty, or a file: nothing is written (exit 1), so a second run never overwrites an edit',
+  E_UNKNOWN_VALIDATOR: 'a decorator no loaded plugin registers as a validator; the hint names the nearest',
+  E_VALIDATOR_TYPE: 'a validator on a field type it does not apply to, or a `file` field in `query {}`',
+  E_VALIDATOR_ARGS: 'wrong argument count or type for a validator, or arguments it refuses (a regex that does not compile or that a linear-time engine cannot run — backreferences, lookaround — with a hint; a size that does not parse)',
+  E_CONTRADICTORY_BOUNDS: 'decorators whose bounds exclude every value',
+  E_BAD_DEFAULT: 'a `@default` of the wrong type, or one its own field\'s validators refuse',
+  W_NOT_CONFIGURED: 'a warning, not an error: a guard whose plugin needs configuration the app lacks (`auth` or `role` without `JWT_SECRET` or `.secrets/jwt_secret`, `api_key` without keys); `rvm check` and the start of `rvm run` report it once per guard, at its first use, before its requests answer 500',
+  E_CONFIG: '`rvm.config.json` or a config env var is invalid (not JSON, wrong type, bad size, a bad `trustProxy`), or the file is not a regular file or is over `MAX_CONFIG_BYTES` (1 MiB)',
+} as const;
+
+/** A cache file or bundle that cannot be loaded. */
+const ARTEFACT_DOCS = {
+  E_ARTEFACT_CORRUPT: 'truncated, garbage, checksum mismatch, trailing data or structurally invalid',
+  E_ARTEFACT_VERSION: 'an rvm artefact of another format version, or a bundle written before bundles recorded their plugins whose config lists plugins (rebuild it with `rvm compile`)',
+  E_ARTEFACT_FOREIGN: 'not an rvm artefact of the expected kind (a module where a bundle was expected, or not rvm at all)',
+  E_ARTEFACT_UNREADABLE: 'the file could not be read or written, is not a regular file (FIFO, device, directory), or is over its cap (`MAX_BUNDLE_BYTES`, 256 MiB)',
+} as const;
+
+/** A plugin that cannot be loaded. */
+const PLUGIN_DOCS = {
+  E_PLUGIN_NOT_FOUND: 'a plugin listed in `rvm.config.json` cannot be found (package name or path), or a plugin a bundle recorded is not where the record says (the message names the plugin, its version and the place it was expected, see [spec/plugins/sdk.md](plugins/sdk.md#shipping-a-plugin-in-a-bundle))',
+  E_PLUGIN_INVALID: 'not a plugin definition (no name, not an object, unreadable package.json, failed import, bad spec)',
+  E_PLUGIN_DUPLICATE: 'the same plugin listed twice',
+  E_PLUGIN_CLASH: 'two plugins register the same native, guard or validator name; the message names both',
+  E_PLUGIN_MISSING_DEPENDENCY: 'a plugin depends on one that is not loaded',
+  E_PLUGIN_CYCLE: 'plugin dependencies form a cycle',
+  E_PLUGIN_SETUP: 'a plugin\'s `setup` threw',
+  E_PLUGIN_MISMATCH: "a bundle is served with another plugin than it was compiled against: the file or package at the recorded place defines another name or version; the message names both (`compiled against greet 1.0.0, '../plugins/greet.js' is greet 1.1.0`)",
+} as const;
+
+/** An operation that failed while a request ran: the request answers 500, `try/catch` sees the code. */
+const RUNTIME_DOCS = {
+  type_error: 'an operator on the wrong types (`1 - \'a\'`, `1 < \'a\'`, `-\'a\'`, `[1] + 1`), a field of a number or bool, setting a field of a non-object, a native given a value of the wrong type',
+  null_field: 'reading a field or index of `null`',
+  division_by_zero: '`/` or `%` by 0',
+  not_iterable: '`for` over a number, bool or `null`',
+  index_out_of_range: '`xs[i] = v` with `i` below 0 or beyond `len(xs)`',
+  invalid_status: '`fail` with a status that is not an int 400–599, `response {}` with one outside 100–599',
+  fuel_exhausted: 'the request spent `FUEL_BUDGET` (20 000 000 backward jumps and calls, all its executions together)',
+  cpu_budget_exceeded: 'the request used more than `CPU_BUDGET_MS` (1000 ms) of CPU: VM code and the synchronous natives it called, all its executions together (500)',
+  call_depth_exceeded: 'calls nested deeper than `MAX_CALL_DEPTH` (200)',
+  next_called_twice: '`next()` called twice in one middleware',
+  next_outside_middleware: '`next()` reached outside a middleware at run time (normally refused at link time, `E_SCOPE`)',
+  read_only: 'assigning a field of a host value that cannot change (`request.method = …`)',
+  invalid_argument: 'a native given an argument outside its domain: unknown `set_cookie` option, `response.redirect` status not 301/302/303/307/308, `response.json` status outside 200–599, a value that contains itself in `json_stringify`, an unknown `response {}` field',
+  invalid_json: '`json_parse` of malformed JSON or JSON nested too deep',
+  invalid_header: 'a header name that is not an HTTP token, a value with CR/LF or control characters, setting `content-length`/`transfer-encoding`, a redirect URL with control characters',
+  invalid_cookie: 'a cookie name, path or domain that is not allowed',
+  text_too_long: 'an operation would build a text over `MAX_TEXT_LENGTH` (16 Mi characters): `+`, interpolation, `replace`, `join`, `upper`, `lower`, `json_stringify` (refused before building where the length is known first)',
+  weak_secret: '`jwt_create`/`jwt_verify` with a key under 32 bytes (RFC 7518 §3.2): a human password is not a key',
+  invalid_claims: '`jwt_create` claims that are not JSON data (a secret, NaN, too deep or cyclic), a registered claim of the wrong type, or a token over 8 KiB',
+  password_too_long: '`argon2_hash` of a password over 4096 bytes',
+  auth_not_configured: 'the `auth` guard or `auth_user()` with neither `JWT_SECRET` nor `.secrets/jwt_secret` set (500)',
+  api_key_not_configured: 'the `api_key` guard with neither `.secrets/api_keys` nor `API_KEYS` listing a key (500)',
+  secret_not_found: '`secret(name)` when `.secrets/NAME` does not exist',
+  invalid_env_name: 'an `env`, `env_or` or `env_exists` name outside `[A-Za-z_][A-Za-z0-9_]*`',
+  invalid_key: 'an `encrypt`/`decrypt` key that is not base64 of exactly 32 bytes (text or secret)',
+  decrypt_failed: '`decrypt` of something not encrypted with that key: too short, tampered, another key, not UTF-8 (no detail, so it is no oracle)',
+  list_too_long: '`list + list`, `split`, or `for` over a text would build a list over `MAX_LIST_LENGTH` (4 Mi items; for `for`, a text over 4 Mi UTF-16 units), refused before building',
+  invalid_secret_name: 'a secret name outside `[A-Za-z0-9._-]+` (so `..`, `/` and absolute paths), or one naming something that is not a regular file (a directory, a FIFO: refused without being read)',
+  secret_outside: 'a secret file that is a symlink leading out of `.secrets/`',
+  secret_too_large: 'a secret file over `MAX_SECRET_BYTES` (64 KiB)',
+  invalid_ttl: 'a plugin stored a value with a TTL that is not a positive number of milliseconds',
+  body_not_read: '`request.body` read through a copy of `request` (`r = request; r.body`) before the route\'s guards let the body be read; `request.body` and `body` written where they are used are always read',
+  native_error: 'a native failed with something other than an rvm error (a plugin bug)',
+  runtime_error: 'a plugin raised an rvm error without a code',
+} as const;
+
+/** The `code` of an error body: its status, default message and who answers it. */
+const HTTP_TABLE = {
+  bad_request: { status: 400, message: 'Bad request', doc: '`fail 400`, `response.bad_request()`, a body that cannot be read or decoded' },
+  invalid_json: { status: 400, message: 'Malformed JSON body', doc: 'a malformed JSON body (or nested deeper than 128 levels)' },
+  unauthorized: { status: 401, message: 'Unauthorized', doc: '`fail 401`, `response.unauthorized()`, the `auth` and `role` guards and `auth_user()` without a valid token (with `WWW-Authenticate: Bearer`)' },
+  invalid_api_key: { status: 401, message: 'Invalid API key', doc: 'the `api_key` guard: `X-API-Key` missing or not one of the configured keys' },
+  forbidden: { status: 403, message: 'Forbidden', doc: '`fail 403`, `response.forbidden()`, the `role` guard' },
+  csrf_invalid: { status: 403, message: 'Invalid CSRF token', doc: 'the `csrf` guard: token missing, not equal to the `rvm_csrf` cookie, badly signed or for another session, or a foreign `Origin`' },
+  ip_forbidden: { status: 403, message: 'Forbidden', doc: 'the `ip` guard: the client address is outside every listed range' },
+  outside_time_window: { status: 403, message: 'Outside the allowed time window', doc: 'the `time` guard: the request came outside the window' },
+  not_found: { status: 404, message: 'Not found', doc: 'no route matches the path (`{"error":"Not found","code":"not_found"}`), `fail 404`, `response.not_found()`' },
+  method_not_allowed: { status: 405, message: 'Method not allowed', doc: 'the path exists for other methods; the `Allow` header lists them; the `method` guard' },
+  conflict: { status: 409, message: 'Conflict', doc: '`fail 409`, `response.conflict()`' },
+  payload_too_large: { status: 413, message: 'Payload too large', doc: 'a body over the limit (1 MiB by default)' },
+  unsupported_media_type: { status: 415, message: 'Unsupported media type', doc: 'a body whose content type rvm does not parse, or a charset other than UTF-8' },
+  validation_failed: { status: 422, message: 'Validation failed', doc: '`validate {}` / `query {}` failures (with `details`)' },
+  unprocessable: { status: 422, message: 'Unprocessable content', doc: '`fail 422`, `response.unprocessable()`' },
+  too_many_requests: { status: 429, message: 'Too many requests', doc: '`fail 429`, `response.too_many_requests()`, the `rate_limit` guard (with `Retry-After`)' },
+  internal_error: { status: 500, message: 'Internal server error', doc: 'any runtime error in production, and any unexpected failure' },
+  unsupported_openapi_version: { status: 400, message: 'Unsupported OpenAPI version', doc: '`/_app/rest-api/openapi.json?version=` other than `3.1` or `3.0`' },
+  reference_auth_not_configured: { status: 500, message: 'The API reference is not configured', doc: 'the API reference is enabled behind HTTP Basic in production but its password secret is missing' },
+  overloaded: { status: 503, message: 'The server is busy; try again shortly', doc: 'admission (DESIGN §5.1): `limits.maxInFlight` requests are being served, or the body would pass `limits.maxBodyMemory`; with `Retry-After` and `Connection: close`, before the body is read' },
+  deadline_exceeded: { status: 503, message: 'The request took too long', doc: 'the request had no answer within `limits.wallTimeMs` (30 s), awaits included; the log says so' },
+  client_gone: { status: 499, message: 'The client closed the connection', doc: 'only in the log line: the client closed its connection while the request waited, and its work was abandoned' },
+  too_many_streams: { status: 503, message: 'Too many open event streams', doc: 'too many open `/_app/rest-api/events` streams (with `Retry-After`)' },
+  gone: { status: 410, message: 'Gone', doc: '`fail 410`' },
+  service_unavailable: { status: 503, message: 'Service unavailable', doc: '`fail 503`' },
+  request_timeout: { status: 408, message: 'Request took too long to arrive', doc: 'the server: the request line and headers did not arrive within the header timeout (answered before any route runs, with `Connection: close`)' },
+  headers_too_large: { status: 431, message: 'Request headers are too large', doc: 'the server: the request headers are larger than Node\'s header limit (answered before any route runs, with `Connection: close`)' },
+  missing_header: { status: 400, message: 'Missing header', doc: 'the example third-party plugin (`plugins/example-plugin`) when its required header is absent' },
+} as const satisfies Record<string, { status: number; message: string; doc: string }>;
+
+type Codes<T> = { readonly [K in keyof T]: K };
+
+/** Each key of `table` mapped to itself, so a call site names the code through the catalogue. */
+function codesOf<T extends object>(table: T): Codes<T> {
+  return Object.freeze(Object.fromEntries(Object.keys(table).map((code) => [code, code]))) as Codes<T>;
+}
+
+/** Diagnostic codes (`DIAG.E_ARITY` is `'E_ARITY'`). */
+export const DIAG = codesOf(DIAGNOSTIC_DOCS);
+/** Artefact codes. */
+export const ARTEFACT = codesOf(ARTEFACT_DOCS);
+/** Plugin load codes. */
+export const PLUGIN = codesOf(PLUGIN_DOCS);
+/** Runtime error codes (`RUNTIME.type_error` is `'type_error'`). */
+export const RUNTIME = codesOf(RUNTIME_DOCS);
+
+/** A diagnostic code of the catalogue. */
+export type DiagnosticCode = keyof typeof DIAGNOSTIC_DOCS;
+/** An artefact code of the catalogue. */
+export type ArtefactCode = keyof typeof ARTEFACT_DOCS;
+/** A plugin load code of the catalogue. */
+export type PluginCode = keyof typeof PLUGIN_DOCS;
+/** A runtime error code of the catalogue. */
+export type RuntimeCode = keyof typeof RUNTIME_DOCS;
+/** An HTTP error code of the catalogue. */
+export type HttpCode = keyof typeof HTTP_TABLE;
+
+/** The HTTP error entries by code (`HTTP.not_found.status` is 404). */
+export const HTTP: { readonly [K in HttpCode]: HttpErrorEntry & { readonly code: K } } = Object.freeze(
+  Object.fromEntries(Object.entries(HTTP_TABLE).map(([code, e]) => [code, Object.freeze({ code, family: 'http', ...e })])),
+) as never;
+
+function docEntries(family: ErrorFamily, docs: Readonly<Record<string, string>>): ErrorEntry[] {
+  return Object.entries(docs).map(([code, doc]) => Object.freeze({ code, family, doc }));
+}
+
+/** Every entry of the catalogue, family by family in the order spec/errors.md lists them. */
+export const ERROR_CATALOGUE: readonly ErrorEntry[] = Object.freeze([
+  ...docEntries('diagnostic', DIAGNOSTIC_DOCS),
+  ...docEntries('artefact', ARTEFACT_DOCS),
+  ...docEntries('plugin', PLUGIN_DOCS),
+  ...docEntries('runtime', RUNTIME_DOCS),
+  ...Object.values(HTTP),
+]);
+
+/** The families a code belongs to (`invalid_json` is both a runtime and an HTTP code). */
+export function familiesOf(code: string): ErrorFamily[] {
+  return ERROR_CATALOGUE.filter((e) => e.code === code).map((e) => e.family);
+}
+
+/** True for codes addressed to whoever runs rvm: diagnostics, artefact and plugin load codes (the CLI reports them as one line, not as a bug). */
+export function isUserFacingCode(code: string): boolean {
+  return familiesOf(code).some((f) => f === 'diagnostic' || f === 'artefact' || f === 'plugin');
+}
