@@ -25,6 +25,7 @@ import {
 } from '../values.js';
 import type { LinkedChunk, Program, VmHost } from './program.js';
 import { Budget, CHECK_INTERVAL } from './budget.js';
+import { RESPONSE_FIELDS } from '../lang.js';
 
 export { FUEL_BUDGET, CPU_BUDGET_MS, TIME_SLICE_MS } from './budget.js';
 /** Nested calls of `fn`/guard chunks. Deep enough for honest recursion, shallow enough to stop runaway recursion early. */
@@ -275,13 +276,13 @@ function fail(host: VmHost, status: Value, message: Value): Halt {
   return host.fail(status, message === null ? undefined : toText(message));
 }
 
-const RESPONSE_FIELDS = new Set(['status', 'json', 'text', 'html', 'headers']);
+const RESPONSE_FIELD_SET: ReadonlySet<string> = new Set(RESPONSE_FIELDS);
 
 /** The `response { status json text html headers }` statement. */
 function respond(host: VmHost, fields: Value): Halt {
   const f = fields as ValueObject;
   for (const key of Object.keys(f)) {
-    if (!RESPONSE_FIELDS.has(key)) throw new RvmError(`unknown response field '${key}'`, 'invalid_argument');
+    if (!RESPONSE_FIELD_SET.has(key)) throw new RvmError(`unknown response field '${key}'`, 'invalid_argument');
   }
   const status = f.status ?? 200;
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {

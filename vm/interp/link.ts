@@ -14,7 +14,7 @@ import { Op, INSTRUCTION_SIZE } from '../bytecode/opcodes.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { CallableMeta, CallRef, ChunkData, CompiledModule, ResponseMeta, RouteMeta } from '../bytecode/module.js';
 import { mergeResponses } from '../compiler/infer.js';
-import type { Literal } from '../front/ast.js';
+import type { Literal } from '../lang.js';
 import { defaultErrorCode } from '../runtime/response.js';
 import type { LinkedChunk, Program, ValidateHook } from './program.js';
 import type { ErrorResponseSpec, GuardInfo, NativeFn, Value } from '../../plugins/sdk.js';

@@ -15,6 +15,7 @@ import { link, type LinkedRoute } from '../interp/link.js';
 import type { CompiledModule } from '../bytecode/module.js';
 import type { Program } from '../interp/program.js';
 import { RvmError, type Value } from '../values.js';
+import { COMPILER_VERSION } from '../lang.js';
 import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { resolvePlugins } from '../../plugins/loader.js';
@@ -33,8 +34,6 @@ import { performance } from 'node:perf_hooks';
 import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
 import { planValidation, ValidationPlans } from './validate.js';
 
-/** Version of this compiler; artefacts written by another version are recompiled. */
-export const COMPILER_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Folders never searched for route files. */
 const SKIPPED_FOLDERS = new Set(['node_modules', '.rvm', '.git', '.secrets']);

@@ -3,7 +3,7 @@
  * router stores, and what the app does with a matched request.
  */
 import type { Readable } from 'node:stream';
-import type { PathSegment } from '../front/ast.js';
+import type { PathSegment } from '../lang.js';
 import type { RouteMeta } from '../bytecode/module.js';
 import type { AppSettings, KeyValueStore } from '../../plugins/sdk.js';
 import type { Admission } from './http/admission.js';

@@ -11,7 +11,7 @@
  */
 import { HALT, type Halt, type Literal, type ParamSpec, type ValidatorSpec } from '../../plugins/sdk.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
-import type { FieldType } from '../front/ast.js';
+import type { FieldType } from '../lang.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { DecoratorMeta, FieldMeta, RouteMeta } from '../bytecode/module.js';
 import type { VmHost } from '../interp/program.js';

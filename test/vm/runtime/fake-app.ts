@@ -3,7 +3,7 @@
  * context (`ctx.respond`, `ctx.fail`) the way natives and the VM will.
  */
 import { performance } from 'node:perf_hooks';
-import type { PathSegment } from '../../../vm/front/ast.js';
+import type { PathSegment } from '../../../vm/lang.js';
 import type { RouteMeta } from '../../../vm/bytecode/module.js';
 import type { AppSettings } from '../../../plugins/sdk.js';
 import type { RequestContext } from '../../../vm/runtime/context.js';
