@@ -16,7 +16,7 @@ import { parse } from '../vm/front/parser.js';
 import { compileSource, type CompileOptions } from '../vm/compiler/compiler.js';
 import { decodeModule, encodeModule } from '../vm/bytecode/artefact.js';
 import type { CompiledModule } from '../vm/bytecode/module.js';
-import { loadApp } from '../vm/runtime/app.js';
+import { loadApp } from '../tools/host.js';
 import { COMPILER_VERSION } from '../vm/lang.js';
 import { inject } from '../vm/runtime/http/inject.js';
 import { createLogger } from '../vm/runtime/log.js';

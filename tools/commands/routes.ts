@@ -2,7 +2,7 @@
 import { HTTP_METHODS, type Literal } from '../../vm/lang.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import type { CompiledModule, GuardUseMeta } from '../../vm/bytecode/module.js';
-import { buildApp } from '../../vm/runtime/app.js';
+import { buildApp } from '../host.js';
 import { EXIT_OK, errorsOf, out, plural, requireDir, type ParsedArgs } from './common.js';
 
 function literal(v: Literal): string {

@@ -19,10 +19,10 @@ import { COMPILER_VERSION } from '../lang.js';
 import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { resolvePlugins } from '../../plugins/loader.js';
-import { STANDARD_PLUGINS } from '../../stdlib/index.js';
+import { RUNTIME_PLUGIN } from './host-natives.js';
 import { loadSettings } from './config.js';
 import { RequestContext } from './context.js';
-import { BUILTIN_PREFIX, answered } from './dispatch.js';
+import { answered } from './answer.js';
 import { Introspection } from './introspection.js';
 import { createLogger, describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
@@ -31,7 +31,7 @@ import { createMemoryStore } from './store.js';
 import { Admission } from './http/admission.js';
 import { Watchdog } from './watchdog.js';
 import { performance } from 'node:perf_hooks';
-import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
+import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget, type Router } from './types.js';
 import { planValidation, ValidationPlans } from './validate.js';
 
 
@@ -60,6 +60,11 @@ export interface LoadOptions {
   roundTrip?: boolean;
   /** Overrides for settings read from rvm.config.json and env. */
   settings?: Record<string, unknown>;
+  /**
+   * The plugins every app of this host loads before those its config lists (the standard
+   * library): the composition root's choice, as the runtime depends on no plugin but its own.
+   */
+  standard?: readonly PluginDefinition[];
   /** Extra plugins (after the standard ones and those the config lists). */
   plugins?: PluginDefinition[];
   logger?: Logger;
@@ -104,10 +109,15 @@ function errorsIn(diagnostics: readonly Diagnostic[]): Diagnostic[] {
   return diagnostics.filter((d) => d.severity === 'error');
 }
 
-async function pluginsFor(settings: AppSettings, dir: string | null, extra: PluginDefinition[] = []): Promise<PluginRegistry> {
+/**
+ * The plugins of an app, in load order: the runtime's own natives, the standard ones the
+ * composition root gives (`options.standard`), those the app's config lists (resolved from `dir`),
+ * then `options.plugins`.
+ */
+export async function appPlugins(settings: AppSettings, dir: string | null, options: Pick<LoadOptions, 'standard' | 'plugins'> = {}): Promise<PluginRegistry> {
   const specs = settings.config.plugins;
   const listed = dir !== null && Array.isArray(specs) ? await resolvePlugins(specs.map(String), dir) : [];
-  return loadPlugins([...STANDARD_PLUGINS, ...listed, ...extra], settings);
+  return loadPlugins([RUNTIME_PLUGIN, ...(options.standard ?? []), ...listed, ...(options.plugins ?? [])], settings);
 }
 
 /**
@@ -173,7 +183,7 @@ function linkModules(modules: CompiledModule[], registry: PluginRegistry, source
 export async function buildApp(dir: string, options: LoadOptions = {}): Promise<AppBuild> {
   const root = resolve(dir);
   const settings = loadSettings(root, { ...options.settings, dev: options.dev ?? false });
-  const registry = await pluginsFor(settings, root, options.plugins);
+  const registry = await appPlugins(settings, root, options);
   const modules: CompiledModule[] = [];
   const diagnostics: Diagnostic[] = [];
   const sources = new Map<string, string>();
@@ -202,7 +212,7 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
   if (existsSync(target) && statSync(target).isFile()) {
     const bundle = readBundle(target);
     const settings = loadSettings(null, { ...options.settings, config: bundle.config ?? {}, dev: options.dev ?? false });
-    const registry = await pluginsFor(settings, null, options.plugins);
+    const registry = await appPlugins(settings, null, options);
     // A bundle comes from outside and may meet other plugins than it was compiled with: check it all.
     const validation = checkValidation(bundle.modules, registry, new Map());
     const { diagnostics, linked } = linkModules(bundle.modules, registry, new Map());

@@ -11,6 +11,9 @@ import type { RequestContext } from './context.js';
 import type { Watchdog } from './watchdog.js';
 import type { Logger } from './log.js';
 
+/** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
+export const BUILTIN_PREFIX = '/_app/';
+
 /** A request as the transport received it, independent of node:http (inject builds one directly). */
 export interface IncomingRequest {
   method: string;
