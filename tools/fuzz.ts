@@ -8,7 +8,7 @@
 import { randomInt } from 'node:crypto';
 import type { Diagnostic } from '../vm/diagnostics.js';
 import { formatDiagnostic } from '../vm/diagnostics.js';
-import type { LinkedRoute } from '../vm/interp/link.js';
+import type { RouteTarget } from '../vm/runtime/types.js';
 import type { FieldMeta } from '../vm/bytecode/module.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { ValueObject } from '../plugins/sdk.js';
@@ -187,7 +187,7 @@ class RouteFuzzer {
 
   constructor(
     private readonly app: App,
-    route: LinkedRoute,
+    route: RouteTarget,
     registry: PluginRegistry,
     seed: number,
     private readonly runs: number,

@@ -11,7 +11,8 @@ import { decodeModule, encodeModule } from '../bytecode/artefact.js';
 import { hasLinkProof, linkKey, readCached, writeCached, writeLinkProof } from '../bytecode/cache.js';
 import { readBundle } from '../bytecode/bundle.js';
 import { execute, VmError } from '../interp/interpreter.js';
-import { link, type LinkedRoute } from '../interp/link.js';
+import { link } from '../interp/link.js';
+import { assembleRoutes } from './routes.js';
 import type { CompiledModule } from '../bytecode/module.js';
 import type { Program } from '../interp/program.js';
 import { RvmError, type Value } from '../values.js';
@@ -81,7 +82,7 @@ export interface AppBuild {
   settings: AppSettings;
   registry: PluginRegistry;
   /** Present when there was no error. */
-  linked: { program: Program; routes: LinkedRoute[]; router: Router<RouteTarget> } | null;
+  linked: { program: Program; routes: RouteTarget[]; router: Router<RouteTarget>; validation: ValidationPlans } | null;
 }
 
 /** Lists the `.rvm` files under `dir`, relative with `/` separators, sorted. */
@@ -160,7 +161,11 @@ function withSourceLines(diagnostics: Diagnostic[], sources: ReadonlyMap<string,
  */
 function linkModules(modules: CompiledModule[], registry: PluginRegistry, sources: Map<string, string>, proven = false): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
   const plans = new ValidationPlans(registry);
-  const { program, routes, diagnostics } = link(modules, registry, plans.hook, proven);
+  const linked = link(modules, registry, proven);
+  const { program, diagnostics } = linked;
+  const assembled = assembleRoutes(modules, linked, registry);
+  const routes = assembled.routes;
+  diagnostics.push(...assembled.diagnostics);
   for (const r of routes) {
     // The body is read before the route runs, so a route taking files needs its upload limits now.
     if (r.meta.body?.some((f) => f.type === 'file')) r.uploads = plans.uploadsOf(r.meta);
@@ -176,7 +181,7 @@ function linkModules(modules: CompiledModule[], registry: PluginRegistry, source
     }
   }
   withSourceLines(diagnostics, sources);
-  return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router } : null };
+  return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router, validation: plans } : null };
 }
 
 /** Compiles and links the app in `dir` (no server). */
@@ -281,12 +286,17 @@ export class App implements AppHandle {
     return this.build.modules;
   }
 
+  /** The current build's validation of its routes (VALIDATE). */
+  get validation(): ValidationPlans {
+    return this.build.linked.validation;
+  }
+
   get program(): Program {
     return this.build.linked.program;
   }
 
   /** Every route with its file, in file order. */
-  routes(): readonly LinkedRoute[] {
+  routes(): readonly RouteTarget[] {
     return this.build.linked.routes;
   }
 
