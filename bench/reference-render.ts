@@ -12,7 +12,7 @@
 import { rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
-import { loadApp } from '../vm/runtime/app.js';
+import { loadApp } from '../tools/host.js';
 import { captureLogger } from '../vm/runtime/log.js';
 import { startServer } from '../vm/runtime/http/server.js';
 import { browserUnavailable, launchChromium, loopbackContext } from '../test/reference/browser-helpers.js';

@@ -3,7 +3,7 @@
  * app once and prints `{"loadMs": …}` as JSON on stdout.
  */
 import { performance } from 'node:perf_hooks';
-import { loadApp } from '../vm/runtime/app.js';
+import { loadApp } from '../tools/host.js';
 import { createLogger } from '../vm/runtime/log.js';
 
 const dir = process.argv[2];

@@ -4,7 +4,7 @@
  * malformed definitions with a PluginLoadError that names the plugin at fault.
  */
 import { createHash } from 'node:crypto';
-import { FIELD_TYPES } from '../vm/front/ast.js';
+import { FIELD_TYPES } from '../vm/lang.js';
 import type {
   AppSettings,
   EndpointFn,

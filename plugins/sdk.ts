@@ -9,7 +9,7 @@
  *       },
  *     });
  */
-import type { FieldType, Literal } from '../vm/front/ast.js';
+import type { FieldType, Literal } from '../vm/lang.js';
 import type { JsonSchema } from '../vm/bytecode/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
 import { RvmError } from '../vm/values.js';
@@ -21,7 +21,7 @@ export type { Value, ValueObject } from '../vm/values.js';
 export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/interp/budget.js';
 export type { Budget, BudgetOptions } from '../vm/interp/budget.js';
 export { UploadedFile } from '../vm/runtime/http/upload.js';
-export type { FieldType, Literal } from '../vm/front/ast.js';
+export type { FieldType, Literal } from '../vm/lang.js';
 export type { JsonSchema } from '../vm/bytecode/module.js';
 
 /** Returned by a native that has answered the request: the VM ends the handler at once. */

@@ -8,11 +8,12 @@
 import { randomInt } from 'node:crypto';
 import type { Diagnostic } from '../vm/diagnostics.js';
 import { formatDiagnostic } from '../vm/diagnostics.js';
-import type { LinkedRoute } from '../vm/interp/link.js';
+import type { RouteTarget } from '../vm/runtime/types.js';
 import type { FieldMeta } from '../vm/bytecode/module.js';
 import type { PluginRegistry } from '../plugins/registry.js';
 import type { ValueObject } from '../plugins/sdk.js';
-import { App, buildApp } from '../vm/runtime/app.js';
+import { App } from '../vm/runtime/app.js';
+import { buildApp } from './host.js';
 import { inject } from '../vm/runtime/http/inject.js';
 import { captureLogger, type CaptureLogger } from '../vm/runtime/log.js';
 import { buildRequest, describeRequest, toCurl, toInject, type FuzzRequest } from './fuzz-request.js';
@@ -186,7 +187,7 @@ class RouteFuzzer {
 
   constructor(
     private readonly app: App,
-    route: LinkedRoute,
+    route: RouteTarget,
     registry: PluginRegistry,
     seed: number,
     private readonly runs: number,

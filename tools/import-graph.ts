@@ -96,6 +96,8 @@ export function findCycles(graph: ImportGraph): string[][] {
 /** The layering of README's table: what each layer may not import. */
 export const FORBIDDEN_EDGES: readonly ForbiddenEdge[] = [
   { from: 'vm/interp/', to: 'vm/runtime/', why: 'the machine knows no HTTP' },
+  { from: 'vm/interp/', to: 'vm/front/', why: 'the machine runs bytecode, not syntax' },
+  { from: 'vm/runtime/', to: 'stdlib/', why: 'the composition root chooses the plugins, not the runtime' },
   { from: 'vm/front/', to: 'vm/interp/', why: 'the front end does not run code' },
   { from: 'vm/front/', to: 'vm/runtime/', why: 'the front end knows no HTTP' },
   { from: 'vm/compiler/', to: 'vm/runtime/', why: 'the compiler knows no HTTP' },

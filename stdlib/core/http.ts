@@ -72,13 +72,6 @@ export function registerHttp(rvm: PluginApi): void {
       doc: "Adds a Set-Cookie header (one per cookie; the value is percent-encoded, request.cookies decodes it); options {max_age (seconds), expires (ISO-8601 text or Unix seconds), path, domain, http_only, same_site ('Lax'|'Strict'|'None'), secure} default to HttpOnly, SameSite=Lax, Path=/, and Secure when the request came over HTTPS (always with SameSite=None); an invalid name or attribute is an invalid_cookie error, an unknown option an invalid_argument error.",
     },
   );
-
-  rvm.native('next', (ctx) => ctx.next(), {
-    params: [],
-    returns: 'null',
-    doc: 'Runs the rest of the chain (inner middleware, guards, validation, handler) and returns once it has answered; statements after it see response.status and may still change headers.',
-    scope: 'middleware',
-  });
 }
 
 /** Validates a header name and value; returns the lower-case name and the value as text. */

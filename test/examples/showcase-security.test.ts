@@ -4,7 +4,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { loadApp, type App } from '../../vm/runtime/app.js';
+import { type App } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
 import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 

@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { RUNTIME_PACKAGE } from '../../plugins/sdk-hook.js';
 import { resolvePlugins } from '../../plugins/loader.js';
 import * as sdk from '../../plugins/sdk.js';
-import { loadApp } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { loadApp, type App } from '../../vm/runtime/app.js';
+import { type App } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 

@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadApp } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger, type Logger } from '../../vm/runtime/log.js';
 import { DiagnosticError, type Diagnostic } from '../../vm/diagnostics.js';

@@ -46,7 +46,7 @@ class FakeHeaders extends HostObject {
 
 const EXPECTED_NATIVES = [
   'len keys values contains lower upper trim split join replace starts_with ends_with json_parse json_stringify now timestamp',
-  'int number text round floor ceil min max abs log set_header set_headers set_cookie next',
+  'int number text round floor ceil min max abs log set_header set_headers set_cookie',
   'response.ok response.created response.accepted response.no_content response.redirect response.bad_request',
   'response.unauthorized response.forbidden response.not_found response.conflict response.unprocessable',
   'response.too_many_requests response.json response.text response.html',
@@ -62,7 +62,6 @@ describe('core plugin', () => {
       assert.ok(n.meta.doc.length > 10, `${n.name} has a doc`);
       for (const p of n.meta.params) assert.ok(p.type, `${n.name}(${p.name}) has a type`);
     }
-    assert.equal(registry.natives.get('next')?.meta.scope, 'middleware');
     assert.deepEqual([...registry.guards.keys()].sort(), ['ip', 'method', 'time']);
   });
 
@@ -394,20 +393,6 @@ describe('cookies', () => {
     throwsCode(() => callIn(ctx, 'set_cookie', 'a', { v: 1 }), 'type_error');
     throwsCode(() => callIn(ctx, 'set_cookie', 'a', 'v', 'HttpOnly'), 'type_error');
     assert.deepEqual(cookies(ctx), []);
-  });
-});
-
-describe('next', () => {
-  test('returns what ctx.next() gives', async () => {
-    let ran = false;
-    const ctx = fakeContext({
-      next: async () => {
-        ran = true;
-        return null;
-      },
-    });
-    assert.equal(await callIn(ctx, 'next'), null);
-    assert.equal(ran, true);
   });
 });
 

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { loadApp } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { writeApp } from './reference-fixtures.js';
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadApp } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
 import { inject, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { definePlugin, type PluginDefinition } from '../../plugins/sdk.js';

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadApp } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
 import { startServer } from '../../vm/runtime/http/server.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 

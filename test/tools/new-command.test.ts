@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildApp, loadApp } from '../../vm/runtime/app.js';
+import { buildApp, loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { AppExistsError, createApp } from '../../tools/commands/new.js';

@@ -10,7 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { openapiCommand } from '../../tools/commands/openapi.js';
 import { UsageError, type ParsedArgs } from '../../tools/commands/common.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
-import { loadApp } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { KITCHEN_SINK, assertValidOpenApi, writeApp } from '../stdlib/reference-fixtures.js';

@@ -22,7 +22,6 @@ export function program(chunks: ChunkData[], natives: NativeFn[] = []): Program 
     chunks: chunks.map((data) => ({ data, file: 'test.rvm', code: data.code, consts: data.consts as Value[], route: null, bound: true })),
     natives,
     nativeNames: natives.map((_, i) => `n${i}`),
-    validate: () => undefined,
     prepare: () => assert.fail('every chunk is bound'),
   };
 }

@@ -1,5 +1,6 @@
 /** `rvm check DIR`: compile and link the app, print every diagnostic, exit 1 on any error. */
-import { buildApp, findRouteFiles } from '../../vm/runtime/app.js';
+import { findRouteFiles } from '../../vm/runtime/app.js';
+import { buildApp } from '../host.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, errorsOf, formatDiagnostics, out, plural, requireDir, type ParsedArgs } from './common.js';
 
 /** Runs `rvm check`. Diagnostics and the summary go to stdout: they are what was asked for. */

@@ -5,7 +5,9 @@ import { recordPlugins } from '../../plugins/loader.js';
 import { writeBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { CONFIG_FILE } from '../../vm/runtime/config.js';
-import { COMPILER_VERSION, buildApp, findRouteFiles } from '../../vm/runtime/app.js';
+import { findRouteFiles } from '../../vm/runtime/app.js';
+import { buildApp } from '../host.js';
+import { COMPILER_VERSION } from '../../vm/lang.js';
 import { CliError, EXIT_OK, UsageError, err, errorsOf, flagValue, formatDiagnostics, out, plural, requireDir, type ParsedArgs } from './common.js';
 
 /** Runs `rvm compile`. */

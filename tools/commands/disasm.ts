@@ -7,7 +7,7 @@ import { CACHE_DIR, CACHE_EXTENSION } from '../../vm/bytecode/cache.js';
 import { compileSource, sourceHash } from '../../vm/compiler/compiler.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import type { CompiledModule } from '../../vm/bytecode/module.js';
-import { COMPILER_VERSION } from '../../vm/runtime/app.js';
+import { COMPILER_VERSION } from '../../vm/lang.js';
 import { disassembleModule } from '../disasm.js';
 import { CliError, EXIT_OK, err, errorsOf, formatDiagnostics, out, type ParsedArgs } from './common.js';
 

@@ -1,7 +1,7 @@
 /** `rvm openapi DIR [-o FILE] [--version 3.0|3.1] [--yaml]`: the app's OpenAPI document, as the server serves it. */
 import { writeFileSync } from 'node:fs';
 import { DiagnosticError } from '../../vm/diagnostics.js';
-import { buildApp } from '../../vm/runtime/app.js';
+import { buildApp } from '../host.js';
 import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { buildOpenApi, type OpenApiVersion } from '../../stdlib/reference/openapi.js';
 import { toYaml } from '../../stdlib/reference/yaml.js';

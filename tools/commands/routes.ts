@@ -1,8 +1,8 @@
 /** `rvm routes DIR`: a table of every route with its guards and source location. */
-import { HTTP_METHODS, type Literal } from '../../vm/front/ast.js';
+import { HTTP_METHODS, type Literal } from '../../vm/lang.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import type { CompiledModule, GuardUseMeta } from '../../vm/bytecode/module.js';
-import { buildApp } from '../../vm/runtime/app.js';
+import { buildApp } from '../host.js';
 import { EXIT_OK, errorsOf, out, plural, requireDir, type ParsedArgs } from './common.js';
 
 function literal(v: Literal): string {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { resolveBundlePlugins } from '../../plugins/loader.js';
 import { readBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
-import { buildApp, loadApp } from '../../vm/runtime/app.js';
+import { buildApp, loadApp } from '../host.js';
 import type { Logger } from '../../vm/runtime/log.js';
 import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';

@@ -1,8 +1,7 @@
-/** `rvm validators [DIR]`: every validator of the standard plugins (and of DIR's plugins) with its signature. */
-import { resolvePlugins } from '../../plugins/loader.js';
-import { loadPlugins, type PluginRegistry, type RegisteredValidator } from '../../plugins/registry.js';
+/** `rvm validators [DIR]`: every validator of the runtime's and standard plugins (and of DIR's plugins) with its signature. */
+import type { PluginRegistry, RegisteredValidator } from '../../plugins/registry.js';
 import type { ParamSpec } from '../../plugins/sdk.js';
-import { STANDARD_PLUGINS } from '../../stdlib/index.js';
+import { hostPlugins } from '../host.js';
 import { loadSettings } from '../../vm/runtime/config.js';
 import { EXIT_OK, out, plural, requireDir, type ParsedArgs } from './common.js';
 
@@ -50,11 +49,8 @@ export function validatorListing(registry: PluginRegistry): string {
 
 /** The registry of the standard plugins, plus the plugins DIR's rvm.config.json lists when a DIR is given. */
 export async function pluginRegistry(dir: string | undefined): Promise<PluginRegistry> {
-  if (dir === undefined) return loadPlugins([...STANDARD_PLUGINS], loadSettings(null));
-  const settings = loadSettings(requireDir(dir));
-  const specs = settings.config.plugins;
-  const listed = Array.isArray(specs) ? await resolvePlugins(specs.map(String), dir) : [];
-  return loadPlugins([...STANDARD_PLUGINS, ...listed], settings);
+  if (dir === undefined) return hostPlugins(null);
+  return hostPlugins(dir, loadSettings(requireDir(dir)));
 }
 
 /** Runs `rvm validators`. */

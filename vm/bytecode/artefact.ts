@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Packr, Unpackr } from 'msgpackr';
-import { FIELD_TYPES, HTTP_METHODS, type Literal, type PathSegment } from '../front/ast.js';
+import { FIELD_TYPES, HTTP_METHODS, type Literal, type PathSegment } from '../lang.js';
 import {
   ARTEFACT_MAGIC,
   BUNDLE_MAGIC,

@@ -3,7 +3,7 @@
  * metadata the runtime and the API reference read. This is exactly what the msgpack artefact
  * stores (vm/artefact.ts); nothing here refers to plugins except by name.
  */
-import type { FieldType, HttpMethod, Literal, PathSegment } from '../front/ast.js';
+import type { FieldType, HttpMethod, Literal, PathSegment } from '../lang.js';
 
 /**
  * Bumped whenever the shape of CompiledModule, the meaning of an opcode or what a cached artefact

@@ -13,6 +13,7 @@ import { AMBIENT_NAMES, Op } from '../bytecode/opcodes.js';
 import { MAX_LOCALS, Scopes } from './scope.js';
 import { toText } from '../values.js';
 import { DIAG } from '../errors.js';
+import { RESPONSE_FIELDS } from '../lang.js';
 
 /**
  * Most arguments one call may pass. The VM copies arguments into the callee's slots, which are
@@ -20,8 +21,6 @@ import { DIAG } from '../errors.js';
  */
 export const MAX_ARGS = 255;
 
-/** The keys a `response { }` statement may have. */
-export const RESPONSE_FIELDS: readonly string[] = ['status', 'json', 'text', 'html', 'headers'];
 const RESPONSE_BODY_FIELDS = ['json', 'text', 'html'];
 
 /** What a top-level name of the file is; such names are not values. */

@@ -13,7 +13,7 @@ import { ARTEFACT_MAGIC, FORMAT_VERSION } from '../bytecode/module.js';
 import { parse } from '../front/parser.js';
 import { DIAG } from '../errors.js';
 
-export { MAX_ARGS, RESPONSE_FIELDS } from './chunk-compiler.js';
+export { MAX_ARGS } from './chunk-compiler.js';
 export { MAX_CONSTANTS } from './chunk-emitter.js';
 export { MAX_LOCALS } from './scope.js';
 

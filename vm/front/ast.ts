@@ -2,6 +2,7 @@
  * The syntax tree the parser builds and the compiler walks. Every node carries the 1-based
  * `line`/`col` where it starts; `file` lives once on the FileNode.
  */
+import type { HttpMethod, Literal, PathSegment } from '../lang.js';
 
 export interface Pos {
   line: number;
@@ -11,7 +12,8 @@ export interface Pos {
 // ---------------------------------------------------------------------------------------------
 // Expressions
 
-export type Literal = number | string | boolean | null;
+export type { Literal, HttpMethod, FieldType, PathSegment } from '../lang.js';
+export { HTTP_METHODS, FIELD_TYPES } from '../lang.js';
 
 export type Expr =
   | LiteralExpr
@@ -208,15 +210,6 @@ export interface ExprStmt extends Pos {
 // ---------------------------------------------------------------------------------------------
 // Declarations
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'ANY';
-
-export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY'];
-
-/** The field types of `validate`, `query` and `type` blocks. */
-export type FieldType = 'text' | 'int' | 'number' | 'bool' | 'file' | 'list' | 'object' | 'date' | 'datetime';
-
-export const FIELD_TYPES: readonly FieldType[] = ['text', 'int', 'number', 'bool', 'file', 'list', 'object', 'date', 'datetime'];
-
 /** `@name` or `@name(args)` on a field. */
 export interface Decorator extends Pos {
   name: string;
@@ -238,12 +231,6 @@ export interface GuardUse extends Pos {
   name: string;
   args: Expr[];
   mode: 'required' | 'optional';
-}
-
-/** One segment of a route path: `users` (static), `:id` (param), `*rest` (wildcard, last only). */
-export interface PathSegment {
-  kind: 'static' | 'param' | 'wildcard';
-  value: string;
 }
 
 export interface Param extends Pos {

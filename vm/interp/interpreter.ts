@@ -267,38 +267,6 @@ function buildObject(stack: Value[], from: number, pairs: number): ValueObject {
   return o;
 }
 
-/** The `fail` statement: a status 400–599 and an optional message (else the status's own). */
-function fail(host: VmHost, status: Value, message: Value): Halt {
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 400 || status > 599) {
-    throw new RvmError(`fail needs a status between 400 and 599, got ${toText(status)}`, 'invalid_status');
-  }
-  return host.fail(status, message === null ? undefined : toText(message));
-}
-
-const RESPONSE_FIELDS = new Set(['status', 'json', 'text', 'html', 'headers']);
-
-/** The `response { status json text html headers }` statement. */
-function respond(host: VmHost, fields: Value): Halt {
-  const f = fields as ValueObject;
-  for (const key of Object.keys(f)) {
-    if (!RESPONSE_FIELDS.has(key)) throw new RvmError(`unknown response field '${key}'`, 'invalid_argument');
-  }
-  const status = f.status ?? 200;
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
-    throw new RvmError(`response status must be an int between 100 and 599, got ${toText(status)}`, 'invalid_status');
-  }
-  const headers = f.headers ?? null;
-  if (headers !== null) {
-    if (typeof headers !== 'object' || Array.isArray(headers)) throw new RvmError('response headers must be an object', 'type_error');
-    const names = headers instanceof HostObject ? headers.keys() : Object.keys(headers);
-    for (const name of names) host.response.setHeader(name, toText(getField(headers, name)));
-  }
-  if (f.text !== undefined) return host.respond(status, toText(f.text), 'text');
-  if (f.html !== undefined) return host.respond(status, toText(f.html), 'html');
-  if (f.json !== undefined) return host.respond(status, f.json, 'json');
-  return host.respond(status, null, status === 204 || status === 304 ? 'empty' : 'json');
-}
-
 /** Runs the fiber until it returns, suspends or fails; its time on the event loop ends there. */
 function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
   try {
@@ -618,14 +586,14 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             break;
           case Op.FAIL: {
             const message = stack[--sp]!;
-            return fail(host, stack[--sp]!, message);
+            return host.failStatement(stack[--sp]!, message);
           }
           case Op.RESPOND:
-            return respond(host, stack[--sp]!);
+            return host.respondStatement(stack[--sp]!);
           case Op.VALIDATE: {
             const route = frame.chunk.route;
             if (route === null) throw new RvmError('VALIDATE outside a route', 'internal_error');
-            const result = program.validate(host, route, code[ip++]!);
+            const result = host.validate(route, code[ip++]!);
             if (result === HALT) return HALT;
             if (result instanceof Promise) {
               frame.ip = ip;

@@ -12,42 +12,28 @@
  */
 import { Op, INSTRUCTION_SIZE } from '../bytecode/opcodes.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
-import type { CallableMeta, CallRef, ChunkData, CompiledModule, ResponseMeta, RouteMeta } from '../bytecode/module.js';
-import { mergeResponses } from '../compiler/infer.js';
-import type { Literal } from '../front/ast.js';
-import { defaultErrorCode } from '../runtime/response.js';
-import type { LinkedChunk, Program, ValidateHook } from './program.js';
-import type { ErrorResponseSpec, GuardInfo, NativeFn, Value } from '../../plugins/sdk.js';
+import type { CallableMeta, CallRef, ChunkData, CompiledModule } from '../bytecode/module.js';
+import type { LinkedChunk, Program } from './program.js';
+import type { NativeFn, Value } from '../../plugins/sdk.js';
 import { arityMismatch, takesArguments } from '../arity.js';
 import { RvmError } from '../values.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
-import type { UploadSpec } from '../runtime/types.js';
 
-/** A route ready for the router: its metadata, file and linked chunk indices. */
-export interface LinkedRoute {
-  meta: RouteMeta;
-  file: string;
-  chunk: number;
-  middleware: number[];
-  /** Its guards in written order, resolved against the app and the plugins. */
-  guards: GuardInfo[];
-  /**
-   * What it can answer: its own inferred responses and those of every `fn` it calls, however
-   * deep. Worked out on first read (the reference's), so a start that binds lazily stays lazy.
-   */
-  responses(): ResponseMeta[];
-  /** Filled by the validation engine when the route takes file uploads. */
-  uploads?: UploadSpec;
-}
-
+/** What linking gives the host: the program, where each module's chunks and each callable landed, and the problems. */
 export interface LinkResult {
   program: Program;
-  routes: LinkedRoute[];
+  /** Index in the program of each module's first chunk, in module order. */
+  offsets: number[];
+  /** The app-wide `fn`s and `guard_definition`s, by name, with their bound chunk. */
+  callables: ReadonlyMap<string, LinkedCallable>;
+  /** The compiled data of a program chunk, read without binding it (a lazily linked chunk may be unbound). */
+  dataOf(chunk: number): ChunkData;
   /** Errors make the program unusable. */
   diagnostics: Diagnostic[];
 }
 
-interface Callable {
+/** An app-wide `fn` or `guard_definition` and the program chunk it runs. */
+export interface LinkedCallable {
   kind: 'fn' | 'guard';
   /** Index in the program's chunks. */
   chunk: number;
@@ -55,20 +41,6 @@ interface Callable {
   file: string;
   line: number;
   meta: CallableMeta;
-}
-
-/** The folder of a `_middleware.rvm` (`''` for the app root), or null for other files. */
-export function middlewareFolder(file: string): string | null {
-  if (file === '_middleware.rvm') return '';
-  return file.endsWith('/_middleware.rvm') ? file.slice(0, -'/_middleware.rvm'.length) : null;
-}
-
-/** Folders from the root down to the folder of `file`: `a/b/x.rvm` → ['', 'a', 'a/b']. */
-function folderChain(file: string): string[] {
-  const parts = file.split('/').slice(0, -1);
-  const chain = [''];
-  for (let i = 1; i <= parts.length; i++) chain.push(parts.slice(0, i).join('/'));
-  return chain;
 }
 
 /** Where a call reference stands in the source, for diagnostics. */
@@ -80,7 +52,7 @@ function at(chunk: LinkedChunk, ref: CallRef): { file: string; line: number; col
 const UNBOUND: ChunkData = Object.freeze({ name: '(unbound)', kind: 'fn', arity: 0, slots: 0, maxStack: 0, code: new Int32Array(0), consts: [], lines: new Int32Array(0), refs: [] });
 
 /** Links `modules` against the plugins in `registry`; `lazy` only for an app proven to link (see above). */
-export function link(modules: readonly CompiledModule[], registry: PluginRegistry, validate: ValidateHook, lazy = false): LinkResult {
+export function link(modules: readonly CompiledModule[], registry: PluginRegistry, lazy = false): LinkResult {
   const diagnostics: Diagnostic[] = [];
   const chunks: LinkedChunk[] = [];
   /** Where each program chunk's data lives: the module and its index there (read on binding). */
@@ -88,7 +60,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
   const natives: NativeFn[] = [];
   const nativeNames: string[] = [];
   const nativeIndex = new Map<string, number>();
-  const callables = new Map<string, Callable>();
+  const callables = new Map<string, LinkedCallable>();
   const typeNames = new Map<string, string>();
   const offsets: number[] = [];
   const dataOf = (chunk: number): ChunkData => origins[chunk]!.module.chunks[origins[chunk]!.index]!;
@@ -269,103 +241,5 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     }
   }
 
-  // Routes with their middleware chains (outermost first).
-  const middlewareOf = new Map<string, number>();
-  modules.forEach((m, i) => {
-    const folder = middlewareFolder(m.file);
-    if (folder !== null && m.middleware !== null) middlewareOf.set(folder, offsets[i]! + m.middleware);
-  });
-  const routes: LinkedRoute[] = [];
-  // A guard the app has not configured is warned about once, at its first use.
-  const setupChecked = new Set<string>();
-  modules.forEach((m, i) => {
-    const chain = folderChain(m.file)
-      .map((f) => middlewareOf.get(f))
-      .filter((c): c is number => c !== undefined);
-    for (const r of m.routes) {
-      for (const use of r.guards) {
-        const meta = registry.guards.get(use.name)?.meta;
-        // Arguments of the wrong count are E_ARITY's alone: checking them too would report the use twice.
-        const problem = meta !== undefined && arityMismatch(meta.params, use.args.length) === null ? meta.checkArgs?.(use.args) : null;
-        if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
-        if (meta?.checkSetup === undefined || setupChecked.has(use.name)) continue;
-        setupChecked.add(use.name);
-        const setup = meta.checkSetup(registry.app);
-        if (setup) diagnostics.push(diagnostic('W_NOT_CONFIGURED', setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
-      }
-      const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
-      const chunk = offsets[i]! + r.chunk;
-      let responses: ResponseMeta[] | null = null;
-      routes.push({
-        meta: r,
-        file: m.file,
-        chunk,
-        middleware: chain,
-        guards,
-        responses: () => (responses ??= mergeResponses([...r.responses, ...calledResponses(chunk, callables, dataOf)])),
-      });
-    }
-  });
-
-  return { program: { chunks, natives, nativeNames, validate, prepare }, routes, diagnostics };
-}
-
-/** What the reference shows of one guard use: a plugin's meta, or what a guard_definition's body can answer. */
-function resolveGuard(
-  name: string,
-  args: Literal[],
-  mode: 'required' | 'optional',
-  callables: ReadonlyMap<string, Callable>,
-  dataOf: (chunk: number) => ChunkData,
-  registry: PluginRegistry,
-): GuardInfo {
-  const own = callables.get(name);
-  if (own && own.kind === 'guard') {
-    const responses: ErrorResponseSpec[] = (own.meta.responses ?? []).map((r) => ({
-      status: r.status,
-      code: defaultErrorCode(r.status),
-      description: `${r.source} on line ${r.line}`,
-    }));
-    // So may the fns it calls, however deep,
-    for (const r of calledResponses(own.chunk, callables, dataOf)) responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
-    // and natives it calls (auth_user() answers 401).
-    for (const ref of dataOf(own.chunk).refs) {
-      for (const spec of (ref.kind === 'call' && registry.natives.get(ref.name)?.meta.responses) || []) responses.push(spec);
-    }
-    return { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
-  }
-  const plugin = registry.guards.get(name);
-  const guard: GuardInfo = { name, args, mode, source: 'plugin', origin: plugin?.plugin ?? '', doc: plugin?.meta.doc ?? null, responses: [...(plugin?.meta.responses ?? [])] };
-  if (plugin?.meta.security) guard.security = plugin.meta.security;
-  // An optional guard never rejects.
-  if (mode === 'optional') guard.responses = [];
-  return guard;
-}
-
-/**
- * The responses of every `fn` the chunk calls, and of those they call: a walk over the call
- * graph that visits each chunk once, so recursion ends (the fixed point of a union is reached
- * when nothing new is visited).
- */
-function calledResponses(chunk: number, callables: ReadonlyMap<string, Callable>, dataOf: (chunk: number) => ChunkData): ResponseMeta[] {
-  const out: ResponseMeta[] = [];
-  const seen = new Set<number>([chunk]);
-  const pending = [chunk];
-  while (pending.length > 0) {
-    for (const ref of dataOf(pending.pop()!).refs) {
-      if (ref.kind !== 'call') continue;
-      const callee = callables.get(ref.name);
-      if (callee === undefined || callee.kind !== 'fn' || seen.has(callee.chunk)) continue;
-      seen.add(callee.chunk);
-      pending.push(callee.chunk);
-      out.push(...(callee.meta.responses ?? []));
-    }
-  }
-  return out;
-}
-
-function dedupe(responses: ErrorResponseSpec[]): ErrorResponseSpec[] {
-  const seen = new Map<string, ErrorResponseSpec>();
-  for (const r of responses) if (!seen.has(`${r.status} ${r.code}`)) seen.set(`${r.status} ${r.code}`, r);
-  return [...seen.values()];
+  return { program: { chunks, natives, nativeNames, prepare }, offsets, callables, dataOf, diagnostics };
 }

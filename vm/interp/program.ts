@@ -1,6 +1,7 @@
 /**
  * A linked program: every chunk of every module of an app, with call sites bound to chunk and
- * native indices. Built once per (re)load by vm/link.ts; the interpreter only ever sees this.
+ * native indices. Built once per (re)load by link.ts; the interpreter only ever sees this, and
+ * the host it is given for one execution (`VmHost`), which the runtime implements.
  */
 import type { ChunkData, RouteMeta } from '../bytecode/module.js';
 import type { CallContext, Halt, NativeFn } from '../../plugins/sdk.js';
@@ -19,7 +20,11 @@ export interface LinkedChunk {
   bound: boolean;
 }
 
-/** The host side of one execution: a CallContext plus the request-scoped values the VM reads. */
+/**
+ * The host side of one execution: a CallContext plus the request-scoped values the VM reads and
+ * the steps it hands to the host (reading the body, validation, answering). The machine hands
+ * over the values as the program computed them; the host checks and applies them.
+ */
 export interface VmHost extends CallContext {
   requestValue(): Value;
   paramsValue(): Value;
@@ -32,16 +37,18 @@ export interface VmHost extends CallContext {
    * HALT when the body was refused and the request answered (400, 413, 415, 503).
    */
   readBody(): void | Halt | Promise<void | Halt>;
+  /** VALIDATE: runs `route`'s `validate` (section 0) or `query` (section 1) block; HALT when it refused the request. */
+  validate(route: RouteMeta, section: number): void | Halt | Promise<void | Halt>;
+  /** RESPOND: answers with the `response { }` statement's object; throws an RvmError when the host refuses it. */
+  respondStatement(fields: Value): Halt;
+  /** FAIL: answers with the `fail` statement's status and message (null when none); throws an RvmError when the host refuses them. */
+  failStatement(status: Value, message: Value): Halt;
 }
-
-/** Runs a route's `validate` (section 0) or `query` (section 1) block. */
-export type ValidateHook = (host: VmHost, route: RouteMeta, section: number) => void | Halt | Promise<void | Halt>;
 
 export interface Program {
   chunks: LinkedChunk[];
   natives: NativeFn[];
   nativeNames: string[];
-  validate: ValidateHook;
   /** Binds an unbound chunk and every chunk it can call (lazy linking); throws when that fails. */
   prepare(chunk: number): void;
 }

@@ -11,17 +11,19 @@ import { decodeModule, encodeModule } from '../bytecode/artefact.js';
 import { hasLinkProof, linkKey, readCached, writeCached, writeLinkProof } from '../bytecode/cache.js';
 import { readBundle } from '../bytecode/bundle.js';
 import { execute, VmError } from '../interp/interpreter.js';
-import { link, type LinkedRoute } from '../interp/link.js';
+import { link } from '../interp/link.js';
+import { assembleRoutes } from './routes.js';
 import type { CompiledModule } from '../bytecode/module.js';
 import type { Program } from '../interp/program.js';
 import { RvmError, type Value } from '../values.js';
+import { COMPILER_VERSION } from '../lang.js';
 import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { resolveBundlePlugins, resolvePlugins } from '../../plugins/loader.js';
-import { STANDARD_PLUGINS } from '../../stdlib/index.js';
+import { RUNTIME_PLUGIN } from './host-natives.js';
 import { loadSettings } from './config.js';
 import { RequestContext } from './context.js';
-import { BUILTIN_PREFIX, answered } from './dispatch.js';
+import { answered } from './answer.js';
 import { Introspection } from './introspection.js';
 import { createLogger, describeError, type Logger } from './log.js';
 import { errorBody, errorResponse } from './response.js';
@@ -30,11 +32,9 @@ import { createMemoryStore } from './store.js';
 import { Admission } from './http/admission.js';
 import { Watchdog } from './watchdog.js';
 import { performance } from 'node:perf_hooks';
-import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget, Router } from './types.js';
+import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget, type Router } from './types.js';
 import { planValidation, ValidationPlans } from './validate.js';
 
-/** Version of this compiler; artefacts written by another version are recompiled. */
-export const COMPILER_VERSION: string = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Folders never searched for route files. */
 const SKIPPED_FOLDERS = new Set(['node_modules', '.rvm', '.git', '.secrets']);
@@ -61,6 +61,11 @@ export interface LoadOptions {
   roundTrip?: boolean;
   /** Overrides for settings read from rvm.config.json and env. */
   settings?: Record<string, unknown>;
+  /**
+   * The plugins every app of this host loads before those its config lists (the standard
+   * library): the composition root's choice, as the runtime depends on no plugin but its own.
+   */
+  standard?: readonly PluginDefinition[];
   /** Extra plugins (after the standard ones and those the config lists). */
   plugins?: PluginDefinition[];
   logger?: Logger;
@@ -77,7 +82,7 @@ export interface AppBuild {
   settings: AppSettings;
   registry: PluginRegistry;
   /** Present when there was no error. */
-  linked: { program: Program; routes: LinkedRoute[]; router: Router<RouteTarget> } | null;
+  linked: { program: Program; routes: RouteTarget[]; router: Router<RouteTarget>; validation: ValidationPlans } | null;
 }
 
 /** Lists the `.rvm` files under `dir`, relative with `/` separators, sorted. */
@@ -105,10 +110,15 @@ function errorsIn(diagnostics: readonly Diagnostic[]): Diagnostic[] {
   return diagnostics.filter((d) => d.severity === 'error');
 }
 
-async function pluginsFor(settings: AppSettings, dir: string | null, extra: PluginDefinition[] = []): Promise<PluginRegistry> {
+/**
+ * The plugins of an app, in load order: the runtime's own natives, the standard ones the
+ * composition root gives (`options.standard`), those the app's config lists (resolved from `dir`),
+ * then `options.plugins`.
+ */
+export async function appPlugins(settings: AppSettings, dir: string | null, options: Pick<LoadOptions, 'standard' | 'plugins'> = {}): Promise<PluginRegistry> {
   const specs = settings.config.plugins;
   const listed = dir !== null && Array.isArray(specs) ? await resolvePlugins(specs.map(String), dir) : [];
-  return loadPlugins([...STANDARD_PLUGINS, ...listed, ...extra], settings);
+  return loadPlugins([RUNTIME_PLUGIN, ...(options.standard ?? []), ...listed, ...(options.plugins ?? [])], settings);
 }
 
 /**
@@ -151,7 +161,11 @@ function withSourceLines(diagnostics: Diagnostic[], sources: ReadonlyMap<string,
  */
 function linkModules(modules: CompiledModule[], registry: PluginRegistry, sources: Map<string, string>, proven = false): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
   const plans = new ValidationPlans(registry);
-  const { program, routes, diagnostics } = link(modules, registry, plans.hook, proven);
+  const linked = link(modules, registry, proven);
+  const { program, diagnostics } = linked;
+  const assembled = assembleRoutes(modules, linked, registry);
+  const routes = assembled.routes;
+  diagnostics.push(...assembled.diagnostics);
   for (const r of routes) {
     // The body is read before the route runs, so a route taking files needs its upload limits now.
     if (r.meta.body?.some((f) => f.type === 'file')) r.uploads = plans.uploadsOf(r.meta);
@@ -167,14 +181,14 @@ function linkModules(modules: CompiledModule[], registry: PluginRegistry, source
     }
   }
   withSourceLines(diagnostics, sources);
-  return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router } : null };
+  return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router, validation: plans } : null };
 }
 
 /** Compiles and links the app in `dir` (no server). */
 export async function buildApp(dir: string, options: LoadOptions = {}): Promise<AppBuild> {
   const root = resolve(dir);
   const settings = loadSettings(root, { ...options.settings, dev: options.dev ?? false });
-  const registry = await pluginsFor(settings, root, options.plugins);
+  const registry = await appPlugins(settings, root, options);
   const modules: CompiledModule[] = [];
   const diagnostics: Diagnostic[] = [];
   const sources = new Map<string, string>();
@@ -205,7 +219,7 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
     const settings = loadSettings(null, { ...options.settings, config: bundle.config ?? {}, dev: options.dev ?? false });
     // The plugins it was compiled against, found from the bundle's folder, not from its config.
     const recorded = await resolveBundlePlugins(bundle.plugins, target);
-    const registry = await pluginsFor(settings, null, [...recorded, ...(options.plugins ?? [])]);
+    const registry = await appPlugins(settings, null, { ...options, plugins: [...recorded, ...(options.plugins ?? [])] });
     // A bundle comes from outside and may meet other plugins than it was compiled with: check it all.
     const validation = checkValidation(bundle.modules, registry, new Map());
     const { diagnostics, linked } = linkModules(bundle.modules, registry, new Map());
@@ -275,12 +289,17 @@ export class App implements AppHandle {
     return this.build.modules;
   }
 
+  /** The current build's validation of its routes (VALIDATE). */
+  get validation(): ValidationPlans {
+    return this.build.linked.validation;
+  }
+
   get program(): Program {
     return this.build.linked.program;
   }
 
   /** Every route with its file, in file order. */
-  routes(): readonly LinkedRoute[] {
+  routes(): readonly RouteTarget[] {
     return this.build.linked.routes;
   }
 

@@ -14,6 +14,10 @@ import { parseCookies } from './http/cookies.js';
 import { describeError, type Logger } from './log.js';
 import { DraftResponse, defaultErrorCode, defaultErrorMessage, errorBody } from './response.js';
 import type { IncomingRequest, UploadSpec } from './types.js';
+import type { ValidationPlans } from './validate.js';
+import type { VmHost } from '../interp/program.js';
+import type { RouteMeta } from '../bytecode/module.js';
+import { failStatement, respondStatement } from './statements.js';
 import type { AbandonReason } from './watchdog.js';
 
 /** What a context needs from the app (an `AppHandle` has all of it). */
@@ -25,6 +29,8 @@ export interface ContextDeps {
   readonly onAppLog?: (message: string) => void;
   /** Charges body memory; without it (unit tests) bodies are read uncounted. */
   readonly admission?: Admission;
+  /** The routes' validation (VALIDATE); without it (unit tests) a route that validates fails. */
+  readonly validation?: ValidationPlans;
 }
 
 /** The route a context serves, as far as the context needs it. */
@@ -184,8 +190,8 @@ export type NextHandler = () => Value | Promise<Value>;
 
 const UNSET: unique symbol = Symbol('unset');
 
-/** The context of one request: `CallContext` for natives plus the language values the VM reads. */
-export class RequestContext implements CallContext {
+/** The context of one request: `CallContext` for natives, and the machine's host (`VmHost`): the language values it reads, the steps it hands over. */
+export class RequestContext implements VmHost {
   readonly request: RequestView;
   readonly response = new DraftResponse();
   /** The request's fuel, CPU time and abort state, shared by every execution of its chunks. */
@@ -202,6 +208,7 @@ export class RequestContext implements CallContext {
   private _locals: Map<string, unknown> | null = null;
   private readonly incoming: IncomingRequest;
   private readonly admission: Admission | undefined;
+  private readonly validation: ValidationPlans | undefined;
   private readonly slot: BodySlot;
   /** Body memory charged to the admission budget, released by `releaseBody`. */
   private charged = 0;
@@ -232,6 +239,7 @@ export class RequestContext implements CallContext {
     this.onAppLog = deps.onAppLog;
     this.incoming = incoming;
     this.admission = deps.admission;
+    this.validation = deps.validation;
     this.slot = { parsed: parsedBody };
     this.request = new RequestView(incoming, path, rawQuery, params, this.slot, deps.settings.trustProxy, route === null ? null : route.meta);
   }
@@ -355,6 +363,19 @@ export class RequestContext implements CallContext {
   fail(status: number, message?: string, code?: string, headers?: Record<string, string>): Halt {
     if (headers !== undefined) for (const name of Object.keys(headers)) this.response.setHeader(name, headers[name]);
     return this.respond(status, errorBody(message ?? defaultErrorMessage(status), code ?? defaultErrorCode(status)) as unknown as Value, 'json');
+  }
+
+  validate(route: RouteMeta, section: number): void | Halt {
+    if (this.validation === undefined) throw new RvmError('VALIDATE without the validation of the app', 'internal_error');
+    return this.validation.run(this, route, section);
+  }
+
+  respondStatement(fields: Value): Halt {
+    return respondStatement(this, fields);
+  }
+
+  failStatement(status: Value, message: Value): Halt {
+    return failStatement(this, status, message);
   }
 
   next(): Value | Promise<Value> {

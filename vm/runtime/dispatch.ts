@@ -10,12 +10,10 @@ import { overloaded } from './http/admission.js';
 import { HttpError, NO_BODY, hasBody } from './http/body.js';
 import { RequestContext } from './context.js';
 import { describeError } from './log.js';
-import { errorResponse, finalizeResponse, withoutBody } from './response.js';
-import type { AppHandle, IncomingRequest, OutgoingResponse, RouteTarget } from './types.js';
+import { errorResponse, withoutBody } from './response.js';
+import { answered, finalize, release, type Result } from './answer.js';
+import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget } from './types.js';
 import type { AbandonReason, Watched } from './watchdog.js';
-
-/** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
-export const BUILTIN_PREFIX = '/_app/';
 
 
 /**
@@ -24,7 +22,6 @@ export const BUILTIN_PREFIX = '/_app/';
  * instead of being read for nothing.
  */
 export const UNREAD_BODY_DRAIN_BYTES = 64 * 1024;
-type Result = OutgoingResponse | Promise<OutgoingResponse>;
 
 /**
  * Where a response that was not ready at once goes (the server's writer): handed over in the
@@ -219,13 +216,6 @@ function runRoute(app: AppHandle, ctx: RequestContext, target: RouteTarget): Res
   return answered(app, ctx, pending);
 }
 
-/** Removes a request's temporary files in the background: the response never waits for the disk. */
-function cleanUp(app: AppHandle, cleanup: () => Promise<void>): void {
-  cleanup().catch((err: unknown) => {
-    app.log.error(`could not remove temporary upload files: ${err instanceof Error ? err.message : String(err)}`);
-  });
-}
-
 /** The error body of an HttpError, with its details; a 5xx logs its cause. */
 function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, path: string, err: HttpError): OutgoingResponse {
   // A refusal the server chose (503 overloaded) is not an incident; a failure with a cause is.
@@ -234,34 +224,6 @@ function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, path: stri
     app.log.error(`${incoming.method} ${path} ${err.message}: ${cause}`);
   }
   return errorResponse(err.status, err.code, err.message, err.headers, err.details);
-}
-
-/** The response once whatever ran for `ctx` is done (at once when it was synchronous); the body's memory and files are given back. */
-export function answered(app: AppHandle, ctx: RequestContext, pending: void | Promise<unknown>): Result {
-  if (pending instanceof Promise) {
-    return pending.then(
-      () => finalize(app, ctx),
-      (err: unknown) => {
-        release(app, ctx);
-        throw err;
-      },
-    );
-  }
-  return finalize(app, ctx);
-}
-
-function finalize(app: AppHandle, ctx: RequestContext): OutgoingResponse {
-  release(app, ctx);
-  return finalizeResponse(ctx.response);
-}
-
-function release(app: AppHandle, ctx: RequestContext): void {
-  ctx.releaseBody();
-  const cleanup = ctx.bodyCleanup;
-  if (cleanup !== null) {
-    ctx.bodyCleanup = null;
-    cleanUp(app, cleanup);
-  }
 }
 
 /** OPTIONS without an OPTIONS route: the path's middleware may answer (CORS preflight), else 204 + Allow. */

@@ -16,7 +16,7 @@ import type {
 import type { PluginRegistry } from '../../plugins/registry.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { fieldTypeSchema } from '../compiler/field-schema.js';
-import type { LinkedRoute } from '../interp/link.js';
+import type { RouteTarget } from './types.js';
 import type { FieldMeta } from '../bytecode/module.js';
 
 /** Presence rules: they shape `required` and `default`, not a check with a message. */
@@ -52,7 +52,7 @@ export function fieldInfo(field: FieldMeta, registry: PluginRegistry): FieldInfo
 }
 
 /** The public view of one linked route. */
-export function routeInfo(route: LinkedRoute, registry: PluginRegistry): RouteInfo {
+export function routeInfo(route: RouteTarget, registry: PluginRegistry): RouteInfo {
   const m = route.meta;
   return {
     method: m.method,
@@ -72,7 +72,7 @@ export function routeInfo(route: LinkedRoute, registry: PluginRegistry): RouteIn
 /** What the app hands introspection: its current routes and registry, and its reload state. */
 export interface IntrospectionSource {
   readonly settings: AppSettings;
-  current(): { routes: readonly LinkedRoute[]; registry: PluginRegistry };
+  current(): { routes: readonly RouteTarget[]; registry: PluginRegistry };
   lastErrors(): readonly Diagnostic[];
   /** Plugin files changed since the process loaded them, sorted. */
   restartNeeded(): readonly string[];

@@ -5,7 +5,7 @@
  * backtracking, so `/users/me` and `/users/:id` coexist. Routes made only of static segments are
  * also kept in one Map keyed by path, answered without walking the trie (the common case).
  */
-import type { PathSegment } from '../front/ast.js';
+import type { PathSegment } from '../lang.js';
 import type { RouteMatch, Router } from './types.js';
 
 /** The method that matches every method. */

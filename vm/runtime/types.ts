@@ -3,13 +3,17 @@
  * router stores, and what the app does with a matched request.
  */
 import type { Readable } from 'node:stream';
-import type { PathSegment } from '../front/ast.js';
-import type { RouteMeta } from '../bytecode/module.js';
-import type { AppSettings, KeyValueStore } from '../../plugins/sdk.js';
+import type { PathSegment } from '../lang.js';
+import type { ResponseMeta, RouteMeta } from '../bytecode/module.js';
+import type { AppSettings, GuardInfo, KeyValueStore } from '../../plugins/sdk.js';
 import type { Admission } from './http/admission.js';
 import type { RequestContext } from './context.js';
 import type { Watchdog } from './watchdog.js';
 import type { Logger } from './log.js';
+import type { ValidationPlans } from './validate.js';
+
+/** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
+export const BUILTIN_PREFIX = '/_app/';
 
 /** A request as the transport received it, independent of node:http (inject builds one directly). */
 export interface IncomingRequest {
@@ -36,7 +40,7 @@ export interface OutgoingResponse {
   body: Buffer | string | Readable | null;
 }
 
-/** What the router stores per route: the route's metadata and where it came from. */
+/** A route of the app as the router stores it: its metadata, where it came from, its linked chunks and its guards. */
 export interface RouteTarget {
   meta: RouteMeta;
   /** Source file relative to the app dir. */
@@ -45,6 +49,13 @@ export interface RouteTarget {
   chunk: number;
   /** Linked chunk indices of the middleware that wrap this route, outermost first. */
   middleware: number[];
+  /** Its guards in written order, resolved against the app and the plugins (the reference's). */
+  guards: GuardInfo[];
+  /**
+   * What it can answer: its own inferred responses and those of every `fn` it calls, however
+   * deep. Worked out on first read (the reference's), so a start that binds lazily stays lazy.
+   */
+  responses(): ResponseMeta[];
   /** Declared file fields and their byte limits, when the route takes uploads. */
   uploads?: UploadSpec;
 }
@@ -76,6 +87,8 @@ export interface AppHandle {
   readonly admission: Admission;
   /** Looks after requests that wait: their wall-clock deadline and their client. */
   readonly watchdog: Watchdog;
+  /** The current build's validation of its routes (VALIDATE); replaced with the router on hot reload. */
+  readonly validation?: ValidationPlans;
   /** The current router; replaced whole on hot reload. */
   readonly router: Router<RouteTarget>;
   /** Dev mode: resolves when a pending reload has finished, so the next request sees it. */

@@ -5,7 +5,7 @@
  * generated source as code: field names appear as JSON string literals, everything else
  * (defaults, rules, messages) by index into arrays the function closes over.
  */
-import type { FieldType } from '../front/ast.js';
+import type { FieldType } from '../lang.js';
 import type { Value, ValueObject } from '../values.js';
 
 /** What the compiler needs of a field (see FieldPlan in validate.ts). */

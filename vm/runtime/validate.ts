@@ -11,10 +11,9 @@
  */
 import { HALT, type Halt, type Literal, type ParamSpec, type ValidatorSpec } from '../../plugins/sdk.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
-import type { FieldType } from '../front/ast.js';
+import type { FieldType } from '../lang.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { DecoratorMeta, FieldMeta, RouteMeta } from '../bytecode/module.js';
-import type { VmHost } from '../interp/program.js';
 import { fromJson, intFromText, numberFromText, RvmError, typeName, type Value, type ValueObject } from '../values.js';
 import type { RequestContext } from './context.js';
 import { errorBody } from './response.js';
@@ -344,9 +343,8 @@ export class ValidationPlans {
     return plan;
   }
 
-  /** The VM's VALIDATE hook: section 0 validates the body into `body`, section 1 the query into `query`. */
-  readonly hook = (host: VmHost, route: RouteMeta, section: number): void | Halt => {
-    const ctx = host as unknown as RequestContext;
+  /** VALIDATE for the request of `ctx`: section 0 validates the body into `body`, section 1 the query into `query`. */
+  run(ctx: RequestContext, route: RouteMeta, section: number): void | Halt {
     const plan = this.of(route);
     const fields = section === 0 ? plan?.body : plan?.query;
     if (!fields) return;
@@ -363,7 +361,7 @@ export class ValidationPlans {
       if (result.errors !== null) return reject(ctx, result.errors.map((e) => ({ ...e, field: `query.${e.field}` })));
       ctx.setQueryValue(result.value);
     }
-  };
+  }
 }
 
 function reject(ctx: RequestContext, details: FieldError[]): Halt {

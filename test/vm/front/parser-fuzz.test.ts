@@ -233,7 +233,7 @@ function checkCompile(file: string, source: string, registry: PluginRegistry): v
   if (result.module === null) return;
   let linked: ReturnType<typeof link>;
   try {
-    linked = link([result.module], registry, () => undefined);
+    linked = link([result.module], registry);
   } catch (e) {
     assert.fail(`link threw ${String(e)} on ${JSON.stringify(source.slice(0, 300))}`);
   }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../../vm/runtime/app.js';
+import { buildApp } from '../../../tools/host.js';
 import { definePlugin } from '../../../plugins/sdk.js';
 
 const testPlugin = definePlugin({

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp, loadApp } from '../../../vm/runtime/app.js';
+import { buildApp, loadApp } from '../../../tools/host.js';
 import { inject } from '../../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../../vm/runtime/log.js';
 import { CACHE_DIR, cachePath } from '../../../vm/bytecode/cache.js';

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { loadApp } from '../../../vm/runtime/app.js';
+import { loadApp } from '../../../tools/host.js';
 import { inject } from '../../../vm/runtime/http/inject.js';
 import { startServer } from '../../../vm/runtime/http/server.js';
 import { captureLogger } from '../../../vm/runtime/log.js';

@@ -3,7 +3,7 @@
  * context (`ctx.respond`, `ctx.fail`) the way natives and the VM will.
  */
 import { performance } from 'node:perf_hooks';
-import type { PathSegment } from '../../../vm/front/ast.js';
+import type { PathSegment } from '../../../vm/lang.js';
 import type { RouteMeta } from '../../../vm/bytecode/module.js';
 import type { AppSettings } from '../../../plugins/sdk.js';
 import type { RequestContext } from '../../../vm/runtime/context.js';
@@ -50,7 +50,7 @@ export function fakeApp(
   const router = createRouter<RouteTarget>();
   const handlers: FakeHandler[] = [];
   for (const [method, path, handler] of routes) {
-    const target: RouteTarget = { meta: { method, path, guards: [] } as unknown as RouteMeta, file: 'fake.rvm', chunk: handlers.length, middleware: [] };
+    const target: RouteTarget = { meta: { method, path, guards: [] } as unknown as RouteMeta, file: 'fake.rvm', chunk: handlers.length, middleware: [], guards: [], responses: () => [] };
     handlers.push(handler);
     router.add(method, segments(path), target);
   }

@@ -1,0 +1,34 @@
+/**
+ * The value vocabulary every layer shares: the literals, field types, path segments and methods
+ * of the language, the fields of a `response { }` statement, and the compiler's version. The
+ * front end writes them into the AST, the compiler into modules, the runtime and the plugins read
+ * them; none of those needs the syntax tree for them.
+ */
+import { readFileSync } from 'node:fs';
+
+/** A literal value of the language: what constants, guard arguments and decorator arguments hold. */
+export type Literal = number | string | boolean | null;
+
+/** The methods a route may be declared for; `ANY` matches every method. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'ANY';
+
+/** Every `HttpMethod`, in the order the reference lists them. */
+export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'ANY'];
+
+/** The field types of `validate`, `query` and `type` blocks. */
+export type FieldType = 'text' | 'int' | 'number' | 'bool' | 'file' | 'list' | 'object' | 'date' | 'datetime';
+
+/** Every `FieldType`. */
+export const FIELD_TYPES: readonly FieldType[] = ['text', 'int', 'number', 'bool', 'file', 'list', 'object', 'date', 'datetime'];
+
+/** One segment of a route path: `users` (static), `:id` (param), `*rest` (wildcard, last only). */
+export interface PathSegment {
+  kind: 'static' | 'param' | 'wildcard';
+  value: string;
+}
+
+/** The fields of the `response { }` statement: the compiler refuses others, the runtime too (a computed object). */
+export const RESPONSE_FIELDS: readonly string[] = ['status', 'json', 'text', 'html', 'headers'];
+
+/** Version of this compiler; artefacts written by another version are recompiled. */
+export const COMPILER_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -1,0 +1,48 @@
+/**
+ * The end of a request's work: once whatever ran for a context is done, its draft becomes the
+ * response and the body's memory and temporary files are given back. The dispatcher (routes,
+ * preflight) and the app (built-in endpoints) both finish requests here.
+ */
+import type { RequestContext } from './context.js';
+import { finalizeResponse } from './response.js';
+import type { AppHandle, OutgoingResponse } from './types.js';
+
+/** The response, or a Promise of it when something still runs. */
+export type Result = OutgoingResponse | Promise<OutgoingResponse>;
+
+/** The response once whatever ran for `ctx` is done (at once when it was synchronous); the body's memory and files are given back. */
+export function answered(app: AppHandle, ctx: RequestContext, pending: void | Promise<unknown>): Result {
+  if (pending instanceof Promise) {
+    return pending.then(
+      () => finalize(app, ctx),
+      (err: unknown) => {
+        release(app, ctx);
+        throw err;
+      },
+    );
+  }
+  return finalize(app, ctx);
+}
+
+/** The finished response of `ctx`, its body given back. */
+export function finalize(app: AppHandle, ctx: RequestContext): OutgoingResponse {
+  release(app, ctx);
+  return finalizeResponse(ctx.response);
+}
+
+/** Gives back the body memory of `ctx` and removes its temporary files (in the background). */
+export function release(app: AppHandle, ctx: RequestContext): void {
+  ctx.releaseBody();
+  const cleanup = ctx.bodyCleanup;
+  if (cleanup !== null) {
+    ctx.bodyCleanup = null;
+    cleanUp(app, cleanup);
+  }
+}
+
+/** Removes a request's temporary files in the background: the response never waits for the disk. */
+function cleanUp(app: AppHandle, cleanup: () => Promise<void>): void {
+  cleanup().catch((err: unknown) => {
+    app.log.error(`could not remove temporary upload files: ${err instanceof Error ? err.message : String(err)}`);
+  });
+}

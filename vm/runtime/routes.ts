@@ -1,0 +1,134 @@
+/**
+ * Route assembly: from the linked program to the routes the router stores. Each route gets its
+ * middleware chain (the `_middleware.rvm` of every folder from the app root down to its own),
+ * its guards resolved for the reference, and what it can answer; guard uses are checked against
+ * the plugins here (arguments, setup).
+ */
+import type { ChunkData, CompiledModule, ResponseMeta } from '../bytecode/module.js';
+import { mergeResponses } from '../compiler/infer.js';
+import { diagnostic, type Diagnostic } from '../diagnostics.js';
+import { arityMismatch } from '../arity.js';
+import type { LinkedCallable, LinkResult } from '../interp/link.js';
+import type { Literal } from '../lang.js';
+import type { ErrorResponseSpec, GuardInfo } from '../../plugins/sdk.js';
+import type { PluginRegistry } from '../../plugins/registry.js';
+import { defaultErrorCode } from './response.js';
+import type { RouteTarget } from './types.js';
+
+/** The folder of a `_middleware.rvm` (`''` for the app root), or null for other files. */
+export function middlewareFolder(file: string): string | null {
+  if (file === '_middleware.rvm') return '';
+  return file.endsWith('/_middleware.rvm') ? file.slice(0, -'/_middleware.rvm'.length) : null;
+}
+
+/** Folders from the root down to the folder of `file`: `a/b/x.rvm` → ['', 'a', 'a/b']. */
+function folderChain(file: string): string[] {
+  const parts = file.split('/').slice(0, -1);
+  const chain = [''];
+  for (let i = 1; i <= parts.length; i++) chain.push(parts.slice(0, i).join('/'));
+  return chain;
+}
+
+/** Every route of `modules`, in file order, and the problems of their guard uses. */
+export function assembleRoutes(modules: readonly CompiledModule[], linked: LinkResult, registry: PluginRegistry): { routes: RouteTarget[]; diagnostics: Diagnostic[] } {
+  const { offsets, callables, dataOf } = linked;
+  const diagnostics: Diagnostic[] = [];
+  // Middleware chains, outermost first.
+  const middlewareOf = new Map<string, number>();
+  modules.forEach((m, i) => {
+    const folder = middlewareFolder(m.file);
+    if (folder !== null && m.middleware !== null) middlewareOf.set(folder, offsets[i]! + m.middleware);
+  });
+  const routes: RouteTarget[] = [];
+  // A guard the app has not configured is warned about once, at its first use.
+  const setupChecked = new Set<string>();
+  modules.forEach((m, i) => {
+    const chain = folderChain(m.file)
+      .map((f) => middlewareOf.get(f))
+      .filter((c): c is number => c !== undefined);
+    for (const r of m.routes) {
+      for (const use of r.guards) {
+        const meta = registry.guards.get(use.name)?.meta;
+        // Arguments of the wrong count are E_ARITY's alone: checking them too would report the use twice.
+        const problem = meta !== undefined && arityMismatch(meta.params, use.args.length) === null ? meta.checkArgs?.(use.args) : null;
+        if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
+        if (meta?.checkSetup === undefined || setupChecked.has(use.name)) continue;
+        setupChecked.add(use.name);
+        const setup = meta.checkSetup(registry.app);
+        if (setup) diagnostics.push(diagnostic('W_NOT_CONFIGURED', setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
+      }
+      const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
+      const chunk = offsets[i]! + r.chunk;
+      let responses: ResponseMeta[] | null = null;
+      routes.push({
+        meta: r,
+        file: m.file,
+        chunk,
+        middleware: chain,
+        guards,
+        responses: () => (responses ??= mergeResponses([...r.responses, ...calledResponses(chunk, callables, dataOf)])),
+      });
+    }
+  });
+  return { routes, diagnostics };
+}
+
+/** What the reference shows of one guard use: a plugin's meta, or what a guard_definition's body can answer. */
+function resolveGuard(
+  name: string,
+  args: Literal[],
+  mode: 'required' | 'optional',
+  callables: ReadonlyMap<string, LinkedCallable>,
+  dataOf: (chunk: number) => ChunkData,
+  registry: PluginRegistry,
+): GuardInfo {
+  const own = callables.get(name);
+  if (own && own.kind === 'guard') {
+    const responses: ErrorResponseSpec[] = (own.meta.responses ?? []).map((r) => ({
+      status: r.status,
+      code: defaultErrorCode(r.status),
+      description: `${r.source} on line ${r.line}`,
+    }));
+    // So may the fns it calls, however deep,
+    for (const r of calledResponses(own.chunk, callables, dataOf)) responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
+    // and natives it calls (auth_user() answers 401).
+    for (const ref of dataOf(own.chunk).refs) {
+      for (const spec of (ref.kind === 'call' && registry.natives.get(ref.name)?.meta.responses) || []) responses.push(spec);
+    }
+    return { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
+  }
+  const plugin = registry.guards.get(name);
+  const guard: GuardInfo = { name, args, mode, source: 'plugin', origin: plugin?.plugin ?? '', doc: plugin?.meta.doc ?? null, responses: [...(plugin?.meta.responses ?? [])] };
+  if (plugin?.meta.security) guard.security = plugin.meta.security;
+  // An optional guard never rejects.
+  if (mode === 'optional') guard.responses = [];
+  return guard;
+}
+
+/**
+ * The responses of every `fn` the chunk calls, and of those they call: a walk over the call
+ * graph that visits each chunk once, so recursion ends (the fixed point of a union is reached
+ * when nothing new is visited).
+ */
+function calledResponses(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData): ResponseMeta[] {
+  const out: ResponseMeta[] = [];
+  const seen = new Set<number>([chunk]);
+  const pending = [chunk];
+  while (pending.length > 0) {
+    for (const ref of dataOf(pending.pop()!).refs) {
+      if (ref.kind !== 'call') continue;
+      const callee = callables.get(ref.name);
+      if (callee === undefined || callee.kind !== 'fn' || seen.has(callee.chunk)) continue;
+      seen.add(callee.chunk);
+      pending.push(callee.chunk);
+      out.push(...(callee.meta.responses ?? []));
+    }
+  }
+  return out;
+}
+
+function dedupe(responses: ErrorResponseSpec[]): ErrorResponseSpec[] {
+  const seen = new Map<string, ErrorResponseSpec>();
+  for (const r of responses) if (!seen.has(`${r.status} ${r.code}`)) seen.set(`${r.status} ${r.code}`, r);
+  return [...seen.values()];
+}
