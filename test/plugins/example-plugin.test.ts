@@ -6,7 +6,7 @@ import type { Value } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import slugs, { MAX_SLUG_LENGTH } from '../../plugins/example-plugin/index.js';
 import { core } from '../../stdlib/core/index.js';
-import { fakeContext, TEST_APP } from './fake-context.js';
+import { fakeContext, TEST_APP } from '../../plugins/testing.js';
 
 let registry: PluginRegistry;
 

@@ -9,7 +9,7 @@ import type { Value } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { CHARS_PER_UNIT } from '../../vm/interp/budget.js';
-import { fakeContext, TEST_APP, type FakeContext } from '../plugins/fake-context.js';
+import { fakeContext, TEST_APP, type FakeContext } from '../../plugins/testing.js';
 
 let registry: PluginRegistry;
 

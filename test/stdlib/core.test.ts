@@ -5,7 +5,7 @@ import type { Value } from '../../plugins/sdk.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
 import { core } from '../../stdlib/core/index.js';
-import { fakeContext, TEST_APP, type FakeContext } from '../plugins/fake-context.js';
+import { fakeContext, TEST_APP, type FakeContext } from '../../plugins/testing.js';
 
 let registry: PluginRegistry;
 

@@ -11,7 +11,7 @@ import { core } from '../../stdlib/core/index.js';
 import { crypto } from '../../stdlib/crypto/index.js';
 import { aesGcmOpen, aesGcmSeal, decodeBase64, decryptText, encryptText, IV_BYTES, MIN_ENVELOPE_BYTES, parseKey, TAG_BYTES } from '../../stdlib/crypto/aes-gcm.js';
 import { MAX_RANDOM_BYTES } from '../../stdlib/crypto/natives.js';
-import { fakeContext, TEST_APP } from '../plugins/fake-context.js';
+import { fakeContext, TEST_APP } from '../../plugins/testing.js';
 
 let registry: PluginRegistry;
 

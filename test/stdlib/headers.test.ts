@@ -11,7 +11,7 @@ import { core } from '../../stdlib/core/index.js';
 import { headers } from '../../stdlib/headers/index.js';
 import { buildCsp } from '../../stdlib/headers/csp.js';
 import { HSTS_MAX_SECONDS } from '../../stdlib/headers/security.js';
-import { fakeContext, TEST_APP, type FakeContext } from '../plugins/fake-context.js';
+import { fakeContext, TEST_APP, type FakeContext } from '../../plugins/testing.js';
 
 let registry: PluginRegistry;
 

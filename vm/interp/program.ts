@@ -3,7 +3,7 @@
  * native indices. Built once per (re)load by vm/link.ts; the interpreter only ever sees this.
  */
 import type { ChunkData, RouteMeta } from '../bytecode/module.js';
-import type { CallContext, Halt, NativeFn } from '../../plugins/sdk.js';
+import type { CallContext, Halt, NativeFn } from '../../plugins/contract.js';
 import type { Value } from '../values.js';
 
 export interface LinkedChunk {

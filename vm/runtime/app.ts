@@ -15,7 +15,7 @@ import { link, type LinkedRoute } from '../interp/link.js';
 import type { CompiledModule } from '../bytecode/module.js';
 import type { Program } from '../interp/program.js';
 import { RvmError, type Value } from '../values.js';
-import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
+import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/contract.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { resolvePlugins } from '../../plugins/loader.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';

@@ -3,7 +3,7 @@
  * defaults (HttpOnly, SameSite=Lax, Path=/, Secure when the request came over HTTPS).
  */
 import { RvmError } from '../../values.js';
-import type { CallContext } from '../../../plugins/sdk.js';
+import type { CallContext } from '../../../plugins/contract.js';
 
 /** Options for one `Set-Cookie`; unset options take the runtime defaults. */
 export interface CookieOptions {

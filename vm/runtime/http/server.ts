@@ -10,7 +10,7 @@ import { dispatch } from '../dispatch.js';
 import { describeError, type Logger } from '../log.js';
 import { errorBody, errorResponse } from '../response.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse } from '../types.js';
-import type { AppSettings } from '../../../plugins/sdk.js';
+import type { AppSettings } from '../../../plugins/contract.js';
 import { resolveClient } from './client-address.js';
 
 /** Time to receive the complete header block: bounds slow-loris clients that trickle headers. */
