@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PluginLoadError } from './registry.js';
-import type { PluginDefinition } from './sdk.js';
+import type { PluginDefinition } from './contract.js';
 
 /** Conditions honoured in a package's `exports`, in the order an ESM `import` from Node honours them. */
 const EXPORT_CONDITIONS: ReadonlySet<string> = new Set(['import', 'node', 'default']);

@@ -332,6 +332,7 @@ function checkParams(params: readonly ParamSpec[]): string | null {
     if (seen.has(p.name)) return `parameter '${p.name}' is declared twice`;
     seen.add(p.name);
     if (p.type !== undefined && !PARAM_TYPES.has(p.type)) return `parameter '${p.name}' has unknown type '${String(p.type)}'`;
+    if (p.selfChecked !== undefined && typeof p.selfChecked !== 'boolean') return `parameter '${p.name}': selfChecked must be true or false`;
     if (p.rest) {
       if (i !== params.length - 1) return `rest parameter '${p.name}' must be the last one`;
     } else if (p.optional) {
