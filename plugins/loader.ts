@@ -12,7 +12,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BundlePlugin } from '../vm/bytecode/bundle.js';
 import { PluginLoadError } from './registry.js';
-import type { PluginDefinition } from './sdk.js';
+import type { PluginDefinition } from './contract.js';
 
 /** Conditions honoured in a package's `exports`, in the order an ESM `import` from Node honours them. */
 const EXPORT_CONDITIONS: ReadonlySet<string> = new Set(['import', 'node', 'default']);

@@ -1,7 +1,8 @@
 /**
  * The plugin registry: runs each plugin's `setup` in dependency order and collects what it
  * registers (natives, guards, validators) into three separate namespaces, refusing clashes and
- * malformed definitions with a PluginLoadError that names the plugin at fault.
+ * malformed definitions with a PluginLoadError that names the plugin at fault. Each native is
+ * registered behind the checks of its declared parameters (plugins/checked-native.ts).
  */
 import { createHash } from 'node:crypto';
 import { FIELD_TYPES } from '../vm/lang.js';
@@ -17,7 +18,8 @@ import type {
   PluginApi,
   PluginDefinition,
   ValidatorSpec,
-} from './sdk.js';
+} from './contract.js';
+import { checkedNative } from './checked-native.js';
 
 /** A plugin that could not be loaded; `code` is one of the `E_PLUGIN_*` codes in spec/errors.md. */
 export class PluginLoadError extends Error {
@@ -152,7 +154,8 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
       if (problem) refuse(invalid(plugin.name, `native '${String(name)}': ${problem}`));
       const previous = tables.natives.get(name);
       if (previous) refuse(clash('native', name, previous.plugin, plugin.name));
-      tables.natives.set(name, { name, fn, meta: freezeMeta(meta), plugin: plugin.name });
+      const frozen = freezeMeta(meta);
+      tables.natives.set(name, { name, fn: checkedNative(name, fn as NativeFn, frozen.params), meta: frozen, plugin: plugin.name });
     },
     guard(name, fn, meta) {
       ensureOpen(`guard '${name}'`);
@@ -266,7 +269,7 @@ function checkCallable(kind: string, name: unknown, fn: unknown): string | null 
   return null;
 }
 
-function checkNativeMeta(meta: NativeMeta): string | null {
+function checkNativeMeta(meta: Omit<NativeMeta, 'params'> & { params: readonly ParamSpec[] }): string | null {
   if (meta === null || typeof meta !== 'object') return 'meta is missing';
   const problem = checkParams(meta.params) ?? checkDoc(meta.doc);
   if (problem) return problem;
@@ -317,7 +320,7 @@ function checkDoc(doc: unknown): string | null {
 }
 
 /** Parameters: named, typed when typed, optional ones after required ones, a rest one last. */
-function checkParams(params: ParamSpec[]): string | null {
+function checkParams(params: readonly ParamSpec[]): string | null {
   if (!Array.isArray(params)) return 'meta.params is missing (use [] for none)';
   const seen = new Set<string>();
   let optionalSeen = false;
@@ -329,6 +332,7 @@ function checkParams(params: ParamSpec[]): string | null {
     if (seen.has(p.name)) return `parameter '${p.name}' is declared twice`;
     seen.add(p.name);
     if (p.type !== undefined && !PARAM_TYPES.has(p.type)) return `parameter '${p.name}' has unknown type '${String(p.type)}'`;
+    if (p.selfChecked !== undefined && typeof p.selfChecked !== 'boolean') return `parameter '${p.name}': selfChecked must be true or false`;
     if (p.rest) {
       if (i !== params.length - 1) return `rest parameter '${p.name}' must be the last one`;
     } else if (p.optional) {
@@ -341,6 +345,6 @@ function checkParams(params: ParamSpec[]): string | null {
 }
 
 /** A private copy of the meta, so a plugin cannot change a signature after it was checked. */
-function freezeMeta<M extends { params: ParamSpec[] }>(meta: M): M {
+function freezeMeta<M extends { params: readonly ParamSpec[] }>(meta: M): M & { params: ParamSpec[] } {
   return Object.freeze({ ...meta, params: Object.freeze(meta.params.map((p) => Object.freeze({ ...p }))) as ParamSpec[] });
 }

@@ -46,7 +46,6 @@ export default definePlugin({
     rvm.native(
       'slugify',
       (_ctx, text, separator) => {
-        if (typeof text !== 'string') throw new RvmError(`slugify() expects text, got ${typeName(text)}`, 'type_error');
         const sep: Value = separator ?? '-';
         if (typeof sep !== 'string' || !SEPARATORS.has(sep)) {
           throw new RvmError(`slugify() separator must be '-', '_' or '.', got ${JSON.stringify(sep)}`, 'invalid_argument');
@@ -56,7 +55,8 @@ export default definePlugin({
       {
         params: [
           { name: 'text', type: 'text', doc: 'Any text, e.g. a title.' },
-          { name: 'separator', type: 'text', optional: true, doc: "'-' (default), '_' or '.'." },
+          // Checked below: a separator other than these three, text or not, is invalid_argument.
+          { name: 'separator', type: 'text', optional: true, selfChecked: true, doc: "'-' (default), '_' or '.'." },
         ],
         returns: 'text',
         doc: `Turns text into a URL slug: accents removed, lower-case ASCII letters and digits, words joined by the separator, at most ${MAX_SLUG_LENGTH} characters cut between words.`,

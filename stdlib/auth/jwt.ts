@@ -152,7 +152,8 @@ export function registerJwt(rvm: PluginApi): void {
     params: [
       { name: 'claims', type: 'object', doc: 'JSON data to sign; iat and exp are set by rvm' },
       { name: 'secret', type: 'any', doc: 'the HS256 key: text or a secret of at least 32 bytes' },
-      { name: 'ttl_seconds', type: 'int', doc: `lifetime in seconds, 1 to ${MAX_TTL_SECONDS}` },
+      // createJwt checks it: a lifetime out of range, of whatever type, is invalid_argument.
+      { name: 'ttl_seconds', type: 'int', selfChecked: true, doc: `lifetime in seconds, 1 to ${MAX_TTL_SECONDS}` },
     ],
     returns: 'text',
     doc: `Signs the claims as an HS256 JWT that expires after ttl_seconds; rvm sets iat and exp (over any given). A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error: use secure_random(32), never a password. Claims that are not JSON data (secrets included) are an invalid_claims error.`,
@@ -167,7 +168,8 @@ export function registerJwt(rvm: PluginApi): void {
     },
     {
       params: [
-        { name: 'token', type: 'text' },
+        // What is not a valid token (null, a number) verifies to null, never an error.
+        { name: 'token', type: 'text', selfChecked: true },
         { name: 'secret', type: 'any', doc: 'the HS256 key: text or a secret of at least 32 bytes' },
       ],
       returns: 'object',
@@ -176,7 +178,8 @@ export function registerJwt(rvm: PluginApi): void {
   );
 
   rvm.native('jwt_is_expired', (_ctx, token) => isJwtExpired(token), {
-    params: [{ name: 'token', type: 'text' }],
+    // What is not a readable token counts as expired, never an error.
+    params: [{ name: 'token', type: 'text', selfChecked: true }],
     returns: 'bool',
     doc: "True when the token's exp has passed or the token cannot be read, false when it has none; it does not check the signature (use jwt_verify for that).",
   });

@@ -189,22 +189,25 @@ export function needsRehash(hash: Value | undefined): boolean {
 /** Registers argon2_hash, argon2_verify and argon2_needs_rehash. */
 export function registerPasswords(rvm: PluginApi): void {
   rvm.native('argon2_hash', (ctx, password) => hashPassword(password, ctx.budget.signal), {
-    params: [{ name: 'password', type: 'text' }],
+    // hashPassword checks it: a secret is hashed as its text.
+    params: [{ name: 'password', type: 'text', selfChecked: true }],
     returns: 'text',
     doc: `The Argon2id hash of the password as a PHC string ($argon2id$v=19$m=${HASH_PARAMS.memoryCost},t=${HASH_PARAMS.timeCost},p=${HASH_PARAMS.parallelism}$salt$hash), with a fresh random salt; computed off the event loop. A password over ${MAX_PASSWORD_BYTES} bytes is a password_too_long error.`,
   });
 
   rvm.native('argon2_verify', (ctx, password, hash) => verifyPassword(password, hash, ctx.budget.signal), {
     params: [
-      { name: 'password', type: 'text' },
-      { name: 'hash', type: 'text' },
+      // What is not a password (text or a secret) and a PHC hash verifies false, never an error.
+      { name: 'password', type: 'text', selfChecked: true },
+      { name: 'hash', type: 'text', selfChecked: true },
     ],
     returns: 'bool',
     doc: `True when the password matches the PHC hash (argon2id; argon2i and argon2d hashes verify too). A malformed or non-Argon2 hash, one asking for more than ${MAX_MEMORY_KIB} KiB, ${MAX_TIME_COST} passes or ${MAX_PARALLELISM} lanes, or a password over ${MAX_PASSWORD_BYTES} bytes verifies false.`,
   });
 
   rvm.native('argon2_needs_rehash', (_ctx, hash) => needsRehash(hash), {
-    params: [{ name: 'hash', type: 'text' }],
+    // What is not a readable hash needs a rehash, never an error.
+    params: [{ name: 'hash', type: 'text', selfChecked: true }],
     returns: 'bool',
     doc: 'True when the hash is not argon2id v=19 with the costs argon2_hash uses now (or cannot be read): rehash the password after a successful argon2_verify and store the new hash.',
   });

@@ -6,7 +6,7 @@
  */
 import { RvmError, argumentProblem, typeName } from '../../plugins/sdk.js';
 import type { GuardUse, PluginApi, Value } from '../../plugins/sdk.js';
-import { cidrContains, parseCidr, parseIp, type CidrRange } from './ip-address.js';
+import { cidrContains, parseCidr, parseIp, type CidrRange } from '../../plugins/sdk.js';
 
 /** Methods `method()` accepts: those a route may declare (ANY is not a request method). */
 const HTTP_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);

@@ -2,9 +2,8 @@
  * Core HTTP natives acting on the response being built: set_header, set_headers, set_cookie,
  * and next() for middleware.
  */
-import { RvmError, setCookie, toText, typeName } from '../../plugins/sdk.js';
+import { RvmError, absent, entriesOf, isPlainObject, setCookie, toText, typeName } from '../../plugins/sdk.js';
 import type { CookieOptions, PluginApi, Value } from '../../plugins/sdk.js';
-import { absent, entriesOf, expectText, isPlainObject } from './args.js';
 
 /** RFC 9110 token: the only characters a header name may contain. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -55,11 +54,10 @@ export function registerHttp(rvm: PluginApi): void {
   rvm.native(
     'set_cookie',
     (ctx, name, value, options) => {
-      const cookieName = expectText('set_cookie', 'name', name);
       if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
         throw new RvmError(`set_cookie() expects value to be text, got ${typeName(value)}`, 'type_error');
       }
-      setCookie(ctx, cookieName, toText(value), cookieOptions(options));
+      setCookie(ctx, name, toText(value), cookieOptions(options));
       return null;
     },
     {
@@ -75,8 +73,8 @@ export function registerHttp(rvm: PluginApi): void {
 }
 
 /** Validates a header name and value; returns the lower-case name and the value as text. */
-function checkHeader(name: Value | undefined, value: Value | undefined): [string, string] {
-  const key = expectText('set_header', 'name', name).toLowerCase();
+function checkHeader(name: string, value: Value | undefined): [string, string] {
+  const key = name.toLowerCase();
   if (!HEADER_NAME.test(key)) throw new RvmError(`invalid header name ${JSON.stringify(name)}`, 'invalid_header');
   if (FRAMING_HEADERS.has(key)) throw new RvmError(`header '${key}' is set by the runtime`, 'invalid_header');
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {

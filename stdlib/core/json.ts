@@ -1,9 +1,8 @@
 /**
  * Core JSON natives: json_parse and json_stringify.
  */
-import { RvmError, fromJson } from '../../plugins/sdk.js';
+import { RvmError, checkLength, fromJson } from '../../plugins/sdk.js';
 import type { PluginApi } from '../../plugins/sdk.js';
-import { checkLength, expectText } from './args.js';
 
 /**
  * Deepest nesting json_parse accepts. Real documents nest a handful of levels; the limit keeps
@@ -15,8 +14,7 @@ export const MAX_JSON_DEPTH = 512;
 export function registerJson(rvm: PluginApi): void {
   rvm.native(
     'json_parse',
-    (ctx, s) => {
-      const text = expectText('json_parse', 's', s);
+    (ctx, text) => {
       ctx.budget.chargeText(text.length);
       let data: unknown;
       try {

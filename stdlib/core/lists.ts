@@ -2,9 +2,8 @@
  * Core collection natives that work across texts, lists and objects: len, keys, values,
  * contains and join. Each charges the request's budget for the items and text it walks.
  */
-import { HostObject, RvmError, SecretText, codePointLength, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
+import { HostObject, RvmError, SecretText, checkLength, codePointLength, entriesOf, expectText, isPlainObject, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
 import type { Budget, PluginApi } from '../../plugins/sdk.js';
-import { absent, checkLength, entriesOf, expectList, expectText, isPlainObject } from './args.js';
 
 /** Registers len, keys, values, contains and join. */
 export function registerLists(rvm: PluginApi): void {
@@ -69,8 +68,8 @@ export function registerLists(rvm: PluginApi): void {
   rvm.native(
     'join',
     (ctx, list, sep) => {
-      const values = charged(ctx.budget, expectList('join', 'list', list));
-      const separator = absent(sep) ? '' : expectText('join', 'sep', sep);
+      const values = charged(ctx.budget, list);
+      const separator = sep ?? '';
       // Summed as the texts are made, so a list of long texts is refused at the first one too many.
       const items: string[] = [];
       let length = Math.max(0, values.length - 1) * separator.length;

@@ -1,9 +1,8 @@
 /**
  * Core math natives: rounding, absolute value, minimum and maximum.
  */
-import { RvmError } from '../../plugins/sdk.js';
+import { RvmError, expectNumber } from '../../plugins/sdk.js';
 import type { Budget, PluginApi, Value } from '../../plugins/sdk.js';
-import { absent, expectInt, expectNumber } from './args.js';
 
 /**
  * Most decimal places `round` accepts either way. A double carries about 17 significant digits,
@@ -16,12 +15,11 @@ export function registerMath(rvm: PluginApi): void {
   rvm.native(
     'round',
     (_ctx, x, digits) => {
-      const n = expectNumber('round', 'x', x);
-      const d = absent(digits) ? 0 : expectInt('round', 'digits', digits);
+      const d = digits ?? 0;
       if (Math.abs(d) > MAX_ROUND_DIGITS) {
         throw new RvmError(`round() takes between ${-MAX_ROUND_DIGITS} and ${MAX_ROUND_DIGITS} digits, got ${d}`, 'invalid_argument');
       }
-      return roundHalfAwayFromZero(n, d);
+      return roundHalfAwayFromZero(x, d);
     },
     {
       params: [
@@ -33,19 +31,19 @@ export function registerMath(rvm: PluginApi): void {
     },
   );
 
-  rvm.native('floor', (_ctx, x) => Math.floor(expectNumber('floor', 'x', x)) + 0, {
+  rvm.native('floor', (_ctx, x) => Math.floor(x) + 0, {
     params: [{ name: 'x', type: 'number' }],
     returns: 'int',
     doc: 'The largest integer less than or equal to the number.',
   });
 
-  rvm.native('ceil', (_ctx, x) => Math.ceil(expectNumber('ceil', 'x', x)) + 0, {
+  rvm.native('ceil', (_ctx, x) => Math.ceil(x) + 0, {
     params: [{ name: 'x', type: 'number' }],
     returns: 'int',
     doc: 'The smallest integer greater than or equal to the number.',
   });
 
-  rvm.native('abs', (_ctx, x) => Math.abs(expectNumber('abs', 'x', x)), {
+  rvm.native('abs', (_ctx, x) => Math.abs(x), {
     params: [{ name: 'x', type: 'number' }],
     returns: 'number',
     doc: 'The absolute value of the number.',

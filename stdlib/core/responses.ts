@@ -2,9 +2,8 @@
  * The response helpers (`response.ok(v)`, `response.not_found(msg)`, ...): natives named
  * `response.*` that answer the request and end the handler.
  */
-import { RESPONSE_HELPERS, RvmError, toText, typeName } from '../../plugins/sdk.js';
+import { RESPONSE_HELPERS, RvmError, absent, toText, typeName } from '../../plugins/sdk.js';
 import type { BodyKind, CallContext, Halt, PluginApi, Value } from '../../plugins/sdk.js';
-import { absent } from './args.js';
 
 /** Statuses `response.redirect` accepts: the redirections that carry a Location. */
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -55,7 +54,8 @@ export function registerResponses(rvm: PluginApi): void {
   rvm.native('response.redirect', (ctx, url, status) => redirect(ctx, url, status), {
     params: [
       { name: 'url', type: 'text' },
-      { name: 'status', type: 'int', optional: true },
+      // Checked in redirect(): a status that is no redirect status, of whatever type, is invalid_argument.
+      { name: 'status', type: 'int', optional: true, selfChecked: true },
     ],
     returns: 'never',
     doc: 'Answers with a Location header set to the URL and an empty body; status is 302 by default and must be 301, 302, 303, 307 or 308 (else invalid_argument); a URL with CR, LF or other control characters is an invalid_header error; spaces and non-ASCII characters are percent-encoded.',
@@ -64,7 +64,8 @@ export function registerResponses(rvm: PluginApi): void {
   for (const name of ERRORS) {
     const status = statusOf(name);
     rvm.native(`response.${name}`, (ctx, message) => ctx.fail(status, absent(message) ? undefined : toText(message)), {
-      params: [{ name: 'message', type: 'text', optional: true }],
+      // Another value is sent in its text form.
+      params: [{ name: 'message', type: 'text', optional: true, selfChecked: true }],
       returns: 'never',
       doc: `Answers ${status} with the error body {"error": message, "code": ...} (the status's standard message and code, e.g. 'Not found' / not_found, when left out) and ends the handler.`,
     });
@@ -80,7 +81,8 @@ export function registerResponses(rvm: PluginApi): void {
     },
     {
       params: [
-        { name: 'status', type: 'int' },
+        // Checked below: a status out of range, of whatever type, is invalid_argument.
+        { name: 'status', type: 'int', selfChecked: true },
         { name: 'value', type: 'any' },
       ],
       returns: 'never',
@@ -90,14 +92,16 @@ export function registerResponses(rvm: PluginApi): void {
 
   const textStatus = statusOf('text');
   rvm.native('response.text', (ctx, s) => body(ctx, textStatus, s, 'text'), {
-    params: [{ name: 's', type: 'text' }],
+    // Another value is sent in its text form.
+    params: [{ name: 's', type: 'text', selfChecked: true }],
     returns: 'never',
     doc: 'Answers 200 with the text (any other value in its text form) as text/plain; charset=utf-8, and ends the handler.',
   });
 
   const htmlStatus = statusOf('html');
   rvm.native('response.html', (ctx, s) => body(ctx, htmlStatus, s, 'html'), {
-    params: [{ name: 's', type: 'text' }],
+    // Another value is sent in its text form.
+    params: [{ name: 's', type: 'text', selfChecked: true }],
     returns: 'never',
     doc: 'Answers 200 with the text as text/html; charset=utf-8 (it is sent as written, not escaped), and ends the handler.',
   });
@@ -107,8 +111,7 @@ function body(ctx: CallContext, status: number, s: Value | undefined, kind: Body
   return ctx.respond(status, toText(s ?? null), kind);
 }
 
-function redirect(ctx: CallContext, url: Value | undefined, status: Value | undefined): Halt {
-  if (typeof url !== 'string') throw new RvmError(`response.redirect() expects url to be text, got ${typeName(url)}`, 'type_error');
+function redirect(ctx: CallContext, url: string, status: Value | undefined): Halt {
   const code = absent(status) ? statusOf('redirect') : status;
   if (typeof code !== 'number' || !REDIRECT_STATUSES.has(code)) {
     throw new RvmError(`response.redirect() expects status 301, 302, 303, 307 or 308, got ${describe(code)}`, 'invalid_argument');

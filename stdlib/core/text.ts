@@ -3,26 +3,25 @@
  * Each charges the request's budget for the text it scans, and refuses before building a text
  * over MAX_TEXT_LENGTH or a list over MAX_LIST_LENGTH.
  */
-import { MAX_LIST_LENGTH, RvmError, codePointLength } from '../../plugins/sdk.js';
+import { MAX_LIST_LENGTH, RvmError, checkLength, codePointLength } from '../../plugins/sdk.js';
 import type { Budget, PluginApi } from '../../plugins/sdk.js';
-import { checkLength, expectText } from './args.js';
 
 /** Registers lower, upper, trim, split, replace, starts_with and ends_with. */
 export function registerText(rvm: PluginApi): void {
-  rvm.native('lower', (ctx, s) => checkLength('lower', scanned(ctx.budget, expectText('lower', 's', s)).toLowerCase()), {
+  rvm.native('lower', (ctx, s) => checkLength('lower', scanned(ctx.budget, s).toLowerCase()), {
     params: [{ name: 's', type: 'text' }],
     returns: 'text',
     doc: 'Returns the text in lower case (Unicode rules, locale-independent).',
   });
 
   // Upper case can be longer than the text ('ß' is 'SS'), so its length is checked too.
-  rvm.native('upper', (ctx, s) => checkLength('upper', scanned(ctx.budget, expectText('upper', 's', s)).toUpperCase()), {
+  rvm.native('upper', (ctx, s) => checkLength('upper', scanned(ctx.budget, s).toUpperCase()), {
     params: [{ name: 's', type: 'text' }],
     returns: 'text',
     doc: 'Returns the text in upper case (Unicode rules, locale-independent).',
   });
 
-  rvm.native('trim', (ctx, s) => scanned(ctx.budget, expectText('trim', 's', s)).trim(), {
+  rvm.native('trim', (ctx, s) => scanned(ctx.budget, s).trim(), {
     params: [{ name: 's', type: 'text' }],
     returns: 'text',
     doc: 'Returns the text without leading and trailing white space (spaces, tabs, line breaks, Unicode spaces).',
@@ -30,9 +29,8 @@ export function registerText(rvm: PluginApi): void {
 
   rvm.native(
     'split',
-    (ctx, s, sep) => {
-      const text = scanned(ctx.budget, expectText('split', 's', s));
-      const separator = expectText('split', 'sep', sep);
+    (ctx, text, separator) => {
+      scanned(ctx.budget, text);
       // An empty separator splits into characters (code points, so emoji stay whole).
       const items = separator === '' ? codePointLength(text) : occurrences(text, separator, MAX_LIST_LENGTH) + 1;
       if (items > MAX_LIST_LENGTH) {
@@ -53,10 +51,8 @@ export function registerText(rvm: PluginApi): void {
 
   rvm.native(
     'replace',
-    (ctx, s, from, to) => {
-      const text = scanned(ctx.budget, expectText('replace', 's', s));
-      const search = expectText('replace', 'from', from);
-      const replacement = expectText('replace', 'to', to);
+    (ctx, text, search, replacement) => {
+      scanned(ctx.budget, text);
       if (search === '') return text;
       // The result's length follows from the number of matches, counted without building anything.
       const matches = occurrences(text, search, Infinity);
@@ -78,7 +74,7 @@ export function registerText(rvm: PluginApi): void {
     },
   );
 
-  rvm.native('starts_with', (_ctx, s, prefix) => expectText('starts_with', 's', s).startsWith(expectText('starts_with', 'prefix', prefix)), {
+  rvm.native('starts_with', (_ctx, s, prefix) => s.startsWith(prefix), {
     params: [
       { name: 's', type: 'text' },
       { name: 'prefix', type: 'text' },
@@ -87,7 +83,7 @@ export function registerText(rvm: PluginApi): void {
     doc: 'True when the text begins with the given prefix (case-sensitive).',
   });
 
-  rvm.native('ends_with', (_ctx, s, suffix) => expectText('ends_with', 's', s).endsWith(expectText('ends_with', 'suffix', suffix)), {
+  rvm.native('ends_with', (_ctx, s, suffix) => s.endsWith(suffix), {
     params: [
       { name: 's', type: 'text' },
       { name: 'suffix', type: 'text' },

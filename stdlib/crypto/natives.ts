@@ -4,7 +4,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { RvmError, revealText, typeName } from '../../plugins/sdk.js';
 import type { Budget, PluginApi, Value } from '../../plugins/sdk.js';
-import { expectInt } from '../core/args.js';
 import { decryptText, encryptText, isTextLike, KEY_BYTES, parseKey } from './aes-gcm.js';
 
 /** Most bytes one secure_random call returns: keys and tokens are tens of bytes, not bulk data. */
@@ -14,8 +13,7 @@ export const MAX_RANDOM_BYTES = 1024;
 export function registerCryptoNatives(rvm: PluginApi): void {
   rvm.native(
     'secure_random',
-    (_ctx, n) => {
-      const count = expectInt('secure_random', 'n', n);
+    (_ctx, count) => {
       if (count < 1 || count > MAX_RANDOM_BYTES) {
         throw new RvmError(`secure_random() takes a byte count from 1 to ${MAX_RANDOM_BYTES}, got ${count}`, 'invalid_argument');
       }

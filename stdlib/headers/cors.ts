@@ -4,7 +4,7 @@
  */
 import { RvmError, normalizeOrigin, typeName } from '../../plugins/sdk.js';
 import type { CallContext, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
-import { absent, expectBool, expectInt, isPlainObject } from '../core/args.js';
+import { absent, expectBool, expectInt, isPlainObject } from '../../plugins/sdk.js';
 
 /**
  * Largest Access-Control-Max-Age accepted: Firefox caps preflight caching at 24 hours (Chromium

@@ -4,7 +4,7 @@
  */
 import { RvmError, typeName } from '../../plugins/sdk.js';
 import type { PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
-import { isPlainObject } from '../core/args.js';
+import { isPlainObject } from '../../plugins/sdk.js';
 
 /**
  * The directives of CSP Level 3 and its extensions that browsers implement. A name outside the

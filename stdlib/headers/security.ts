@@ -3,7 +3,6 @@
  */
 import { RvmError } from '../../plugins/sdk.js';
 import type { PluginApi, ResponseDraft } from '../../plugins/sdk.js';
-import { absent, expectBool, expectInt, expectText } from '../core/args.js';
 
 /** helmet 8's default Content-Security-Policy, directive for directive (SECURITY-FACTS). */
 export const DEFAULT_CSP =
@@ -74,11 +73,7 @@ export function registerSecurityHeaders(rvm: PluginApi): void {
   rvm.native(
     'set_hsts',
     (ctx, seconds, includeSubdomains, preload) => {
-      const value = hstsValue(
-        expectInt('set_hsts', 'seconds', seconds),
-        absent(includeSubdomains) ? true : expectBool('set_hsts', 'include_subdomains', includeSubdomains),
-        absent(preload) ? false : expectBool('set_hsts', 'preload', preload),
-      );
+      const value = hstsValue(seconds, includeSubdomains ?? true, preload ?? false);
       ctx.response.setHeader('strict-transport-security', value);
       return null;
     },
@@ -96,7 +91,7 @@ export function registerSecurityHeaders(rvm: PluginApi): void {
   rvm.native(
     'x_frame_options',
     (ctx, value) => {
-      const option = expectText('x_frame_options', 'value', value).toUpperCase();
+      const option = value.toUpperCase();
       if (!FRAME_OPTIONS.has(option)) {
         // ALLOW-FROM is obsolete and ignored by browsers; frame-ancestors in set_csp replaces it.
         throw new RvmError(`x_frame_options() takes 'DENY' or 'SAMEORIGIN', got ${JSON.stringify(value)} (use set_csp({frame_ancestors: ...}) for a list of origins)`, 'invalid_argument');

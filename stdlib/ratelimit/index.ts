@@ -172,10 +172,11 @@ function answer(ctx: CallContext, use: GuardUse, policy: Policy, t: number, r: R
   return undefined;
 }
 
+// limitArg and windowArg check them: out of range, of whatever type, is invalid_argument (as the guard's).
 const KEY_PARAMS = (what: string, doc: string) => [
   { name: what, type: 'any' as const, doc },
-  { name: 'limit', type: 'int' as const, doc: `Requests allowed per window (1 to ${MAX_LIMIT}).` },
-  { name: 'window_seconds', type: 'number' as const, doc: 'Length of the sliding window in seconds.' },
+  { name: 'limit', type: 'int' as const, selfChecked: true, doc: `Requests allowed per window (1 to ${MAX_LIMIT}).` },
+  { name: 'window_seconds', type: 'number' as const, selfChecked: true, doc: 'Length of the sliding window in seconds.' },
 ];
 
 const RESULT_DOC = 'Returns {allowed, remaining, reset_at}: reset_at is absolute Unix seconds, the moment the oldest counted request leaves the window (one more request becomes allowed).';
@@ -242,11 +243,12 @@ function registerNatives(rvm: PluginApi, store: RateLimitStore, now: () => numbe
       return rateLimitHeaders(l, remaining, secondsUntil(resetAt * 1000, now()), w) as ValueObject;
     },
     {
+      // Checked with their ranges above: a wrong one, of whatever type, is invalid_argument.
       params: [
-        { name: 'remaining', type: 'int', doc: 'remaining from a rate_limit result.' },
-        { name: 'limit', type: 'int', doc: 'The limit used.' },
-        { name: 'reset_at', type: 'number', doc: 'reset_at from a rate_limit result (Unix seconds).' },
-        { name: 'window_seconds', type: 'number', optional: true, doc: 'The window used; adds RateLimit-Policy when given.' },
+        { name: 'remaining', type: 'int', selfChecked: true, doc: 'remaining from a rate_limit result.' },
+        { name: 'limit', type: 'int', selfChecked: true, doc: 'The limit used.' },
+        { name: 'reset_at', type: 'number', selfChecked: true, doc: 'reset_at from a rate_limit result (Unix seconds).' },
+        { name: 'window_seconds', type: 'number', optional: true, selfChecked: true, doc: 'The window used; adds RateLimit-Policy when given.' },
       ],
       returns: 'object',
       doc: 'The rate-limit headers as an object for set_headers: RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset (seconds from now until reset_at, rounded up), RateLimit ("default";r=REMAINING;t=SECONDS) and, when window_seconds is given, RateLimit-Policy ("default";q=LIMIT;w=WINDOW).',

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RequestInfo } from '../../plugins/sdk.js';
-import { canonicalIp, clientPrefix } from '../core/ip-address.js';
+import { canonicalIp, clientPrefix } from '../../plugins/sdk.js';
 
 /**
  * Longest key kept as written; longer ones are replaced by their SHA-256, so what a request can

@@ -3,8 +3,8 @@
  * `SecretText`: they show as `[secret]` in logs, error pages and JSON, stay secret through
  * concatenation, and only natives that take keys reveal them.
  */
-import { RvmError, SecretText, definePlugin, typeName } from '../../plugins/sdk.js';
-import type { CallContext, PluginDefinition, Value } from '../../plugins/sdk.js';
+import { RvmError, SecretText, definePlugin } from '../../plugins/sdk.js';
+import type { CallContext, PluginDefinition } from '../../plugins/sdk.js';
 
 /**
  * Environment variables whose names say they hold credentials; their values come back as
@@ -22,14 +22,8 @@ export function isSecretEnv(name: string, value: string): boolean {
   return SECRET_ENV_NAME.test(name) || URL_WITH_PASSWORD.test(value);
 }
 
-function nameArg(fn: string, v: Value | undefined): string {
-  if (typeof v !== 'string') throw new RvmError(`${fn}() expects name to be text, got ${typeName(v)}`, 'type_error');
-  return v;
-}
-
 /** The variable's value (a secret when `isSecretEnv`), or null when unset or empty. */
-function readEnv(ctx: CallContext, fn: string, name: Value | undefined): string | SecretText | null {
-  const n = nameArg(fn, name);
+function readEnv(ctx: CallContext, fn: string, n: string): string | SecretText | null {
   if (!ENV_NAME.test(n)) throw new RvmError(`${fn}() expects an environment variable name of letters, digits and '_', got '${n}'`, 'invalid_env_name');
   const value = ctx.app.secrets.env(n);
   if (value === undefined || value === '') return null;
@@ -66,8 +60,7 @@ export const secrets: PluginDefinition = definePlugin({
 
     rvm.native(
       'secret',
-      (ctx, name) => {
-        const n = nameArg('secret', name);
+      (ctx, n) => {
         const value = ctx.app.secrets.read(n);
         if (value === null) throw new RvmError(`no secret '${n}' in .secrets/`, 'secret_not_found');
         return new SecretText(value);

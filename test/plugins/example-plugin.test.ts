@@ -3,20 +3,22 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { HALT, RvmError } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
-import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../plugins/registry.js';
 import slugs, { MAX_SLUG_LENGTH } from '../../plugins/example-plugin/index.js';
 import { core } from '../../stdlib/core/index.js';
-import { fakeContext, TEST_APP } from './fake-context.js';
+import { fakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 
+let kit: LoadedPlugins;
 let registry: PluginRegistry;
 
 before(async () => {
   // Loaded beside the standard core plugin, as an app would load it.
-  registry = await loadPlugins([core, slugs], TEST_APP);
+  kit = await loadForTest([core, slugs]);
+  registry = kit.registry;
 });
 
 function slugify(...args: Value[]): unknown {
-  return registry.natives.get('slugify')!.fn(fakeContext(), ...args);
+  return kit.call('slugify', ...args);
 }
 
 describe('example plugin "slugs"', () => {

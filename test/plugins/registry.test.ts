@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { definePlugin } from '../../plugins/sdk.js';
 import type { NativeMeta, PluginApi, PluginDefinition, ValidatorSpec } from '../../plugins/sdk.js';
 import { PluginLoadError, loadPlugins, pluginFingerprint } from '../../plugins/registry.js';
-import { TEST_APP } from './fake-context.js';
+import { TEST_APP } from '../../plugins/testing.js';
 
 const META: NativeMeta = { params: [], doc: 'Does a thing.' };
 const VALIDATOR: ValidatorSpec = {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { RvmError } from '../../plugins/sdk.js';
 import type { RequestInfo, ValueObject } from '../../plugins/sdk.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
-import { fakeContext, TEST_APP, type FakeContext } from '../plugins/fake-context.js';
+import { fakeContext, TEST_APP, type FakeContext } from '../../plugins/testing.js';
 import { CLOCK_SKEW_SECONDS, createJwt } from '../../stdlib/auth/jwt.js';
 import { AuthSession } from '../../stdlib/auth/session.js';
 import { requestToken } from '../../plugins/sdk.js';

@@ -6,21 +6,18 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_LIST_LENGTH, MAX_TEXT_LENGTH, RvmError } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
-import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { CHARS_PER_UNIT } from '../../vm/interp/budget.js';
-import { fakeContext, TEST_APP, type FakeContext } from '../plugins/fake-context.js';
+import { fakeContext, type FakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 
-let registry: PluginRegistry;
+let kit: LoadedPlugins;
 
 before(async () => {
-  registry = await loadPlugins([core], TEST_APP);
+  kit = await loadForTest([core]);
 });
 
 function callIn(ctx: FakeContext, name: string, ...args: Value[]): unknown {
-  const native = registry.natives.get(name);
-  assert.ok(native, `native ${name} is registered`);
-  return native.fn(ctx, ...args);
+  return kit.callIn(ctx, name, ...args);
 }
 
 function call(name: string, ...args: Value[]): unknown {

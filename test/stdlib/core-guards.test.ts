@@ -8,13 +8,13 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RvmError, type AppSettings, type GuardFn, type GuardMeta, type PluginApi, type RequestInfo } from '../../plugins/sdk.js';
-import { cidrContains, clientPrefix, parseCidr, parseIp } from '../../stdlib/core/ip-address.js';
+import { cidrContains, clientPrefix, parseCidr, parseIp } from '../../plugins/sdk.js';
 import { inTimeWindow, minuteOfDayIn, registerGuards } from '../../stdlib/core/guards.js';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { fakeContext, TEST_APP } from '../plugins/fake-context.js';
+import { fakeContext, TEST_APP } from '../../plugins/testing.js';
 
 function inRange(cidr: string, ip: string): boolean {
   const range = parseCidr(cidr);

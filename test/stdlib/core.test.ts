@@ -2,15 +2,17 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HALT, HostObject, RESPONSE_HELPERS, RvmError, SecretText } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
-import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../plugins/registry.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
 import { core } from '../../stdlib/core/index.js';
-import { fakeContext, TEST_APP, type FakeContext } from '../plugins/fake-context.js';
+import { fakeContext, type FakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 
+let kit: LoadedPlugins;
 let registry: PluginRegistry;
 
 before(async () => {
-  registry = await loadPlugins([core], TEST_APP);
+  kit = await loadForTest([core]);
+  registry = kit.registry;
 });
 
 /** Calls a core native with a fresh (or the given) context. */
@@ -19,9 +21,7 @@ function call(name: string, ...args: (Value | undefined)[]): unknown {
 }
 
 function callIn(ctx: FakeContext, name: string, ...args: (Value | undefined)[]): unknown {
-  const native = registry.natives.get(name);
-  assert.ok(native, `native ${name} is registered`);
-  return native.fn(ctx, ...(args as Value[]));
+  return kit.callIn(ctx, name, ...args);
 }
 
 function throwsCode(fn: () => unknown, code: string): void {

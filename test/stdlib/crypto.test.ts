@@ -6,23 +6,23 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
-import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../plugins/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { crypto } from '../../stdlib/crypto/index.js';
 import { aesGcmOpen, aesGcmSeal, decodeBase64, decryptText, encryptText, IV_BYTES, MIN_ENVELOPE_BYTES, parseKey, TAG_BYTES } from '../../stdlib/crypto/aes-gcm.js';
 import { MAX_RANDOM_BYTES } from '../../stdlib/crypto/natives.js';
-import { fakeContext, TEST_APP } from '../plugins/fake-context.js';
+import { loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 
+let kit: LoadedPlugins;
 let registry: PluginRegistry;
 
 before(async () => {
-  registry = await loadPlugins([core, crypto], TEST_APP);
+  kit = await loadForTest([core, crypto]);
+  registry = kit.registry;
 });
 
 function call(name: string, ...args: (Value | undefined)[]): unknown {
-  const native = registry.natives.get(name);
-  assert.ok(native, `native ${name} is registered`);
-  return native.fn(fakeContext(), ...(args as Value[]));
+  return kit.call(name, ...args);
 }
 
 function throwsCode(fn: () => unknown, code: string): void {

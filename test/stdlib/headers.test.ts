@@ -6,23 +6,23 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HALT, RvmError } from '../../plugins/sdk.js';
 import type { RequestInfo, Value } from '../../plugins/sdk.js';
-import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../plugins/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { headers } from '../../stdlib/headers/index.js';
 import { buildCsp } from '../../stdlib/headers/csp.js';
 import { HSTS_MAX_SECONDS } from '../../stdlib/headers/security.js';
-import { fakeContext, TEST_APP, type FakeContext } from '../plugins/fake-context.js';
+import { fakeContext, type FakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 
+let kit: LoadedPlugins;
 let registry: PluginRegistry;
 
 before(async () => {
-  registry = await loadPlugins([core, headers], TEST_APP);
+  kit = await loadForTest([core, headers]);
+  registry = kit.registry;
 });
 
 function callIn(ctx: FakeContext, name: string, ...args: (Value | undefined)[]): unknown {
-  const native = registry.natives.get(name);
-  assert.ok(native, `native ${name} is registered`);
-  return native.fn(ctx, ...(args as Value[]));
+  return kit.callIn(ctx, name, ...args);
 }
 
 function throwsCode(fn: () => unknown, code: string): void {

@@ -4,30 +4,21 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { RvmError, SecretText, type AppSettings, type GuardFn, type GuardMeta, type NativeFn, type PluginApi, type RequestInfo, type Value } from '../../plugins/sdk.js';
+import { RvmError, SecretText, type AppSettings, type GuardFn, type GuardMeta, type NativeFn, type RequestInfo, type Value } from '../../plugins/sdk.js';
 import { createRateLimitPlugin, createMemoryRateLimitStore, type RateLimitStore } from '../../stdlib/ratelimit/index.js';
 import { rateLimitHeaders, secondsUntil } from '../../stdlib/ratelimit/headers.js';
 import { GuardKeys, guardKey, ipKey, rawKey, userKey, MAX_KEY_LENGTH, MAX_REMEMBERED_GUARD_KEYS } from '../../stdlib/ratelimit/keys.js';
-import { fakeContext, TEST_APP } from '../plugins/fake-context.js';
+import { fakeContext, loadForTest, TEST_APP } from '../../plugins/testing.js';
 
 interface Loaded {
   natives: Map<string, NativeFn>;
   guards: Map<string, { fn: GuardFn; meta: GuardMeta }>;
 }
 
-/** Runs a plugin's setup against a recording API. */
+/** Loads the plugin as an app does: natives behind their argument checks. */
 async function load(options: Parameters<typeof createRateLimitPlugin>[0], app: AppSettings = TEST_APP): Promise<Loaded> {
-  const natives = new Map<string, NativeFn>();
-  const guards = new Map<string, { fn: GuardFn; meta: GuardMeta }>();
-  const api: PluginApi = {
-    app,
-    native: (name, fn) => void natives.set(name, fn),
-    guard: (name, fn, meta) => void guards.set(name, { fn, meta }),
-    validator: () => {},
-    endpoint: () => {},
-  };
-  await createRateLimitPlugin(options).setup(api);
-  return { natives, guards };
+  const { registry } = await loadForTest([createRateLimitPlugin(options)], app);
+  return { natives: new Map([...registry.natives].map(([name, n]) => [name, n.fn])), guards: new Map(registry.guards) };
 }
 
 function call(l: Loaded, name: string, ...args: Value[]): any {

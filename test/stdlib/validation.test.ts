@@ -9,7 +9,7 @@ import { formatByteSize, parseByteSize } from '../../stdlib/validation/sizes.js'
 import { isMultipleOf } from '../../stdlib/validation/numbers.js';
 import { MAX_REGEX_INPUT_LENGTH, MAX_PATTERN_LENGTH } from '../../stdlib/validation/pattern.js';
 import { uploadedFromBytes, type FieldType, type Literal, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { TEST_APP } from '../plugins/fake-context.js';
+import { TEST_APP } from '../../plugins/testing.js';
 
 const SEED_NAMED = ['required', 'email', 'url', 'phone', 'uuid', 'min', 'max', 'minLength', 'range', 'regex', 'one_of', 'default', 'credit_card', 'ip', 'ipv4', 'ipv6', 'slug', 'alphanumeric', 'image', 'document', 'max_size', 'extension'];
 const OTHERS = ['maxLength', 'length', 'alpha', 'numeric', 'lowercase', 'uppercase', 'starts_with', 'ends_with', 'contains', 'not_one_of', 'hex', 'base64', 'json', 'date', 'datetime', 'before', 'after', 'hostname', 'multiple_of', 'same', 'mime'];

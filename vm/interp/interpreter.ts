@@ -6,7 +6,7 @@
  */
 import { Op, OPCODES } from '../bytecode/opcodes.js';
 import { nextTurn } from './scheduler.js';
-import { HALT, type Halt } from '../../plugins/sdk.js';
+import { HALT, type Halt } from '../../plugins/contract.js';
 import {
   HostObject,
   MAX_LIST_LENGTH,

@@ -17,7 +17,7 @@ import type { CompiledModule } from '../bytecode/module.js';
 import type { Program } from '../interp/program.js';
 import { RvmError, type Value } from '../values.js';
 import { COMPILER_VERSION } from '../lang.js';
-import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/sdk.js';
+import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/contract.js';
 import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
 import { resolveBundlePlugins, resolvePlugins } from '../../plugins/loader.js';
 import { RUNTIME_PLUGIN } from './host-natives.js';

@@ -4,7 +4,7 @@
  * first read, so a handler that touches nothing pays for nothing.
  */
 import { PassThrough } from 'node:stream';
-import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/sdk.js';
+import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/contract.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
 import { HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './http/body.js';

@@ -5,7 +5,7 @@
  * actually returns a Promise; a request that waits is watched for its deadline and its client.
  */
 import { performance } from 'node:perf_hooks';
-import { HALT } from '../../plugins/sdk.js';
+import { HALT } from '../../plugins/contract.js';
 import { overloaded } from './http/admission.js';
 import { HttpError, NO_BODY, hasBody } from './http/body.js';
 import { RequestContext } from './context.js';

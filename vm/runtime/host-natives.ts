@@ -3,7 +3,8 @@
  * They are the host's, not a library's, so every app loads them first whatever plugins the
  * composition root chooses; `next()` is one, as only the runtime knows the middleware chain.
  */
-import { definePlugin, type CallContext, type PluginDefinition, type Value } from '../../plugins/sdk.js';
+import type { CallContext, PluginDefinition } from '../../plugins/contract.js';
+import type { Value } from '../values.js';
 import { COMPILER_VERSION } from '../lang.js';
 import type { RequestContext } from './context.js';
 
@@ -11,7 +12,7 @@ import type { RequestContext } from './context.js';
 export const RUNTIME_PLUGIN_NAME = 'runtime';
 
 /** The plugin of the runtime's own natives; its version is the runtime's. */
-export const RUNTIME_PLUGIN: PluginDefinition = definePlugin({
+export const RUNTIME_PLUGIN: PluginDefinition = {
   name: RUNTIME_PLUGIN_NAME,
   version: COMPILER_VERSION,
   setup(rvm) {
@@ -23,4 +24,4 @@ export const RUNTIME_PLUGIN: PluginDefinition = definePlugin({
       scope: 'middleware',
     });
   },
-});
+};

@@ -2,7 +2,7 @@
  * Introspection of an app that was built but is not served (`rvm openapi`): the same route
  * views the running server hands its built-in endpoints, from one `buildApp` result.
  */
-import type { AppIntrospection, AppSettings, DiagnosticInfo, RouteInfo } from '../../plugins/sdk.js';
+import type { AppIntrospection, AppSettings, DiagnosticInfo, RouteInfo } from '../../plugins/contract.js';
 import type { AppBuild } from './app.js';
 import { routeInfo } from './introspection.js';
 

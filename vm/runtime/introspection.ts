@@ -9,10 +9,10 @@ import type {
   DecoratorInfo,
   DiagnosticInfo,
   FieldInfo,
-  JsonSchema,
-  Literal,
   RouteInfo,
-} from '../../plugins/sdk.js';
+} from '../../plugins/contract.js';
+import type { JsonSchema } from '../bytecode/module.js';
+import type { Literal } from '../front/ast.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { fieldTypeSchema } from '../compiler/field-schema.js';

@@ -6,7 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import type { SecretSource } from '../../plugins/sdk.js';
+import type { SecretSource } from '../../plugins/contract.js';
 import { RvmError } from '../values.js';
 import { RUNTIME } from '../errors.js';
 import { UnreadableFileError, readRegularFile } from '../regular-file.js';

@@ -4,7 +4,7 @@
  */
 import { RvmError, type Value } from '../values.js';
 import { RUNTIME } from '../errors.js';
-import type { KeyValueStore } from '../../plugins/sdk.js';
+import type { KeyValueStore } from '../../plugins/contract.js';
 
 /** Most keys kept: bounds memory when clients can create keys (rate-limit keys per IP). Oldest are evicted first. */
 export const MAX_STORE_KEYS = 100_000;

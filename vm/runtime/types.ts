@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { PathSegment } from '../lang.js';
 import type { ResponseMeta, RouteMeta } from '../bytecode/module.js';
-import type { AppSettings, GuardInfo, KeyValueStore } from '../../plugins/sdk.js';
+import type { AppSettings, GuardInfo, KeyValueStore } from '../../plugins/contract.js';
 import type { Admission } from './http/admission.js';
 import type { RequestContext } from './context.js';
 import type { Watchdog } from './watchdog.js';

@@ -9,9 +9,9 @@
  * Per request: presence (`@required`, `@default`, `name?:`), the field type (JSON strict; query,
  * form and multipart text coerced), then every rule; the 422 lists every failing field.
  */
-import { HALT, type Halt, type Literal, type ParamSpec, type ValidatorSpec } from '../../plugins/sdk.js';
+import { HALT, type Halt, type ParamSpec, type ValidatorSpec } from '../../plugins/contract.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
-import type { FieldType } from '../lang.js';
+import type { FieldType, Literal } from '../lang.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { DecoratorMeta, FieldMeta, RouteMeta } from '../bytecode/module.js';
 import { fromJson, intFromText, numberFromText, RvmError, typeName, type Value, type ValueObject } from '../values.js';

@@ -7,7 +7,7 @@ import { appPlugins } from '../../../vm/runtime/app.js';
 import { loadSettings } from '../../../vm/runtime/config.js';
 import { RequestContext } from '../../../vm/runtime/context.js';
 import { RvmError } from '../../../vm/values.js';
-import { fakeContext, TEST_APP } from '../../plugins/fake-context.js';
+import { fakeContext, TEST_APP } from '../../../plugins/testing.js';
 import { createLogger } from '../../../vm/runtime/log.js';
 import { createMemoryStore } from '../../../vm/runtime/store.js';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { failStatement, respondStatement } from '../../../vm/runtime/statements.js';
 import { HALT } from '../../../plugins/sdk.js';
 import { RvmError, type Value } from '../../../vm/values.js';
-import { fakeContext } from '../../plugins/fake-context.js';
+import { fakeContext } from '../../../plugins/testing.js';
 
 function throwsCode(fn: () => unknown, code: string): void {
   assert.throws(fn, (e: unknown) => e instanceof RvmError && e.code === code);

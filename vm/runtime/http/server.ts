@@ -12,7 +12,7 @@ import { catalogueResponse, errorBody } from '../response.js';
 import { HTTP, type HttpErrorEntry } from '../../errors.js';
 import { reasonPhrase } from '../../http-status.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse } from '../types.js';
-import type { AppSettings } from '../../../plugins/sdk.js';
+import type { AppSettings } from '../../../plugins/contract.js';
 import { resolveClient } from './client-address.js';
 
 /** Time to receive the complete header block: bounds slow-loris clients that trickle headers. */

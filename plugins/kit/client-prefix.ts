@@ -1,12 +1,8 @@
 /**
- * IP addresses and CIDR ranges for the `ip()` guard and rate-limit keys: the runtime's own
- * parsing (through the SDK, so the guard and `request.ip` agree on every address), plus the
- * client prefix rate limits key by.
+ * The part of a client address that names one client, as rate limits key by: the runtime's own
+ * address parsing, so a limit and `request.ip` agree on every address.
  */
-import { formatIp, isIpv4, parseIp } from '../../plugins/sdk.js';
-
-export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../../plugins/sdk.js';
-export type { CidrRange, IpWords } from '../../plugins/sdk.js';
+import { formatIp, isIpv4, parseIp } from '../../vm/runtime/http/client-address.js';
 
 /** Words of an IPv6 address. */
 const WORDS = 8;
