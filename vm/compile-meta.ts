@@ -31,18 +31,23 @@ export class Reporter {
   }
 }
 
-/** Folds arguments that must be constants (decorators, route guards); reports E_NOT_CONSTANT otherwise. */
-export function constantArgs(args: readonly Expr[], what: string, reporter: Reporter): Literal[] {
+/**
+ * Folds arguments that must be constants (decorators, route guards); reports E_NOT_CONSTANT
+ * otherwise, and then `unfolded` is set (the argument stands as null).
+ */
+export function constantArgs(args: readonly Expr[], what: string, reporter: Reporter): { args: Literal[]; unfolded?: true } {
   const values: Literal[] = [];
+  let unfolded = false;
   for (const arg of args) {
     const folded = fold(arg);
     if (folded) values.push(folded.value);
     else {
       reporter.error('E_NOT_CONSTANT', `arguments of ${what} must be constants`, arg);
       values.push(null);
+      unfolded = true;
     }
   }
-  return values;
+  return unfolded ? { args: values, unfolded } : { args: values };
 }
 
 /**
@@ -54,7 +59,7 @@ export function fieldMetas(fields: readonly FieldDecl[], reporter: Reporter): Fi
     const type = field.type as FieldType;
     const decorators: DecoratorMeta[] = field.decorators.map((d) => ({
       name: d.name,
-      args: constantArgs(d.args, `@${d.name}`, reporter),
+      ...constantArgs(d.args, `@${d.name}`, reporter),
       line: d.line,
       col: d.col,
     }));
@@ -77,7 +82,7 @@ export function fieldMetas(fields: readonly FieldDecl[], reporter: Reporter): Fi
 export function guardMetas(guards: readonly GuardUse[], reporter: Reporter): GuardUseMeta[] {
   return guards.map((g) => ({
     name: g.name,
-    args: constantArgs(g.args, `guard ${g.name}`, reporter),
+    ...constantArgs(g.args, `guard ${g.name}`, reporter),
     mode: g.mode,
     line: g.line,
     col: g.col,

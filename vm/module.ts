@@ -68,6 +68,11 @@ export interface DecoratorMeta {
   args: Literal[];
   line: number;
   col: number;
+  /**
+   * Some argument was not a constant (E_NOT_CONSTANT; it stands as null in `args`), so its other
+   * checks are skipped. Only in a module with errors, which is never stored or run.
+   */
+  unfolded?: true;
 }
 
 export interface FieldMeta {
@@ -89,6 +94,8 @@ export interface GuardUseMeta {
   mode: 'required' | 'optional';
   line: number;
   col: number;
+  /** As DecoratorMeta.unfolded: an argument was not a constant, so the guard's own argument check is skipped. */
+  unfolded?: true;
 }
 
 /** One response a route can produce, inferred from the helper that makes it. */

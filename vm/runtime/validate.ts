@@ -21,7 +21,7 @@ import { errorBody } from './response.js';
 import type { UploadSpec } from './types.js';
 import { UploadedFile } from './upload.js';
 import { compileFirstPass, type FirstPass } from './validate-compile.js';
-import { arityMismatch } from '../arity.js';
+import { arityMismatch, takesArguments } from '../arity.js';
 import { isDate, isDatetime } from '../calendar.js';
 
 /** Upload limit of a `file` field without `@max_size`: generous for documents and photos, small enough to bound disk use. */
@@ -181,7 +181,7 @@ function literalFits(value: Literal, type: ParamSpec['type']): boolean {
 /** Arity and literal types of `args` against `params`; a message when they don't fit. */
 function decoratorArgsProblem(name: string, params: readonly ParamSpec[], args: readonly Literal[]): string | null {
   const expected = arityMismatch(params, args.length);
-  if (expected !== null) return `@${name} takes ${expected} argument${expected === '1' ? '' : 's'}, got ${args.length}`;
+  if (expected !== null) return `@${name} ${takesArguments(expected)}, got ${args.length}`;
   for (let i = 0; i < args.length; i++) {
     const param = params[Math.min(i, params.length - 1)]!;
     if (!literalFits(args[i]!, param.type)) {
@@ -218,6 +218,8 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
       report(ctx, 'E_VALIDATOR_TYPE', `@${d.name} does not apply to ${field.type} fields`, d, `it applies to ${spec.types.join(', ')}`);
       continue;
     }
+    // Arguments that are not constants are E_NOT_CONSTANT's alone.
+    if (d.unfolded) continue;
     const problem = decoratorArgsProblem(d.name, name === 'default' ? [{ name: 'value', type: 'any' }] : spec.params, d.args) ?? spec.checkArgs?.(d.args, field.type) ?? null;
     if (problem !== null) {
       const { message, hint } = typeof problem === 'string' ? { message: problem, hint: undefined } : problem;
