@@ -9,7 +9,7 @@
  *       },
  *     });
  */
-import type { FieldType, Literal } from '../vm/ast.js';
+import type { Constant, FieldType, Literal } from '../vm/ast.js';
 import type { JsonSchema } from '../vm/module.js';
 import type { Value, ValueObject } from '../vm/values.js';
 import { RvmError } from '../vm/values.js';
@@ -21,7 +21,7 @@ export type { Value, ValueObject } from '../vm/values.js';
 export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/budget.js';
 export type { Budget, BudgetOptions } from '../vm/budget.js';
 export { UploadedFile } from '../vm/runtime/upload.js';
-export type { FieldType, Literal } from '../vm/ast.js';
+export type { Constant, FieldType, Literal } from '../vm/ast.js';
 export type { JsonSchema } from '../vm/module.js';
 
 /** Returned by a native that has answered the request: the VM ends the handler at once. */
@@ -299,7 +299,8 @@ export interface GuardInfo {
 /** One decorator of a field, as written and as documented. */
 export interface DecoratorInfo {
   name: string;
-  args: Literal[];
+  /** As written, folded: literals, and for @default also lists and objects. */
+  args: Constant[];
   /** What a failing value is told ("must be at least 8 characters"); null for presence rules. */
   message: string | null;
   /** JSON Schema keywords it contributes. */

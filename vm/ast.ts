@@ -13,6 +13,14 @@ export interface Pos {
 
 export type Literal = number | string | boolean | null;
 
+/** A compile-time value: a literal, or a list or object literal of constants (`@default(['x'])`). */
+export type Constant = Literal | Constant[] | { [key: string]: Constant };
+
+/** Whether a constant is a literal (not a list or object). */
+export function isLiteral(v: Constant): v is Literal {
+  return v === null || typeof v !== 'object';
+}
+
 export type Expr =
   | LiteralExpr
   | TemplateExpr

@@ -3,14 +3,15 @@
  * metadata the runtime and the API reference read. This is exactly what the msgpack artefact
  * stores (vm/artefact.ts); nothing here refers to plugins except by name.
  */
-import type { FieldType, HttpMethod, Literal, PathSegment } from './ast.js';
+import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from './ast.js';
 
 /**
  * Bumped whenever the shape of CompiledModule, the meaning of an opcode or what a cached artefact
  * vouches for changes. 4: the cache holds only modules whose validation was checked clean. 5: READ_BODY,
  * the request body is read after a route's guards. 6: a `fn` carries the responses it can answer.
+ * 7: decorator arguments may be lists and objects (`@default([])`).
  */
-export const FORMAT_VERSION = 6;
+export const FORMAT_VERSION = 7;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -64,8 +65,8 @@ export type JsonSchema = { [keyword: string]: unknown };
 
 export interface DecoratorMeta {
   name: string;
-  /** Arguments folded to constants at compile time. */
-  args: Literal[];
+  /** Arguments folded to constants at compile time; lists and objects of constants included. */
+  args: Constant[];
   line: number;
   col: number;
   /**
