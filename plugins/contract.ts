@@ -3,7 +3,7 @@
  * endpoints, the call context) and `HALT`. The machine and the runtime import this module, never
  * the SDK facade (plugins/sdk.ts), which re-exports it with the helpers plugin authors use.
  */
-import type { FieldType, Literal } from '../vm/lang.js';
+import type { Constant, FieldType, Literal } from '../vm/lang.js';
 import type { JsonSchema } from '../vm/bytecode/module.js';
 import type { HostObject, Value, ValueObject } from '../vm/values.js';
 import type { TrustProxy } from '../vm/runtime/http/client-address.js';
@@ -329,7 +329,8 @@ export interface GuardInfo {
 /** One decorator of a field, as written and as documented. */
 export interface DecoratorInfo {
   name: string;
-  args: Literal[];
+  /** As written, folded: literals, and for @default also lists and objects. */
+  args: Constant[];
   /** What a failing value is told ("must be at least 8 characters"); null for presence rules. */
   message: string | null;
   /** JSON Schema keywords it contributes. */

@@ -19,7 +19,7 @@ export type { Value, ValueObject } from '../vm/values.js';
 export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/interp/budget.js';
 export type { Budget, BudgetOptions } from '../vm/interp/budget.js';
 export { UploadedFile } from '../vm/runtime/http/upload.js';
-export type { FieldType, Literal } from '../vm/lang.js';
+export type { Constant, FieldType, Literal } from '../vm/lang.js';
 export type { JsonSchema } from '../vm/bytecode/module.js';
 
 /** Declares a plugin; the identity function, there for its types. */

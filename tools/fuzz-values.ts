@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
 import type { PluginRegistry } from '../plugins/registry.js';
 import { uploadedFromBytes, valuesEqual, type FieldType, type FileSample, type Literal, type Value, type ValueObject } from '../plugins/sdk.js';
+import { isLiteral } from '../vm/lang.js';
 import type { FieldMeta } from '../vm/bytecode/module.js';
 import { coerce } from '../vm/runtime/validate.js';
 import { anyFileSample } from '../stdlib/validation/file-samples.js';
@@ -249,7 +250,8 @@ export function fuzzField(field: FieldMeta, transport: Transport, registry: Plug
   const uses: { name: string; args: readonly Literal[]; spec: NonNullable<ReturnType<PluginRegistry['validators']['get']>>['spec'] }[] = [];
   for (const d of field.decorators) {
     const found = registry.validators.get(d.name);
-    if (found) uses.push({ name: found.aliasOf ?? found.name, args: d.args, spec: found.spec });
+    // Only a @default takes a list or object, and it shapes no value: plain values of the type stand in.
+    if (found && d.args.every(isLiteral)) uses.push({ name: found.aliasOf ?? found.name, args: d.args, spec: found.spec });
   }
   const checks: Check[] = uses.filter((u) => !PRESENCE.has(u.name)).map((u) => ({ name: u.name, test: u.spec.build(u.args, type) }));
   const poolSize = type === 'file' ? Math.min(size, MAX_FILE_POOL) : Math.min(Math.max(size, 1) * 2, MAX_POOL);

@@ -72,11 +72,31 @@ export function formatDiagnostic(d: Diagnostic): string {
   return lines.join('\n');
 }
 
-/** Thrown where a single diagnostic must abort an operation (a damaged bundle, a link failure). */
+/**
+ * Diagnostics in the order they are shown: by file, then line, then column (ties keep their
+ * order); a diagnostic repeated at the same place with the same code and message is shown once.
+ */
+export function sortDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  const unique = diagnostics.filter((d) => {
+    const key = `${d.file}\0${d.line}\0${d.col}\0${d.code}\0${d.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  // Array.prototype.sort is stable, so equal positions keep the order the phases found them in.
+  return unique.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.col - b.col));
+}
+
+/** Thrown where diagnostics must abort an operation (a damaged bundle, a link failure); they are kept sorted. */
 export class DiagnosticError extends Error {
-  constructor(readonly diagnostics: Diagnostic[]) {
-    super(diagnostics.map(formatDiagnostic).join('\n\n'));
+  readonly diagnostics: Diagnostic[];
+
+  constructor(diagnostics: Diagnostic[]) {
+    const sorted = sortDiagnostics(diagnostics);
+    super(sorted.map(formatDiagnostic).join('\n\n'));
     this.name = 'DiagnosticError';
+    this.diagnostics = sorted;
   }
 }
 

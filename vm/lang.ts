@@ -9,6 +9,14 @@ import { readFileSync } from 'node:fs';
 /** A literal value of the language: what constants, guard arguments and decorator arguments hold. */
 export type Literal = number | string | boolean | null;
 
+/** A compile-time value: a literal, or a list or object literal of constants (`@default(['x'])`). */
+export type Constant = Literal | Constant[] | { [key: string]: Constant };
+
+/** Whether a constant is a literal (not a list or object). */
+export function isLiteral(v: Constant): v is Literal {
+  return v === null || typeof v !== 'object';
+}
+
 /** The methods a route may be declared for; `ANY` matches every method. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS' | 'ANY';
 

@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Packr, Unpackr } from 'msgpackr';
-import { FIELD_TYPES, HTTP_METHODS, type Literal, type PathSegment } from '../lang.js';
+import { FIELD_TYPES, HTTP_METHODS, type Constant, type Literal, type PathSegment } from '../lang.js';
 import {
   ARTEFACT_MAGIC,
   BUNDLE_MAGIC,
@@ -481,7 +481,9 @@ function checkLines(c: ChunkData, at: string): void {
 
 function readDecorator(v: unknown, at: string): DecoratorMeta {
   const o = record(v, at);
-  return { name: str(o.name, `${at}.name`), args: literals(o.args, `${at}.args`), line: int(o.line, `${at}.line`), col: int(o.col, `${at}.col`) };
+  // jsonData admits exactly literals, lists and objects of them: a Constant.
+  const args = list(o.args, `${at}.args`).map((x, i) => jsonData(x, `${at}.args[${i}]`) as Constant);
+  return { name: str(o.name, `${at}.name`), args, line: int(o.line, `${at}.line`), col: int(o.col, `${at}.col`) };
 }
 
 function readField(v: unknown, at: string): FieldMeta {

@@ -3,14 +3,15 @@
  * metadata the runtime and the API reference read. This is exactly what the msgpack artefact
  * stores (vm/artefact.ts); nothing here refers to plugins except by name.
  */
-import type { FieldType, HttpMethod, Literal, PathSegment } from '../lang.js';
+import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../lang.js';
 
 /**
  * Bumped whenever the shape of CompiledModule, the meaning of an opcode or what a cached artefact
  * vouches for changes. 4: the cache holds only modules whose validation was checked clean. 5: READ_BODY,
  * the request body is read after a route's guards. 6: a `fn` carries the responses it can answer.
+ * 7: decorator arguments may be lists and objects (`@default([])`).
  */
-export const FORMAT_VERSION = 6;
+export const FORMAT_VERSION = 7;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -64,10 +65,15 @@ export type JsonSchema = { [keyword: string]: unknown };
 
 export interface DecoratorMeta {
   name: string;
-  /** Arguments folded to constants at compile time. */
-  args: Literal[];
+  /** Arguments folded to constants at compile time; lists and objects of constants included. */
+  args: Constant[];
   line: number;
   col: number;
+  /**
+   * Some argument was not a constant (E_NOT_CONSTANT; it stands as null in `args`), so its other
+   * checks are skipped. Only in a module with errors, which is never stored or run.
+   */
+  unfolded?: true;
 }
 
 export interface FieldMeta {
@@ -89,6 +95,8 @@ export interface GuardUseMeta {
   mode: 'required' | 'optional';
   line: number;
   col: number;
+  /** As DecoratorMeta.unfolded: an argument was not a constant, so the guard's own argument check is skipped. */
+  unfolded?: true;
 }
 
 /** One response a route can produce, inferred from the helper that makes it. */

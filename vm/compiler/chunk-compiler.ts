@@ -460,12 +460,19 @@ export class ChunkCompiler {
 
   private call(expr: CallExpr): void {
     const name = this.calleeName(expr.callee);
+    if (expr.args.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} arguments`, expr.args[MAX_ARGS]!);
     if (name === null) {
       this.reporter.error(DIAG.E_NOT_CALLABLE, 'only a function name or Name.method can be called', expr.callee);
+      // No call reference: the linker would only report the nameless call again.
+      for (const arg of expr.args) {
+        this.expr(arg);
+        this.emitter.emit(Op.POP, [], expr);
+      }
+      this.emitter.emit(Op.NULL, [], expr);
+      return;
     }
-    if (expr.args.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} arguments`, expr.args[MAX_ARGS]!);
     for (const arg of expr.args) this.expr(arg);
-    this.emitCall(name ?? '', expr.args.length, expr);
+    this.emitCall(name, expr.args.length, expr);
   }
 
   /** `f` or `X.m` for a callable callee whose names are not locals; null for anything else. */

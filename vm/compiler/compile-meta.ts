@@ -2,7 +2,7 @@
  * Route and declaration metadata the compiler records beside the bytecode: field declarations,
  * guard uses with folded arguments, and OpenAPI-style paths.
  */
-import type { Expr, FieldDecl, FieldType, GuardUse, Literal, PathSegment, Pos } from '../front/ast.js';
+import type { Constant, Expr, FieldDecl, FieldType, GuardUse, Literal, PathSegment, Pos } from '../front/ast.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { diagnostic } from '../diagnostics.js';
 import { fold } from './fold.js';
@@ -32,18 +32,85 @@ export class Reporter {
   }
 }
 
-/** Folds arguments that must be constants (decorators, route guards); reports E_NOT_CONSTANT otherwise. */
-export function constantArgs(args: readonly Expr[], what: string, reporter: Reporter): Literal[] {
-  const values: Literal[] = [];
-  for (const arg of args) {
-    const folded = fold(arg);
-    if (folded) values.push(folded.value);
-    else {
-      reporter.error(DIAG.E_NOT_CONSTANT, `arguments of ${what} must be constants`, arg);
-      values.push(null);
+/**
+ * How deeply list and object literals may nest in a decorator argument. A default is a small
+ * literal; the bound keeps every module that compiles well inside what the artefact reader
+ * accepts as plain data (MAX_JSON_DEPTH, 64 levels).
+ */
+export const MAX_CONSTANT_DEPTH = 32;
+
+/**
+ * Folds arguments that must be constants (route guards: literals only); reports E_NOT_CONSTANT
+ * otherwise, and then `unfolded` is set (the argument stands as null).
+ */
+export function constantArgs(args: readonly Expr[], what: string, reporter: Reporter): { args: Literal[]; unfolded?: true } {
+  return foldArgs(args, (arg) => fold(arg) ?? notConstant(arg, what, reporter));
+}
+
+/** As constantArgs, for decorators: list and object literals of constants count too (`@default([])`). */
+export function decoratorArgs(args: readonly Expr[], what: string, reporter: Reporter): { args: Constant[]; unfolded?: true } {
+  return foldArgs(args, (arg) => {
+    if (nesting(arg) > MAX_CONSTANT_DEPTH) {
+      reporter.error(DIAG.E_TOO_DEEP, `a constant nested deeper than ${MAX_CONSTANT_DEPTH} levels`, arg);
+      return null;
     }
+    return constantOf(arg) ?? notConstant(nonConstantPart(arg), what, reporter);
+  });
+}
+
+function notConstant(arg: Expr, what: string, reporter: Reporter): null {
+  reporter.error(DIAG.E_NOT_CONSTANT, `arguments of ${what} must be constants`, arg);
+  return null;
+}
+
+/** Each argument's `constant`, or null (and `unfolded`) where it reported a problem. */
+function foldArgs<T>(args: readonly Expr[], constant: (arg: Expr) => { value: T } | null): { args: (T | null)[]; unfolded?: true } {
+  const values: (T | null)[] = [];
+  let unfolded = false;
+  for (const arg of args) {
+    const folded = constant(arg);
+    values.push(folded === null ? null : folded.value);
+    if (folded === null) unfolded = true;
   }
-  return values;
+  return unfolded ? { args: values, unfolded } : { args: values };
+}
+
+/** How many list and object literals nest in `expr` (0 for anything else). */
+function nesting(expr: Expr): number {
+  if (expr.kind === 'List') return 1 + Math.max(0, ...expr.items.map(nesting));
+  if (expr.kind === 'Object') return 1 + Math.max(0, ...expr.entries.map((e) => nesting(e.value)));
+  return 0;
+}
+
+/** Where a list or object literal stops being constant: its first item that is not (or `expr` itself). */
+function nonConstantPart(expr: Expr): Expr {
+  const items = expr.kind === 'List' ? expr.items : expr.kind === 'Object' ? expr.entries.map((e) => e.value) : [];
+  const bad = items.find((item) => constantOf(item) === null);
+  return bad === undefined ? expr : nonConstantPart(bad);
+}
+
+/** The value of a folded literal, or of a list or object literal whose items all are constants; null otherwise. */
+function constantOf(expr: Expr): { value: Constant } | null {
+  if (expr.kind === 'List') {
+    const items: Constant[] = [];
+    for (const item of expr.items) {
+      const folded = constantOf(item);
+      if (folded === null) return null;
+      items.push(folded.value);
+    }
+    return { value: items };
+  }
+  if (expr.kind === 'Object') {
+    const entries: { [key: string]: Constant } = {};
+    for (const entry of expr.entries) {
+      const folded = constantOf(entry.value);
+      if (folded === null) return null;
+      // defineProperty keeps a key named __proto__ an ordinary key, as object literals do at runtime.
+      Object.defineProperty(entries, entry.key, { value: folded.value, enumerable: true, writable: true, configurable: true });
+    }
+    return { value: entries };
+  }
+  return fold(expr);
 }
 
 /**
@@ -55,7 +122,7 @@ export function fieldMetas(fields: readonly FieldDecl[], reporter: Reporter): Fi
     const type = field.type as FieldType;
     const decorators: DecoratorMeta[] = field.decorators.map((d) => ({
       name: d.name,
-      args: constantArgs(d.args, `@${d.name}`, reporter),
+      ...decoratorArgs(d.args, `@${d.name}`, reporter),
       line: d.line,
       col: d.col,
     }));
@@ -78,7 +145,7 @@ export function fieldMetas(fields: readonly FieldDecl[], reporter: Reporter): Fi
 export function guardMetas(guards: readonly GuardUse[], reporter: Reporter): GuardUseMeta[] {
   return guards.map((g) => ({
     name: g.name,
-    args: constantArgs(g.args, `guard ${g.name}`, reporter),
+    ...constantArgs(g.args, `guard ${g.name}`, reporter),
     mode: g.mode,
     line: g.line,
     col: g.col,

@@ -10,7 +10,7 @@ import type { Diagnostic } from '../diagnostics.js';
 import { inferCallableResponses, inferResponses } from './infer.js';
 import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
 import { ARTEFACT_MAGIC, FORMAT_VERSION } from '../bytecode/module.js';
-import { parse } from '../front/parser.js';
+import { parse, type BrokenDecl } from '../front/parser.js';
 import { DIAG } from '../errors.js';
 
 export { MAX_ARGS } from './chunk-compiler.js';
@@ -27,6 +27,13 @@ export interface CompileOptions {
 export interface CompileResult {
   module: CompiledModule | null;
   diagnostics: Diagnostic[];
+  /**
+   * What did compile, even when something did not: the declarations free of syntax errors. It is
+   * linked and its validation planned only to find more diagnostics in the same run; it never runs.
+   */
+  partial: CompiledModule;
+  /** Names of fns and guard_definitions whose declaration has a syntax error: their uses are not unknown. */
+  unparsed: string[];
 }
 
 /** sha256 (hex) of a source text, as recorded in the artefact header. */
@@ -34,10 +41,18 @@ export function sourceHash(source: string): string {
   return createHash('sha256').update(source, 'utf8').digest('hex');
 }
 
-/** Compiles one parsed file. module is null when any error diagnostic was produced. */
-export function compileModule(ast: FileNode, source: string, options: CompileOptions): CompileResult {
+/**
+ * Compiles one parsed file; the `broken` declarations (with syntax errors) are left out, but the
+ * names they declare count as declared. module is null when any error diagnostic was produced.
+ */
+export function compileModule(ast: FileNode, source: string, options: CompileOptions, broken: readonly BrokenDecl[] = []): CompileResult {
   const reporter = new Reporter(ast.file, source);
-  const topLevel = collectTopLevel(ast.decls, reporter);
+  const skipped = new Set(broken.map((b) => b.decl));
+  const { kinds: topLevel, duplicates } = collectTopLevel(ast.decls.filter((d) => !skipped.has(d)), reporter);
+  // A second declaration of a name is reported once, here: it is not compiled to clash again at link.
+  const decls = ast.decls.filter((d) => !skipped.has(d) && !duplicates.has(d));
+  // Broken ones are not compared for duplicates: their remains would only add noise.
+  for (const b of broken) if (b.kind !== null && b.name !== null && !topLevel.has(b.name)) topLevel.set(b.name, b.kind);
   const types = new Map<string, FieldMeta[]>();
   const module: CompiledModule = {
     header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: options.compilerVersion, sourceHash: sourceHash(source), plugins: options.pluginsFingerprint },
@@ -50,7 +65,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
     middleware: null,
   };
   // Types first: routes infer record schemas from types declared anywhere in the file.
-  for (const decl of ast.decls) {
+  for (const decl of decls) {
     if (decl.kind !== 'TypeDecl') continue;
     const fields = fieldMetas(decl.fields, reporter);
     types.set(decl.name, fields);
@@ -58,7 +73,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
     module.types.push(meta);
   }
   const chunk = (data: ChunkData): number => module.chunks.push(data) - 1;
-  for (const decl of ast.decls) {
+  for (const decl of decls) {
     switch (decl.kind) {
       case 'Route': {
         module.routes.push(compileRoute(decl, reporter, topLevel, types, chunk));
@@ -87,32 +102,39 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         break;
     }
   }
-  return { module: reporter.hasErrors() ? null : module, diagnostics: reporter.diagnostics };
+  const unparsed = broken.flatMap((b) => (b.name !== null && (b.kind === 'fn' || b.kind === 'guard') ? [b.name] : []));
+  const failed = reporter.hasErrors() || broken.length > 0;
+  return { module: failed ? null : module, diagnostics: reporter.diagnostics, partial: module, unparsed };
 }
 
-/** parse + compileModule; parse diagnostics are included, and a file that does not parse is not compiled. */
+/**
+ * parse + compileModule; parse diagnostics come first. The declarations that parsed are compiled
+ * even when others did not, so one run reports both kinds of error; module is then null.
+ */
 export function compileSource(file: string, source: string, options: CompileOptions): CompileResult {
   const parsed = parse(file, source);
-  if (parsed.diagnostics.some((d) => d.severity === 'error')) return { module: null, diagnostics: parsed.diagnostics };
-  const compiled = compileModule(parsed.ast, source, options);
-  return { module: compiled.module, diagnostics: [...parsed.diagnostics, ...compiled.diagnostics] };
+  const compiled = compileModule(parsed.ast, source, options, parsed.broken);
+  const failed = compiled.module === null || parsed.diagnostics.some((d) => d.severity === 'error');
+  return { ...compiled, module: failed ? null : compiled.module, diagnostics: [...parsed.diagnostics, ...compiled.diagnostics] };
 }
 
-/** The names of fns, guard_definitions and types; a duplicate is reported naming both lines. */
-function collectTopLevel(decls: readonly Decl[], reporter: Reporter): Map<string, TopLevelKind> {
+/** The names of fns, guard_definitions and types; a duplicate is reported naming both lines, and returned. */
+function collectTopLevel(decls: readonly Decl[], reporter: Reporter): { kinds: Map<string, TopLevelKind>; duplicates: Set<Decl> } {
   const kinds = new Map<string, TopLevelKind>();
   const where = new Map<string, Pos>();
+  const duplicates = new Set<Decl>();
   for (const decl of decls) {
     if (decl.kind !== 'FnDecl' && decl.kind !== 'GuardDef' && decl.kind !== 'TypeDecl') continue;
     const earlier = where.get(decl.name);
     if (earlier) {
       reporter.error(DIAG.E_DUPLICATE_DECL, `'${decl.name}' is declared on line ${earlier.line} and again on line ${decl.line}`, decl);
+      duplicates.add(decl);
       continue;
     }
     where.set(decl.name, decl);
     kinds.set(decl.name, decl.kind === 'FnDecl' ? 'fn' : decl.kind === 'GuardDef' ? 'guard' : 'type');
   }
-  return kinds;
+  return { kinds, duplicates };
 }
 
 /** One route: its chunk (guard calls, READ_BODY, VALIDATE, handler) and its metadata. */

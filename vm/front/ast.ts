@@ -12,7 +12,8 @@ export interface Pos {
 // ---------------------------------------------------------------------------------------------
 // Expressions
 
-export type { Literal, HttpMethod, FieldType, PathSegment } from '../lang.js';
+export type { Constant, Literal, HttpMethod, FieldType, PathSegment } from '../lang.js';
+export { isLiteral } from '../lang.js';
 export { HTTP_METHODS, FIELD_TYPES } from '../lang.js';
 
 export type Expr =

@@ -6,7 +6,7 @@
  * It never throws: errors become diagnostics, and panic-mode recovery (as in clox) resumes at
  * the next line, block end or declaration, so one run reports several independent errors.
  */
-import { HTTP_METHODS, type Decl, type FileNode, type HttpMethod, type Param, type RouteDecl } from './ast.js';
+import { HTTP_METHODS, type Decl, type FileNode, type HttpMethod, type Param, type Pos, type RouteDecl } from './ast.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { tokenize, type Token } from './lexer.js';
 import {
@@ -32,6 +32,19 @@ export const MIDDLEWARE_FILE = '_middleware.rvm';
 export interface ParseResult {
   ast: FileNode;
   diagnostics: Diagnostic[];
+  /** The declarations a syntax error fell in: never compiled, so no diagnostic comes from their remains. */
+  broken: BrokenDecl[];
+}
+
+/**
+ * A declaration with a syntax error in it. `decl` is what was read of it (null when the parser
+ * gave it up); `name` is the fn, guard_definition or type it declares, when that much was read,
+ * so uses of the name elsewhere are not reported as unknown.
+ */
+export interface BrokenDecl {
+  decl: Decl | null;
+  kind: 'fn' | 'guard' | 'type' | null;
+  name: string | null;
 }
 
 /** Parses one `.rvm` source. Never throws, on any input. */
@@ -39,14 +52,15 @@ export function parse(file: string, source: string): ParseResult {
   const ast: FileNode = { kind: 'File', file, decls: [] };
   if (source.length > MAX_SOURCE_BYTES / 3 && Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) {
     const message = `file is larger than ${MAX_SOURCE_BYTES} bytes`;
-    return { ast, diagnostics: [diagnostic(DIAG.E_FILE_TOO_LARGE, message, { file, line: 1, col: 1 }, { hint: 'split it into several route files' })] };
+    return { ast, diagnostics: [diagnostic(DIAG.E_FILE_TOO_LARGE, message, { file, line: 1, col: 1 }, { hint: 'split it into several route files' })], broken: [] };
   }
   const lexed = tokenize(file, source);
   const p = new Parser(file, source, lexed.tokens, lexed.diagnostics.slice());
   // Whatever is unclosed at the end of such a file is a consequence of that one error.
   p.quietAtEof = lexed.truncated;
+  const declarations = new Declarations(p);
   try {
-    new Declarations(p).parse(ast);
+    declarations.parse(ast);
   } catch (e) {
     // A bug must not take the server down: it becomes a diagnostic like any other problem.
     if (!(e instanceof TooManyErrors)) {
@@ -54,7 +68,49 @@ export function parse(file: string, source: string): ParseResult {
       p.diagnostics.push(diagnostic(DIAG.E_INTERNAL, `internal parser error: ${(e as Error)?.message ?? e}`, { file, line: at.line, col: at.col }, { source }));
     }
   }
-  return { ast, diagnostics: ordered(p.diagnostics, file, source) };
+  return { ast, diagnostics: ordered(p.diagnostics, file, source), broken: brokenDeclarations(declarations.spans, p.diagnostics, lexed.diagnostics.length) };
+}
+
+/** Where one declaration was read: from its first token up to the first token of the next. */
+interface DeclSpan {
+  from: Token;
+  /** The word after the keyword, which names a fn, guard_definition or type. */
+  name: string | null;
+  decl: Decl | null;
+  /** How many diagnostics there were when it began. */
+  firstDiagnostic: number;
+}
+
+/**
+ * The declarations an error lies in: the parser's, recorded while each was read (a missing `}`
+ * is found at the next declaration's keyword, yet belongs to the one left open), and the first
+ * `lexical` ones, the lexer's, by where they stand.
+ */
+function brokenDeclarations(spans: readonly DeclSpan[], diagnostics: readonly Diagnostic[], lexical: number): BrokenDecl[] {
+  const before = (d: Pos, t: Pos): boolean => d.line < t.line || (d.line === t.line && d.col < t.col);
+  const broken: BrokenDecl[] = [];
+  spans.forEach((span, i) => {
+    const next = spans[i + 1];
+    const own = diagnostics.slice(Math.max(span.firstDiagnostic, lexical), next?.firstDiagnostic ?? diagnostics.length);
+    const lexed = diagnostics.slice(0, lexical).filter((d) => !before(d, span.from) && (next === undefined || before(d, next.from)));
+    if (![...own, ...lexed].some((d) => d.severity === 'error')) return;
+    broken.push({ decl: span.decl, ...declaredName(span) });
+  });
+  return broken;
+}
+
+/** The kind and name a declaration declares, read from its tokens when the parser gave it up. */
+function declaredName(span: DeclSpan): Pick<BrokenDecl, 'kind' | 'name'> {
+  const d = span.decl;
+  if (d !== null) {
+    if (d.kind === 'FnDecl') return { kind: 'fn', name: d.name };
+    if (d.kind === 'GuardDef') return { kind: 'guard', name: d.name };
+    if (d.kind === 'TypeDecl') return { kind: 'type', name: d.name };
+    return { kind: null, name: null };
+  }
+  const word = span.from.type === 'word' ? span.from.value : '';
+  const kind = word === 'fn' ? 'fn' : word === 'guard_definition' ? 'guard' : word === 'type' ? 'type' : null;
+  return kind !== null && span.name !== null ? { kind, name: span.name } : { kind: null, name: null };
 }
 
 /** Diagnostics in source order, at most MAX_DIAGNOSTICS of them plus a closing note. */
@@ -82,6 +138,8 @@ enum Phase {
 class Declarations {
   private readonly inMiddlewareFile: boolean;
   private middleware: Token | null = null;
+  /** Every declaration begun, in order: where it starts and what was read of it. */
+  readonly spans: DeclSpan[] = [];
 
   constructor(private readonly p: Parser) {
     this.inMiddlewareFile = p.file.split(/[\\/]/).pop() === MIDDLEWARE_FILE;
@@ -103,8 +161,12 @@ class Declarations {
       }
       const start = p.mark();
       const before = p.diagnostics.length;
+      const second = p.peekSecond();
+      const span: DeclSpan = { from: t, name: second.type === 'word' ? second.value : null, decl: null, firstDiagnostic: before };
+      this.spans.push(span);
       try {
         const decl = this.declaration(t, doc);
+        span.decl = decl;
         if (decl) ast.decls.push(decl);
         this.endDeclaration();
       } catch (e) {

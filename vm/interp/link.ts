@@ -52,8 +52,12 @@ function at(chunk: LinkedChunk, ref: CallRef): { file: string; line: number; col
 /** Stands in for the data of a chunk not bound yet (lazy linking). */
 const UNBOUND: ChunkData = Object.freeze({ name: '(unbound)', kind: 'fn', arity: 0, slots: 0, maxStack: 0, code: new Int32Array(0), consts: [], lines: new Int32Array(0), refs: [] });
 
-/** Links `modules` against the plugins in `registry`; `lazy` only for an app proven to link (see above). */
-export function link(modules: readonly CompiledModule[], registry: PluginRegistry, lazy = false): LinkResult {
+/**
+ * Links `modules` against the plugins in `registry`; `lazy` only for an app proven to link (see
+ * above). `unparsed` names fns and guard_definitions whose declarations have syntax errors (already
+ * reported): a call to one is left unbound without a second diagnostic.
+ */
+export function link(modules: readonly CompiledModule[], registry: PluginRegistry, lazy = false, unparsed: ReadonlySet<string> = new Set()): LinkResult {
   const diagnostics: Diagnostic[] = [];
   const chunks: LinkedChunk[] = [];
   /** Where each program chunk's data lives: the module and its index there (read on binding). */
@@ -122,12 +126,14 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     const own = callables.get(r.name);
     if (own && own.kind === 'fn') {
       if (own.arity !== r.argc) {
-        report.push(diagnostic('E_ARITY', `'${r.name}' takes ${own.arity} argument${own.arity === 1 ? '' : 's'}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+        report.push(diagnostic('E_ARITY', `'${r.name}' ${takesArguments(String(own.arity))}, got ${r.argc}`, at(from, r), { length: r.name.length }));
         return null;
       }
       return { op: Op.CALL_FN, index: own.chunk };
     }
     const native = registry.natives.get(r.name);
+    if (!native && !own && unparsed.has(r.name)) return null;
+    if (!native && !own && unparsed.has(r.name)) return null;
     if (!native) {
       const candidates = [...registry.natives.keys(), ...[...callables].filter(([, c]) => c.kind === 'fn').map(([n]) => n)];
       const what = own ? `'${r.name}' is a guard_definition; use it as 'guard ${r.name}'` : `unknown function '${r.name}'`;
@@ -156,6 +162,8 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       return { op: Op.CALL_FN, index: own.chunk };
     }
     const guard = registry.guards.get(r.name);
+    if (!guard && !own && unparsed.has(r.name)) return null;
+    if (!guard && !own && unparsed.has(r.name)) return null;
     if (!guard) {
       const candidates = [...registry.guards.keys(), ...[...callables].filter(([, c]) => c.kind === 'guard').map(([n]) => n)];
       report.push(diagnostic('E_UNKNOWN_GUARD', `unknown guard '${r.name}'`, at(from, r), { hint: didYouMean(r.name, candidates), length: r.name.length }));

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, type Diagnostic } from '../diagnostics.js';
+import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, sortDiagnostics, type Diagnostic } from '../diagnostics.js';
 import { compileSource, sourceHash } from '../compiler/compiler.js';
 import { decodeModule, encodeModule } from '../bytecode/artefact.js';
 import { hasLinkProof, linkKey, readCached, writeCached, writeLinkProof } from '../bytecode/cache.js';
@@ -121,23 +121,34 @@ export async function appPlugins(settings: AppSettings, dir: string | null, opti
   return loadPlugins([RUNTIME_PLUGIN, ...(options.standard ?? []), ...listed, ...(options.plugins ?? [])], settings);
 }
 
+/** One compiled file: `module` when it compiled cleanly, else `partial` (what did, for its diagnostics only). */
+interface CompiledFile {
+  module: CompiledModule | null;
+  partial: CompiledModule | null;
+  /** Names of fns and guard_definitions whose declaration did not parse. */
+  unparsed: string[];
+  diagnostics: Diagnostic[];
+  source: string;
+}
+
 /**
  * Compiles one file, through the cache when allowed. A freshly compiled module has its routes'
- * validation checked against the plugins here, and only a module that passed is cached: so a
- * module read back from the cache (same source, compiler and plugin fingerprint) is proven, and
- * its validation plans can wait for each route's first request.
+ * validation checked against the plugins here (a module with errors too: what of it compiled),
+ * and only a module that passed is cached: so a module read back from the cache (same source,
+ * compiler and plugin fingerprint) is proven, and its validation plans can wait for each route's
+ * first request.
  */
-function compileFile(dir: string, file: string, registry: PluginRegistry, options: LoadOptions): { module: CompiledModule | null; diagnostics: Diagnostic[]; source: string } {
+function compileFile(dir: string, file: string, registry: PluginRegistry, options: LoadOptions): CompiledFile {
   const source = readFileSync(join(dir, file), 'utf8');
   const expect = { sourceHash: sourceHash(source), compiler: COMPILER_VERSION, plugins: registry.fingerprint };
   const useCache = options.cache !== false;
   const cached = useCache ? readCached(dir, file, expect) : null;
-  if (cached) return { module: cached, diagnostics: [], source };
+  if (cached) return { module: cached, partial: null, unparsed: [], diagnostics: [], source };
   const result = compileSource(file, source, { compilerVersion: COMPILER_VERSION, pluginsFingerprint: registry.fingerprint });
-  if (result.module === null) return { ...result, source };
-  const validation = checkValidation([result.module], registry, new Map([[file, source]]));
-  if (useCache && errorsIn(validation).length === 0) writeCached(dir, file, result.module);
-  return { module: result.module, diagnostics: [...result.diagnostics, ...validation], source };
+  const validation = checkValidation([result.module ?? result.partial], registry, new Map([[file, source]]));
+  if (result.module !== null && useCache && errorsIn(validation).length === 0) writeCached(dir, file, result.module);
+  const partial = result.module === null ? result.partial : null;
+  return { module: result.module, partial, unparsed: result.unparsed, diagnostics: [...result.diagnostics, ...validation], source };
 }
 
 /** Every validation diagnostic of `modules` (unknown validators, bad arguments, contradictory bounds…), with source lines. */
@@ -159,9 +170,14 @@ function withSourceLines(diagnostics: Diagnostic[], sources: ReadonlyMap<string,
  * given. The modules' validation must already be checked (compileFile, or loadApp for a bundle).
  * `proven`: the same app linked cleanly before (the cache's link proof), so calls bind lazily.
  */
-function linkModules(modules: CompiledModule[], registry: PluginRegistry, sources: Map<string, string>, proven = false): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
+function linkModules(
+  modules: CompiledModule[],
+  registry: PluginRegistry,
+  sources: Map<string, string>,
+  options: { proven?: boolean; unparsed?: ReadonlySet<string> } = {},
+): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
   const plans = new ValidationPlans(registry);
-  const linked = link(modules, registry, proven);
+  const linked = link(modules, registry, options.proven ?? false, options.unparsed);
   const { program, diagnostics } = linked;
   const assembled = assembleRoutes(modules, linked, registry);
   const routes = assembled.routes;
@@ -184,29 +200,40 @@ function linkModules(modules: CompiledModule[], registry: PluginRegistry, source
   return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router, validation: plans } : null };
 }
 
-/** Compiles and links the app in `dir` (no server). */
+/**
+ * Compiles and links the app in `dir` (no server). Every phase runs over all it has: a file with
+ * errors still has what of it compiled linked, so one build reports every diagnostic of every
+ * file, sorted by file and position; but any error leaves the app unlinked (never runnable).
+ */
 export async function buildApp(dir: string, options: LoadOptions = {}): Promise<AppBuild> {
   const root = resolve(dir);
   const settings = loadSettings(root, { ...options.settings, dev: options.dev ?? false });
   const registry = await appPlugins(settings, root, options);
   const modules: CompiledModule[] = [];
+  /** In file order, the partial modules of files with errors among the clean ones. */
+  const linkable: CompiledModule[] = [];
+  const unparsed = new Set<string>();
   const diagnostics: Diagnostic[] = [];
   const sources = new Map<string, string>();
-  let complete = true;
   for (const file of findRouteFiles(root)) {
     const result = compileFile(root, file, registry, options);
     sources.set(file, result.source);
     diagnostics.push(...result.diagnostics);
-    if (result.module) modules.push(options.roundTrip ? decodeModule(encodeModule(result.module)) : result.module);
-    else complete = false;
+    for (const name of result.unparsed) unparsed.add(name);
+    if (result.module) {
+      const module = options.roundTrip ? decodeModule(encodeModule(result.module)) : result.module;
+      modules.push(module);
+      linkable.push(module);
+    } else if (result.partial) {
+      linkable.push(result.partial);
+    }
   }
-  // A file that did not compile leaves names undeclared: linking the rest would only add false errors.
-  if (!complete) return { dir: root, modules, diagnostics, settings, registry, linked: null };
-  const proof = options.cache !== false ? linkKey(modules, COMPILER_VERSION, registry.fingerprint) : null;
+  const complete = linkable.length === modules.length;
+  const proof = complete && options.cache !== false ? linkKey(modules, COMPILER_VERSION, registry.fingerprint) : null;
   const proven = proof !== null && hasLinkProof(root, proof);
-  const linked = linkModules(modules, registry, sources, proven);
-  const all = [...diagnostics, ...linked.diagnostics];
-  const ok = errorsIn(all).length === 0 && linked.linked !== null;
+  const linked = linkModules(linkable, registry, sources, { proven, unparsed });
+  const all = sortDiagnostics([...diagnostics, ...linked.diagnostics]);
+  const ok = complete && errorsIn(all).length === 0 && linked.linked !== null;
   if (ok && proof !== null && !proven) writeLinkProof(root, proof);
   return { dir: root, modules, diagnostics: all, settings, registry, linked: ok ? linked.linked : null };
 }

@@ -12,7 +12,7 @@ import type {
   RouteInfo,
 } from '../../plugins/contract.js';
 import type { JsonSchema } from '../bytecode/module.js';
-import type { Literal } from '../front/ast.js';
+import { isLiteral } from '../lang.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { fieldTypeSchema } from '../compiler/field-schema.js';
@@ -41,11 +41,13 @@ export function fieldInfo(field: FieldMeta, registry: PluginRegistry): FieldInfo
     const found = registry.validators.get(d.name);
     const name = found?.aliasOf ?? found?.name ?? d.name;
     const spec = found?.spec;
-    const args = d.args as Literal[];
-    let keywords: JsonSchema = spec?.schema?.(args, field.type) ?? {};
-    if (name === 'default') keywords = { default: args[0] ?? null };
+    // Validators take literals; only a @default may be a list or object, and it is its own keyword.
+    const literals = d.args.every(isLiteral) ? d.args : null;
+    let keywords: JsonSchema = (literals !== null ? spec?.schema?.(literals, field.type) : undefined) ?? {};
+    if (name === 'default') keywords = { default: d.args[0] ?? null };
     schema = mergeSchema(schema, keywords);
-    return { name: d.name, args, message: spec && !PRESENCE.has(name) ? spec.message(args, field.type) : null, schema: keywords };
+    const message = spec && literals !== null && !PRESENCE.has(name) ? spec.message(literals, field.type) : null;
+    return { name: d.name, args: d.args, message, schema: keywords };
   });
   if (field.doc !== null) schema = { ...schema, description: field.doc };
   return { name: field.name, type: field.type, optional: field.optional, required: field.required, doc: field.doc, line: field.line, decorators, schema };

@@ -49,8 +49,10 @@ export function assembleRoutes(modules: readonly CompiledModule[], linked: LinkR
     for (const r of m.routes) {
       for (const use of r.guards) {
         const meta = registry.guards.get(use.name)?.meta;
-        // Arguments of the wrong count are E_ARITY's alone: checking them too would report the use twice.
-        const problem = meta !== undefined && arityMismatch(meta.params, use.args.length) === null ? meta.checkArgs?.(use.args) : null;
+        // Arguments of the wrong count are E_ARITY's alone, and arguments that are not constants
+        // E_NOT_CONSTANT's: checking them too would report the use twice.
+        const checkable = meta !== undefined && !use.unfolded && arityMismatch(meta.params, use.args.length) === null;
+        const problem = checkable ? meta.checkArgs?.(use.args) : null;
         if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
         if (meta?.checkSetup === undefined || setupChecked.has(use.name)) continue;
         setupChecked.add(use.name);

@@ -6,7 +6,12 @@
  * (defaults, rules, messages) by index into arrays the function closes over.
  */
 import type { FieldType } from '../lang.js';
-import type { Value, ValueObject } from '../values.js';
+import { fromJson, type Value, type ValueObject } from '../values.js';
+
+/** Whether a value is a list or object (mutable, so shared only by copy). */
+function isData(v: Value | undefined): boolean {
+  return v !== null && typeof v === 'object';
+}
 
 /** What the compiler needs of a field (see FieldPlan in validate.ts). */
 export interface CompilableField {
@@ -39,7 +44,8 @@ export function compileFirstPass(fields: readonly CompilableField[], coerce: Coe
     const typed = field.type === 'text' ? `typeof raw${i} === 'string' ? raw${i} : undefined` : `coerce(${JSON.stringify(field.type)}, raw${i}, fromText)`;
     lines.push(`const raw${i} = ${read};`, `let v${i};`);
     lines.push(`if (raw${i} === undefined || raw${i} === null${emptyText}) {`);
-    if (field.fallback !== undefined) lines.push(`  v${i} = F[${i}];`);
+    // A list or object default is copied: a route that changes its body must not change the next request's default.
+    if (field.fallback !== undefined) lines.push(isData(field.fallback) ? `  v${i} = copy(F[${i}]);` : `  v${i} = F[${i}];`);
     else if (field.required) lines.push(`  (errors ??= []).push({ field: N[${i}], rule: 'required', message: 'is required' });`);
     lines.push('} else {', `  v${i} = ${typed};`);
     lines.push(`  if (v${i} === undefined) (errors ??= []).push({ field: N[${i}], rule: 'type', message: T[${i}] });`, '  else {');
@@ -53,13 +59,14 @@ export function compileFirstPass(fields: readonly CompilableField[], coerce: Coe
     lines.push(`if (v${i} !== undefined) ${store};`);
   });
   lines.push('return { out, errors };');
-  const factory = new Function('F', 'R', 'N', 'T', 'coerce', 'hasOwn', 'defineData', `return function firstPass(input, fromText) {\n${lines.join('\n')}\n};`);
+  const factory = new Function('F', 'R', 'N', 'T', 'coerce', 'copy', 'hasOwn', 'defineData', `return function firstPass(input, fromText) {\n${lines.join('\n')}\n};`);
   return factory(
     fields.map((f) => f.fallback),
     fields.map((f) => f.rules),
     fields.map((f) => f.name),
     fields.map((f) => typeMessages[f.type]),
     coerce,
+    fromJson,
     (o: object, k: string) => Object.hasOwn(o, k),
     (o: object, k: string, value: Value) => Object.defineProperty(o, k, { value, writable: true, enumerable: true, configurable: true }),
   ) as FirstPass;

@@ -11,7 +11,7 @@
  */
 import { HALT, type Halt, type ParamSpec, type ValidatorSpec } from '../../plugins/contract.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
-import type { FieldType, Literal } from '../lang.js';
+import { isLiteral, type Constant, type FieldType, type Literal } from '../lang.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { DecoratorMeta, FieldMeta, RouteMeta } from '../bytecode/module.js';
 import { fromJson, intFromText, numberFromText, RvmError, typeName, type Value, type ValueObject } from '../values.js';
@@ -20,7 +20,7 @@ import { errorBody } from './response.js';
 import type { UploadSpec } from './types.js';
 import { UploadedFile } from './http/upload.js';
 import { compileFirstPass, type FirstPass } from './validate-compile.js';
-import { arityMismatch } from '../arity.js';
+import { arityMismatch, takesArguments } from '../arity.js';
 import { isDate, isDatetime } from '../calendar.js';
 
 /** Upload limit of a `file` field without `@max_size`: generous for documents and photos, small enough to bound disk use. */
@@ -177,14 +177,22 @@ function literalFits(value: Literal, type: ParamSpec['type']): boolean {
   }
 }
 
-/** Arity and literal types of `args` against `params`; a message when they don't fit. */
-function decoratorArgsProblem(name: string, params: readonly ParamSpec[], args: readonly Literal[]): string | null {
+/** What @default takes: one constant (checked against the field's type apart). */
+const DEFAULT_PARAMS: readonly ParamSpec[] = [{ name: 'value', type: 'any' }];
+
+/**
+ * Arity and literal types of `args` against `params`; a message when they don't fit. Only a
+ * @default (`data`) may be a list or object: validators take literals.
+ */
+function decoratorArgsProblem(name: string, params: readonly ParamSpec[], args: readonly Constant[], data: boolean): string | null {
   const expected = arityMismatch(params, args.length);
-  if (expected !== null) return `@${name} takes ${expected} argument${expected === '1' ? '' : 's'}, got ${args.length}`;
+  if (expected !== null) return `@${name} ${takesArguments(expected)}, got ${args.length}`;
   for (let i = 0; i < args.length; i++) {
     const param = params[Math.min(i, params.length - 1)]!;
-    if (!literalFits(args[i]!, param.type)) {
-      return `argument ${i + 1} (${param.name}) of @${name} must be ${param.type === 'int' ? 'an int' : param.type}, got ${typeName(args[i]!)}`;
+    const arg = args[i]!;
+    if (isLiteral(arg) ? !literalFits(arg, param.type) : !data) {
+      const wanted = param.type === 'int' ? 'an int' : param.type === 'any' || param.type === undefined ? 'a literal' : param.type;
+      return `argument ${i + 1} (${param.name}) of @${name} must be ${wanted}, got ${typeName(arg)}`;
     }
   }
   return null;
@@ -204,7 +212,8 @@ function report(ctx: PlanContext, code: string, message: string, at: { line: num
 function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, number> | null): FieldPlan {
   const rules: Rule[] = [];
   const crossRules: Rule[] = [];
-  const uses: { d: DecoratorMeta; spec: ValidatorSpec; name: string }[] = [];
+  const uses: { d: DecoratorMeta; args: readonly Literal[]; spec: ValidatorSpec; name: string }[] = [];
+  let defaultAt: DecoratorMeta | null = null;
   for (const d of field.decorators) {
     const found = ctx.registry.validators.get(d.name);
     if (!found) {
@@ -217,19 +226,25 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
       report(ctx, 'E_VALIDATOR_TYPE', `@${d.name} does not apply to ${field.type} fields`, d, `it applies to ${spec.types.join(', ')}`);
       continue;
     }
-    const problem = decoratorArgsProblem(d.name, name === 'default' ? [{ name: 'value', type: 'any' }] : spec.params, d.args) ?? spec.checkArgs?.(d.args, field.type) ?? null;
+    // Arguments that are not constants are E_NOT_CONSTANT's alone.
+    if (d.unfolded) continue;
+    const isDefault = name === 'default';
+    // A @default list or object is checked against the field type below; validators see literals only.
+    const args = d.args.every(isLiteral) ? d.args : null;
+    const problem = decoratorArgsProblem(d.name, isDefault ? DEFAULT_PARAMS : spec.params, d.args, isDefault) ?? (args === null ? null : spec.checkArgs?.(args, field.type) ?? null);
     if (problem !== null) {
       const { message, hint } = typeof problem === 'string' ? { message: problem, hint: undefined } : problem;
-      report(ctx, name === 'default' ? 'E_BAD_DEFAULT' : 'E_VALIDATOR_ARGS', message, d, hint);
+      report(ctx, isDefault ? 'E_BAD_DEFAULT' : 'E_VALIDATOR_ARGS', message, d, hint);
       continue;
     }
-    uses.push({ d, spec, name });
+    if (isDefault) defaultAt = d;
+    else if (args !== null) uses.push({ d, args, spec, name });
   }
 
   // Contradictory bounds: within one dimension, the largest minimum must not exceed the smallest maximum.
   const bounds = new Map<string, { min: number; max: number; minAt: DecoratorMeta | null; maxAt: DecoratorMeta | null }>();
-  for (const { d, spec } of uses) {
-    for (const [dimension, b] of Object.entries(spec.bounds?.(d.args, field.type) ?? {})) {
+  for (const { d, args, spec } of uses) {
+    for (const [dimension, b] of Object.entries(spec.bounds?.(args, field.type) ?? {})) {
       const acc = bounds.get(dimension) ?? { min: -Infinity, max: Infinity, minAt: null, maxAt: null };
       if (b?.min !== undefined && b.min > acc.min) Object.assign(acc, { min: b.min, minAt: d });
       if (b?.max !== undefined && b.max < acc.max) Object.assign(acc, { max: b.max, maxAt: d });
@@ -242,19 +257,17 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
   }
 
   let fallback: Value | undefined;
-  let defaultAt: DecoratorMeta | null = null;
-  for (const { d, spec, name } of uses) {
-    if (name === 'default') {
-      defaultAt = d;
-      fallback = d.args[0] === null ? null : coerce(field.type, d.args[0] ?? null, false);
-      if (fallback === undefined) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(d.args[0])}) is not a ${field.type}`, d);
-      continue;
-    }
+  if (defaultAt !== null) {
+    const value = defaultAt.args[0] ?? null;
+    fallback = value === null ? null : coerce(field.type, value, false);
+    if (fallback === undefined) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(value)}) is not ${/^[aeiou]/.test(field.type) ? 'an' : 'a'} ${field.type}`, defaultAt);
+  }
+  for (const { d, args, spec, name } of uses) {
     if (PRESENCE.has(name)) continue;
-    const check = spec.build(d.args, field.type);
+    const check = spec.build(args, field.type);
     // A check that declares `input` compares with other fields, which must all be typed first.
-    (check.length >= 2 ? crossRules : rules).push({ name: d.name, check, message: spec.message(d.args, field.type) });
-    if (uploads !== null && spec.uploadLimit) uploads[field.name] = Math.min(uploads[field.name] ?? Infinity, spec.uploadLimit(d.args));
+    (check.length >= 2 ? crossRules : rules).push({ name: d.name, check, message: spec.message(args, field.type) });
+    if (uploads !== null && spec.uploadLimit) uploads[field.name] = Math.min(uploads[field.name] ?? Infinity, spec.uploadLimit(args));
   }
   if (fallback !== undefined && fallback !== null && defaultAt !== null) {
     const refused = rules.find((r) => !r.check(fallback!, {})) ?? crossRules.find((r) => !r.check(fallback!, { [field.name]: fallback! }));

@@ -114,6 +114,31 @@ describe('compileSource', () => {
     assert.deepEqual(diagnostics.map((d) => [d.code, d.file, d.line, d.col, d.sourceLine]), [['E_UNDEFINED_NAME', 'app/a.rvm', 2, 7, '  x = y + 1']]);
   });
 
+  test('a syntax error hides nothing: the declarations that parsed are compiled, and only a partial module results', () => {
+    const source = 'route GET /x {\n  log(nope)\n}\nroute GET /y {\n  y = (1 + )\n  response.ok(y)\n}\nfn f(a b) {\n}\nroute GET /z {\n  response.ok(f(1))\n}\n';
+    const { module, partial, unparsed, diagnostics } = compileSource('app/c.rvm', source, OPTIONS);
+    assert.equal(module, null, 'never a runnable module');
+    // /y's broken statement leaves `y` unset: no E_UNDEFINED_NAME for it.
+    assert.deepEqual(diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_EXPECTED_EXPRESSION@5:12', 'E_UNEXPECTED_TOKEN@8:8', 'E_UNDEFINED_NAME@2:7']);
+    assert.deepEqual(partial.routes.map((r) => r.path), ['/x', '/z']);
+    assert.deepEqual(partial.functions, []);
+    assert.deepEqual(unparsed, ['f']);
+  });
+
+  test('a second declaration of a name is reported once and not compiled (it would clash again at link)', () => {
+    const { module, partial, diagnostics } = compileSource('app/d.rvm', 'fn twice() {\n  return 1\n}\nfn twice() {\n  return 2\n}\n', OPTIONS);
+    assert.equal(module, null);
+    assert.deepEqual(diagnostics.map((d) => d.code), ['E_DUPLICATE_DECL']);
+    assert.deepEqual(partial.functions.map((f) => f.line), [1]);
+  });
+
+  test('a call of something not callable leaves no call for the linker to report again', () => {
+    const { partial, diagnostics } = compileSource('app/e.rvm', 'route GET / {\n  n = 1\n  n(2)\n}\n', OPTIONS);
+    assert.deepEqual(diagnostics.map((d) => d.code), ['E_NOT_CALLABLE']);
+    assert.deepEqual(partial.chunks[0]!.refs, []);
+    assert.equal(partial.chunks[0]!.maxStack, simulateMaxStack(partial.chunks[0]!));
+  });
+
   test('a file that does not parse yields the parse diagnostics and no module', () => {
     const { module, diagnostics } = compileSource('app/b.rvm', 'route GET /x {\n  x = \n', OPTIONS);
     assert.equal(module, null);

@@ -629,6 +629,16 @@ route GET /c {
     assert.equal(r.ast.decls.length, 1);
   });
 
+  test('every declaration a syntax error falls in is listed as broken, with the name it declares', () => {
+    const src = "route GET /a {\n  x = (1 + )\n}\nfn f(a b) { }\nfn ok() { }\nguard_definition g( {\n}\ntype T { x: strin }\nroute GET /b {\n  x = 'open\nroute GET /c { }\n";
+    const r = parse('t.rvm', src);
+    const broken = r.broken.map((b) => [b.decl === null ? null : b.decl.kind === 'Route' ? b.decl.path : b.decl.kind, b.kind, b.name]);
+    // /b's missing `}` is found at `route GET /c`, and the lexer's error sits in /b: neither breaks /c.
+    assert.deepEqual(broken, [['/a', null, null], [null, 'fn', 'f'], [null, 'guard', 'g'], ['TypeDecl', 'type', 'T'], ['/b', null, null]]);
+    assert.deepEqual(r.ast.decls.map((d) => (d.kind === 'Route' ? d.path : d.kind)), ['/a', 'FnDecl', 'TypeDecl', '/b', '/c']);
+    assert.deepEqual(parse('t.rvm', 'fn ok() { }\nroute GET /x { }\n').broken, []);
+  });
+
   test('bad route heads and junk after a declaration', () => {
     assert.deepEqual(errors('route /a { }\nroute GET { }\nroute GET users { }'), ['E_UNEXPECTED_TOKEN@1:7', 'E_UNEXPECTED_TOKEN@2:11', 'E_UNEXPECTED_TOKEN@3:11']);
     assert.deepEqual(errors('fn f() { } junk\nfn g() { }'), ['E_UNEXPECTED_TOKEN@1:12']);
