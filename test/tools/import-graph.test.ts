@@ -1,4 +1,4 @@
-/** The layering check: cycles and forbidden edges are found in a fixture graph, none in rvm's own. */
+/** The layering check: cycles and forbidden edges are found in a fixture graph, and there are none in rvm's own. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
@@ -47,4 +47,10 @@ test('the compiled graph is read from import and export statements, type imports
   assert.ok(graph.size > 100, `only ${graph.size} files`);
   assert.ok(graph.get('tools/cli.js')?.length, 'the CLI imports its commands');
   for (const [from, targets] of graph) for (const to of targets) assert.ok(graph.has(to), `${from} imports a missing ${to}`);
+});
+
+test("rvm's own compiled graph has no import cycle and no forbidden edge", () => {
+  const graph = readImportGraph(DIST);
+  assert.deepEqual(findCycles(graph), []);
+  assert.deepEqual(forbiddenEdges(graph), []);
 });
