@@ -1,0 +1,142 @@
+/**
+ * The storage contract of records (DESIGN §6): what the records plugin asks of a database, and
+ * nothing about the language. One implementation per database (SQLite by default, PostgreSQL when
+ * `DATABASE_URL` is set) and an in-memory model for property tests; all three answer the same
+ * conformance suite. Every value reaches SQL as a bound parameter; table and column names come
+ * only from declared types, never from a request.
+ */
+
+/** Column types, as DESIGN §6 maps field types. */
+export type ColumnType = 'text' | 'int' | 'number' | 'bool' | 'date' | 'datetime' | 'list' | 'object';
+
+/** One declared field of a record type, as the store needs it. */
+export interface ColumnSpec {
+  name: string;
+  type: ColumnType;
+  /** Absent or null allowed (`name?:`). */
+  optional: boolean;
+  /** The `@default(...)` value, applied by the store on insert when the field is absent. */
+  default?: StoredValue;
+  /** `@unique`: a unique index; a clash is a ConflictError. */
+  unique: boolean;
+  /** `@index`: a plain index. */
+  index: boolean;
+}
+
+/** A record type: table `name`; `id`, `created_at`, `updated_at` are implicit and not listed. */
+export interface TableSpec {
+  name: string;
+  columns: ColumnSpec[];
+  /** Where it is declared, for schema diagnostics. */
+  file: string;
+  line: number;
+  col: number;
+}
+
+/** A value as stored and returned: JSON data; dates and datetimes as ISO-8601 text (UTC, milliseconds). */
+export type StoredValue = null | boolean | number | string | StoredValue[] | { [key: string]: StoredValue };
+
+/** A row: the declared fields plus `id` (UUIDv7 text), `created_at`, `updated_at` (ISO-8601 UTC, ms). */
+export type Row = Record<string, StoredValue>;
+
+/** Operators of a filter (DESIGN §6). */
+export type FilterOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'not_in' | 'contains' | 'starts_with' | 'is_null';
+
+/** field → value (equality) or field → { op: value, ... } (all must hold). Field names are checked against the table before any SQL is built. */
+export type Filter = Record<string, StoredValue | Partial<Record<FilterOp, StoredValue>>>;
+
+/** One sort key: a field name, descending when `desc`. `id` is always appended as the last key (a total order for cursors). */
+export interface OrderKey {
+  field: string;
+  desc: boolean;
+}
+
+export interface Query {
+  filter: Filter;
+  order: OrderKey[];
+  /** 1..MAX_LIMIT (default DEFAULT_LIMIT). */
+  limit: number;
+  offset: number;
+  /** Keyset position: the order-key values and id of the last row of the previous page, decoded from a cursor. */
+  after?: StoredValue[];
+}
+
+/** Rows `where` and `page` return when no limit is given. */
+export const DEFAULT_LIMIT = 50;
+/** The most rows one query returns. */
+export const MAX_LIMIT = 1000;
+
+/** A change the schema sync will not make by itself (a field removed or renamed, a type changed, a new required field without default on a non-empty table). */
+export interface SchemaChange {
+  table: string;
+  /** Human text: "field 'age' was removed", "field 'age' changed from int to text". */
+  description: string;
+  destructive: boolean;
+  /** The SQL that applies it (shown by `rvm db diff`). */
+  sql: string[];
+  file: string;
+  line: number;
+  col: number;
+}
+
+/** What sync found: changes made (additive) and changes withheld (destructive or ambiguous). */
+export interface SchemaPlan {
+  applied: string[];
+  withheld: SchemaChange[];
+}
+
+/** The operations on one table set, inside or outside a transaction. */
+export interface RecordOps {
+  insert(table: string, fields: Row): Promise<Row>;
+  /** The updated row, or null when no row has that id. `updated_at` is set by the store. */
+  update(table: string, id: string, changes: Row): Promise<Row | null>;
+  /** True when a row was deleted. */
+  delete(table: string, id: string): Promise<boolean>;
+  find(table: string, id: string): Promise<Row | null>;
+  select(table: string, query: Query): Promise<Row[]>;
+  count(table: string, filter: Filter): Promise<number>;
+}
+
+/** A transaction in progress: commit or roll back exactly once. */
+export interface Transaction extends RecordOps {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/** A database holding records. */
+export interface RecordStore extends RecordOps {
+  /** `sqlite`, `postgres` or `memory`, for `rvm run`'s start line and errors. */
+  readonly kind: string;
+  /**
+   * Brings the database to `tables` under a lock (one process syncs when several start at
+   * once): creates missing tables, adds optional or defaulted columns, creates indexes;
+   * withholds anything destructive or ambiguous unless `allowDestructive`.
+   */
+  sync(tables: readonly TableSpec[], options: { allowDestructive: boolean }): Promise<SchemaPlan>;
+  /** What sync would do, without doing it (`rvm db diff`). */
+  diff(tables: readonly TableSpec[]): Promise<SchemaPlan>;
+  /** Starts a transaction; writes in it are serialised with other writers. */
+  begin(): Promise<Transaction>;
+  close(): Promise<void>;
+}
+
+/** The database could not be reached or failed to answer in time: 503 `database_unavailable`. */
+export class DatabaseUnavailableError extends Error {
+  readonly code = 'database_unavailable';
+}
+
+/** A `@unique` field clashed: 409 `conflict`; `field` names it. */
+export class ConflictError extends Error {
+  readonly code = 'conflict';
+  constructor(
+    message: string,
+    readonly field: string | null,
+  ) {
+    super(message);
+  }
+}
+
+/** A filter, order or cursor that names an unknown field or is malformed: 400 `invalid_query`. */
+export class InvalidQueryError extends Error {
+  readonly code = 'invalid_query';
+}
