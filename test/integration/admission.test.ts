@@ -61,6 +61,10 @@ route POST /validated {
   validate { name: text }
   response.ok({ name: body.name, raw_items: len(request.body.items) })
 }
+route POST /checked {
+  validate { name: text }
+  response.ok(body)
+}
 route POST /alias { guard copy_body
   response.ok({ read: true }) }
 guard_definition copy_body { r = request
@@ -221,6 +225,26 @@ describe('a large validated body', () => {
     const res = await fetch(`${base}/validated`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
     assert.deepEqual(await res.json(), { name: 'ann', raw_items: 20_000 });
     assert.equal(app.admission.bodyMemory, 0);
+  });
+
+  test('its undeclared members are never built: validation reads the declared ones; malformed JSON anywhere is still 400 invalid_json', async () => {
+    const { base } = await serve();
+    const filler = Array.from({ length: 30_000 }, () => '{}').join(',');
+    const post = (body: string) => fetch(`${base}/checked`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const ok = await post(`{"junk":[${filler}],"name":"ann","name":"bob"}`);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), { name: 'bob' });
+    const missing = await post(`{"junk":[${filler}]}`);
+    assert.equal(missing.status, 422);
+    assert.deepEqual(((await missing.json()) as { details: { field: string }[] }).details.map((d) => d.field), ['name']);
+    const array = await post(`[${filler}]`);
+    assert.equal(array.status, 422);
+    assert.equal(((await array.json()) as { details: { message: string }[] }).details[0]!.message, 'must be an object');
+    const broken = await post(`{"junk":[${filler},],"name":"ann"}`);
+    assert.equal(broken.status, 400);
+    const body = (await broken.json()) as { code: string; error: string };
+    assert.equal(body.code, 'invalid_json');
+    assert.match(body.error, /^Malformed JSON body: /);
   });
 });
 

@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/contract.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
-import { HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './http/body.js';
+import { DROPPED, HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './http/body.js';
 import { resolveClient, type ClientAddress, type TrustProxy } from './http/client-address.js';
 import { Budget } from '../interp/budget.js';
 import { parseCookies } from './http/cookies.js';
@@ -39,9 +39,6 @@ export interface ContextRoute {
   /** Declared file fields and their limits, for reading a multipart body. */
   readonly uploads?: UploadSpec;
 }
-
-/** The parsed value of a large body dropped after validation, until `request.body` asks for it again. */
-const DROPPED: unique symbol = Symbol('dropped');
 
 /** Where the raw parsed body lives until and after it is read; shared by the context and its request view. */
 interface BodySlot {
@@ -295,6 +292,13 @@ export class RequestContext implements VmHost {
     this.body = value;
     const parsed = this.slot.parsed;
     if (parsed !== null && parsed.reparse !== undefined && this._rawBodyValue === UNSET) this.slot.parsed = { ...parsed, value: DROPPED };
+  }
+
+  /** What body validation reads: a large JSON body's declared members alone (json-scan.ts), else the parsed body. */
+  bodyFields(names: readonly string[]): unknown {
+    const parsed = this.slot.parsed;
+    if (parsed !== null && parsed.value === DROPPED && parsed.project !== undefined) return parsed.project(names);
+    return this.request.body;
   }
 
   /** Runs `check` right after the body is read, before validation (the `_csrf` form field). */

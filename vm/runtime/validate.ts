@@ -43,6 +43,8 @@ interface Rule {
 /** One section (`validate {}` or `query {}`), compiled. */
 export interface SectionPlan {
   fields: FieldPlan[];
+  /** The fields' names: all a large JSON body needs parsed (RequestContext.bodyFields). */
+  names: string[];
   /**
    * Presence, type and the single-field rules of every field, compiled (validate-compile.ts) on
    * first use, so starting an app of many routes does not pay for routes nobody has called yet.
@@ -280,6 +282,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
 function section(fields: FieldPlan[]): SectionPlan {
   return {
     fields,
+    names: fields.map((f) => f.name),
     firstPass: null,
     crossField: fields.some((f) => f.crossRules.length > 0),
     order: new Map(fields.map((f, i) => [f.name, i])),
@@ -362,7 +365,7 @@ export class ValidationPlans {
     const fields = section === 0 ? plan?.body : plan?.query;
     if (!fields) return;
     if (section === 0) {
-      const source = ctx.request.body;
+      const source = ctx.bodyFields(fields.names);
       if (source !== null && (typeof source !== 'object' || Array.isArray(source))) {
         return reject(ctx, [{ field: 'body', rule: 'type', message: 'must be an object' }]);
       }

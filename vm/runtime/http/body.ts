@@ -8,6 +8,7 @@ import { readMultipart } from './multipart.js';
 import { HttpError } from './http-error.js';
 import { HTTP, type HttpErrorEntry } from '../../errors.js';
 import { nextTurn } from '../../interp/scheduler.js';
+import { projectMembers, scanJson } from './json-scan.js';
 import type { IncomingRequest, UploadSpec } from '../types.js';
 
 export { HttpError } from './http-error.js';
@@ -43,9 +44,17 @@ export interface ParsedBody {
    * RequestContext.validated).
    */
   reparse?: () => unknown;
+  /**
+   * A large JSON body: the named top-level members alone, parsed from the scanned text (its
+   * `value` is DROPPED until something reads the whole body). What validation reads.
+   */
+  project?: (names: readonly string[]) => unknown;
   /** Removes the request's temporary upload files; run once the response is final. */
   cleanup?: () => Promise<void>;
 }
+
+/** The parsed value of a large JSON body not built, or dropped after validation, until `request.body` asks for it. */
+export const DROPPED: unique symbol = Symbol('dropped');
 
 /** The parsed form of a request without a body. */
 export const NO_BODY: ParsedBody = Object.freeze({ kind: 'none', value: null }) as ParsedBody;
@@ -164,8 +173,8 @@ function parseBody({ type, charset }: ContentType, bytes: Buffer): ParsedBody {
     throw new HttpError(HTTP.unsupported_media_type, `Unsupported charset '${charset}': send UTF-8`);
   }
   if (type === 'application/json' || type.endsWith('+json')) {
-    const value = parseJson(bytes);
-    return bytes.length > PARSE_IN_TURN_BYTES ? { kind: 'json', value, reparse: () => parseJson(bytes) } : { kind: 'json', value };
+    const text = jsonText(bytes);
+    return bytes.length > PARSE_IN_TURN_BYTES ? scannedJson(text) : { kind: 'json', value: parseJsonText(text) };
   }
   if (type === 'application/x-www-form-urlencoded') return { kind: 'form', value: parseForm(decode(bytes, HTTP.bad_request)) };
   if (type === 'text/plain') return { kind: 'text', value: decode(bytes, HTTP.bad_request) };
@@ -278,12 +287,17 @@ function decode(bytes: Buffer, entry: HttpErrorEntry): string {
   }
 }
 
-function parseJson(bytes: Buffer): unknown {
+/** The text of a JSON body: UTF-8 without its byte order mark, refused when it nests too deep to walk. */
+function jsonText(bytes: Buffer): string {
   let text = decode(bytes, HTTP.invalid_json);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length > 2 * MAX_JSON_DEPTH && jsonDepth(text) > MAX_JSON_DEPTH) {
     throw new HttpError(HTTP.invalid_json, `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
+  return text;
+}
+
+function parseJsonText(text: string): unknown {
   try {
     // JSON.parse defines `__proto__` keys as own data properties, never as the prototype; every
     // later copy goes through fromJson/setField (defineProperty), so they stay data.
@@ -291,6 +305,20 @@ function parseJson(bytes: Buffer): unknown {
   } catch (err) {
     throw new HttpError(HTTP.invalid_json, `Malformed JSON body: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A large JSON body, checked but not built (json-scan.ts): validation parses the members it
+ * declares, and the whole value is parsed only if the route reads `request.body`.
+ */
+function scannedJson(text: string): ParsedBody {
+  const scan = scanJson(text);
+  // Not JSON: JSON.parse says why, in the words of a small body's answer.
+  if (scan === null) return { kind: 'json', value: parseJsonText(text) };
+  const reparse = (): unknown => JSON.parse(text);
+  if (scan.kind === 'object') return { kind: 'json', value: DROPPED, reparse, project: (names) => projectMembers(text, scan.members, names) };
+  // Validation answers "must be an object" alike for any array, string or number.
+  return { kind: 'json', value: DROPPED, reparse, project: () => (text.trim() === 'null' ? null : []) };
 }
 
 /** Deepest `[`/`{` nesting in a JSON text, ignoring brackets inside strings. */
