@@ -74,15 +74,19 @@ export function hint(name: string, names: readonly string[]): string {
   return best && bestDistance <= Math.max(1, Math.floor(best.length / 3)) ? ` (did you mean '${best}'?)` : '';
 }
 
-/** Levenshtein distance, cut short for long input (a hint is for typos, not essays). */
+/** Edit distance (Levenshtein with swaps), cut short for long input (a hint is for typos, not essays). */
 function distance(a: string, b: string): number {
   if (a.length > 64 || b.length > 64) return Infinity;
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let beforePrevious = previous;
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      // A swap of neighbours counts as one edit (optimal string alignment).
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) current[j] = Math.min(current[j]!, beforePrevious[j - 2]! + 1);
     }
+    beforePrevious = previous;
     previous = current;
   }
   return previous[b.length]!;

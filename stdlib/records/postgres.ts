@@ -297,7 +297,8 @@ export class PostgresStore implements RecordStore {
       for (const step of run) for (const sql of step.sql) await client.query(sql);
       return { applied: run.map((s) => s.description), withheld: options.allowDestructive ? [] : steps.withheld };
     });
-    for (const table of checked) this.tables.set(table.name, table);
+    // A table with withheld changes keeps the shape it had: its declared one does not exist in the database.
+    for (const table of checked) if (!plan.withheld.some((c) => c.table === table.name)) this.tables.set(table.name, table);
     return plan;
   }
 

@@ -180,19 +180,20 @@ function keyset(dialect: Dialect, order: { field: Field; desc: boolean }[], afte
     const { field, desc } = order[i]!;
     const column = quote(field.name);
     const value = values[i]!;
-    let beyond: string;
-    if (value === null) {
-      if (desc) continue;
-      beyond = `${column} IS NOT NULL`;
-    } else {
-      const p = params.add(dialect.encode(field.type, value));
-      beyond = desc ? `(${column} < ${p} OR ${column} IS NULL)` : `${column} > ${p}`;
-    }
+    // Nothing sorts after null in a descending key (nulls last): this disjunct is empty.
+    if (value === null && desc) continue;
+    // Parameters are numbered in text order (SQLite's `?` are positional), so the equal prefix binds first.
     const equal = order.slice(0, i).map((key, j) => {
       const c = quote(key.field.name);
       const v = values[j]!;
       return v === null ? `${c} IS NULL` : `${c} = ${params.add(dialect.encode(key.field.type, v))}`;
     });
+    let beyond: string;
+    if (value === null) beyond = `${column} IS NOT NULL`;
+    else {
+      const p = params.add(dialect.encode(field.type, value));
+      beyond = desc ? `(${column} < ${p} OR ${column} IS NULL)` : `${column} > ${p}`;
+    }
     disjuncts.push([...equal, beyond].join(' AND '));
   }
   return `(${disjuncts.map((d) => `(${d})`).join(' OR ')})`;

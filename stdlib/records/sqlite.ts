@@ -222,7 +222,8 @@ export class SqliteStore implements RecordStore {
         };
       }),
     );
-    for (const table of checked) this.tables.set(table.name, table);
+    // A table with withheld changes keeps the shape it had: its declared one does not exist in the database.
+    for (const table of checked) if (!plan.withheld.some((c) => c.table === table.name)) this.tables.set(table.name, table);
     return plan;
   }
 
