@@ -1,0 +1,64 @@
+/**
+ * Keyset cursors for `T.page`: opaque base64url text holding the order a page was made for and
+ * the order-key values and id of its last row. A cursor is request input: decoding garbage, a
+ * cursor made for another order, or one too long is an InvalidQueryError, never another kind of
+ * exception. The values inside are checked again, like any filter value, when the query is built.
+ */
+import { InvalidQueryError, type OrderKey, type Row, type StoredValue } from './store.js';
+
+/** The longest cursor accepted: a page's keys are a few short values, and decoding is bounded work. */
+export const MAX_CURSOR_LENGTH = 4096;
+
+/**
+ * The order a query really runs in: the given keys up to the first `id` (later keys cannot
+ * change a total order), each field once, and `id` ascending last when not already there.
+ */
+export function effectiveOrder(order: readonly OrderKey[]): OrderKey[] {
+  const out: OrderKey[] = [];
+  const seen = new Set<string>();
+  for (const key of order) {
+    if (seen.has(key.field)) continue;
+    seen.add(key.field);
+    out.push({ field: key.field, desc: key.desc === true });
+    if (key.field === 'id') return out;
+  }
+  out.push({ field: 'id', desc: false });
+  return out;
+}
+
+function signature(order: readonly OrderKey[]): string {
+  return effectiveOrder(order)
+    .map((k) => (k.desc ? `-${k.field}` : k.field))
+    .join(',');
+}
+
+/** The cursor after `row` in `order` (a page's last row). */
+export function encodeCursor(order: readonly OrderKey[], row: Row): string {
+  const keys = effectiveOrder(order);
+  const values = keys.map((k) => row[k.field] ?? null);
+  return Buffer.from(JSON.stringify({ o: signature(order), v: values }), 'utf8').toString('base64url');
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+/** The `after` values of a cursor made for `order`, or an InvalidQueryError. */
+export function decodeCursor(cursor: unknown, order: readonly OrderKey[]): StoredValue[] {
+  const bad = (why: string): never => {
+    throw new InvalidQueryError(`invalid cursor: ${why}`);
+  };
+  if (typeof cursor !== 'string' || cursor === '') return bad('not a cursor text');
+  if (cursor.length > MAX_CURSOR_LENGTH) return bad(`longer than ${MAX_CURSOR_LENGTH} characters`);
+  if (!BASE64URL.test(cursor)) return bad('not base64url');
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return bad('damaged');
+  }
+  if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded)) return bad('damaged');
+  const { o, v } = decoded as { o?: unknown; v?: unknown };
+  if (typeof o !== 'string' || !Array.isArray(v)) return bad('damaged');
+  if (o !== signature(order)) return bad('it was made for another order');
+  if (v.length !== effectiveOrder(order).length) return bad('damaged');
+  return v as StoredValue[];
+}

@@ -1,0 +1,81 @@
+/**
+ * The record operations on top of SQL, shared by the SQLite and PostgreSQL stores and by their
+ * transactions: each store supplies an Executor (how a statement runs there, and how driver
+ * errors become the three coded errors); this class checks input, builds the statements, sets
+ * ids and timestamps, and turns rows back into JSON data.
+ */
+import { InvalidQueryError, type Filter, type Query, type RecordOps, type Row } from './store.js';
+import { type Table } from './columns.js';
+import { countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
+import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
+
+/** How statements run on one connection (or pool): raw rows, or the number of rows changed. */
+export interface Executor {
+  rows(statement: Statement, write: boolean): Promise<Record<string, unknown>[]>;
+  run(statement: Statement): Promise<number>;
+}
+
+/** The declared tables a store knows, by name (set by sync). */
+export type Tables = Map<string, Table>;
+
+/** An id as the store keeps it (lowercase), or null when it cannot be one. */
+function idOf(id: unknown): string | null {
+  return typeof id === 'string' && UUID_PATTERN.test(id) ? id.toLowerCase() : null;
+}
+
+/** RecordOps over one Executor. */
+export class SqlOps implements RecordOps {
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly tables: Tables,
+    private readonly executor: Executor,
+  ) {}
+
+  private table(name: string): Table {
+    const table = this.tables.get(name);
+    if (!table) throw new InvalidQueryError(`no record type '${name}' has been synced`);
+    return table;
+  }
+
+  async insert(table: string, fields: Row): Promise<Row> {
+    const { id, ms } = uuidv7At();
+    const { row, statement } = insertStatement(this.dialect, this.table(table), fields, id, isoTimestamp(ms));
+    await this.executor.run(statement);
+    return row;
+  }
+
+  async update(table: string, id: string, changes: Row): Promise<Row | null> {
+    const t = this.table(table);
+    const key = idOf(id);
+    const statement = updateStatement(this.dialect, t, key ?? '', changes, isoTimestamp(Date.now()));
+    if (key === null) return null;
+    const [raw] = await this.executor.rows(statement, true);
+    return raw ? decodeRow(this.dialect, t, raw) : null;
+  }
+
+  async delete(table: string, id: string): Promise<boolean> {
+    const t = this.table(table);
+    const key = idOf(id);
+    if (key === null) return false;
+    return (await this.executor.run(deleteStatement(this.dialect, t, key))) > 0;
+  }
+
+  async find(table: string, id: string): Promise<Row | null> {
+    const t = this.table(table);
+    const key = idOf(id);
+    if (key === null) return null;
+    const [raw] = await this.executor.rows(findStatement(this.dialect, t, key), false);
+    return raw ? decodeRow(this.dialect, t, raw) : null;
+  }
+
+  async select(table: string, query: Query): Promise<Row[]> {
+    const t = this.table(table);
+    const raws = await this.executor.rows(selectStatement(this.dialect, t, query), false);
+    return raws.map((raw) => decodeRow(this.dialect, t, raw));
+  }
+
+  async count(table: string, filter: Filter): Promise<number> {
+    const [raw] = await this.executor.rows(countStatement(this.dialect, this.table(table), filter), false);
+    return Number(raw?.['n'] ?? 0);
+  }
+}

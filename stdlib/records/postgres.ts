@@ -1,0 +1,395 @@
+/**
+ * The PostgreSQL store (when `DATABASE_URL` is set): a bounded `pg` pool with a connect timeout
+ * and a statement timeout. Columns: `uuid` ids, `timestamptz` date-times (returned as ISO-8601
+ * UTC with milliseconds), `date` dates (returned as `YYYY-MM-DD`), `jsonb` lists and objects (as
+ * the domains `rvm_list`/`rvm_object`, so the live schema tells them apart), BOOLEAN, BIGINT,
+ * DOUBLE PRECISION, and text with the "C" collation so text orders by code point as on SQLite.
+ * Connection failures and timeouts become DatabaseUnavailableError; a unique violation a
+ * ConflictError naming the field. Schema sync runs under `pg_advisory_xact_lock`, so several
+ * processes starting at once sync once.
+ */
+import pg from 'pg';
+import type { PoolClient, QueryConfig } from 'pg';
+import {
+  ConflictError,
+  DatabaseUnavailableError,
+  type Filter,
+  type Query,
+  type RecordStore,
+  type Row,
+  type SchemaPlan,
+  type StoredValue,
+  type TableSpec,
+  type Transaction,
+} from './store.js';
+import { tableOf, type FieldType } from './columns.js';
+import { STATEMENT_CACHE_SIZE, quote, type Dialect, type Statement } from './sql.js';
+import { SqlOps, type Executor, type Tables } from './ops.js';
+import { indexName, planSchema, type LiveSchema } from './schema.js';
+
+/** Connections per process: PostgreSQL's default max_connections (100) shared by several workers. */
+export const PG_POOL_SIZE = 10;
+/** How long getting a connection may take before 503: a database that is down must answer fast, not hang requests. */
+export const PG_CONNECT_TIMEOUT_MS = 5000;
+/** The longest one statement may run (server-side): a runaway query must not hold a connection forever. */
+export const PG_STATEMENT_TIMEOUT_MS = 10_000;
+/** The advisory lock key of schema sync (any fixed pair; 'rvm', 'sync'). */
+const SYNC_LOCK = [0x72766d, 0x73796e63] as const;
+
+const COLUMN_TYPES: Record<FieldType, string> = {
+  text: 'text COLLATE "C"',
+  int: 'bigint',
+  number: 'double precision',
+  bool: 'boolean',
+  date: 'date',
+  datetime: 'timestamptz',
+  list: 'rvm_list',
+  object: 'rvm_object',
+  uuid: 'uuid',
+};
+const ARRAY_TYPES: Record<FieldType, string> = {
+  text: 'text[]',
+  int: 'bigint[]',
+  number: 'float8[]',
+  bool: 'boolean[]',
+  date: 'date[]',
+  datetime: 'timestamptz[]',
+  list: 'jsonb[]',
+  object: 'jsonb[]',
+  uuid: 'uuid[]',
+};
+/** information_schema's data_type (or domain) → field type. */
+const FIELD_TYPES: Record<string, FieldType> = {
+  text: 'text',
+  bigint: 'int',
+  'double precision': 'number',
+  boolean: 'bool',
+  date: 'date',
+  'timestamp with time zone': 'datetime',
+  rvm_list: 'list',
+  rvm_object: 'object',
+  uuid: 'uuid',
+};
+
+function textLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** PostgreSQL's dialect: `$n` placeholders, arrays for `in`, jsonb containment for list membership. */
+export const postgresDialect: Dialect = {
+  name: 'postgres',
+  param: (n) => `$${n}`,
+  columnType: (type) => COLUMN_TYPES[type],
+  encode: (type, value) => (value !== null && (type === 'list' || type === 'object') ? JSON.stringify(value) : value),
+  decode(type, raw) {
+    switch (type) {
+      case 'int':
+      case 'number':
+        return Number(raw);
+      case 'datetime':
+        return (raw instanceof Date ? raw : new Date(raw as string)).toISOString();
+      case 'list':
+      case 'object':
+        return (typeof raw === 'string' ? JSON.parse(raw) : raw) as StoredValue;
+      default:
+        return raw as StoredValue;
+    }
+  },
+  inList: (column, param, type) => `${column} = ANY(${param}::${ARRAY_TYPES[type]})`,
+  encodeList: (_type, values) => values,
+  listContains: (column, param) => `${column} @> ${param}::jsonb`,
+  encodeNeedle: (needle) => JSON.stringify([needle]),
+  literal(type, value) {
+    if (type === 'bool') return value ? 'TRUE' : 'FALSE';
+    if (type === 'int' || type === 'number') return String(value);
+    if (type === 'list' || type === 'object') return `${textLiteral(JSON.stringify(value))}::jsonb`;
+    return textLiteral(String(value));
+  },
+};
+
+const OID_INT8 = 20;
+const OID_DATE = 1082;
+const OID_TIMESTAMPTZ = 1184;
+
+/** Type parsers of the pool: bigint as a number (only safe integers are stored), dates as their text, timestamptz as ISO-8601 UTC. */
+const TYPES = {
+  getTypeParser(oid: number, format?: string): (value: string) => unknown {
+    if (oid === OID_INT8) return (v: string) => Number(v);
+    if (oid === OID_DATE) return (v: string) => v;
+    const parse = pg.types.getTypeParser(oid, format as 'text') as (value: string) => unknown;
+    if (oid === OID_TIMESTAMPTZ) return (v: string) => (parse(v) as Date).toISOString();
+    return parse;
+  },
+};
+
+/** SQLSTATE classes of a database that cannot serve now: connection (08), resources (53), operator intervention (57: shutdown, statement timeout), lock wait (55P03), retryable conflicts (40001, 40P01). */
+const UNAVAILABLE_STATE = /^(08|53|57|55P03|40001|40P01)/;
+
+/** A pg error as one of the store's coded errors; `tables` names the field of a unique violation. */
+function mapError(error: unknown, tables: Tables): unknown {
+  if (error instanceof ConflictError || error instanceof DatabaseUnavailableError) return error;
+  const e = error as { code?: unknown; severity?: unknown; constraint?: unknown; table?: unknown; message?: unknown };
+  if (typeof e?.severity === 'string' && typeof e.code === 'string') {
+    if (e.code === '23505') {
+      const field = conflictField(tables, String(e.table ?? ''), String(e.constraint ?? ''));
+      return new ConflictError(field ? `a record with this ${field} already exists` : 'a record with these values already exists', field);
+    }
+    if (UNAVAILABLE_STATE.test(e.code)) return new DatabaseUnavailableError(`the database is unavailable (${e.code})`);
+    return error;
+  }
+  // No SQLSTATE: the connection failed (refused, reset, timed out, terminated).
+  if (error instanceof Error) return new DatabaseUnavailableError(`the database is unavailable (${(e.code as string) ?? error.message})`);
+  return error;
+}
+
+function conflictField(tables: Tables, table: string, constraint: string): string | null {
+  const t = tables.get(table);
+  if (!t) return null;
+  if (constraint === `${table}_pkey`) return 'id';
+  for (const column of t.spec.columns) if (indexName(table, column.name, true) === constraint) return column.name;
+  return null;
+}
+
+/** Options of the PostgreSQL store. */
+export interface PostgresStoreOptions {
+  connectionString: string;
+  /** Pool size (default PG_POOL_SIZE). */
+  max?: number;
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
+  /** A schema to work in instead of the connection's default (tests use one per case); it must exist. */
+  schema?: string;
+}
+
+/** Records in a PostgreSQL database. */
+export class PostgresStore implements RecordStore {
+  readonly kind = 'postgres';
+  private readonly pool: pg.Pool;
+  private readonly tables: Tables = new Map();
+  /** Prepared statement names by SQL text; past STATEMENT_CACHE_SIZE shapes run unprepared, so each connection's prepared set stays bounded. */
+  private readonly names = new Map<string, string>();
+  private readonly ops: SqlOps;
+
+  constructor(options: PostgresStoreOptions) {
+    if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) throw new Error(`schema name '${options.schema}' is not an identifier`);
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.max ?? PG_POOL_SIZE,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS,
+      statement_timeout: options.statementTimeoutMs ?? PG_STATEMENT_TIMEOUT_MS,
+      options: options.schema ? `-c search_path=${options.schema}` : undefined,
+      types: TYPES,
+    });
+    // An idle connection that breaks (the server restarted) is dropped by the pool; the next query reports it.
+    this.pool.on('error', () => {});
+    this.ops = new SqlOps(postgresDialect, this.tables, this.executor(this.pool));
+  }
+
+  private config(st: Statement): QueryConfig {
+    let name = this.names.get(st.sql);
+    if (name === undefined && this.names.size < STATEMENT_CACHE_SIZE) {
+      name = `rvm_${this.names.size}`;
+      this.names.set(st.sql, name);
+    }
+    return name === undefined ? { text: st.sql, values: st.params } : { name, text: st.sql, values: st.params };
+  }
+
+  private executor(on: pg.Pool | PoolClient, open: () => void = () => {}): Executor {
+    const query = async (st: Statement) => {
+      open();
+      try {
+        return await on.query(this.config(st));
+      } catch (error) {
+        throw mapError(error, this.tables);
+      }
+    };
+    return {
+      rows: async (st) => (await query(st)).rows as Record<string, unknown>[],
+      run: async (st) => (await query(st)).rowCount ?? 0,
+    };
+  }
+
+  insert(table: string, fields: Row): Promise<Row> {
+    return this.ops.insert(table, fields);
+  }
+  update(table: string, id: string, changes: Row): Promise<Row | null> {
+    return this.ops.update(table, id, changes);
+  }
+  delete(table: string, id: string): Promise<boolean> {
+    return this.ops.delete(table, id);
+  }
+  find(table: string, id: string): Promise<Row | null> {
+    return this.ops.find(table, id);
+  }
+  select(table: string, query: Query): Promise<Row[]> {
+    return this.ops.select(table, query);
+  }
+  count(table: string, filter: Filter): Promise<number> {
+    return this.ops.count(table, filter);
+  }
+
+  /** A client of the pool with an error listener (a checked-out client that breaks must not crash the process). */
+  private async connect(): Promise<PoolClient> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw mapError(error, this.tables);
+    }
+    client.on('error', ignore);
+    return client;
+  }
+
+  private release(client: PoolClient, broken: boolean): void {
+    client.off('error', ignore);
+    client.release(broken ? true : undefined);
+  }
+
+  private async readLive(client: PoolClient, specs: readonly TableSpec[]): Promise<LiveSchema> {
+    const live: LiveSchema = new Map();
+    for (const spec of specs) {
+      const columns = await client.query<{ column_name: string; data_type: string; domain_name: string | null }>(
+        'SELECT column_name, data_type, domain_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1',
+        [spec.name],
+      );
+      if (columns.rows.length === 0) continue;
+      const indexes = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1', [spec.name]);
+      const rows = await client.query(`SELECT 1 FROM ${quote(spec.name)} LIMIT 1`);
+      live.set(spec.name, {
+        columns: new Map(columns.rows.map((c) => [c.column_name, FIELD_TYPES[c.domain_name ?? ''] ?? FIELD_TYPES[c.data_type] ?? c.data_type])),
+        indexes: new Set(indexes.rows.map((i) => i.indexname)),
+        hasRows: rows.rows.length > 0,
+      });
+    }
+    return live;
+  }
+
+  /** Runs `work` on one client in a transaction holding the schema lock. */
+  private async locked<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...SYNC_LOCK]);
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw mapError(error, this.tables);
+    } finally {
+      this.release(client, broken);
+    }
+  }
+
+  async sync(tables: readonly TableSpec[], options: { allowDestructive: boolean }): Promise<SchemaPlan> {
+    const checked = tables.map(tableOf);
+    const plan = await this.locked(async (client) => {
+      for (const [domain, kind] of [
+        ['rvm_list', 'array'],
+        ['rvm_object', 'object'],
+      ] as const) {
+        const found = await client.query('SELECT 1 FROM pg_type WHERE typname = $1 AND typnamespace = current_schema()::regnamespace', [domain]);
+        if (found.rows.length === 0) await client.query(`CREATE DOMAIN ${domain} AS jsonb CHECK (jsonb_typeof(VALUE) = '${kind}')`);
+      }
+      const steps = planSchema(postgresDialect, tables, await this.readLive(client, tables));
+      const run = options.allowDestructive ? [...steps.withheld, ...steps.apply] : steps.apply;
+      for (const step of run) for (const sql of step.sql) await client.query(sql);
+      return { applied: run.map((s) => s.description), withheld: options.allowDestructive ? [] : steps.withheld };
+    });
+    // A table with withheld changes keeps the shape it had: its declared one does not exist in the database.
+    for (const table of checked) if (!plan.withheld.some((c) => c.table === table.name)) this.tables.set(table.name, table);
+    return plan;
+  }
+
+  async diff(tables: readonly TableSpec[]): Promise<SchemaPlan> {
+    return this.locked(async (client) => {
+      const steps = planSchema(postgresDialect, tables, await this.readLive(client, tables));
+      return { applied: steps.apply.map((s) => s.description), withheld: steps.withheld };
+    });
+  }
+
+  async begin(): Promise<Transaction> {
+    const client = await this.connect();
+    try {
+      await client.query('BEGIN');
+    } catch (error) {
+      this.release(client, true);
+      throw mapError(error, this.tables);
+    }
+    return new PostgresTransaction(this, client);
+  }
+
+  /** Internal: the ops of a transaction on its client. */
+  opsFor(client: PoolClient, open: () => void): SqlOps {
+    return new SqlOps(postgresDialect, this.tables, this.executor(client, open));
+  }
+
+  /** Internal: ends a transaction with COMMIT or ROLLBACK and returns its client to the pool. */
+  async finish(client: PoolClient, sql: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    let ended: pg.QueryResult;
+    try {
+      ended = await client.query(sql);
+    } catch (error) {
+      if (sql === 'COMMIT') await client.query('ROLLBACK').catch(() => {});
+      this.release(client, true);
+      throw mapError(error, this.tables);
+    }
+    this.release(client, false);
+    // PostgreSQL answers COMMIT of a transaction a failed statement aborted with ROLLBACK, not an error.
+    if (sql === 'COMMIT' && ended.command === 'ROLLBACK') throw new Error('the transaction was rolled back: a statement in it failed');
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+function ignore(): void {}
+
+/** A transaction on its own pooled connection. */
+class PostgresTransaction implements Transaction {
+  private done = false;
+  private readonly ops: SqlOps;
+
+  constructor(
+    private readonly store: PostgresStore,
+    private readonly client: PoolClient,
+  ) {
+    this.ops = store.opsFor(client, () => {
+      if (this.done) throw new Error('the transaction has already finished');
+    });
+  }
+
+  insert(table: string, fields: Row): Promise<Row> {
+    return this.ops.insert(table, fields);
+  }
+  update(table: string, id: string, changes: Row): Promise<Row | null> {
+    return this.ops.update(table, id, changes);
+  }
+  delete(table: string, id: string): Promise<boolean> {
+    return this.ops.delete(table, id);
+  }
+  find(table: string, id: string): Promise<Row | null> {
+    return this.ops.find(table, id);
+  }
+  select(table: string, query: Query): Promise<Row[]> {
+    return this.ops.select(table, query);
+  }
+  count(table: string, filter: Filter): Promise<number> {
+    return this.ops.count(table, filter);
+  }
+
+  commit(): Promise<void> {
+    return this.end('COMMIT');
+  }
+  rollback(): Promise<void> {
+    return this.end('ROLLBACK');
+  }
+
+  private async end(sql: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    if (this.done) throw new Error('the transaction has already finished');
+    this.done = true;
+    await this.store.finish(this.client, sql);
+  }
+}

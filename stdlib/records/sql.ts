@@ -1,0 +1,339 @@
+/**
+ * SQL for records, shared by the SQLite and PostgreSQL stores: a Dialect holds what differs
+ * (placeholders, column types, how values are bound and read back, list membership), this module
+ * the rest. Every name is checked against the table before any SQL is built and written quoted;
+ * every value is checked against its field's type and bound as a parameter. The SQL text of a
+ * statement depends only on the query's shape (fields, operators, which cursor values are null),
+ * never on its values, so a store can prepare each shape once.
+ */
+import {
+  InvalidQueryError,
+  MAX_LIMIT,
+  type Filter,
+  type FilterOp,
+  type OrderKey,
+  type Query,
+  type Row,
+  type StoredValue,
+} from './store.js';
+import { checkValue, clip, fieldOf, hint, type Field, type FieldType, type Table } from './columns.js';
+import { effectiveOrder } from './cursor.js';
+
+/** What differs between SQL databases. */
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** The placeholder of the n-th parameter (1-based). */
+  param(n: number): string;
+  /** The column type (with collation) a field is created with. */
+  columnType(type: FieldType): string;
+  /** A checked, canonical value as the driver binds it. */
+  encode(type: FieldType, value: StoredValue): unknown;
+  /** A value as the driver returns it, back to JSON data. */
+  decode(type: FieldType, raw: unknown): StoredValue;
+  /** `column IN (the values bound at param)`, and how that list is bound. */
+  inList(column: string, param: string, type: FieldType): string;
+  encodeList(type: FieldType, values: StoredValue[]): unknown;
+  /** A list column holds a scalar equal to the needle bound at `param`. */
+  listContains(column: string, param: string, needle: 'text' | 'number' | 'bool'): string;
+  encodeNeedle(needle: string | number | boolean): unknown;
+  /** A constant in DDL (a `@default`): declared values only, never request data. */
+  literal(type: FieldType, value: StoredValue): string;
+}
+
+/** A statement: its text (also its shape) and the values bound to it. */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+/** The most values of one `in`/`not_in` list: beyond that a query is a bulk export, not a filter. */
+export const MAX_IN_VALUES = 1000;
+/** The largest offset: deep offsets scan and discard rows; `page` with a cursor is the way through a big table. */
+export const MAX_OFFSET = 1_000_000;
+
+/** Every filter operator, in the order of DESIGN §6. */
+export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'contains', 'starts_with', 'is_null'];
+
+const COMPARE: Record<string, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+
+/** A name quoted for SQL (both dialects quote with `"`). */
+export function quote(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+class Params {
+  readonly values: unknown[] = [];
+  constructor(private readonly dialect: Dialect) {}
+  add(value: unknown): string {
+    this.values.push(value);
+    return this.dialect.param(this.values.length);
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, StoredValue> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function scalarOnly(field: Field, op: string): void {
+  if (field.type === 'list' || field.type === 'object') throw new InvalidQueryError(`operator '${op}' does not apply to ${field.type} field '${field.name}'`);
+}
+
+function nonNull(field: Field, op: string, value: StoredValue): StoredValue {
+  if (value === null) throw new InvalidQueryError(`operator '${op}' of field '${field.name}' needs a value, not null`);
+  return checkValue(field.type, value, field.name);
+}
+
+/** Escapes `%`, `_` and the escape character itself for `LIKE … ESCAPE '\'`. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function condition(dialect: Dialect, field: Field, op: FilterOp, value: StoredValue, params: Params): string {
+  const column = quote(field.name);
+  switch (op) {
+    case 'eq':
+    case 'ne':
+      scalarOnly(field, op);
+      if (value === null) return `${column} IS ${op === 'eq' ? '' : 'NOT '}NULL`;
+      return `${column} ${op === 'eq' ? '=' : '<>'} ${params.add(dialect.encode(field.type, checkValue(field.type, value, field.name)))}`;
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      scalarOnly(field, op);
+      return `${column} ${COMPARE[op]} ${params.add(dialect.encode(field.type, nonNull(field, op, value)))}`;
+    case 'in':
+    case 'not_in': {
+      scalarOnly(field, op);
+      if (!Array.isArray(value)) throw new InvalidQueryError(`operator '${op}' of field '${field.name}' needs a list`);
+      if (value.length > MAX_IN_VALUES) throw new InvalidQueryError(`operator '${op}' of field '${field.name}' takes at most ${MAX_IN_VALUES} values`);
+      const values = value.map((v) => nonNull(field, op, v));
+      const sql = dialect.inList(column, params.add(dialect.encodeList(field.type, values)), field.type);
+      return op === 'in' ? sql : `NOT (${sql})`;
+    }
+    case 'contains':
+      if (field.type === 'text') {
+        const text = nonNull(field, op, value) as string;
+        return `${column} LIKE ${params.add(`%${escapeLike(text)}%`)} ESCAPE '\\'`;
+      }
+      if (field.type === 'list') {
+        const needle = typeof value === 'string' ? 'text' : typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'bool' : null;
+        if (needle === null) throw new InvalidQueryError(`operator 'contains' of list field '${field.name}' needs a text, number or bool`);
+        checkValue(needle === 'text' ? 'text' : needle === 'number' ? 'number' : 'bool', value, field.name);
+        return dialect.listContains(column, params.add(dialect.encodeNeedle(value as string | number | boolean)), needle);
+      }
+      throw new InvalidQueryError(`operator 'contains' applies to text and list fields, not ${field.type} field '${field.name}'`);
+    case 'starts_with': {
+      if (field.type !== 'text') throw new InvalidQueryError(`operator 'starts_with' applies to text fields, not ${field.type} field '${field.name}'`);
+      const text = nonNull(field, op, value) as string;
+      return `${column} LIKE ${params.add(`${escapeLike(text)}%`)} ESCAPE '\\'`;
+    }
+    case 'is_null':
+      if (typeof value !== 'boolean') throw new InvalidQueryError(`operator 'is_null' of field '${field.name}' needs true or false`);
+      return `${column} IS ${value ? '' : 'NOT '}NULL`;
+  }
+}
+
+/** The conditions of a filter (all must hold), checked against the table. */
+function filterConditions(dialect: Dialect, table: Table, filter: Filter, params: Params): string[] {
+  if (!isPlainObject(filter)) throw new InvalidQueryError('a filter is an object of field → value or operators');
+  const out: string[] = [];
+  for (const [name, cond] of Object.entries(filter)) {
+    const field = fieldOf(table, name);
+    if (!isPlainObject(cond)) {
+      out.push(condition(dialect, field, 'eq', cond, params));
+      continue;
+    }
+    for (const [op, value] of Object.entries(cond)) {
+      if (!(FILTER_OPS as readonly string[]).includes(op)) {
+        throw new InvalidQueryError(`unknown operator '${clip(op)}' on field '${field.name}'${hint(op, FILTER_OPS)}`);
+      }
+      out.push(condition(dialect, field, op as FilterOp, value as StoredValue, params));
+    }
+  }
+  return out;
+}
+
+/** The order keys checked against the table (list and object fields have no order). */
+function checkedOrder(table: Table, order: readonly OrderKey[]): { field: Field; desc: boolean }[] {
+  if (!Array.isArray(order)) throw new InvalidQueryError('order is a list of keys');
+  for (const key of order) {
+    if (typeof key !== 'object' || key === null || typeof key.field !== 'string') throw new InvalidQueryError('an order key names a field');
+  }
+  return effectiveOrder(order).map((key) => {
+    const field = fieldOf(table, key.field);
+    if (field.type === 'list' || field.type === 'object') throw new InvalidQueryError(`${field.type} field '${field.name}' cannot order a query`);
+    return { field, desc: key.desc };
+  });
+}
+
+/**
+ * Rows after the cursor position `after` in `order`: the lexicographic comparison spelled out
+ * key by key, because keys may mix directions and hold nulls (sorted first ascending, last
+ * descending, on both databases).
+ */
+function keyset(dialect: Dialect, order: { field: Field; desc: boolean }[], after: StoredValue[], params: Params): string {
+  if (!Array.isArray(after) || after.length !== order.length) throw new InvalidQueryError('invalid cursor: it does not fit this order');
+  const values = order.map((key, i) => (after[i] === null && key.field.name !== 'id' ? null : checkValue(key.field.type, after[i]!, key.field.name)));
+  const disjuncts: string[] = [];
+  for (let i = 0; i < order.length; i++) {
+    const { field, desc } = order[i]!;
+    const column = quote(field.name);
+    const value = values[i]!;
+    // Nothing sorts after null in a descending key (nulls last): this disjunct is empty.
+    if (value === null && desc) continue;
+    // Parameters are numbered in text order (SQLite's `?` are positional), so the equal prefix binds first.
+    const equal = order.slice(0, i).map((key, j) => {
+      const c = quote(key.field.name);
+      const v = values[j]!;
+      return v === null ? `${c} IS NULL` : `${c} = ${params.add(dialect.encode(key.field.type, v))}`;
+    });
+    let beyond: string;
+    if (value === null) beyond = `${column} IS NOT NULL`;
+    else {
+      const p = params.add(dialect.encode(field.type, value));
+      beyond = desc ? `(${column} < ${p} OR ${column} IS NULL)` : `${column} > ${p}`;
+    }
+    disjuncts.push([...equal, beyond].join(' AND '));
+  }
+  return `(${disjuncts.map((d) => `(${d})`).join(' OR ')})`;
+}
+
+function where(conditions: string[]): string {
+  return conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
+}
+
+function columnList(table: Table): string {
+  return table.order.map(quote).join(', ');
+}
+
+/** SELECT for `where`/`page`: filter, keyset position, order (id last), limit and offset. */
+export function selectStatement(dialect: Dialect, table: Table, query: Query): Statement {
+  const params = new Params(dialect);
+  const conditions = filterConditions(dialect, table, query.filter ?? {}, params);
+  const order = checkedOrder(table, query.order ?? []);
+  if (query.after !== undefined) conditions.push(keyset(dialect, order, query.after, params));
+  const limit = query.limit;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidQueryError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+  const offset = query.offset ?? 0;
+  if (!Number.isSafeInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new InvalidQueryError(`offset must be an integer from 0 to ${MAX_OFFSET}`);
+  const orderBy = order.map(({ field, desc }) => `${quote(field.name)} ${desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`).join(', ');
+  const sql = `SELECT ${columnList(table)} FROM ${quote(table.name)}${where(conditions)} ORDER BY ${orderBy} LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`;
+  return { sql, params: params.values };
+}
+
+/** SELECT COUNT(*) of the rows a filter matches, as column `n`. */
+export function countStatement(dialect: Dialect, table: Table, filter: Filter): Statement {
+  const params = new Params(dialect);
+  const conditions = filterConditions(dialect, table, filter ?? {}, params);
+  return { sql: `SELECT COUNT(*) AS "n" FROM ${quote(table.name)}${where(conditions)}`, params: params.values };
+}
+
+/** SELECT of one row by id. */
+export function findStatement(dialect: Dialect, table: Table, id: string): Statement {
+  return { sql: `SELECT ${columnList(table)} FROM ${quote(table.name)} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
+}
+
+/** DELETE of one row by id. */
+export function deleteStatement(dialect: Dialect, table: Table, id: string): Statement {
+  return { sql: `DELETE FROM ${quote(table.name)} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
+}
+
+function writableField(table: Table, name: string): Field {
+  const field = fieldOf(table, name);
+  if (field.implicit) throw new InvalidQueryError(`field '${name}' is set by the store`);
+  return field;
+}
+
+function writeValue(field: Field, value: StoredValue): StoredValue {
+  if (value === null) {
+    if (!field.optional) throw new InvalidQueryError(`field '${field.name}' is required`);
+    return null;
+  }
+  return checkValue(field.type, value, field.name);
+}
+
+/**
+ * The row an insert stores: every declared field (given, else its default, else null when
+ * optional), checked, plus id and timestamps; and the INSERT that stores it.
+ */
+export function insertStatement(dialect: Dialect, table: Table, fields: Row, id: string, now: string): { row: Row; statement: Statement } {
+  if (!isPlainObject(fields)) throw new InvalidQueryError('a record is an object of fields');
+  for (const name of Object.keys(fields)) writableField(table, name);
+  const row: Row = {};
+  for (const name of table.order) {
+    const field = table.fields.get(name)!;
+    if (name === 'id') row[name] = id;
+    else if (field.implicit) row[name] = now;
+    else {
+      const given = Object.prototype.hasOwnProperty.call(fields, name) ? fields[name] : undefined;
+      const value = given === undefined ? (field.spec?.default ?? null) : given;
+      row[name] = writeValue(field, value as StoredValue);
+    }
+  }
+  const params = new Params(dialect);
+  const placeholders = table.order.map((name) => params.add(dialect.encode(table.fields.get(name)!.type, row[name]!)));
+  const sql = `INSERT INTO ${quote(table.name)} (${columnList(table)}) VALUES (${placeholders.join(', ')})`;
+  return { row, statement: { sql, params: params.values } };
+}
+
+/** UPDATE of the given fields (checked) and `updated_at`, returning the row. */
+export function updateStatement(dialect: Dialect, table: Table, id: string, changes: Row, now: string): Statement {
+  if (!isPlainObject(changes)) throw new InvalidQueryError('changes are an object of fields');
+  const params = new Params(dialect);
+  const sets: string[] = [];
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    const field = writableField(table, name);
+    sets.push(`${quote(name)} = ${params.add(dialect.encode(field.type, writeValue(field, value)))}`);
+  }
+  sets.push(`"updated_at" = ${params.add(dialect.encode('datetime', now))}`);
+  const sql = `UPDATE ${quote(table.name)} SET ${sets.join(', ')} WHERE "id" = ${params.add(dialect.encode('uuid', id))} RETURNING ${columnList(table)}`;
+  return { sql, params: params.values };
+}
+
+/** A row as the driver returned it, back to JSON data, fields in row order. */
+export function decodeRow(dialect: Dialect, table: Table, raw: Record<string, unknown>): Row {
+  const row: Row = {};
+  for (const name of table.order) {
+    const value = raw[name];
+    row[name] = value === null || value === undefined ? null : dialect.decode(table.fields.get(name)!.type, value);
+  }
+  return row;
+}
+
+/** The most prepared statements one store keeps: shapes beyond it are evicted oldest-first (or not prepared). */
+export const STATEMENT_CACHE_SIZE = 500;
+
+/** A bounded map of prepared statements by SQL text (its shape), least recently used evicted first. */
+export class ShapeCache<T> {
+  private readonly entries = new Map<string, T>();
+  constructor(private readonly size: number = STATEMENT_CACHE_SIZE) {}
+
+  /** The entry for `sql`, made by `make` on first use. */
+  get(sql: string, make: () => T): T {
+    const hit = this.entries.get(sql);
+    if (hit !== undefined) {
+      this.entries.delete(sql);
+      this.entries.set(sql, hit);
+      return hit;
+    }
+    const made = make();
+    this.entries.set(sql, made);
+    if (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value!);
+    return made;
+  }
+
+  /** Whether `sql` is cached, without touching its recency. */
+  has(sql: string): boolean {
+    return this.entries.has(sql);
+  }
+
+  get count(): number {
+    return this.entries.size;
+  }
+
+  get full(): boolean {
+    return this.entries.size >= this.size;
+  }
+}

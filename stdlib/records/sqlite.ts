@@ -1,0 +1,316 @@
+/**
+ * The SQLite store (the default): one better-sqlite3 connection per process on
+ * `app/.rvm/data.sqlite`, in WAL mode with `synchronous=NORMAL`, a busy timeout and foreign keys
+ * on; every write and transaction in `BEGIN IMMEDIATE`, so several worker processes share the
+ * file without SQLITE_BUSY failures mid-transaction.
+ *
+ * Concurrency inside one process: better-sqlite3 is synchronous, so a single statement never
+ * interleaves with another. Only a Transaction spans awaits (the VM runs between its
+ * statements), and on a shared connection anything another request ran in that span would join
+ * the transaction: its reads would see uncommitted rows and its writes would vanish with a
+ * rollback. So one Gate orders the connection: a transaction holds it from begin to commit or
+ * rollback, and every other statement (reads too) waits its turn. A second connection per
+ * transaction would let reads go on, but not for `:memory:` databases and at the cost of a
+ * connection per open transaction; transactions are short, and a wait is bounded by
+ * `lockWaitMs` (then DatabaseUnavailableError, 503), so the simple rule wins.
+ */
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  ConflictError,
+  DatabaseUnavailableError,
+  type Filter,
+  type Query,
+  type RecordStore,
+  type Row,
+  type SchemaPlan,
+  type StoredValue,
+  type TableSpec,
+  type Transaction,
+} from './store.js';
+import { tableOf, type FieldType } from './columns.js';
+import { ShapeCache, quote, type Dialect, type Statement } from './sql.js';
+import { SqlOps, type Executor, type Tables } from './ops.js';
+import { planSchema, type LiveSchema } from './schema.js';
+import { Gate } from './gate.js';
+
+/** How long SQLite itself retries a locked database file (another process writing) before SQLITE_BUSY. */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+/** How long a statement waits for this process's open transaction to finish before 503: a transaction left open must not hang every request. */
+export const SQLITE_LOCK_WAIT_MS = 5000;
+
+const COLUMN_TYPES: Record<FieldType, string> = {
+  text: 'TEXT',
+  int: 'INTEGER',
+  number: 'REAL',
+  bool: 'BOOLEAN',
+  date: 'DATE',
+  datetime: 'DATETIME',
+  list: 'JSON_LIST',
+  object: 'JSON_OBJECT',
+  uuid: 'TEXT',
+};
+const FIELD_TYPES = new Map<string, FieldType>(Object.entries(COLUMN_TYPES).filter(([t]) => t !== 'uuid').map(([t, sql]) => [sql, t as FieldType]));
+
+function textLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** SQLite's dialect: `?` placeholders, booleans as 0/1, lists and objects as JSON text (json_each for membership). */
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+  param: () => '?',
+  columnType: (type) => COLUMN_TYPES[type],
+  encode(type, value) {
+    if (value === null) return null;
+    if (type === 'bool') return value ? 1 : 0;
+    if (type === 'list' || type === 'object') return JSON.stringify(value);
+    return value;
+  },
+  decode(type, raw) {
+    if (type === 'bool') return raw === 1 || raw === 1n;
+    if (type === 'list' || type === 'object') return JSON.parse(raw as string) as StoredValue;
+    if (typeof raw === 'bigint') return Number(raw);
+    return raw as StoredValue;
+  },
+  inList: (column, param) => `${column} IN (SELECT value FROM json_each(${param}))`,
+  encodeList: (type, values) => JSON.stringify(type === 'bool' ? values.map((v) => (v ? 1 : 0)) : values),
+  listContains(column, param, needle) {
+    if (needle === 'bool') return `EXISTS (SELECT 1 FROM json_each(${column}) WHERE type = ${param})`;
+    const types = needle === 'text' ? `type = 'text'` : `type IN ('integer', 'real')`;
+    return `EXISTS (SELECT 1 FROM json_each(${column}) WHERE ${types} AND value = ${param})`;
+  },
+  encodeNeedle: (needle) => (typeof needle === 'boolean' ? String(needle) : needle),
+  literal(type, value) {
+    if (type === 'bool') return value ? '1' : '0';
+    if (type === 'int' || type === 'number') return String(value);
+    if (type === 'list' || type === 'object') return textLiteral(JSON.stringify(value));
+    return textLiteral(String(value));
+  },
+};
+
+/** Error codes of a database that cannot be used now (locked, full, unreadable): 503, not a bug. */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB|PROTOCOL|NOMEM)/;
+
+/** A driver error as one of the store's coded errors (others are bugs and pass through). */
+function mapError(error: unknown): unknown {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== 'string') return error;
+  if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    const m = /constraint failed: [^.\s]+\.([A-Za-z0-9_]+)/.exec((error as Error).message);
+    const field = m ? m[1]! : null;
+    return new ConflictError(field ? `a record with this ${field} already exists` : 'a record with these values already exists', field);
+  }
+  if (UNAVAILABLE.test(code)) return new DatabaseUnavailableError(`the database is unavailable (${code})`);
+  return error;
+}
+
+/** Options of the SQLite store (tests shorten the waits). */
+export interface SqliteStoreOptions {
+  busyTimeoutMs?: number;
+  lockWaitMs?: number;
+}
+
+/** Records in one SQLite file (or `:memory:`). */
+export class SqliteStore implements RecordStore {
+  readonly kind = 'sqlite';
+  private readonly db: Database.Database;
+  private readonly tables: Tables = new Map();
+  private readonly statements = new ShapeCache<Database.Statement>();
+  private readonly gate: Gate;
+  private readonly ops: SqlOps;
+  /** Runs a function in BEGIN IMMEDIATE … COMMIT (ROLLBACK when it throws). */
+  private readonly immediate: (work: () => unknown) => unknown;
+
+  /** Opens (creating when missing) the database file at `path`, or `:memory:`. */
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    try {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS)}`);
+      this.db.pragma('foreign_keys = ON');
+      // `contains` and `starts_with` are LIKE patterns, which SQLite folds to ASCII case by default; PostgreSQL's do not.
+      this.db.pragma('case_sensitive_like = ON');
+    } catch (error) {
+      throw mapError(error);
+    }
+    const wait = options.lockWaitMs ?? SQLITE_LOCK_WAIT_MS;
+    this.gate = new Gate(wait, () => new DatabaseUnavailableError(`the database was busy for ${wait} ms (a transaction is open)`));
+    const tx = this.db.transaction((work: () => unknown) => work());
+    this.immediate = (work) => tx.immediate(work);
+    this.ops = new SqlOps(sqliteDialect, this.tables, this.executor(false));
+  }
+
+  private prepare(sql: string): Database.Statement {
+    return this.statements.get(sql, () => this.db.prepare(sql));
+  }
+
+  /** Runs one statement now (the caller holds the gate); writes outside a transaction get their own BEGIN IMMEDIATE. */
+  private execute<T>(write: boolean, inTransaction: boolean, work: () => T): T {
+    try {
+      return write && !inTransaction ? (this.immediate(work) as T) : work();
+    } catch (error) {
+      throw mapError(error);
+    }
+  }
+
+  /** The executor of statements outside a transaction (through the gate) or inside one (holding it). */
+  executor(inTransaction: boolean, open: () => void = () => {}): Executor {
+    const through = <T>(work: () => T): Promise<T> =>
+      inTransaction
+        ? (async () => {
+            open();
+            return work();
+          })()
+        : this.gate.run(work);
+    return {
+      rows: (st: Statement, write: boolean) =>
+        through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as Record<string, unknown>[])),
+      run: (st: Statement) => through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)),
+    };
+  }
+
+  insert(table: string, fields: Row): Promise<Row> {
+    return this.ops.insert(table, fields);
+  }
+  update(table: string, id: string, changes: Row): Promise<Row | null> {
+    return this.ops.update(table, id, changes);
+  }
+  delete(table: string, id: string): Promise<boolean> {
+    return this.ops.delete(table, id);
+  }
+  find(table: string, id: string): Promise<Row | null> {
+    return this.ops.find(table, id);
+  }
+  select(table: string, query: Query): Promise<Row[]> {
+    return this.ops.select(table, query);
+  }
+  count(table: string, filter: Filter): Promise<number> {
+    return this.ops.count(table, filter);
+  }
+
+  private readLive(specs: readonly TableSpec[]): LiveSchema {
+    const live: LiveSchema = new Map();
+    const exists = this.db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`);
+    const columns = this.db.prepare('SELECT name, type FROM pragma_table_info(?)');
+    const indexes = this.db.prepare('SELECT name FROM pragma_index_list(?)');
+    for (const spec of specs) {
+      if (!exists.get(spec.name)) continue;
+      const cols = columns.all(spec.name) as { name: string; type: string }[];
+      live.set(spec.name, {
+        columns: new Map(cols.map((c) => [c.name, FIELD_TYPES.get(c.type.toUpperCase()) ?? c.type])),
+        indexes: new Set((indexes.all(spec.name) as { name: string }[]).map((i) => i.name)),
+        hasRows: this.db.prepare(`SELECT 1 FROM ${quote(spec.name)} LIMIT 1`).get() !== undefined,
+      });
+    }
+    return live;
+  }
+
+  async sync(tables: readonly TableSpec[], options: { allowDestructive: boolean }): Promise<SchemaPlan> {
+    const checked = tables.map(tableOf);
+    const plan = await this.gate.run(() =>
+      this.execute(true, false, () => {
+        const steps = planSchema(sqliteDialect, tables, this.readLive(tables));
+        const run = options.allowDestructive ? [...steps.withheld, ...steps.apply] : steps.apply;
+        for (const step of run) for (const sql of step.sql) this.db.exec(sql);
+        return {
+          applied: run.map((s) => s.description),
+          withheld: options.allowDestructive ? [] : steps.withheld,
+        };
+      }),
+    );
+    // A table with withheld changes keeps the shape it had: its declared one does not exist in the database.
+    for (const table of checked) if (!plan.withheld.some((c) => c.table === table.name)) this.tables.set(table.name, table);
+    return plan;
+  }
+
+  async diff(tables: readonly TableSpec[]): Promise<SchemaPlan> {
+    return this.gate.run(() => {
+      try {
+        const steps = planSchema(sqliteDialect, tables, this.readLive(tables));
+        return { applied: steps.apply.map((s) => s.description), withheld: steps.withheld };
+      } catch (error) {
+        throw mapError(error);
+      }
+    });
+  }
+
+  async begin(): Promise<Transaction> {
+    await this.gate.enter();
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      this.gate.release();
+      throw mapError(error);
+    }
+    return new SqliteTransaction(this, (finish) => {
+      try {
+        if (this.db.inTransaction) this.db.exec(finish);
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw mapError(error);
+      } finally {
+        this.gate.release();
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.gate.run(() => this.db.close());
+  }
+
+  /** Internal: the ops of a transaction, over the executor that bypasses the gate the transaction holds. */
+  opsFor(open: () => void): SqlOps {
+    return new SqlOps(sqliteDialect, this.tables, this.executor(true, open));
+  }
+}
+
+/** A transaction on the SQLite store: it holds the store's gate until commit or rollback. */
+class SqliteTransaction implements Transaction {
+  private done = false;
+  private readonly ops: SqlOps;
+
+  constructor(
+    store: SqliteStore,
+    private readonly finish: (sql: 'COMMIT' | 'ROLLBACK') => void,
+  ) {
+    this.ops = store.opsFor(() => {
+      if (this.done) throw new Error('the transaction has already finished');
+    });
+  }
+
+  insert(table: string, fields: Row): Promise<Row> {
+    return this.ops.insert(table, fields);
+  }
+  update(table: string, id: string, changes: Row): Promise<Row | null> {
+    return this.ops.update(table, id, changes);
+  }
+  delete(table: string, id: string): Promise<boolean> {
+    return this.ops.delete(table, id);
+  }
+  find(table: string, id: string): Promise<Row | null> {
+    return this.ops.find(table, id);
+  }
+  select(table: string, query: Query): Promise<Row[]> {
+    return this.ops.select(table, query);
+  }
+  count(table: string, filter: Filter): Promise<number> {
+    return this.ops.count(table, filter);
+  }
+
+  async commit(): Promise<void> {
+    this.end('COMMIT');
+  }
+  async rollback(): Promise<void> {
+    this.end('ROLLBACK');
+  }
+
+  private end(sql: 'COMMIT' | 'ROLLBACK'): void {
+    if (this.done) throw new Error('the transaction has already finished');
+    this.done = true;
+    this.finish(sql);
+  }
+}

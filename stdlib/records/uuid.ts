@@ -1,0 +1,81 @@
+/**
+ * Record ids and timestamps, set by the store: UUIDv7 (RFC 9562 §5.7) and ISO-8601 UTC with
+ * milliseconds. Ids made by one process are strictly increasing, also within one millisecond and
+ * when the clock steps back, so a table ordered by id is in creation order.
+ */
+import { randomFillSync } from 'node:crypto';
+
+/** Random bytes drawn per refill: one syscall serves many ids. */
+const RANDOM_POOL_BYTES = 4096;
+/** The counter (rand_a's 12 bits and rand_b's top 30) restarts below 2^41 each millisecond, leaving 2^41 increments of headroom (RFC 9562 §6.2, method 1). */
+const COUNTER_BITS = 42;
+const COUNTER_LIMIT = 2 ** COUNTER_BITS;
+const COUNTER_SEED_LIMIT = 2 ** (COUNTER_BITS - 1);
+const LOW_BITS = 2 ** 30;
+
+const pool = Buffer.alloc(RANDOM_POOL_BYTES);
+let poolAt = RANDOM_POOL_BYTES;
+let lastMs = -1;
+let counter = 0;
+
+function random32(): number {
+  if (poolAt + 4 > RANDOM_POOL_BYTES) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const value = pool.readUInt32BE(poolAt);
+  poolAt += 4;
+  return value;
+}
+
+const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** A UUIDv7 (lowercase, hyphenated) and the millisecond it carries; `now` is for tests. */
+export function uuidv7At(now: number = Date.now()): { id: string; ms: number } {
+  if (now > lastMs) {
+    lastMs = now;
+    counter = (random32() % 2 ** 11) * LOW_BITS + (random32() % LOW_BITS);
+  } else {
+    counter += 1;
+    // The counter ran out within one millisecond (or the clock went back that far): borrow the next millisecond.
+    if (counter >= COUNTER_LIMIT) {
+      lastMs += 1;
+      counter = random32() % COUNTER_SEED_LIMIT;
+    }
+  }
+  const ms = lastMs;
+  const high = Math.floor(counter / LOW_BITS);
+  const low = counter % LOW_BITS;
+  const bytes = [
+    Math.floor(ms / 2 ** 40) & 0xff,
+    Math.floor(ms / 2 ** 32) & 0xff,
+    (ms >>> 24) & 0xff,
+    (ms >>> 16) & 0xff,
+    (ms >>> 8) & 0xff,
+    ms & 0xff,
+    0x70 | (high >>> 8),
+    high & 0xff,
+    0x80 | (low >>> 24),
+    (low >>> 16) & 0xff,
+    (low >>> 8) & 0xff,
+    low & 0xff,
+  ];
+  const tail = random32();
+  bytes.push(tail >>> 24, (tail >>> 16) & 0xff, (tail >>> 8) & 0xff, tail & 0xff);
+  const h = bytes.map((b) => HEX[b]!);
+  const id = `${h.slice(0, 4).join('')}-${h.slice(4, 6).join('')}-${h.slice(6, 8).join('')}-${h.slice(8, 10).join('')}-${h.slice(10).join('')}`;
+  return { id, ms };
+}
+
+/** A new UUIDv7. */
+export function uuidv7(): string {
+  return uuidv7At().id;
+}
+
+/** Milliseconds since the epoch as ISO-8601 UTC with milliseconds (`2025-01-02T03:04:05.678Z`). */
+export function isoTimestamp(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Any UUID in canonical text form (the store accepts ids of any version, lowercased). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,0 +1,98 @@
+/**
+ * The SQLite store: the conformance suite on `:memory:`, plus what is SQLite's own — the file
+ * and its pragmas, sync from two connections, and the gate that keeps other requests' statements
+ * out of an open transaction (B's write survives A's rollback; B never reads A's uncommitted rows;
+ * a wait is bounded).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SqliteStore } from '../../stdlib/records/sqlite.js';
+import { DatabaseUnavailableError } from '../../stdlib/records/store.js';
+import { PEOPLE, recordsConformance } from './records-conformance.js';
+
+recordsConformance('sqlite', async () => new SqliteStore(':memory:'));
+
+test('the file store creates its directory, runs in WAL with synchronous=NORMAL, and two connections sync once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-sqlite-'));
+  try {
+    const path = join(dir, 'app', '.rvm', 'data.sqlite');
+    const a = new SqliteStore(path);
+    const b = new SqliteStore(path);
+    const [pa, pb] = await Promise.all([a.sync([PEOPLE], { allowDestructive: false }), b.sync([PEOPLE], { allowDestructive: false })]);
+    assert.deepEqual([pa.applied.length > 0, pb.applied.length > 0].sort(), [false, true]);
+    const row = await a.insert('people', { name: 'shared' });
+    assert.deepEqual(await b.find('people', row.id as string), row);
+    await a.close();
+    await b.close();
+    assert.ok(existsSync(path));
+    const raw = new Database(path);
+    assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
+    assert.deepEqual(raw.prepare('SELECT name, type FROM pragma_table_info(?)').all('people').slice(0, 3), [
+      { name: 'id', type: 'TEXT' },
+      { name: 'name', type: 'TEXT' },
+      { name: 'email', type: 'TEXT' },
+    ]);
+    raw.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("request B's write during A's open transaction survives A's rollback, and B never reads A's uncommitted rows", async () => {
+  const store = new SqliteStore(':memory:');
+  try {
+    await store.sync([PEOPLE], { allowDestructive: false });
+    const a = await store.begin();
+    const mine = await a.insert('people', { name: 'A-uncommitted' });
+    const bRead = store.count('people', { name: 'A-uncommitted' });
+    const bWrite = store.insert('people', { name: 'B' });
+    const bFind = store.find('people', mine.id as string);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await a.insert('people', { name: 'A-second' });
+    await a.rollback();
+    assert.equal(await bRead, 0);
+    assert.equal(await bFind, null);
+    const b = await bWrite;
+    assert.deepEqual(await store.find('people', b.id as string), b);
+    assert.equal(await store.count('people', {}), 1);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a statement waiting on an open transaction gives up after lockWaitMs with DatabaseUnavailableError', async () => {
+  const store = new SqliteStore(':memory:', { lockWaitMs: 50 });
+  try {
+    await store.sync([PEOPLE], { allowDestructive: false });
+    const tx = await store.begin();
+    const started = Date.now();
+    await assert.rejects(store.count('people', {}), (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable');
+    assert.ok(Date.now() - started >= 45);
+    await tx.commit();
+    assert.equal(await store.count('people', {}), 0);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a second process holding the write lock past busy_timeout is DatabaseUnavailableError, not a crash', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-sqlite-'));
+  try {
+    const path = join(dir, 'data.sqlite');
+    const store = new SqliteStore(path, { busyTimeoutMs: 20 });
+    await store.sync([PEOPLE], { allowDestructive: false });
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    await assert.rejects(store.insert('people', { name: 'x' }), (e: unknown) => e instanceof DatabaseUnavailableError);
+    other.exec('ROLLBACK');
+    other.close();
+    assert.equal((await store.insert('people', { name: 'x' })).name, 'x');
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
