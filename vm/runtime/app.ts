@@ -49,7 +49,7 @@ const RELOAD_DEBOUNCE_MS = 20;
  * Errors that are limits of the machine (the request used too much): answered 500 with their own
  * code even in production, as they tell nothing secret.
  */
-const LIMIT_ERRORS: ReadonlySet<string> = new Set(['cpu_budget_exceeded', 'fuel_exhausted', 'call_depth_exceeded', 'text_too_long', 'list_too_long']);
+const LIMIT_ERRORS: ReadonlySet<string> = new Set([RUNTIME.cpu_budget_exceeded, RUNTIME.fuel_exhausted, RUNTIME.call_depth_exceeded, RUNTIME.text_too_long, RUNTIME.list_too_long]);
 
 /** Route and middleware chunks take no arguments; one shared empty list. */
 const NO_ARGS: readonly Value[] = Object.freeze([]);
