@@ -1,6 +1,6 @@
 /**
- * Keeps spec/errors.md and the error catalogue (vm/errors.ts) in step, row for row, and both
- * exhaustive: every diagnostic code (`'E_…'`, `DIAG.E_…`) and every runtime or HTTP error code
+ * Keeps spec/errors.md and the error catalogue (vm/errors.ts) in step: the page's code tables are
+ * the rendering of tools/gen-errors-doc.ts, row for row, and both are exhaustive: every diagnostic code (`'E_…'`, `DIAG.E_…`) and every runtime or HTTP error code
  * raised in the source (`new RvmError(…, 'code')`, `RUNTIME.code`, `HTTP.code`,
  * `ctx.fail(…, 'code')`) must be in the catalogue and documented on the page.
  */
@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CATALOGUE, familiesOf, isUserFacingCode, type ErrorFamily, type HttpErrorEntry } from '../../vm/errors.js';
+import { ERROR_BLOCKS, blockEnd, blockStart, renderErrorsDoc } from '../../tools/gen-errors-doc.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const SOURCE_DIRS = ['vm', 'plugins', 'stdlib', 'tools'];
@@ -96,6 +97,20 @@ test('every catalogue entry has its row on the page, with the same doc and statu
     }
   }
   assert.ok(rows.get('http')!.size > 20 && rows.get('diagnostic')!.size > 40, 'the page tables no longer parse');
+});
+
+test("spec/errors.md's code tables are the generator's rendering of the catalogue", () => {
+  assert.ok(documented === renderErrorsDoc(documented), 'spec/errors.md is out of date: run `npx tsc -p . && node dist/tools/gen-errors-doc.js`');
+  for (const family of ERROR_BLOCKS) assert.equal(documented.split(blockStart(family)).length, 2, `one generated block for ${family}`);
+});
+
+test('the generator rewrites a stale row inside a block, keeps the prose, and refuses a page without a block', () => {
+  const stale = documented.replace('| `null_field` | reading a field or index of `null` |', '| `null_field` | an old wording |');
+  assert.notEqual(stale, documented);
+  assert.equal(renderErrorsDoc(stale), documented);
+  const prose = documented.replace('There are four families:', 'There are four families, said by hand:');
+  assert.equal(renderErrorsDoc(prose), prose);
+  assert.throws(() => renderErrorsDoc(documented.replace(blockEnd('runtime'), '')), /no generated block for runtime/);
 });
 
 test('every code named in the source is a catalogue entry', () => {
