@@ -30,7 +30,7 @@ export interface ContextDeps {
   readonly onAppLog?: (message: string) => void;
   /** Charges body memory; without it (unit tests) bodies are read uncounted. */
   readonly admission?: Admission;
-  /** The routes' validation (VALIDATE); without it (unit tests) a route that validates fails. */
+  /** The routes' validation (VALIDATE), replaced with the router on hot reload; without it (unit tests) a route that validates fails. */
   readonly validation?: ValidationPlans;
 }
 
