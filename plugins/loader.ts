@@ -12,6 +12,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BundlePlugin } from '../vm/bytecode/bundle.js';
 import { PluginLoadError } from './registry.js';
+import { PLUGIN } from '../vm/errors.js';
 import type { PluginDefinition } from './contract.js';
 
 /** Conditions honoured in a package's `exports`, in the order an ESM `import` from Node honours them. */
@@ -56,7 +57,7 @@ export async function resolveBundlePlugins(records: readonly BundlePlugin[], bun
     if (definition.name !== record.name || definition.version !== record.version) {
       throw new PluginLoadError(
         `plugin '${record.name}' of bundle ${bundleFile} does not match: compiled against ${expected}, '${record.from}' is ${definition.name} ${definition.version}; ship that version with the bundle or rebuild it with 'rvm compile'`,
-        'E_PLUGIN_MISMATCH',
+        PLUGIN.E_PLUGIN_MISMATCH,
       );
     }
     definitions.push(definition);
@@ -66,7 +67,7 @@ export async function resolveBundlePlugins(records: readonly BundlePlugin[], bun
 
 function checkSpec(spec: unknown): void {
   if (typeof spec !== 'string' || spec.trim() === '') {
-    throw new PluginLoadError(`a plugin spec must be a package name or a path, got ${JSON.stringify(spec)}`, 'E_PLUGIN_INVALID');
+    throw new PluginLoadError(`a plugin spec must be a package name or a path, got ${JSON.stringify(spec)}`, PLUGIN.E_PLUGIN_INVALID);
   }
 }
 
@@ -91,7 +92,7 @@ function isPathSpec(spec: string): boolean {
 }
 
 function notFound(what: string, why: string): PluginLoadError {
-  return new PluginLoadError(`${what} was not found: ${why}`, 'E_PLUGIN_NOT_FOUND');
+  return new PluginLoadError(`${what} was not found: ${why}`, PLUGIN.E_PLUGIN_NOT_FOUND);
 }
 
 function resolvePathSpec(spec: string, dir: string, what: string): string {
@@ -117,7 +118,7 @@ function resolvePackageSpec(spec: string, dir: string, what: string): string {
     try {
       pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown };
     } catch (error) {
-      throw new PluginLoadError(`${what} has an unreadable package.json: ${(error as Error).message}`, 'E_PLUGIN_INVALID');
+      throw new PluginLoadError(`${what} has an unreadable package.json: ${(error as Error).message}`, PLUGIN.E_PLUGIN_INVALID);
     }
     if (pkg.exports === undefined || pkg.exports === null) break;
     const target = resolveExports(pkg.exports, subpath);
@@ -176,7 +177,7 @@ async function importDefinition(what: string, file: string): Promise<PluginDefin
   try {
     mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new PluginLoadError(`${what} failed to load: ${(error as Error)?.message ?? String(error)}`, 'E_PLUGIN_INVALID');
+    throw new PluginLoadError(`${what} failed to load: ${(error as Error)?.message ?? String(error)}`, PLUGIN.E_PLUGIN_INVALID);
   }
   let candidate = mod.default ?? mod.plugin;
   // A CommonJS module compiled from `export default` arrives as { default: definition }.
@@ -184,7 +185,7 @@ async function importDefinition(what: string, file: string): Promise<PluginDefin
   if (!isObject(candidate) || typeof candidate.name !== 'string' || typeof candidate.version !== 'string' || typeof candidate.setup !== 'function') {
     throw new PluginLoadError(
       `${what} does not export a plugin definition (default export or 'plugin': { name, version, setup })`,
-      'E_PLUGIN_INVALID',
+      PLUGIN.E_PLUGIN_INVALID,
     );
   }
   return candidate as unknown as PluginDefinition;

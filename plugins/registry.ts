@@ -20,12 +20,13 @@ import type {
   ValidatorSpec,
 } from './contract.js';
 import { checkedNative } from './checked-native.js';
+import { PLUGIN, type PluginCode } from '../vm/errors.js';
 
 /** A plugin that could not be loaded; `code` is one of the `E_PLUGIN_*` codes in spec/errors.md. */
 export class PluginLoadError extends Error {
   constructor(
     message: string,
-    readonly code: string,
+    readonly code: PluginCode,
   ) {
     super(message);
     this.name = 'PluginLoadError';
@@ -194,7 +195,7 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
   } catch (error) {
     if (error instanceof PluginLoadError) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    throw new PluginLoadError(`plugin '${plugin.name}' failed in setup: ${message}`, 'E_PLUGIN_SETUP');
+    throw new PluginLoadError(`plugin '${plugin.name}' failed in setup: ${message}`, PLUGIN.E_PLUGIN_SETUP);
   } finally {
     open = false;
   }
@@ -202,22 +203,22 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
 }
 
 function invalid(plugin: string, message: string): PluginLoadError {
-  return new PluginLoadError(`plugin '${plugin}' is invalid: ${message}`, 'E_PLUGIN_INVALID');
+  return new PluginLoadError(`plugin '${plugin}' is invalid: ${message}`, PLUGIN.E_PLUGIN_INVALID);
 }
 
 function clash(kind: string, name: string, first: string, second: string): PluginLoadError {
   const by = first === second ? `twice by '${first}'` : `by both '${first}' and '${second}'`;
-  return new PluginLoadError(`${kind} '${name}' is registered ${by}`, 'E_PLUGIN_CLASH');
+  return new PluginLoadError(`${kind} '${name}' is registered ${by}`, PLUGIN.E_PLUGIN_CLASH);
 }
 
 /** Checks the shape of a definition (plain JS callers get no type checking). */
 function checkDefinition(definition: PluginDefinition): void {
   if (definition === null || typeof definition !== 'object') {
-    throw new PluginLoadError(`a plugin definition must be an object, got ${definition === null ? 'null' : typeof definition}`, 'E_PLUGIN_INVALID');
+    throw new PluginLoadError(`a plugin definition must be an object, got ${definition === null ? 'null' : typeof definition}`, PLUGIN.E_PLUGIN_INVALID);
   }
   const name: unknown = definition.name;
   if (typeof name !== 'string' || name.trim() === '') {
-    throw new PluginLoadError('a plugin definition has no name', 'E_PLUGIN_INVALID');
+    throw new PluginLoadError('a plugin definition has no name', PLUGIN.E_PLUGIN_INVALID);
   }
   if (typeof definition.version !== 'string' || definition.version.trim() === '') throw invalid(name, 'no version');
   if (typeof definition.setup !== 'function') throw invalid(name, 'no setup function');
@@ -234,7 +235,7 @@ function checkDefinition(definition: PluginDefinition): void {
 function orderByDependencies(definitions: PluginDefinition[]): PluginDefinition[] {
   const byName = new Map<string, PluginDefinition>();
   for (const d of definitions) {
-    if (byName.has(d.name)) throw new PluginLoadError(`plugin '${d.name}' is listed twice`, 'E_PLUGIN_DUPLICATE');
+    if (byName.has(d.name)) throw new PluginLoadError(`plugin '${d.name}' is listed twice`, PLUGIN.E_PLUGIN_DUPLICATE);
     byName.set(d.name, d);
   }
   const done = new Set<string>();
@@ -245,12 +246,12 @@ function orderByDependencies(definitions: PluginDefinition[]): PluginDefinition[
     const at = visiting.indexOf(plugin.name);
     if (at >= 0) {
       const cycle = [...visiting.slice(at), plugin.name].map((n) => `'${n}'`).join(' -> ');
-      throw new PluginLoadError(`plugin dependencies form a cycle: ${cycle}`, 'E_PLUGIN_CYCLE');
+      throw new PluginLoadError(`plugin dependencies form a cycle: ${cycle}`, PLUGIN.E_PLUGIN_CYCLE);
     }
     visiting.push(plugin.name);
     for (const dep of plugin.dependencies ?? []) {
       const target = byName.get(dep);
-      if (!target) throw new PluginLoadError(`plugin '${plugin.name}' depends on '${dep}', which is not loaded`, 'E_PLUGIN_MISSING_DEPENDENCY');
+      if (!target) throw new PluginLoadError(`plugin '${plugin.name}' depends on '${dep}', which is not loaded`, PLUGIN.E_PLUGIN_MISSING_DEPENDENCY);
       visit(target);
     }
     visiting.pop();

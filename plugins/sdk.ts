@@ -40,5 +40,6 @@ export { absent, argumentProblem, checkLength, entriesOf, expectBool, expectInt,
 export { clientPrefix } from './kit/client-prefix.js';
 export { SESSION_COOKIE, requestToken } from './kit/session-token.js';
 export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
+export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
 export { RESPONSE_HELPERS } from '../vm/compiler/infer.js';
 export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';

@@ -14,6 +14,7 @@ import type { PluginRegistry } from '../plugins/registry.js';
 import type { ValueObject } from '../plugins/sdk.js';
 import { App } from '../vm/runtime/app.js';
 import { buildApp } from './host.js';
+import { HTTP } from '../vm/errors.js';
 import { inject } from '../vm/runtime/http/inject.js';
 import { captureLogger, type CaptureLogger } from '../vm/runtime/log.js';
 import { buildRequest, describeRequest, toCurl, toInject, type FuzzRequest } from './fuzz-request.js';
@@ -31,8 +32,6 @@ const OMIT_CHANCE = 0.25;
 const NULL_CHANCE = 0.5;
 /** Characters of a response body kept in a finding. */
 const MAX_BODY_CHARS = 500;
-/** The code of the 422 validation answers; other 422s come from handlers. */
-const VALIDATION_FAILED = 'validation_failed';
 /** The value every path parameter gets: safe for ids, names and numbers alike. */
 const PATH_PARAM_SAMPLE = '1';
 
@@ -323,7 +322,7 @@ class RouteFuzzer {
     else if (broken === null) {
       // Only validation's own 422 refuses valid input; a handler that answers 422 itself (a key
       // that does not decrypt) has judged input validation let through: that request is blocked.
-      if (status === 422 && errorCode(response.body) === VALIDATION_FAILED) kind = 'valid_refused';
+      if (status === HTTP.validation_failed.status && errorCode(response.body) === HTTP.validation_failed.code) kind = 'valid_refused';
       else if (status < 400) this.summary.valid.accepted++;
       else this.summary.valid.blocked++;
     } else if (status === 422 || (status === 413 && broken.field.type === 'file')) this.summary.invalid.refused++;

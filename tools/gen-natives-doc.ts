@@ -7,19 +7,15 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { pluginRegistry } from './commands/validators.js';
 import { nativeSignature, nativesOf } from './commands/natives.js';
+import { markdownTable, tableCell } from './markdown-table.js';
 
 /** Where the page lives (this module runs from dist/tools/). */
 export const NATIVES_DOC_PATH = fileURLToPath(new URL('../../spec/natives.md', import.meta.url));
 
-/** Escapes a table cell: pipes would split it. */
-function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-}
-
 /** The page's text. */
 export async function renderNativesDoc(): Promise<string> {
   const natives = nativesOf(await pluginRegistry(undefined));
-  const rows = natives.map((n) => `| \`${cell(nativeSignature(n))}\` | ${n.plugin} | ${cell(n.meta.doc)} |`);
+  const rows = natives.map((n) => [`\`${tableCell(nativeSignature(n))}\``, n.plugin, tableCell(n.meta.doc)]);
   return [
     '# Natives of the standard plugins',
     '',
@@ -29,9 +25,7 @@ export async function renderNativesDoc(): Promise<string> {
     `Every function the standard plugins give the language (${natives.length} of them), as \`rvm natives\` lists them; \`rvm natives DIR\``,
     "adds those of the app's own plugins. Each plugin's page in `spec/plugins/` says more.",
     '',
-    '| native | plugin | what it does |',
-    '|---|---|---|',
-    ...rows,
+    ...markdownTable(['native', 'plugin', 'what it does'], rows),
     '',
   ].join('\n');
 }

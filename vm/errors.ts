@@ -3,8 +3,8 @@
  * Compile-time diagnostics (`E_…`, and the `W_…` warning), artefact and plugin load codes, the
  * runtime error codes a request can fail with, and the HTTP error codes of `{"error", "code"}`
  * bodies with their status and default message. Call sites name an entry instead of writing the
- * code; `spec/errors.md` documents each entry with its `doc` (a test keeps the two in step); the
- * CLI asks `isUserFacingCode` which errors are addressed to the user.
+ * code; the code tables of `spec/errors.md` are generated from the entries (tools/gen-errors-doc.ts);
+ * the CLI asks `isUserFacingCode` which errors are addressed to the user.
  */
 
 /** The family of a code, which decides how it is reported (spec/errors.md has one section each). */
@@ -15,6 +15,10 @@ export interface ErrorEntry {
   readonly code: string;
   readonly family: ErrorFamily;
   readonly doc: string;
+  /** Diagnostics: the `###` section of spec/errors.md that lists the code. */
+  readonly section?: string;
+  /** Diagnostics: a source that raises it, as the page shows it (Markdown). */
+  readonly example?: string;
 }
 
 /** An HTTP error code: the status it answers and the message its body carries when none is given. */
@@ -24,57 +28,86 @@ export interface HttpErrorEntry extends ErrorEntry {
   readonly message: string;
 }
 
-/** Compile-time diagnostics: a source file that cannot be compiled or linked (`W_…` warns). */
-const DIAGNOSTIC_DOCS = {
-  E_UNEXPECTED_CHAR: 'a character that starts no token',
-  E_UNTERMINATED_STRING: 'a text without its closing quote on the same line (also an unclosed `${`)',
-  E_BAD_ESCAPE: 'an escape other than `\\n \\t \\r \\0 \\\\ \\\' \\" \\$`',
-  E_UNTERMINATED_COMMENT: '`/*` without `*/`',
-  E_UNEXPECTED_TOKEN: 'a token the grammar does not allow here (also a missing `}` at the end of the file, a path without `/`)',
-  E_EXPECTED_EXPRESSION: 'an expression was expected (also a reserved word used as a name)',
-  E_INVALID_ASSIGN: 'the left side of `=` is not a name, field or index',
-  E_BAD_METHOD: 'not an HTTP method of `GET POST PUT PATCH DELETE HEAD OPTIONS ANY` (or not in capitals)',
-  E_BAD_PATH: 'a malformed route path: trailing `/`, empty or dot segment, bad character, `{name}`, bad or duplicate parameter, wildcard not last',
-  E_UNKNOWN_TYPE: 'a field type outside `text int number bool file list object date datetime`',
-  E_SECTION_ORDER: 'route sections out of order (guards, then validate/query, then the handler), a section twice, or a section word inside the handler',
-  E_DUPLICATE_FIELD: 'a field declared twice in one `validate`, `query` or `type` block',
-  E_MIDDLEWARE_FILE: '`middleware {}` outside a file named `_middleware.rvm`, or a route inside one',
-  E_DUPLICATE_MIDDLEWARE: 'a second `middleware {}` block in one `_middleware.rvm`',
-  E_TOO_DEEP: 'expressions or blocks nested deeper than `MAX_NESTING_DEPTH` (256), or a decorator\'s list or object literal nested deeper than `MAX_CONSTANT_DEPTH` (32)',
-  E_TOO_MANY_ERRORS: 'the parser stopped after `MAX_DIAGNOSTICS` (50) errors in one file',
-  E_FILE_TOO_LARGE: 'a source file over `MAX_SOURCE_BYTES` (1 MiB)',
-  E_INTERNAL: 'the parser itself failed on this file (an rvm bug: please report it with the file)',
-  E_UNDEFINED_NAME: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local)',
-  E_ASSIGN_AMBIENT: 'assigning `request`, `body`, `params`, `query` or `response`',
-  E_NOT_A_VALUE: 'a function or guard name used as a value',
-  E_NOT_CALLABLE: 'calling something that is not a function name or `Name.method`',
-  E_NOT_CONSTANT: 'a guard or decorator argument that is not a constant (a decorator\'s list or object literal must hold constants only; the caret is at the first item that is not)',
-  E_DUPLICATE_PARAM: 'two parameters with the same name',
-  E_DUPLICATE_DECL: 'the same `fn`, `guard_definition` or `type` name twice in one file (also a route or middleware block repeated in one file)',
-  E_BREAK_OUTSIDE_LOOP: '`break` or `continue` outside a loop',
-  E_RETURN_OUTSIDE_FN: '`return` outside a `fn` or `guard_definition`',
-  E_BAD_RESPONSE_FIELD: 'a `response {}` field other than `status json text html headers`, or two body fields',
-  E_UNKNOWN_FIELD_TYPE: 'a field type the compiler does not know (the parser normally reports `E_UNKNOWN_TYPE` first)',
-  E_TOO_MANY_LOCALS: 'more than `MAX_LOCALS` (256) locals live at once in one chunk',
-  E_TOO_MANY_CONSTANTS: 'more than `MAX_CONSTANTS` (65 536) constants in one chunk',
-  E_TOO_MANY_ARGS: 'more than `MAX_ARGS` (255) arguments in a call or parameters in a declaration',
-  E_UNKNOWN_FUNCTION: 'a call to a function no file declares and no plugin provides; the hint names the nearest one',
-  E_UNKNOWN_GUARD: 'a guard no file declares and no plugin provides, with a did-you-mean hint',
-  E_ARITY: 'a call or guard use with the wrong number of arguments',
-  E_GUARD_ARGS: 'guard arguments the guard\'s plugin refuses at load (`checkArgs`): a limit out of range, a malformed CIDR, a time that is not `HH:MM`',
-  E_SCOPE: 'a native restricted to middleware (`next()`) used elsewhere, including a `fn`',
-  E_DUPLICATE_ROUTE: 'two routes with the same method and path shape, in one file or in two',
-  E_DUPLICATE_NAME: 'the same top-level name declared in two files, or a `fn` named like a plugin native',
-  E_NO_APP: 'the app folder or bundle given to `rvm` does not exist',
-  E_APP_EXISTS: '`rvm new DIR` was given a folder that is not empty, or a file: nothing is written (exit 1), so a second run never overwrites an edit',
-  E_UNKNOWN_VALIDATOR: 'a decorator no loaded plugin registers as a validator; the hint names the nearest',
-  E_VALIDATOR_TYPE: 'a validator on a field type it does not apply to, or a `file` field in `query {}`',
-  E_VALIDATOR_ARGS: 'wrong argument count or type for a validator, or arguments it refuses (a regex that does not compile or that a linear-time engine cannot run — backreferences, lookaround — with a hint; a size that does not parse)',
-  E_CONTRADICTORY_BOUNDS: 'decorators whose bounds exclude every value',
-  E_BAD_DEFAULT: 'a `@default` of the wrong type (a list or object literal suits only a `list` or `object` field), or one its own field\'s validators refuse',
-  W_NOT_CONFIGURED: 'a warning, not an error: a guard whose plugin needs configuration the app lacks (`auth` or `role` without `JWT_SECRET` or `.secrets/jwt_secret`, `api_key` without keys); `rvm check` and the start of `rvm run` report it once per guard, at its first use, before its requests answer 500',
-  E_CONFIG: '`rvm.config.json` or a config env var is invalid (not JSON, wrong type, bad size, a bad `trustProxy`), or the file is not a regular file or is over `MAX_CONFIG_BYTES` (1 MiB)',
+/** What spec/errors.md says of a compile-time diagnostic and, where one helps, a source that raises it. */
+interface DiagnosticDoc {
+  readonly doc: string;
+  readonly example?: string;
+}
+
+/** Lexical diagnostics: text the lexer cannot turn into tokens. */
+const LEXICAL = {
+  E_UNEXPECTED_CHAR: { doc: 'a character that starts no token', example: '`x = 1 # 2`' },
+  E_UNTERMINATED_STRING: { doc: 'a text without its closing quote on the same line (also an unclosed `${`)', example: '`x = \'abc`' },
+  E_BAD_ESCAPE: { doc: 'an escape other than `\\n \\t \\r \\0 \\\\ \\\' \\" \\$`', example: '`\'a\\qb\'`' },
+  E_UNTERMINATED_COMMENT: { doc: '`/*` without `*/`', example: '`/* never closed`' },
+} as const satisfies Record<string, DiagnosticDoc>;
+
+/** Syntax diagnostics: tokens the grammar does not allow. */
+const SYNTAX = {
+  E_UNEXPECTED_TOKEN: { doc: 'a token the grammar does not allow here (also a missing `}` at the end of the file, a path without `/`)', example: '`x = 1 2`, `route GET users {`' },
+  E_EXPECTED_EXPRESSION: { doc: 'an expression was expected (also a reserved word used as a name)', example: '`x = * 2`, `while = 1`' },
+  E_INVALID_ASSIGN: { doc: 'the left side of `=` is not a name, field or index', example: '`1 = 2`, `len(x) = 2`' },
+  E_BAD_METHOD: { doc: 'not an HTTP method of `GET POST PUT PATCH DELETE HEAD OPTIONS ANY` (or not in capitals)', example: '`route FETCH / {`' },
+  E_BAD_PATH: { doc: 'a malformed route path: trailing `/`, empty or dot segment, bad character, `{name}`, bad or duplicate parameter, wildcard not last', example: '`route GET /users/ {`' },
+  E_UNKNOWN_TYPE: { doc: 'a field type outside `text int number bool file list object date datetime`', example: '`name: txt`' },
+  E_SECTION_ORDER: { doc: 'route sections out of order (guards, then validate/query, then the handler), a section twice, or a section word inside the handler', example: '`validate {…}` then `guard g`' },
+  E_DUPLICATE_FIELD: { doc: 'a field declared twice in one `validate`, `query` or `type` block', example: '`name: text` twice' },
+  E_MIDDLEWARE_FILE: { doc: '`middleware {}` outside a file named `_middleware.rvm`, or a route inside one', example: '`middleware {}` in `routes.rvm`' },
+  E_DUPLICATE_MIDDLEWARE: { doc: 'a second `middleware {}` block in one `_middleware.rvm`' },
+  E_TOO_DEEP: { doc: 'expressions or blocks nested deeper than `MAX_NESTING_DEPTH` (256), or a decorator\'s list or object literal nested deeper than `MAX_CONSTANT_DEPTH` (32)', example: '300 nested `(`, `@default([[[…]]])` 33 deep' },
+  E_TOO_MANY_ERRORS: { doc: 'the parser stopped after `MAX_DIAGNOSTICS` (50) errors in one file' },
+  E_FILE_TOO_LARGE: { doc: 'a source file over `MAX_SOURCE_BYTES` (1 MiB)' },
+  E_INTERNAL: { doc: 'the parser itself failed on this file (an rvm bug: please report it with the file)' },
+} as const satisfies Record<string, DiagnosticDoc>;
+
+/** Name and compilation diagnostics, found file by file. */
+const NAMES = {
+  E_UNDEFINED_NAME: { doc: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local)', example: '`log(nope)`' },
+  E_ASSIGN_AMBIENT: { doc: 'assigning `request`, `body`, `params`, `query` or `response`', example: '`body = {}`' },
+  E_NOT_A_VALUE: { doc: 'a function or guard name used as a value', example: '`x = helper`' },
+  E_NOT_CALLABLE: { doc: 'calling something that is not a function name or `Name.method`', example: '`n = 1; n()`' },
+  E_NOT_CONSTANT: { doc: 'a guard or decorator argument that is not a constant (a decorator\'s list or object literal must hold constants only; the caret is at the first item that is not)', example: '`guard from_ip(request.ip)`, `@default([request.ip])`' },
+  E_DUPLICATE_PARAM: { doc: 'two parameters with the same name', example: '`fn f(a, a)`' },
+  E_DUPLICATE_DECL: { doc: 'the same `fn`, `guard_definition` or `type` name twice in one file (also a route or middleware block repeated in one file)', example: 'two `fn twice()`' },
+  E_BREAK_OUTSIDE_LOOP: { doc: '`break` or `continue` outside a loop', example: '`break` in a route' },
+  E_RETURN_OUTSIDE_FN: { doc: '`return` outside a `fn` or `guard_definition`', example: '`return 1` in a route' },
+  E_BAD_RESPONSE_FIELD: { doc: 'a `response {}` field other than `status json text html headers`, or two body fields', example: '`response { stats: 200 }`' },
+  E_UNKNOWN_FIELD_TYPE: { doc: 'a field type the compiler does not know (the parser normally reports `E_UNKNOWN_TYPE` first)' },
+  E_TOO_MANY_LOCALS: { doc: 'more than `MAX_LOCALS` (256) locals live at once in one chunk', example: '257 assignments' },
+  E_TOO_MANY_CONSTANTS: { doc: 'more than `MAX_CONSTANTS` (65 536) constants in one chunk' },
+  E_TOO_MANY_ARGS: { doc: 'more than `MAX_ARGS` (255) arguments in a call or parameters in a declaration', example: '`max(1, 1, …)` × 256' },
+} as const satisfies Record<string, DiagnosticDoc>;
+
+/** Diagnostics of the whole app: linking, validation plans, configuration. */
+const LINKING = {
+  E_UNKNOWN_FUNCTION: { doc: 'a call to a function no file declares and no plugin provides; the hint names the nearest one', example: '`lenn(\'abc\')` → did you mean `len`?' },
+  E_UNKNOWN_GUARD: { doc: 'a guard no file declares and no plugin provides, with a did-you-mean hint', example: '`guard premium_usr`' },
+  E_ARITY: { doc: 'a call or guard use with the wrong number of arguments', example: '`len(\'a\', \'b\')`, `guard min_age`' },
+  E_GUARD_ARGS: { doc: 'guard arguments the guard\'s plugin refuses at load (`checkArgs`): a limit out of range, a malformed CIDR, a time that is not `HH:MM`', example: '`guard rate_limit(0, 60)`, `guard ip(\'10.0.0.0/33\')`' },
+  E_SCOPE: { doc: 'a native restricted to middleware (`next()`) used elsewhere, including a `fn`', example: '`next()` in a route' },
+  E_DUPLICATE_ROUTE: { doc: 'two routes with the same method and path shape, in one file or in two', example: '`route GET /items` in `a.rvm` and `b.rvm`' },
+  E_DUPLICATE_NAME: { doc: 'the same top-level name declared in two files, or a `fn` named like a plugin native', example: '`fn helper` in two files, `fn len(x)`' },
+  E_NO_APP: { doc: 'the app folder or bundle given to `rvm` does not exist', example: '`rvm run nowhere/`' },
+  E_APP_EXISTS: { doc: '`rvm new DIR` was given a folder that is not empty, or a file: nothing is written (exit 1), so a second run never overwrites an edit', example: '`rvm new app` twice' },
+  E_UNKNOWN_VALIDATOR: { doc: 'a decorator no loaded plugin registers as a validator; the hint names the nearest', example: '`@emial` → did you mean `email`?' },
+  E_VALIDATOR_TYPE: { doc: 'a validator on a field type it does not apply to, or a `file` field in `query {}`', example: '`age: int @email`' },
+  E_VALIDATOR_ARGS: { doc: 'wrong argument count or type for a validator, or arguments it refuses (a regex that does not compile or that a linear-time engine cannot run — backreferences, lookaround — with a hint; a size that does not parse)', example: '`@min(\'8\')`, `@max_size(\'lots\')`, `@regex(\'(a)\\\\1\')`' },
+  E_CONTRADICTORY_BOUNDS: { doc: 'decorators whose bounds exclude every value', example: '`@min(10) @max(5)`' },
+  E_BAD_DEFAULT: { doc: 'a `@default` of the wrong type (a list or object literal suits only a `list` or `object` field), or one its own field\'s validators refuse', example: '`role: text @one_of(\'a\', \'b\') @default(\'c\')`, `tags: list @default({})`' },
+  W_NOT_CONFIGURED: { doc: 'a warning, not an error: a guard whose plugin needs configuration the app lacks (`auth` or `role` without `JWT_SECRET` or `.secrets/jwt_secret`, `api_key` without keys); `rvm check` and the start of `rvm run` report it once per guard, at its first use, before its requests answer 500', example: '`guard auth` and no key' },
+  E_CONFIG: { doc: '`rvm.config.json` or a config env var is invalid (not JSON, wrong type, bad size, a bad `trustProxy`), or the file is not a regular file or is over `MAX_CONFIG_BYTES` (1 MiB)', example: '`{"bodyLimit": "huge"}`, `{"trustProxy": 99}`' },
+} as const satisfies Record<string, DiagnosticDoc>;
+
+/** The diagnostics by the `###` section of spec/errors.md that lists them, in page order. */
+const DIAGNOSTIC_SECTIONS = {
+  Lexical: LEXICAL,
+  Syntax: SYNTAX,
+  'Names and compilation': NAMES,
+  'Linking (the whole app)': LINKING,
 } as const;
+
+/** Compile-time diagnostics: a source file that cannot be compiled or linked (`W_…` warns). */
+const DIAGNOSTIC_DOCS = { ...LEXICAL, ...SYNTAX, ...NAMES, ...LINKING };
 
 /** A cache file or bundle that cannot be loaded. */
 const ARTEFACT_DOCS = {
@@ -202,9 +235,15 @@ function docEntries(family: ErrorFamily, docs: Readonly<Record<string, string>>)
   return Object.entries(docs).map(([code, doc]) => Object.freeze({ code, family, doc }));
 }
 
+function diagnosticEntries(): ErrorEntry[] {
+  return Object.entries(DIAGNOSTIC_SECTIONS).flatMap(([section, docs]) =>
+    Object.entries(docs as Readonly<Record<string, DiagnosticDoc>>).map(([code, d]) => Object.freeze({ code, family: 'diagnostic' as const, section, ...d })),
+  );
+}
+
 /** Every entry of the catalogue, family by family in the order spec/errors.md lists them. */
 export const ERROR_CATALOGUE: readonly ErrorEntry[] = Object.freeze([
-  ...docEntries('diagnostic', DIAGNOSTIC_DOCS),
+  ...diagnosticEntries(),
   ...docEntries('artefact', ARTEFACT_DOCS),
   ...docEntries('plugin', PLUGIN_DOCS),
   ...docEntries('runtime', RUNTIME_DOCS),

@@ -6,6 +6,7 @@
  */
 import { HostObject, MAX_TEXT_LENGTH, RvmError, typeName } from '../../vm/values.js';
 import type { Value, ValueObject } from '../../vm/values.js';
+import { RUNTIME } from '../../vm/errors.js';
 
 /** True when an optional argument was left out (the VM may pass undefined or null). */
 export function absent(v: Value | undefined): v is null | undefined {
@@ -14,7 +15,7 @@ export function absent(v: Value | undefined): v is null | undefined {
 
 /** The `type_error` for an argument of the wrong type: `lower() expects s to be text, got int`. */
 export function typeError(fn: string, param: string, expected: string, v: Value | undefined): RvmError {
-  return new RvmError(`${fn}() expects ${param} to be ${expected}, got ${typeName(v)}`, 'type_error');
+  return new RvmError(`${fn}() expects ${param} to be ${expected}, got ${typeName(v)}`, RUNTIME.type_error);
 }
 
 /** The argument as text, else a type_error. */
@@ -63,7 +64,7 @@ export function entriesOf(fn: string, param: string, v: Value | undefined): [str
 export function checkLength<T extends number | string>(fn: string, lengthOrText: T): T {
   const length: number = typeof lengthOrText === 'string' ? lengthOrText.length : (lengthOrText as number);
   if (length > MAX_TEXT_LENGTH) {
-    throw new RvmError(`${fn}() would build a text of ${length} characters (limit ${MAX_TEXT_LENGTH})`, 'text_too_long');
+    throw new RvmError(`${fn}() would build a text of ${length} characters (limit ${MAX_TEXT_LENGTH})`, RUNTIME.text_too_long);
   }
   return lengthOrText;
 }

@@ -3,7 +3,7 @@
  * per line, blank lines and `#` comments ignored) and the `API_KEYS` environment variable
  * (comma-separated); a presented key is compared with every one of them in constant time.
  */
-import { RvmError, constantTimeEqual } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, constantTimeEqual } from '../../plugins/sdk.js';
 import type { SecretSource } from '../../plugins/sdk.js';
 import { Rechecked, type Clock } from './rechecked.js';
 
@@ -57,7 +57,7 @@ export class ApiKeyring {
   accepts(secrets: SecretSource, presented: string): boolean {
     const keys = this.keys.get(secrets);
     if (keys.length === 0) {
-      throw new RvmError(API_KEYS_NOT_CONFIGURED_MESSAGE, 'api_key_not_configured');
+      throw new RvmError(API_KEYS_NOT_CONFIGURED_MESSAGE, RUNTIME.api_key_not_configured);
     }
     if (presented.length === 0 || presented.length > MAX_API_KEY_LENGTH) return false;
     let match = false;

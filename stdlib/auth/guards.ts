@@ -3,7 +3,7 @@
  * ever rejecting), `role(r1, ...)` (an authenticated caller holding one of the roles) and
  * `api_key` (a valid `X-API-Key`). Their metadata feeds the reference and the OpenAPI export.
  */
-import { SESSION_COOKIE } from '../../plugins/sdk.js';
+import { HTTP, RUNTIME, SESSION_COOKIE } from '../../plugins/sdk.js';
 import type { AppSettings, CallContext, ErrorResponseSpec, GuardFn, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 import { API_KEYS_ENV, API_KEYS_FILE, API_KEYS_NOT_CONFIGURED_MESSAGE, API_KEY_HEADER, apiKeysConfigured, type ApiKeyring } from './api-keys.js';
 import { AUTH_NOT_CONFIGURED_MESSAGE, JWT_SECRET_ENV, JWT_SECRET_FILE, configuredKey, unauthorized, type AuthSession } from './session.js';
@@ -14,14 +14,14 @@ export const BEARER_SCHEME = { name: 'bearerAuth', scheme: { type: 'http', schem
 export const API_KEY_SCHEME = { name: 'apiKeyAuth', scheme: { type: 'apiKey', in: 'header', name: 'X-API-Key' } };
 
 const UNAUTHORIZED: ErrorResponseSpec = {
-  status: 401,
-  code: 'unauthorized',
+  status: HTTP.unauthorized.status,
+  code: HTTP.unauthorized.code,
   description: `No valid token: none sent (Authorization: Bearer or the ${SESSION_COOKIE} cookie), or it is expired, tampered with or not HS256.`,
   headers: ['WWW-Authenticate'],
 };
 const AUTH_NOT_CONFIGURED: ErrorResponseSpec = {
-  status: 500,
-  code: 'auth_not_configured',
+  status: HTTP.internal_error.status,
+  code: RUNTIME.auth_not_configured,
   description: `The app has no JWT key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}); outside dev mode the body says internal_error.`,
 };
 
@@ -70,7 +70,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     ],
     doc: 'Requires an authenticated caller (as the auth guard) whose token holds one of the roles: the text claim role, or the list claim roles.',
     security: BEARER_SCHEME,
-    responses: [UNAUTHORIZED, { status: 403, code: 'forbidden', description: 'The caller holds none of the roles.' }, AUTH_NOT_CONFIGURED],
+    responses: [UNAUTHORIZED, { status: HTTP.forbidden.status, code: HTTP.forbidden.code, description: 'The caller holds none of the roles.' }, AUTH_NOT_CONFIGURED],
     checkSetup: authSetup,
   });
 
@@ -78,7 +78,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     const presented = ctx.request.headers[API_KEY_HEADER];
     // Checked even without a header, so a missing configuration shows up on the first request.
     const ok = apiKeys.accepts(ctx.app.secrets, typeof presented === 'string' ? presented : '');
-    if (!ok && use.mode === 'required') return ctx.fail(401, 'Invalid or missing API key', 'invalid_api_key');
+    if (!ok && use.mode === 'required') return ctx.fail(HTTP.invalid_api_key.status, 'Invalid or missing API key', HTTP.invalid_api_key.code);
   };
   rvm.guard('api_key', apiKey, {
     params: [],
@@ -86,8 +86,8 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     security: API_KEY_SCHEME,
     checkSetup: (app) => (apiKeysConfigured(app.secrets) ? null : API_KEYS_NOT_CONFIGURED_MESSAGE),
     responses: [
-      { status: 401, code: 'invalid_api_key', description: 'The X-API-Key header is missing or matches no key.' },
-      { status: 500, code: 'api_key_not_configured', description: `The app lists no keys (.secrets/${API_KEYS_FILE} or ${API_KEYS_ENV}); outside dev mode the body says internal_error.` },
+      { status: HTTP.invalid_api_key.status, code: HTTP.invalid_api_key.code, description: 'The X-API-Key header is missing or matches no key.' },
+      { status: HTTP.internal_error.status, code: RUNTIME.api_key_not_configured, description: `The app lists no keys (.secrets/${API_KEYS_FILE} or ${API_KEYS_ENV}); outside dev mode the body says internal_error.` },
     ],
   });
 }
@@ -95,5 +95,5 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
 /** The 403 of the role guard. */
 function forbidden(ctx: CallContext, roles: readonly Value[]): Halt {
   const names = roles.filter((r): r is string => typeof r === 'string');
-  return ctx.fail(403, `Requires the role ${names.join(' or ')}`, 'forbidden');
+  return ctx.fail(HTTP.forbidden.status, `Requires the role ${names.join(' or ')}`, HTTP.forbidden.code);
 }

@@ -4,7 +4,7 @@
  * token's own `alg` header. `jwt_create`, `jwt_verify`, `jwt_is_expired`.
  */
 import { SignJWT, decodeJwt, jwtVerify } from 'jose';
-import { HostObject, RvmError, SecretText, fromJson, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, HostObject, RvmError, SecretText, fromJson, typeName } from '../../plugins/sdk.js';
 import type { PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 
 /** The one algorithm rvm signs and accepts: a key serves one algorithm (RFC 8725 §3.1). */
@@ -36,14 +36,14 @@ export function keyBytes(where: string, secret: Value | undefined): Uint8Array {
   let text: string;
   if (secret instanceof SecretText) text = secret.reveal();
   else if (typeof secret === 'string') text = secret;
-  else throw new RvmError(`${where} expects secret to be text, got ${typeName(secret)}`, 'type_error');
+  else throw new RvmError(`${where} expects secret to be text, got ${typeName(secret)}`, RUNTIME.type_error);
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length < MIN_SECRET_BYTES) {
     throw new RvmError(
       // The message never tells the key's length: an error page or log line must not narrow down a secret.
       `${where}: the secret is too short: an HS256 key needs at least ${MIN_SECRET_BYTES} random bytes. ` +
         'A human password is not a key: generate one with secure_random(32) and keep it in .secrets/ or the environment.',
-      'weak_secret',
+      RUNTIME.weak_secret,
     );
   }
   return bytes;
@@ -56,16 +56,16 @@ function seconds(nowMs: number): number {
 
 /** Copies language claims to plain JSON, refusing what a JWT cannot carry (secrets, host values, NaN, cycles). */
 function plainClaims(value: Value, path: string, depth: number): unknown {
-  if (depth > MAX_CLAIMS_DEPTH) throw new RvmError(`jwt_create(): claims nest deeper than ${MAX_CLAIMS_DEPTH} levels at ${path}`, 'invalid_claims');
+  if (depth > MAX_CLAIMS_DEPTH) throw new RvmError(`jwt_create(): claims nest deeper than ${MAX_CLAIMS_DEPTH} levels at ${path}`, RUNTIME.invalid_claims);
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new RvmError(`jwt_create(): claim ${path} is not a finite number`, 'invalid_claims');
+    if (!Number.isFinite(value)) throw new RvmError(`jwt_create(): claim ${path} is not a finite number`, RUNTIME.invalid_claims);
     return value;
   }
   if (value instanceof SecretText) {
-    throw new RvmError(`jwt_create(): claim ${path} is a secret; a JWT payload is readable by anyone who holds the token`, 'invalid_claims');
+    throw new RvmError(`jwt_create(): claim ${path} is a secret; a JWT payload is readable by anyone who holds the token`, RUNTIME.invalid_claims);
   }
-  if (value instanceof HostObject) throw new RvmError(`jwt_create(): claim ${path} is a ${value.typeName}, not JSON data`, 'invalid_claims');
+  if (value instanceof HostObject) throw new RvmError(`jwt_create(): claim ${path} is a ${value.typeName}, not JSON data`, RUNTIME.invalid_claims);
   if (Array.isArray(value)) return value.map((v, i) => plainClaims(v, `${path}[${i}]`, depth + 1));
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
@@ -78,15 +78,15 @@ function plainClaims(value: Value, path: string, depth: number): unknown {
 function checkRegisteredClaims(claims: Record<string, unknown>): void {
   for (const name of TEXT_CLAIMS) {
     if (claims[name] !== undefined && typeof claims[name] !== 'string') {
-      throw new RvmError(`jwt_create(): claim '${name}' must be text (RFC 7519 §4.1)`, 'invalid_claims');
+      throw new RvmError(`jwt_create(): claim '${name}' must be text (RFC 7519 §4.1)`, RUNTIME.invalid_claims);
     }
   }
   const aud = claims.aud;
   if (aud !== undefined && typeof aud !== 'string' && !(Array.isArray(aud) && aud.every((a) => typeof a === 'string'))) {
-    throw new RvmError("jwt_create(): claim 'aud' must be text or a list of texts (RFC 7519 §4.1.3)", 'invalid_claims');
+    throw new RvmError("jwt_create(): claim 'aud' must be text or a list of texts (RFC 7519 §4.1.3)", RUNTIME.invalid_claims);
   }
   if (claims.nbf !== undefined && typeof claims.nbf !== 'number') {
-    throw new RvmError("jwt_create(): claim 'nbf' must be a number of Unix seconds", 'invalid_claims');
+    throw new RvmError("jwt_create(): claim 'nbf' must be a number of Unix seconds", RUNTIME.invalid_claims);
   }
 }
 
@@ -96,10 +96,10 @@ function checkRegisteredClaims(claims: Record<string, unknown>): void {
  */
 export async function createJwt(claims: Value | undefined, secret: Value | undefined, ttlSeconds: Value | undefined, nowMs: number = Date.now()): Promise<string> {
   if (claims === null || claims === undefined || typeof claims !== 'object' || Array.isArray(claims) || claims instanceof HostObject) {
-    throw new RvmError(`jwt_create() expects claims to be an object, got ${typeName(claims)}`, 'type_error');
+    throw new RvmError(`jwt_create() expects claims to be an object, got ${typeName(claims)}`, RUNTIME.type_error);
   }
   if (typeof ttlSeconds !== 'number' || !Number.isInteger(ttlSeconds) || ttlSeconds <= 0 || ttlSeconds > MAX_TTL_SECONDS) {
-    throw new RvmError(`jwt_create() expects ttl_seconds to be a whole number of seconds from 1 to ${MAX_TTL_SECONDS}, got ${JSON.stringify(ttlSeconds ?? null)}`, 'invalid_argument');
+    throw new RvmError(`jwt_create() expects ttl_seconds to be a whole number of seconds from 1 to ${MAX_TTL_SECONDS}, got ${JSON.stringify(ttlSeconds ?? null)}`, RUNTIME.invalid_argument);
   }
   const key = keyBytes('jwt_create()', secret);
   const payload = plainClaims(claims, 'claims', 0) as Record<string, unknown>;
@@ -109,7 +109,7 @@ export async function createJwt(claims: Value | undefined, secret: Value | undef
   payload.exp = iat + ttlSeconds;
   const token = await new SignJWT(payload).setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT' }).sign(key);
   if (token.length > MAX_TOKEN_LENGTH) {
-    throw new RvmError(`jwt_create(): the token would be ${token.length} characters, over the ${MAX_TOKEN_LENGTH} rvm accepts; put less in the claims`, 'invalid_claims');
+    throw new RvmError(`jwt_create(): the token would be ${token.length} characters, over the ${MAX_TOKEN_LENGTH} rvm accepts; put less in the claims`, RUNTIME.invalid_claims);
   }
   return token;
 }

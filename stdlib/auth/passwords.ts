@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import argon2 from 'argon2';
-import { RvmError, SecretText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, SecretText, typeName } from '../../plugins/sdk.js';
 import type { PluginApi, Value } from '../../plugins/sdk.js';
 
 /**
@@ -155,9 +155,9 @@ function passwordText(password: Value | undefined): string | null {
  */
 export async function hashPassword(password: Value | undefined, signal?: AbortSignal): Promise<string> {
   const text = passwordText(password);
-  if (text === null) throw new RvmError(`argon2_hash() expects password to be text, got ${typeName(password)}`, 'type_error');
+  if (text === null) throw new RvmError(`argon2_hash() expects password to be text, got ${typeName(password)}`, RUNTIME.type_error);
   if (Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) {
-    throw new RvmError(`argon2_hash(): the password is longer than ${MAX_PASSWORD_BYTES} bytes`, 'password_too_long');
+    throw new RvmError(`argon2_hash(): the password is longer than ${MAX_PASSWORD_BYTES} bytes`, RUNTIME.password_too_long);
   }
   return canonicalPhc(await hashQueue.run(() => argon2.hash(text, { type: argon2.argon2id, ...HASH_PARAMS }), signal));
 }

@@ -4,7 +4,7 @@
  * request (`ctx.locals`) and across requests (a bounded cache keyed by the token), so a hot route
  * verifies a token asynchronously once and synchronously from then on. `auth_user()`, `auth_check()`.
  */
-import { RvmError, SESSION_COOKIE, fromJson, requestToken } from '../../plugins/sdk.js';
+import { HTTP, RUNTIME, RvmError, SESSION_COOKIE, fromJson, requestToken } from '../../plugins/sdk.js';
 import type { CallContext, Halt, PluginApi, SecretSource, ValueObject } from '../../plugins/sdk.js';
 import { CLOCK_SKEW_SECONDS, keyBytes, verifyJwtClaims } from './jwt.js';
 import { Rechecked, type Clock } from './rechecked.js';
@@ -53,7 +53,7 @@ export function configuredKey(secrets: SecretSource): string | null {
 
 /** The 401 every authentication failure answers, with the Bearer challenge. */
 export function unauthorized(ctx: CallContext): Halt {
-  return ctx.fail(401, 'Authentication required', 'unauthorized', BEARER_CHALLENGE);
+  return ctx.fail(HTTP.unauthorized.status, 'Authentication required', HTTP.unauthorized.code, BEARER_CHALLENGE);
 }
 
 function isPromise<T>(value: unknown): value is Promise<T> {
@@ -146,7 +146,7 @@ export class AuthSession {
   private currentKey(secrets: SecretSource, now: number): string {
     const keyText = this.key.get(secrets, now);
     if (keyText === null) {
-      throw new RvmError(AUTH_NOT_CONFIGURED_MESSAGE, 'auth_not_configured');
+      throw new RvmError(AUTH_NOT_CONFIGURED_MESSAGE, RUNTIME.auth_not_configured);
     }
     if (keyText !== this.cacheKey) {
       this.keyData = keyBytes(`the JWT key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE})`, keyText);

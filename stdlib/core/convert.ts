@@ -1,7 +1,7 @@
 /**
  * Core conversions between texts, numbers and booleans: int, number and text.
  */
-import { RvmError, intFromText, numberFromText, toText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, intFromText, numberFromText, toText, typeName } from '../../plugins/sdk.js';
 import type { PluginApi, Value } from '../../plugins/sdk.js';
 
 /** Registers int, number and text. */
@@ -34,7 +34,7 @@ function toInt(x: Value | undefined): Value {
   if (typeof x === 'number') return Number.isFinite(x) ? Math.trunc(x) + 0 : null;
   if (typeof x === 'boolean') return x ? 1 : 0;
   if (typeof x === 'string') return intFromText(x);
-  throw new RvmError(`int() cannot convert ${typeName(x)}`, 'type_error');
+  throw new RvmError(`int() cannot convert ${typeName(x)}`, RUNTIME.type_error);
 }
 
 function toNumber(x: Value | undefined): Value {
@@ -42,5 +42,5 @@ function toNumber(x: Value | undefined): Value {
   if (typeof x === 'number') return Number.isFinite(x) ? x : null;
   if (typeof x === 'boolean') return x ? 1 : 0;
   if (typeof x === 'string') return numberFromText(x);
-  throw new RvmError(`number() cannot convert ${typeName(x)}`, 'type_error');
+  throw new RvmError(`number() cannot convert ${typeName(x)}`, RUNTIME.type_error);
 }

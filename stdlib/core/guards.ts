@@ -4,7 +4,7 @@
  * route: each guard's `checkArgs` runs its argument parser at load, so a malformed one is the
  * compile error E_GUARD_ARGS; requests reuse the parsed arguments.
  */
-import { RvmError, argumentProblem, typeName } from '../../plugins/sdk.js';
+import { HTTP, RUNTIME, RvmError, argumentProblem, typeName } from '../../plugins/sdk.js';
 import type { GuardUse, PluginApi, Value } from '../../plugins/sdk.js';
 import { cidrContains, parseCidr, parseIp, type CidrRange } from '../../plugins/sdk.js';
 
@@ -38,7 +38,7 @@ function argumentCache<T>(parse: (args: Value[]) => T): (args: Value[]) => T {
 
 
 function textArg(guard: string, param: string, v: Value): string {
-  if (typeof v !== 'string') throw new RvmError(`${guard}() expects ${param} to be text, got ${typeName(v)}`, 'invalid_argument');
+  if (typeof v !== 'string') throw new RvmError(`${guard}() expects ${param} to be text, got ${typeName(v)}`, RUNTIME.invalid_argument);
   return v;
 }
 
@@ -54,7 +54,7 @@ function registerIpGuard(rvm: PluginApi): void {
     args.map((a) => {
       const text = textArg('ip', 'each range', a);
       const range = parseCidr(text);
-      if (range === null) throw new RvmError(`ip() expects IPv4 or IPv6 addresses or CIDR ranges such as '10.0.0.0/8', got '${text}'`, 'invalid_argument');
+      if (range === null) throw new RvmError(`ip() expects IPv4 or IPv6 addresses or CIDR ranges such as '10.0.0.0/8', got '${text}'`, RUNTIME.invalid_argument);
       return range;
     }),
   );
@@ -65,7 +65,7 @@ function registerIpGuard(rvm: PluginApi): void {
       if (use.mode === 'optional') return;
       const client = parseIp(ctx.request.ip);
       if (client !== null) for (const range of allowed) if (cidrContains(range, client)) return;
-      return ctx.fail(403, 'Your address is not allowed here', 'ip_forbidden');
+      return ctx.fail(HTTP.ip_forbidden.status, 'Your address is not allowed here', HTTP.ip_forbidden.code);
     },
     {
       checkArgs: (args) => argumentProblem(() => ranges([...args])),
@@ -76,7 +76,7 @@ function registerIpGuard(rvm: PluginApi): void {
       doc:
         'Lets the request through only when the client address (request.ip: the peer, or behind trusted proxies (trustProxy) the right-most X-Forwarded-For entry that is not a proxy) lies in one of the ranges; ' +
         'IPv4-mapped IPv6 addresses match IPv4 ranges. Otherwise 403 ip_forbidden. A malformed range is a compile error (E_GUARD_ARGS).',
-      responses: [{ status: 403, code: 'ip_forbidden', description: 'The client address is outside the allowed ranges.' }],
+      responses: [{ status: HTTP.ip_forbidden.status, code: HTTP.ip_forbidden.code, description: 'The client address is outside the allowed ranges.' }],
     },
   );
 }
@@ -89,7 +89,7 @@ interface TimeWindow {
 
 function clockMinutes(text: string): number {
   const m = CLOCK_TIME.exec(text);
-  if (m === null) throw new RvmError(`time() expects times as 'HH:MM' from 00:00 to 23:59, got '${text}'`, 'invalid_argument');
+  if (m === null) throw new RvmError(`time() expects times as 'HH:MM' from 00:00 to 23:59, got '${text}'`, RUNTIME.invalid_argument);
   return Number(m[1]) * 60 + Number(m[2]);
 }
 
@@ -132,7 +132,7 @@ function registerTimeGuard(rvm: PluginApi, now: () => number, timezone: unknown)
   const windows = argumentCache((args): TimeWindow => {
     const start = clockMinutes(textArg('time', 'start', args[0] ?? null));
     const end = clockMinutes(textArg('time', 'end', args[1] ?? null));
-    if (start === end) throw new RvmError(`time() window '${args[0]}'–'${args[1]}' is empty: start and end must differ`, 'invalid_argument');
+    if (start === end) throw new RvmError(`time() window '${args[0]}'–'${args[1]}' is empty: start and end must differ`, RUNTIME.invalid_argument);
     return { start, end };
   });
   rvm.guard(
@@ -142,7 +142,7 @@ function registerTimeGuard(rvm: PluginApi, now: () => number, timezone: unknown)
       if (use.mode === 'optional') return;
       const minute = minuteOfDay(now());
       if (inTimeWindow(window, minute)) return;
-      return ctx.fail(403, 'This route is not available at this time', 'outside_time_window');
+      return ctx.fail(HTTP.outside_time_window.status, 'This route is not available at this time', HTTP.outside_time_window.code);
     },
     {
       checkArgs: (args) => argumentProblem(() => windows([...args])),
@@ -153,7 +153,7 @@ function registerTimeGuard(rvm: PluginApi, now: () => number, timezone: unknown)
       doc:
         "Lets the request through only between start (inclusive) and end (exclusive), e.g. time('09:00', '17:00'); time('22:00', '06:00') runs across midnight. " +
         'Times are UTC unless rvm.config.json sets "timezone" (IANA, e.g. "Europe/Berlin"). Otherwise 403 outside_time_window. Malformed or equal times are a compile error (E_GUARD_ARGS).',
-      responses: [{ status: 403, code: 'outside_time_window', description: 'The request came outside the allowed time window.' }],
+      responses: [{ status: HTTP.outside_time_window.status, code: HTTP.outside_time_window.code, description: 'The request came outside the allowed time window.' }],
     },
   );
 }
@@ -163,7 +163,7 @@ function registerMethodGuard(rvm: PluginApi): void {
     const methods = new Set<string>();
     for (const a of args) {
       const m = textArg('method', 'each method', a).toUpperCase();
-      if (!HTTP_METHODS.has(m)) throw new RvmError(`method() expects HTTP methods (${[...HTTP_METHODS].join(', ')}), got '${a}'`, 'invalid_argument');
+      if (!HTTP_METHODS.has(m)) throw new RvmError(`method() expects HTTP methods (${[...HTTP_METHODS].join(', ')}), got '${a}'`, RUNTIME.invalid_argument);
       methods.add(m);
     }
     // A GET route serves HEAD, so allowing GET allows HEAD, as the router does.
@@ -175,7 +175,7 @@ function registerMethodGuard(rvm: PluginApi): void {
     (ctx, args, use: GuardUse) => {
       const { methods, allow } = allowedOf(args);
       if (use.mode === 'optional' || methods.has(ctx.request.method.toUpperCase())) return;
-      return ctx.fail(405, `Method ${ctx.request.method} is not allowed here`, 'method_not_allowed', { Allow: allow });
+      return ctx.fail(HTTP.method_not_allowed.status, `Method ${ctx.request.method} is not allowed here`, HTTP.method_not_allowed.code, { Allow: allow });
     },
     {
       checkArgs: (args) => argumentProblem(() => allowedOf([...args])),
@@ -184,7 +184,7 @@ function registerMethodGuard(rvm: PluginApi): void {
         { name: 'more', type: 'text', rest: true, doc: 'Further allowed methods.' },
       ],
       doc: "Lets the request through only for the listed methods (useful on ANY routes; GET also allows HEAD). Otherwise 405 method_not_allowed with an Allow header listing them. An unknown method is a compile error (E_GUARD_ARGS).",
-      responses: [{ status: 405, code: 'method_not_allowed', description: 'The method is not one the route allows.', headers: ['Allow'] }],
+      responses: [{ status: HTTP.method_not_allowed.status, code: HTTP.method_not_allowed.code, description: 'The method is not one the route allows.', headers: ['Allow'] }],
     },
   );
 }

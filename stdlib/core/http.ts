@@ -2,7 +2,7 @@
  * Core HTTP natives acting on the response being built: set_header, set_headers, set_cookie,
  * and next() for middleware.
  */
-import { RvmError, absent, entriesOf, isPlainObject, setCookie, toText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, absent, entriesOf, isPlainObject, setCookie, toText, typeName } from '../../plugins/sdk.js';
 import type { CookieOptions, PluginApi, Value } from '../../plugins/sdk.js';
 
 /** RFC 9110 token: the only characters a header name may contain. */
@@ -55,7 +55,7 @@ export function registerHttp(rvm: PluginApi): void {
     'set_cookie',
     (ctx, name, value, options) => {
       if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-        throw new RvmError(`set_cookie() expects value to be text, got ${typeName(value)}`, 'type_error');
+        throw new RvmError(`set_cookie() expects value to be text, got ${typeName(value)}`, RUNTIME.type_error);
       }
       setCookie(ctx, name, toText(value), cookieOptions(options));
       return null;
@@ -75,13 +75,13 @@ export function registerHttp(rvm: PluginApi): void {
 /** Validates a header name and value; returns the lower-case name and the value as text. */
 function checkHeader(name: string, value: Value | undefined): [string, string] {
   const key = name.toLowerCase();
-  if (!HEADER_NAME.test(key)) throw new RvmError(`invalid header name ${JSON.stringify(name)}`, 'invalid_header');
-  if (FRAMING_HEADERS.has(key)) throw new RvmError(`header '${key}' is set by the runtime`, 'invalid_header');
+  if (!HEADER_NAME.test(key)) throw new RvmError(`invalid header name ${JSON.stringify(name)}`, RUNTIME.invalid_header);
+  if (FRAMING_HEADERS.has(key)) throw new RvmError(`header '${key}' is set by the runtime`, RUNTIME.invalid_header);
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-    throw new RvmError(`set_header() expects the value of '${key}' to be text, got ${typeName(value)}`, 'type_error');
+    throw new RvmError(`set_header() expects the value of '${key}' to be text, got ${typeName(value)}`, RUNTIME.type_error);
   }
   const text = toText(value);
-  if (!HEADER_VALUE.test(text)) throw new RvmError(`header '${key}' has a value with a line break or control character`, 'invalid_header');
+  if (!HEADER_VALUE.test(text)) throw new RvmError(`header '${key}' has a value with a line break or control character`, RUNTIME.invalid_header);
   return [key, text];
 }
 
@@ -89,10 +89,10 @@ function checkHeader(name: string, value: Value | undefined): [string, string] {
 function cookieOptions(options: Value | undefined): CookieOptions {
   const out: CookieOptions = {};
   if (absent(options)) return out;
-  if (!isPlainObject(options)) throw new RvmError(`set_cookie() expects options to be an object, got ${typeName(options)}`, 'type_error');
+  if (!isPlainObject(options)) throw new RvmError(`set_cookie() expects options to be an object, got ${typeName(options)}`, RUNTIME.type_error);
   for (const key of Object.keys(options)) {
     if (!COOKIE_OPTIONS.includes(key)) {
-      throw new RvmError(`set_cookie() has no option '${key}' (options: ${COOKIE_OPTIONS.join(', ')})`, 'invalid_argument');
+      throw new RvmError(`set_cookie() has no option '${key}' (options: ${COOKIE_OPTIONS.join(', ')})`, RUNTIME.invalid_argument);
     }
     const v = options[key];
     if (absent(v)) continue;
@@ -119,7 +119,7 @@ function cookieOptions(options: Value | undefined): CookieOptions {
         break;
       case 'same_site': {
         const mode = typeof v === 'string' ? SAME_SITE[v.toLowerCase()] : undefined;
-        if (!mode) throw new RvmError(`set_cookie() option same_site must be 'Lax', 'Strict' or 'None', got ${JSON.stringify(v)}`, 'invalid_argument');
+        if (!mode) throw new RvmError(`set_cookie() option same_site must be 'Lax', 'Strict' or 'None', got ${JSON.stringify(v)}`, RUNTIME.invalid_argument);
         out.sameSite = mode;
         break;
       }
@@ -129,14 +129,14 @@ function cookieOptions(options: Value | undefined): CookieOptions {
 }
 
 function optionType(key: string, expected: string, v: Value): RvmError {
-  return new RvmError(`set_cookie() expects option ${key} to be ${expected}, got ${typeName(v)}`, 'type_error');
+  return new RvmError(`set_cookie() expects option ${key} to be ${expected}, got ${typeName(v)}`, RUNTIME.type_error);
 }
 
 /** `expires`: ISO-8601 text (as now() gives) or Unix seconds (as timestamp() gives). */
 function cookieDate(v: Value): Date {
   const date = typeof v === 'number' ? new Date(v * 1000) : typeof v === 'string' ? new Date(v) : null;
   if (!date || Number.isNaN(date.getTime())) {
-    throw new RvmError(`set_cookie() option expires must be ISO-8601 text or Unix seconds, got ${JSON.stringify(v)}`, 'invalid_argument');
+    throw new RvmError(`set_cookie() option expires must be ISO-8601 text or Unix seconds, got ${JSON.stringify(v)}`, RUNTIME.invalid_argument);
   }
   return date;
 }

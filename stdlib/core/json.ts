@@ -1,7 +1,7 @@
 /**
  * Core JSON natives: json_parse and json_stringify.
  */
-import { RvmError, checkLength, fromJson } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, checkLength, fromJson } from '../../plugins/sdk.js';
 import type { PluginApi } from '../../plugins/sdk.js';
 
 /**
@@ -20,10 +20,10 @@ export function registerJson(rvm: PluginApi): void {
       try {
         data = JSON.parse(text);
       } catch (error) {
-        throw new RvmError(`json_parse(): ${(error as Error).message}`, 'invalid_json');
+        throw new RvmError(`json_parse(): ${(error as Error).message}`, RUNTIME.invalid_json);
       }
       const nodes = nestedDeeperThan(data, MAX_JSON_DEPTH);
-      if (nodes < 0) throw new RvmError(`json_parse(): nested deeper than ${MAX_JSON_DEPTH} levels`, 'invalid_json');
+      if (nodes < 0) throw new RvmError(`json_parse(): nested deeper than ${MAX_JSON_DEPTH} levels`, RUNTIME.invalid_json);
       // Parsing, the walk and the copy each visit every value.
       ctx.budget.chargeItems(3 * nodes);
       // fromJson rebuilds objects key by key as data, so "__proto__" stays an ordinary key.
@@ -44,7 +44,7 @@ export function registerJson(rvm: PluginApi): void {
         // Host objects (headers, records, secrets) serialise through their own toJSON.
         text = JSON.stringify(v ?? null);
       } catch (error) {
-        throw new RvmError(`json_stringify(): ${(error as Error).message}`, 'invalid_argument');
+        throw new RvmError(`json_stringify(): ${(error as Error).message}`, RUNTIME.invalid_argument);
       }
       ctx.budget.chargeText(text.length);
       return checkLength('json_stringify', text);

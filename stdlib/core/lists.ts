@@ -2,7 +2,7 @@
  * Core collection natives that work across texts, lists and objects: len, keys, values,
  * contains and join. Each charges the request's budget for the items and text it walks.
  */
-import { HostObject, RvmError, SecretText, checkLength, codePointLength, entriesOf, expectText, isPlainObject, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
+import { RUNTIME, HostObject, RvmError, SecretText, checkLength, codePointLength, entriesOf, expectText, isPlainObject, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
 import type { Budget, PluginApi } from '../../plugins/sdk.js';
 
 /** Registers len, keys, values, contains and join. */
@@ -19,7 +19,7 @@ export function registerLists(rvm: PluginApi): void {
       // A secret's length is no secret (a key's size is public knowledge); its text stays hidden.
       if (x instanceof SecretText) return codePointLength(x.reveal());
       if (x instanceof HostObject) return x.keys().length;
-      throw new RvmError(`len() expects text, a list or an object, got ${typeName(x)}`, 'type_error');
+      throw new RvmError(`len() expects text, a list or an object, got ${typeName(x)}`, RUNTIME.type_error);
     },
     {
       params: [{ name: 'x', type: 'any' }],
@@ -53,7 +53,7 @@ export function registerLists(rvm: PluginApi): void {
       }
       if (isPlainObject(haystack)) return Object.hasOwn(haystack, expectText('contains', 'needle', needle));
       if (haystack instanceof HostObject) return charged(ctx.budget, haystack.keys()).includes(expectText('contains', 'needle', needle));
-      throw new RvmError(`contains() expects text, a list or an object, got ${typeName(haystack)}`, 'type_error');
+      throw new RvmError(`contains() expects text, a list or an object, got ${typeName(haystack)}`, RUNTIME.type_error);
     },
     {
       params: [

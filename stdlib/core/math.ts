@@ -1,7 +1,7 @@
 /**
  * Core math natives: rounding, absolute value, minimum and maximum.
  */
-import { RvmError, expectNumber } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, expectNumber } from '../../plugins/sdk.js';
 import type { Budget, PluginApi, Value } from '../../plugins/sdk.js';
 
 /**
@@ -17,7 +17,7 @@ export function registerMath(rvm: PluginApi): void {
     (_ctx, x, digits) => {
       const d = digits ?? 0;
       if (Math.abs(d) > MAX_ROUND_DIGITS) {
-        throw new RvmError(`round() takes between ${-MAX_ROUND_DIGITS} and ${MAX_ROUND_DIGITS} digits, got ${d}`, 'invalid_argument');
+        throw new RvmError(`round() takes between ${-MAX_ROUND_DIGITS} and ${MAX_ROUND_DIGITS} digits, got ${d}`, RUNTIME.invalid_argument);
       }
       return roundHalfAwayFromZero(x, d);
     },

@@ -2,7 +2,7 @@
  * The response helpers (`response.ok(v)`, `response.not_found(msg)`, ...): natives named
  * `response.*` that answer the request and end the handler.
  */
-import { RESPONSE_HELPERS, RvmError, absent, toText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RESPONSE_HELPERS, RvmError, absent, toText, typeName } from '../../plugins/sdk.js';
 import type { BodyKind, CallContext, Halt, PluginApi, Value } from '../../plugins/sdk.js';
 
 /** Statuses `response.redirect` accepts: the redirections that carry a Location. */
@@ -75,7 +75,7 @@ export function registerResponses(rvm: PluginApi): void {
     'response.json',
     (ctx, status, v) => {
       if (typeof status !== 'number' || !Number.isInteger(status) || status < MIN_JSON_STATUS || status > MAX_JSON_STATUS) {
-        throw new RvmError(`response.json() expects a status between ${MIN_JSON_STATUS} and ${MAX_JSON_STATUS}, got ${describe(status)}`, 'invalid_argument');
+        throw new RvmError(`response.json() expects a status between ${MIN_JSON_STATUS} and ${MAX_JSON_STATUS}, got ${describe(status)}`, RUNTIME.invalid_argument);
       }
       return ctx.respond(status, v ?? null, 'json');
     },
@@ -114,9 +114,9 @@ function body(ctx: CallContext, status: number, s: Value | undefined, kind: Body
 function redirect(ctx: CallContext, url: string, status: Value | undefined): Halt {
   const code = absent(status) ? statusOf('redirect') : status;
   if (typeof code !== 'number' || !REDIRECT_STATUSES.has(code)) {
-    throw new RvmError(`response.redirect() expects status 301, 302, 303, 307 or 308, got ${describe(code)}`, 'invalid_argument');
+    throw new RvmError(`response.redirect() expects status 301, 302, 303, 307 or 308, got ${describe(code)}`, RUNTIME.invalid_argument);
   }
-  if (URL_CONTROL.test(url)) throw new RvmError('response.redirect() refuses a URL with a line break or control character', 'invalid_header');
+  if (URL_CONTROL.test(url)) throw new RvmError('response.redirect() refuses a URL with a line break or control character', RUNTIME.invalid_header);
   ctx.response.setHeader('location', url.replace(URL_NEEDS_ENCODING, (run) => encodeURIComponent(run)));
   return ctx.respond(code, null, 'empty');
 }

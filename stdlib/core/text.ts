@@ -3,7 +3,7 @@
  * Each charges the request's budget for the text it scans, and refuses before building a text
  * over MAX_TEXT_LENGTH or a list over MAX_LIST_LENGTH.
  */
-import { MAX_LIST_LENGTH, RvmError, checkLength, codePointLength } from '../../plugins/sdk.js';
+import { RUNTIME, MAX_LIST_LENGTH, RvmError, checkLength, codePointLength } from '../../plugins/sdk.js';
 import type { Budget, PluginApi } from '../../plugins/sdk.js';
 
 /** Registers lower, upper, trim, split, replace, starts_with and ends_with. */
@@ -34,7 +34,7 @@ export function registerText(rvm: PluginApi): void {
       // An empty separator splits into characters (code points, so emoji stay whole).
       const items = separator === '' ? codePointLength(text) : occurrences(text, separator, MAX_LIST_LENGTH) + 1;
       if (items > MAX_LIST_LENGTH) {
-        throw new RvmError(`split() would build a list of more than ${MAX_LIST_LENGTH} items`, 'list_too_long');
+        throw new RvmError(`split() would build a list of more than ${MAX_LIST_LENGTH} items`, RUNTIME.list_too_long);
       }
       ctx.budget.chargeItems(items);
       return separator === '' ? [...text] : text.split(separator);

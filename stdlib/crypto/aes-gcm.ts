@@ -4,7 +4,7 @@
  * envelope `base64(iv12 ‖ ciphertext ‖ tag16)`.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { HostObject, MAX_TEXT_LENGTH, RvmError, SecretText, revealText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, HostObject, MAX_TEXT_LENGTH, RvmError, SecretText, revealText, typeName } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
 
 /** AES-256: 256-bit keys. */
@@ -59,12 +59,12 @@ export function aesGcmOpen(key: Uint8Array, iv: Uint8Array, ciphertext: Uint8Arr
  */
 export function parseKey(value: Value | undefined): Buffer {
   if (typeof value !== 'string' && !(value instanceof SecretText)) {
-    throw new RvmError(`the key must be base64 text of ${KEY_BYTES} bytes, got ${typeName(value)}`, 'invalid_key');
+    throw new RvmError(`the key must be base64 text of ${KEY_BYTES} bytes, got ${typeName(value)}`, RUNTIME.invalid_key);
   }
   const bytes = decodeBase64(revealText(value));
   // The message never shows the key: it may have been a secret.
   if (bytes === null || bytes.length !== KEY_BYTES) {
-    throw new RvmError(`the key must be base64 text of exactly ${KEY_BYTES} bytes (secure_random(${KEY_BYTES}) makes one)`, 'invalid_key');
+    throw new RvmError(`the key must be base64 text of exactly ${KEY_BYTES} bytes (secure_random(${KEY_BYTES}) makes one)`, RUNTIME.invalid_key);
   }
   return bytes;
 }
@@ -75,7 +75,7 @@ export function encryptText(data: string, key: Uint8Array): string {
   const { ciphertext, tag } = aesGcmSeal(key, iv, Buffer.from(data, 'utf8'));
   const envelopeBytes = IV_BYTES + ciphertext.length + TAG_BYTES;
   if (Math.ceil(envelopeBytes / 3) * 4 > MAX_TEXT_LENGTH) {
-    throw new RvmError(`encrypt() would build a text over ${MAX_TEXT_LENGTH} characters`, 'text_too_long');
+    throw new RvmError(`encrypt() would build a text over ${MAX_TEXT_LENGTH} characters`, RUNTIME.text_too_long);
   }
   return Buffer.concat([iv, ciphertext, tag]).toString('base64');
 }
@@ -101,7 +101,7 @@ export function decryptText(envelope: string, key: Uint8Array): string {
 }
 
 function decryptFailed(): RvmError {
-  return new RvmError('decryption failed', 'decrypt_failed');
+  return new RvmError('decryption failed', RUNTIME.decrypt_failed);
 }
 
 /** Strict base64 decoding (Buffer.from skips bad characters silently): null unless canonical. */

@@ -1,17 +1,13 @@
 /**
  * The CSRF natives and guard: csrf_token(), csrf_verify(submitted, stored) and `guard csrf`.
  */
-import { constantTimeEqual, normalizeOrigin, setCookie } from '../../plugins/sdk.js';
+import { HTTP, constantTimeEqual, normalizeOrigin, setCookie } from '../../plugins/sdk.js';
 import type { AppSettings, CallContext, Halt, PluginApi } from '../../plugins/sdk.js';
 import { CSRF_COOKIE, csrfRequestValid, csrfTokenValid, issueCsrfToken, sessionBinding, tokenInBody } from './csrf.js';
 
 /** Where csrf_token() keeps the token it issued, so a second call in one request agrees. */
 const LOCAL_TOKEN = 'crypto.csrf_token';
 
-/** The guard's failure status, fixed by DESIGN §5. */
-export const CSRF_STATUS = 403;
-/** The guard's error code, fixed for the issue by the lead. */
-export const CSRF_CODE = 'csrf_invalid';
 const CSRF_MESSAGE = 'CSRF token missing or invalid';
 
 /**
@@ -99,7 +95,7 @@ export function registerCsrf(rvm: PluginApi): void {
       // `csrf: optional` checks like `csrf: required`: a CSRF check that never refuses protects nothing.
       const check = (c: CallContext): void | Halt => {
         if (csrfRequestValid(c.request, c.app.secrets.appSecret(), trusted)) return;
-        return c.fail(CSRF_STATUS, CSRF_MESSAGE, CSRF_CODE);
+        return c.fail(HTTP.csrf_invalid.status, CSRF_MESSAGE, HTTP.csrf_invalid.code);
       };
       // A form's `_csrf` field is checked right after the body is read, before validation.
       if (tokenInBody(ctx.request)) ctx.afterBody(check);
@@ -109,7 +105,7 @@ export function registerCsrf(rvm: PluginApi): void {
       params: [],
       doc: "CSRF protection (OWASP signed double-submit cookie). GET, HEAD, OPTIONS and TRACE pass. Other methods pass only when the X-CSRF-Token header (or the _csrf field of a form body) equals the rvm_csrf cookie, the token's signature is valid for the caller's session, and an Origin header, if sent, is the request's own origin (or listed in csrf.trustedOrigins). Get a token from csrf_token() or GET /_app/csrf.",
       security: { name: 'csrfToken', scheme: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token' } },
-      responses: [{ status: CSRF_STATUS, code: CSRF_CODE, description: 'The CSRF token is missing, does not match the rvm_csrf cookie, is not signed for this session, or the request came from another origin.' }],
+      responses: [{ status: HTTP.csrf_invalid.status, code: HTTP.csrf_invalid.code, description: 'The CSRF token is missing, does not match the rvm_csrf cookie, is not signed for this session, or the request came from another origin.' }],
     },
   );
 }

@@ -2,7 +2,7 @@
  * The crypto helpers of seed §5.1 other than CSRF: secure_random, encrypt, decrypt, generate_uuid.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { RvmError, revealText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, revealText, typeName } from '../../plugins/sdk.js';
 import type { Budget, PluginApi, Value } from '../../plugins/sdk.js';
 import { decryptText, encryptText, isTextLike, KEY_BYTES, parseKey } from './aes-gcm.js';
 
@@ -15,7 +15,7 @@ export function registerCryptoNatives(rvm: PluginApi): void {
     'secure_random',
     (_ctx, count) => {
       if (count < 1 || count > MAX_RANDOM_BYTES) {
-        throw new RvmError(`secure_random() takes a byte count from 1 to ${MAX_RANDOM_BYTES}, got ${count}`, 'invalid_argument');
+        throw new RvmError(`secure_random() takes a byte count from 1 to ${MAX_RANDOM_BYTES}, got ${count}`, RUNTIME.invalid_argument);
       }
       return randomBytes(count).toString('base64');
     },
@@ -56,7 +56,7 @@ export function registerCryptoNatives(rvm: PluginApi): void {
  * to the budget: encoding, the cipher and base64 each pass over it.
  */
 function textArg(budget: Budget, fn: string, param: string, value: Value | undefined): string {
-  if (!isTextLike(value)) throw new RvmError(`${fn}() expects ${param} to be text, got ${typeName(value)}`, 'type_error');
+  if (!isTextLike(value)) throw new RvmError(`${fn}() expects ${param} to be text, got ${typeName(value)}`, RUNTIME.type_error);
   const text = revealText(value);
   budget.chargeText(3 * text.length);
   return text;

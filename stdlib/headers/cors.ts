@@ -2,7 +2,7 @@
  * set_cors_headers(options): CORS for the current request. It reflects the request's Origin
  * only when the options allow it, always adds `Vary: Origin`, and answers a preflight itself.
  */
-import { RvmError, normalizeOrigin, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, normalizeOrigin, typeName } from '../../plugins/sdk.js';
 import type { CallContext, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 import { absent, expectBool, expectInt, isPlainObject } from '../../plugins/sdk.js';
 
@@ -34,9 +34,9 @@ export interface CorsOptions {
 
 /** Checks the options object; throws type_error or invalid_argument naming the option. */
 export function parseCorsOptions(value: Value | undefined): CorsOptions {
-  if (!isPlainObject(value)) throw new RvmError(`set_cors_headers() expects an options object, got ${typeName(value)}`, 'type_error');
+  if (!isPlainObject(value)) throw new RvmError(`set_cors_headers() expects an options object, got ${typeName(value)}`, RUNTIME.type_error);
   for (const key of Object.keys(value)) {
-    if (!OPTION_NAMES.includes(key)) throw new RvmError(`set_cors_headers() has no option '${key}' (options: ${OPTION_NAMES.join(', ')})`, 'invalid_argument');
+    if (!OPTION_NAMES.includes(key)) throw new RvmError(`set_cors_headers() has no option '${key}' (options: ${OPTION_NAMES.join(', ')})`, RUNTIME.invalid_argument);
   }
   const origins = new Set<string>();
   let anyOrigin = false;
@@ -46,18 +46,18 @@ export function parseCorsOptions(value: Value | undefined): CorsOptions {
       continue;
     }
     const origin = normalizeOrigin(entry);
-    if (origin === null) throw new RvmError(`set_cors_headers(): ${JSON.stringify(entry)} is not an origin like 'https://app.example.com' or '*'`, 'invalid_argument');
+    if (origin === null) throw new RvmError(`set_cors_headers(): ${JSON.stringify(entry)} is not an origin like 'https://app.example.com' or '*'`, RUNTIME.invalid_argument);
     origins.add(origin);
   }
   const credentials = absent(value.credentials) ? false : expectBool('set_cors_headers', 'credentials', value.credentials);
   if (anyOrigin && credentials) {
     // The Fetch standard forbids `*` with credentials; reflecting every origin instead would hand any site the user's session.
-    throw new RvmError("set_cors_headers(): origins '*' cannot be combined with credentials: true; list the origins", 'invalid_argument');
+    throw new RvmError("set_cors_headers(): origins '*' cannot be combined with credentials: true; list the origins", RUNTIME.invalid_argument);
   }
   let maxAge: number | null = null;
   if (!absent(value.max_age)) {
     maxAge = expectInt('set_cors_headers', 'max_age', value.max_age);
-    if (maxAge < 0 || maxAge > MAX_CORS_MAX_AGE) throw new RvmError(`set_cors_headers(): max_age must be 0 to ${MAX_CORS_MAX_AGE} seconds, got ${maxAge}`, 'invalid_argument');
+    if (maxAge < 0 || maxAge > MAX_CORS_MAX_AGE) throw new RvmError(`set_cors_headers(): max_age must be 0 to ${MAX_CORS_MAX_AGE} seconds, got ${maxAge}`, RUNTIME.invalid_argument);
   }
   return {
     origins,
@@ -136,11 +136,11 @@ function addVary(ctx: CallContext, field: string): void {
 function textList(options: ValueObject, key: string, required: boolean): string[] {
   const value = options[key];
   if (absent(value)) {
-    if (required) throw new RvmError(`set_cors_headers() needs the option ${key} (a list of text)`, 'invalid_argument');
+    if (required) throw new RvmError(`set_cors_headers() needs the option ${key} (a list of text)`, RUNTIME.invalid_argument);
     return [];
   }
   if (!Array.isArray(value) || !value.every((v): v is string => typeof v === 'string')) {
-    throw new RvmError(`set_cors_headers() expects ${key} to be a list of text, got ${typeName(value)}`, 'type_error');
+    throw new RvmError(`set_cors_headers() expects ${key} to be a list of text, got ${typeName(value)}`, RUNTIME.type_error);
   }
   return value;
 }
@@ -148,7 +148,7 @@ function textList(options: ValueObject, key: string, required: boolean): string[
 function tokens(options: ValueObject, key: string, required: boolean): string[] {
   const list = textList(options, key, required);
   for (const item of list) {
-    if (!TOKEN.test(item)) throw new RvmError(`set_cors_headers(): ${JSON.stringify(item)} in ${key} is not a valid ${key === 'methods' ? 'method' : 'header name'}`, 'invalid_argument');
+    if (!TOKEN.test(item)) throw new RvmError(`set_cors_headers(): ${JSON.stringify(item)} in ${key} is not a valid ${key === 'methods' ? 'method' : 'header name'}`, RUNTIME.invalid_argument);
   }
   return list;
 }

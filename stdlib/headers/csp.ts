@@ -2,7 +2,7 @@
  * set_csp(object): a Content-Security-Policy built from directives written as object keys in
  * snake_case (`default_src` → `default-src`), with bare keywords quoted (`self` → `'self'`).
  */
-import { RvmError, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, typeName } from '../../plugins/sdk.js';
 import type { PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 import { isPlainObject } from '../../plugins/sdk.js';
 
@@ -39,19 +39,19 @@ export function buildCsp(directives: ValueObject): string {
   const seen = new Set<string>();
   for (const key of Object.keys(directives)) {
     const name = directiveName(key);
-    if (seen.has(name)) throw new RvmError(`set_csp() has the directive ${name} twice`, 'invalid_argument');
+    if (seen.has(name)) throw new RvmError(`set_csp() has the directive ${name} twice`, RUNTIME.invalid_argument);
     seen.add(name);
     const sources = sourcesOf(name, directives[key] as Value);
     if (sources === null) continue;
     parts.push(sources.length === 0 ? name : `${name} ${sources.join(' ')}`);
   }
-  if (parts.length === 0) throw new RvmError('set_csp() needs at least one directive, e.g. {default_src: "self"}', 'invalid_argument');
+  if (parts.length === 0) throw new RvmError('set_csp() needs at least one directive, e.g. {default_src: "self"}', RUNTIME.invalid_argument);
   return parts.join('; ');
 }
 
 function directiveName(key: string): string {
   const name = KEY.test(key) ? key.toLowerCase().replaceAll('_', '-') : key;
-  if (!CSP_DIRECTIVES.has(name)) throw new RvmError(`set_csp(): '${key}' is not a Content-Security-Policy directive`, 'invalid_argument');
+  if (!CSP_DIRECTIVES.has(name)) throw new RvmError(`set_csp(): '${key}' is not a Content-Security-Policy directive`, RUNTIME.invalid_argument);
   return name;
 }
 
@@ -62,7 +62,7 @@ function sourcesOf(name: string, value: Value): string[] | null {
   const items = Array.isArray(value) ? value : [value];
   const out: string[] = [];
   for (const item of items) {
-    if (typeof item !== 'string') throw new RvmError(`set_csp() expects ${name} to be text or a list of text, got ${typeName(item)}`, 'type_error');
+    if (typeof item !== 'string') throw new RvmError(`set_csp() expects ${name} to be text or a list of text, got ${typeName(item)}`, RUNTIME.type_error);
     for (const token of item.split(/[ \t]+/)) if (token !== '') out.push(quoted(name, token));
   }
   return out;
@@ -70,7 +70,7 @@ function sourcesOf(name: string, value: Value): string[] | null {
 
 function quoted(name: string, token: string): string {
   if (!SAFE_SOURCE.test(token)) {
-    throw new RvmError(`set_csp(): the value of ${name} contains ';', ',' or a control or non-ASCII character`, 'invalid_header');
+    throw new RvmError(`set_csp(): the value of ${name} contains ';', ',' or a control or non-ASCII character`, RUNTIME.invalid_header);
   }
   const bare = token.toLowerCase().replaceAll('_', '-');
   if (KEYWORDS.has(bare)) return `'${bare}'`;
@@ -83,7 +83,7 @@ export function registerCsp(rvm: PluginApi): void {
   rvm.native(
     'set_csp',
     (ctx, directives) => {
-      if (!isPlainObject(directives)) throw new RvmError(`set_csp() expects an object of directives, got ${typeName(directives)}`, 'type_error');
+      if (!isPlainObject(directives)) throw new RvmError(`set_csp() expects an object of directives, got ${typeName(directives)}`, RUNTIME.type_error);
       ctx.response.setHeader('content-security-policy', buildCsp(directives));
       return null;
     },

@@ -1,7 +1,7 @@
 /**
  * security_headers(), set_hsts() and x_frame_options(): the recommended response headers.
  */
-import { RvmError } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError } from '../../plugins/sdk.js';
 import type { PluginApi, ResponseDraft } from '../../plugins/sdk.js';
 
 /** helmet 8's default Content-Security-Policy, directive for directive (SECURITY-FACTS). */
@@ -46,11 +46,11 @@ export function applySecurityHeaders(response: ResponseDraft): void {
 /** The Strict-Transport-Security value; refuses a max-age out of range and a preload the list would reject. */
 export function hstsValue(seconds: number, includeSubdomains: boolean, preload: boolean): string {
   if (seconds < 0 || seconds > HSTS_MAX_SECONDS) {
-    throw new RvmError(`set_hsts() takes a max-age from 0 to ${HSTS_MAX_SECONDS} seconds, got ${seconds}`, 'invalid_argument');
+    throw new RvmError(`set_hsts() takes a max-age from 0 to ${HSTS_MAX_SECONDS} seconds, got ${seconds}`, RUNTIME.invalid_argument);
   }
   if (preload && (seconds < HSTS_PRELOAD_MIN_SECONDS || !includeSubdomains)) {
     // A preload directive the list would reject only misleads whoever reads the header.
-    throw new RvmError(`set_hsts() with preload needs at least ${HSTS_PRELOAD_MIN_SECONDS} seconds and include_subdomains`, 'invalid_argument');
+    throw new RvmError(`set_hsts() with preload needs at least ${HSTS_PRELOAD_MIN_SECONDS} seconds and include_subdomains`, RUNTIME.invalid_argument);
   }
   return `max-age=${seconds}${includeSubdomains ? '; includeSubDomains' : ''}${preload ? '; preload' : ''}`;
 }
@@ -94,7 +94,7 @@ export function registerSecurityHeaders(rvm: PluginApi): void {
       const option = value.toUpperCase();
       if (!FRAME_OPTIONS.has(option)) {
         // ALLOW-FROM is obsolete and ignored by browsers; frame-ancestors in set_csp replaces it.
-        throw new RvmError(`x_frame_options() takes 'DENY' or 'SAMEORIGIN', got ${JSON.stringify(value)} (use set_csp({frame_ancestors: ...}) for a list of origins)`, 'invalid_argument');
+        throw new RvmError(`x_frame_options() takes 'DENY' or 'SAMEORIGIN', got ${JSON.stringify(value)} (use set_csp({frame_ancestors: ...}) for a list of origins)`, RUNTIME.invalid_argument);
       }
       ctx.response.setHeader('x-frame-options', option);
       return null;

@@ -3,7 +3,7 @@
  * `rate_limit(limit, window_seconds)` guard. State lives behind `RateLimitStore` (in-process by
  * default); the clock is injectable for tests.
  */
-import { RvmError, SecretText, argumentProblem, definePlugin, revealText, typeName } from '../../plugins/sdk.js';
+import { HTTP, RUNTIME, RvmError, SecretText, argumentProblem, definePlugin, revealText, typeName } from '../../plugins/sdk.js';
 import type { CallContext, GuardFn, GuardUse, Halt, PluginApi, PluginDefinition, Value, ValueObject } from '../../plugins/sdk.js';
 import { rateLimitField, rateLimitHeaders, secondsUntil } from './headers.js';
 import { GuardKeys, ipKey, rawKey, userKey } from './keys.js';
@@ -29,7 +29,7 @@ export interface RateLimitPluginOptions {
 }
 
 function invalid(message: string): RvmError {
-  return new RvmError(message, 'invalid_argument');
+  return new RvmError(message, RUNTIME.invalid_argument);
 }
 
 
@@ -98,8 +98,8 @@ export function createRateLimitPlugin(options: RateLimitPluginOptions = {}): Plu
           '`rate_limit(...): optional` counts and sends the headers but never rejects.',
         responses: [
           {
-            status: 429,
-            code: 'too_many_requests',
+            status: HTTP.too_many_requests.status,
+            code: HTTP.too_many_requests.code,
             description: 'Too many requests from this client to this route in the window; retry after Retry-After seconds.',
             headers: ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'RateLimit'],
           },
@@ -155,7 +155,7 @@ function answer(ctx: CallContext, use: GuardUse, policy: Policy, t: number, r: R
     const headers = rateLimitHeaders(policy.limit, r.remaining, seconds, policy.windowSeconds);
     // Never earlier than the reset, and at least a second: a 429 always means "wait".
     headers['Retry-After'] = String(Math.max(1, seconds));
-    return ctx.fail(429, 'Too many requests, slow down', 'too_many_requests', headers);
+    return ctx.fail(HTTP.too_many_requests.status, 'Too many requests, slow down', HTTP.too_many_requests.code, headers);
   }
   // With several rate_limit guards on a route, the headers show the tightest.
   const response = ctx.response;

@@ -9,7 +9,7 @@
  * `false` (or `enabled: false`) turns it off in dev mode too.
  */
 import { Buffer } from 'node:buffer';
-import { constantTimeEqual, type AppSettings, type CallContext, type EndpointFn, type Halt } from '../../plugins/sdk.js';
+import { HTTP, constantTimeEqual, type AppSettings, type CallContext, type EndpointFn, type Halt } from '../../plugins/sdk.js';
 
 /** What a reference endpoint checks before answering. */
 export interface ReferenceAccess {
@@ -51,7 +51,7 @@ function basicConfig(value: unknown, where: string): ReferenceAccess['basic'] {
 
 /** Answers 404, 401 or 500 when the request may not see the reference; null lets it through. */
 export function checkAccess(ctx: CallContext, access: ReferenceAccess): Halt | null {
-  if (!access.enabled) return ctx.fail(404, 'Not found', 'not_found');
+  if (!access.enabled) return ctx.fail(HTTP.not_found.status, HTTP.not_found.message, HTTP.not_found.code);
   if (access.basic === null) return null;
   let password: string | null;
   try {
@@ -61,14 +61,14 @@ export function checkAccess(ctx: CallContext, access: ReferenceAccess): Halt | n
   }
   if (password === null || password === '') {
     ctx.log(`API reference: Basic authentication is configured but .secrets/${access.basic.passwordSecret} is missing or empty`);
-    return ctx.fail(500, 'The API reference is not configured', 'reference_auth_not_configured');
+    return ctx.fail(HTTP.reference_auth_not_configured.status, HTTP.reference_auth_not_configured.message, HTTP.reference_auth_not_configured.code);
   }
   const sent = basicCredentials(ctx.request.headers.authorization);
   // Both comparisons always run, so timing does not tell which half was wrong.
   const userOk = constantTimeEqual(sent?.user ?? '', access.basic.user);
   const passwordOk = constantTimeEqual(sent?.password ?? '', password);
   if (sent !== null && userOk && passwordOk) return null;
-  return ctx.fail(401, 'Authentication required', 'unauthorized', { 'WWW-Authenticate': `Basic realm="${BASIC_REALM}"` });
+  return ctx.fail(HTTP.unauthorized.status, 'Authentication required', HTTP.unauthorized.code, { 'WWW-Authenticate': `Basic realm="${BASIC_REALM}"` });
 }
 
 /** `Authorization: Basic base64(user:password)` decoded, or null. */

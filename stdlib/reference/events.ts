@@ -2,6 +2,7 @@
  * `GET /_app/rest-api/events`: server-sent events telling an open reference page that the app
  * was reloaded (`event: reload`, data `{"generation":N,"errors":K}`), so it refetches the spec.
  */
+import { HTTP } from '../../plugins/sdk.js';
 import type { AppIntrospection, EndpointFn } from '../../plugins/sdk.js';
 
 /** Comment lines this often keep proxies (which drop idle connections after 30–60 s) from closing the stream. */
@@ -40,7 +41,7 @@ export const eventsEndpoint: EndpointFn = (ctx, app) => {
   const client = ctx.request.ip;
   const mine = byClient.get(client) ?? 0;
   if (open >= MAX_EVENT_STREAMS || mine >= ctx.app.limits.maxStreamsPerClient) {
-    return ctx.fail(503, 'Too many open reference event streams', 'too_many_streams', { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
+    return ctx.fail(HTTP.too_many_streams.status, 'Too many open reference event streams', HTTP.too_many_streams.code, { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
   }
   OPEN.set(app, open + 1);
   byClient.set(client, mine + 1);

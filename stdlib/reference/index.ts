@@ -3,10 +3,11 @@
  * OpenAPI export (`rest-api/openapi.json`, `rest-api/openapi.yaml`, 3.1 or `?version=3.0`) and
  * the live-reload events — every endpoint behind the production gate of ./access.ts.
  */
-import { definePlugin, type CallContext, type EndpointFn, type Halt, type PluginApi } from '../../plugins/sdk.js';
+import { HTTP, definePlugin, type CallContext, type EndpointFn, type Halt, type PluginApi } from '../../plugins/sdk.js';
 import { guarded, referenceAccess } from './access.js';
 import { eventsEndpoint } from './events.js';
-import { etagMatches, renderedSpec, type OpenApiFormat } from './openapi-cache.js';
+import { renderedSpec, type OpenApiFormat } from './openapi-cache.js';
+import { answerWithEtag } from './etag.js';
 import type { OpenApiVersion } from './openapi.js';
 import { registerPage } from './page.js';
 
@@ -17,13 +18,9 @@ const VERSIONS: Readonly<Record<string, OpenApiVersion>> = { '3.1': '3.1', '3.1.
 function specEndpoint(format: OpenApiFormat): EndpointFn {
   return (ctx, app): Halt => {
     const version = requestedVersion(ctx);
-    if (version === null) return ctx.fail(400, 'version must be 3.1 or 3.0', 'unsupported_openapi_version');
+    if (version === null) return ctx.fail(HTTP.unsupported_openapi_version.status, 'version must be 3.1 or 3.0', HTTP.unsupported_openapi_version.code);
     const spec = renderedSpec(app, version, format);
-    ctx.response.setHeader('cache-control', 'no-cache');
-    ctx.response.setHeader('etag', spec.etag);
-    if (etagMatches(ctx.request.headers['if-none-match'], spec.etag)) return ctx.respond(304, null, 'empty');
-    ctx.response.setHeader('content-type', spec.contentType);
-    return ctx.respond(200, spec.text, 'text');
+    return answerWithEtag(ctx, spec.text, spec.etag, spec.contentType, 'no-cache');
   };
 }
 

@@ -60,13 +60,3 @@ export function renderedSpec(app: AppIntrospection, version: OpenApiVersion, for
   entry.texts.set(key, rendered);
   return rendered;
 }
-
-/** True when an `If-None-Match` header value lists `etag` (weak or strong) or is `*`. */
-export function etagMatches(header: string | string[] | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  const values = (Array.isArray(header) ? header.join(',') : header).split(',');
-  return values.some((v) => {
-    const tag = v.trim();
-    return tag === '*' || tag === etag || tag === `W/${etag}`;
-  });
-}

@@ -4,16 +4,18 @@
  * status once, error bodies as the shared `Error`/`ValidationError` with their codes listed.
  */
 import { STATUS_CODES } from 'node:http';
-import { defaultErrorCode, type ErrorResponseSpec, type JsonSchema, type RouteInfo } from '../../plugins/sdk.js';
+import { HTTP, defaultErrorCode, type ErrorResponseSpec, type JsonSchema, type RouteInfo } from '../../plugins/sdk.js';
 import { ERROR_REF, VALIDATION_ERROR_REF, documentSchema, errorBodyCode, isValidationBody } from './schemas.js';
 
 /** What reading a request body can fail with before validation runs. */
-const BODY_ERRORS: readonly ErrorResponseSpec[] = [
-  { status: 400, code: 'bad_request', description: 'The body could not be read (bad UTF-8, a malformed form or multipart body, or it ended early).' },
-  { status: 400, code: 'invalid_json', description: 'The JSON body is malformed or nests too deeply.' },
-  { status: 413, code: 'payload_too_large', description: 'The body, or an uploaded file, is larger than the limit.' },
-  { status: 415, code: 'unsupported_media_type', description: 'The content type or charset is not one the route accepts.' },
-];
+const BODY_ERRORS: readonly ErrorResponseSpec[] = (
+  [
+    [HTTP.bad_request, 'The body could not be read (bad UTF-8, a malformed form or multipart body, or it ended early).'],
+    [HTTP.invalid_json, 'The JSON body is malformed or nests too deeply.'],
+    [HTTP.payload_too_large, 'The body, or an uploaded file, is larger than the limit.'],
+    [HTTP.unsupported_media_type, 'The content type or charset is not one the route accepts.'],
+  ] as const
+).map(([entry, description]) => ({ status: entry.status, code: entry.code, description }));
 
 /** What the headers guards list mean, for the reference; others get a generic description. */
 const HEADER_DOCS: Readonly<Record<string, { description: string; schema: JsonSchema }>> = {

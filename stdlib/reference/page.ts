@@ -12,6 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallContext, Halt, PluginApi } from '../../plugins/sdk.js';
+import { answerWithEtag } from './etag.js';
 
 /** Where the assets live: from `dist/stdlib/reference/page.js` back up to the source tree. */
 const ASSET_DIR = new URL('../../../stdlib/reference/assets/', import.meta.url);
@@ -147,22 +148,10 @@ export function pageBundle(): PageBundle {
   return (cached ??= buildBundle(readSources()));
 }
 
-function ifNoneMatch(ctx: CallContext): string | undefined {
-  const value = ctx.request.headers['if-none-match'];
-  return Array.isArray(value) ? value.join(',') : value;
-}
-
 /** Answers one file with the strict headers; 304 when the client already has this version. */
 function serve(ctx: CallContext, file: PageAsset, cacheControl: string): Halt {
   for (const [name, value] of Object.entries(STRICT_HEADERS)) ctx.response.setHeader(name, value);
-  ctx.response.setHeader('cache-control', cacheControl);
-  ctx.response.setHeader('etag', file.etag);
-  const known = ifNoneMatch(ctx);
-  if (known !== undefined && known.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag)) {
-    return ctx.respond(304, null, 'empty');
-  }
-  ctx.response.setHeader('content-type', file.contentType);
-  return ctx.respond(200, file.body, 'text');
+  return answerWithEtag(ctx, file.body, file.etag, file.contentType, cacheControl);
 }
 
 /** The `v` query parameter of the request, if any. */

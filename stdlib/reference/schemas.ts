@@ -3,7 +3,7 @@
  * validators' keywords and `x-rvm-decorators`, and the small normalisations every emitted schema
  * gets so that a standard validator accepts it.
  */
-import type { FieldInfo, JsonSchema } from '../../plugins/sdk.js';
+import { HTTP, type FieldInfo, type JsonSchema } from '../../plugins/sdk.js';
 
 /** Where the shared schemas live in the document. */
 export const ERROR_REF = '#/components/schemas/Error';
@@ -27,7 +27,7 @@ export const VALIDATION_ERROR_SCHEMA: JsonSchema = {
   required: ['error', 'code', 'details'],
   properties: {
     error: { type: 'string' },
-    code: { type: 'string', enum: ['validation_failed'] },
+    code: { type: 'string', enum: [HTTP.validation_failed.code] },
     details: {
       type: 'array',
       items: {

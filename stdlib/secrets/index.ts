@@ -3,7 +3,7 @@
  * `SecretText`: they show as `[secret]` in logs, error pages and JSON, stay secret through
  * concatenation, and only natives that take keys reveal them.
  */
-import { RvmError, SecretText, definePlugin } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, SecretText, definePlugin } from '../../plugins/sdk.js';
 import type { CallContext, PluginDefinition } from '../../plugins/sdk.js';
 
 /**
@@ -24,7 +24,7 @@ export function isSecretEnv(name: string, value: string): boolean {
 
 /** The variable's value (a secret when `isSecretEnv`), or null when unset or empty. */
 function readEnv(ctx: CallContext, fn: string, n: string): string | SecretText | null {
-  if (!ENV_NAME.test(n)) throw new RvmError(`${fn}() expects an environment variable name of letters, digits and '_', got '${n}'`, 'invalid_env_name');
+  if (!ENV_NAME.test(n)) throw new RvmError(`${fn}() expects an environment variable name of letters, digits and '_', got '${n}'`, RUNTIME.invalid_env_name);
   const value = ctx.app.secrets.env(n);
   if (value === undefined || value === '') return null;
   return isSecretEnv(n, value) ? new SecretText(value) : value;
@@ -62,7 +62,7 @@ export const secrets: PluginDefinition = definePlugin({
       'secret',
       (ctx, n) => {
         const value = ctx.app.secrets.read(n);
-        if (value === null) throw new RvmError(`no secret '${n}' in .secrets/`, 'secret_not_found');
+        if (value === null) throw new RvmError(`no secret '${n}' in .secrets/`, RUNTIME.secret_not_found);
         return new SecretText(value);
       },
       {

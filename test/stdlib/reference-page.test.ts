@@ -138,6 +138,16 @@ describe('the page', () => {
     assert.equal(head.body, '');
     assert.equal((await inject(app, { url: '/_app/rest-api/assets/nothing.js' })).status, 404);
   });
+
+  test('the page matches If-None-Match as the OpenAPI export does: weak, listed or `*` answers 304, another tag 200', async () => {
+    const etag = header(await inject(app, { url: '/_app/rest-api' }), 'etag');
+    for (const sent of [`W/${etag}`, `"other", ${etag}`, '*']) {
+      const res = await inject(app, { url: '/_app/rest-api', headers: { 'if-none-match': sent } });
+      assert.equal(res.status, 304, sent);
+      assert.equal(res.body, '', sent);
+    }
+    assert.equal((await inject(app, { url: '/_app/rest-api', headers: { 'if-none-match': '"other"' } })).status, 200);
+  });
 });
 
 describe('building the bundle', () => {

@@ -5,11 +5,12 @@
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { newAppFiles } from '../new-app-files.js';
+import { DIAG } from '../../vm/errors.js';
 import { CliError, EXIT_OK, out, rvmPackageName, type ParsedArgs } from './common.js';
 
 /** `rvm new` was pointed at something that is not a new or empty folder: nothing was written. */
 export class AppExistsError extends CliError {
-  readonly code = 'E_APP_EXISTS';
+  readonly code = DIAG.E_APP_EXISTS;
 }
 
 /** What the folder holds now, or null when there is nothing at that path. */

@@ -5,6 +5,7 @@
  * charge it for work that grows with their input. Knows nothing of HTTP.
  */
 import { RvmError } from '../values.js';
+import { RUNTIME } from '../errors.js';
 
 /**
  * Backward jumps and calls one request may make. A loop iteration costs one unit, so this is
@@ -148,7 +149,7 @@ export class Budget {
   checkpoint(): boolean {
     if (this.#reason !== null) throw this.#reason;
     this.nextCheck = this.charged + CHECK_INTERVAL;
-    if (this.fuel < 0) throw this.exhausted(new RvmError(`execution ran out of fuel (${this.fuelLimit} loop iterations and calls)`, 'fuel_exhausted'));
+    if (this.fuel < 0) throw this.exhausted(new RvmError(`execution ran out of fuel (${this.fuelLimit} loop iterations and calls)`, RUNTIME.fuel_exhausted));
     const now = performance.now();
     if (this.sliceStart === 0) {
       this.sliceStart = now;
@@ -158,7 +159,7 @@ export class Budget {
     if (this.usedMs + slice > this.cpuMs) {
       this.usedMs += slice;
       this.sliceStart = 0;
-      throw this.exhausted(new RvmError(`execution used more than ${this.cpuMs} ms of CPU`, 'cpu_budget_exceeded'));
+      throw this.exhausted(new RvmError(`execution used more than ${this.cpuMs} ms of CPU`, RUNTIME.cpu_budget_exceeded));
     }
     if (slice <= this.sliceMs) return false;
     this.endSlice();

@@ -6,6 +6,7 @@
  */
 import { Op, OPCODES } from '../bytecode/opcodes.js';
 import { nextTurn } from './scheduler.js';
+import { HTTP, RUNTIME } from '../errors.js';
 import { HALT, type Halt } from '../../plugins/contract.js';
 import {
   HostObject,
@@ -124,11 +125,11 @@ function locate(fiber: Fiber, ip: number, e: unknown): VmError {
   const line = lineAt(top.chunk, ip - 1);
   if (e instanceof RvmError) return new VmError(e.message, e.code, top.chunk.file, line, trace);
   if (e instanceof RangeError && /call stack/i.test(e.message)) {
-    return new VmError('native recursion too deep', 'call_depth_exceeded', top.chunk.file, line, trace);
+    return new VmError('native recursion too deep', RUNTIME.call_depth_exceeded, top.chunk.file, line, trace);
   }
   // A native threw something that is not an RvmError: a plugin bug, reported without its JS stack.
   const message = e instanceof Error ? e.message : String(e);
-  return new VmError(message, 'native_error', top.chunk.file, line, trace);
+  return new VmError(message, RUNTIME.native_error, top.chunk.file, line, trace);
 }
 
 function errorValue(e: VmError): ValueObject {
@@ -137,7 +138,7 @@ function errorValue(e: VmError): ValueObject {
 
 function typeError(op: string, a: Value, b?: Value): RvmError {
   const operands = b === undefined ? typeName(a) : `${typeName(a)} and ${typeName(b)}`;
-  return new RvmError(`cannot apply '${op}' to ${operands}`, 'type_error');
+  return new RvmError(`cannot apply '${op}' to ${operands}`, RUNTIME.type_error);
 }
 
 /** `+` on anything but two numbers (the interpreter adds those inline). */
@@ -146,7 +147,7 @@ function add(budget: Budget, a: Value, b: Value): Value {
   if (a instanceof SecretText || b instanceof SecretText) return new SecretText(checkedText(revealText(a) + revealText(b)));
   if (typeof a === 'string' || typeof b === 'string') return checkedText(toText(a) + toText(b));
   if (Array.isArray(a) && Array.isArray(b)) {
-    if (a.length + b.length > MAX_LIST_LENGTH) throw new RvmError(`a list of more than ${MAX_LIST_LENGTH} items`, 'list_too_long');
+    if (a.length + b.length > MAX_LIST_LENGTH) throw new RvmError(`a list of more than ${MAX_LIST_LENGTH} items`, RUNTIME.list_too_long);
     budget.chargeItems(a.length + b.length);
     return a.concat(b);
   }
@@ -154,7 +155,7 @@ function add(budget: Budget, a: Value, b: Value): Value {
 }
 
 function checkedText(text: string): string {
-  if (text.length > MAX_TEXT_LENGTH) throw new RvmError(`a text of more than ${MAX_TEXT_LENGTH} characters`, 'text_too_long');
+  if (text.length > MAX_TEXT_LENGTH) throw new RvmError(`a text of more than ${MAX_TEXT_LENGTH} characters`, RUNTIME.text_too_long);
   return text;
 }
 
@@ -166,10 +167,10 @@ function arith(op: Op, a: Value, b: Value): number {
     case Op.MUL:
       return a * b;
     case Op.DIV:
-      if (b === 0) throw new RvmError('division by zero', 'division_by_zero');
+      if (b === 0) throw new RvmError('division by zero', RUNTIME.division_by_zero);
       return a / b;
     default:
-      if (b === 0) throw new RvmError('division by zero', 'division_by_zero');
+      if (b === 0) throw new RvmError('division by zero', RUNTIME.division_by_zero);
       return a % b;
   }
 }
@@ -192,32 +193,32 @@ function compare(op: Op, a: Value, b: Value): boolean {
 
 function getIndex(budget: Budget, obj: Value, index: Value): Value {
   if (Array.isArray(obj)) {
-    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, 'type_error');
+    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, RUNTIME.type_error);
     return index >= 0 && index < obj.length ? obj[index]! : null;
   }
   if (typeof obj === 'string') {
-    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`text index must be an int, not ${typeName(index)}`, 'type_error');
+    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`text index must be an int, not ${typeName(index)}`, RUNTIME.type_error);
     // Characters are code points, as for len() and for-in: never half of a surrogate pair.
     budget.chargeItems(obj.length);
     const chars = Array.from(obj);
     return index >= 0 && index < chars.length ? chars[index]! : null;
   }
-  if (obj === null) throw new RvmError(`cannot index null`, 'null_field');
+  if (obj === null) throw new RvmError(`cannot index null`, RUNTIME.null_field);
   if (typeof obj === 'object') {
-    if (typeof index !== 'string') throw new RvmError(`object key must be text, not ${typeName(index)}`, 'type_error');
+    if (typeof index !== 'string') throw new RvmError(`object key must be text, not ${typeName(index)}`, RUNTIME.type_error);
     return getField(obj, index);
   }
-  throw new RvmError(`cannot index ${typeName(obj)}`, 'type_error');
+  throw new RvmError(`cannot index ${typeName(obj)}`, RUNTIME.type_error);
 }
 
 function setIndex(obj: Value, index: Value, value: Value): void {
   if (Array.isArray(obj)) {
-    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, 'type_error');
-    if (index < 0 || index > obj.length) throw new RvmError(`list index ${index} out of range 0..${obj.length}`, 'index_out_of_range');
+    if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, RUNTIME.type_error);
+    if (index < 0 || index > obj.length) throw new RvmError(`list index ${index} out of range 0..${obj.length}`, RUNTIME.index_out_of_range);
     obj[index] = value;
     return;
   }
-  if (typeof index !== 'string') throw new RvmError(`object key must be text, not ${typeName(index)}`, 'type_error');
+  if (typeof index !== 'string') throw new RvmError(`object key must be text, not ${typeName(index)}`, RUNTIME.type_error);
   setField(obj, index, value);
 }
 
@@ -229,7 +230,7 @@ function iterate(budget: Budget, v: Value): Iter {
   if (typeof v === 'string') {
     // The characters become a list, which holds to the lists' limit (counted in UTF-16 units, an
     // upper bound of the characters, so nothing is built or scanned to decide).
-    if (v.length > MAX_LIST_LENGTH) throw new RvmError(`for over a text of more than ${MAX_LIST_LENGTH} characters`, 'list_too_long');
+    if (v.length > MAX_LIST_LENGTH) throw new RvmError(`for over a text of more than ${MAX_LIST_LENGTH} characters`, RUNTIME.list_too_long);
     budget.chargeItems(v.length);
     return { items: Array.from(v), keys: null, i: 0 };
   }
@@ -243,7 +244,7 @@ function iterate(budget: Budget, v: Value): Iter {
     budget.chargeItems(keys.length);
     return { items: keys.map((k) => v[k]!), keys, i: 0 };
   }
-  throw new RvmError(`cannot iterate over ${typeName(v)}`, 'not_iterable');
+  throw new RvmError(`cannot iterate over ${typeName(v)}`, RUNTIME.not_iterable);
 }
 
 /** `==` on two lists or objects: the work grows with their size, so it is charged. */
@@ -510,7 +511,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             const callee = program.chunks[code[ip++]!]!;
             const argc = code[ip++]!;
             if (frames.length >= MAX_CALL_DEPTH) {
-              throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, 'call_depth_exceeded');
+              throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
             }
             if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint()) {
               // Yield before the call: resumed, the whole instruction (opcode, chunk, argc) runs again.
@@ -554,7 +555,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
               return result.then(
                 (v) => (v === HALT ? HALT : resume(fiber, v)),
                 (e) => {
-                  fiber.pendingError = e ?? new RvmError('native failed', 'native_error');
+                  fiber.pendingError = e ?? new RvmError('native failed', RUNTIME.native_error);
                   return run(fiber);
                 },
               );
@@ -592,7 +593,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             return host.respondStatement(stack[--sp]!);
           case Op.VALIDATE: {
             const route = frame.chunk.route;
-            if (route === null) throw new RvmError('VALIDATE outside a route', 'internal_error');
+            if (route === null) throw new RvmError('VALIDATE outside a route', HTTP.internal_error.code);
             const result = host.validate(route, code[ip++]!);
             if (result === HALT) return HALT;
             if (result instanceof Promise) {
@@ -611,9 +612,9 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             return afterStep(fiber, result);
           }
           case Op.CALL:
-            throw new RvmError(`unlinked call in ${frame.chunk.data.name}`, 'internal_error');
+            throw new RvmError(`unlinked call in ${frame.chunk.data.name}`, HTTP.internal_error.code);
           default:
-            throw new RvmError(`bad opcode ${code[ip - 1]} in ${frame.chunk.data.name}`, 'internal_error');
+            throw new RvmError(`bad opcode ${code[ip - 1]} in ${frame.chunk.data.name}`, HTTP.internal_error.code);
         }
       }
       // Charged work crossed a check point: throws when the budget is spent, yields when the slice is.

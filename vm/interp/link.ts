@@ -12,6 +12,7 @@
  */
 import { Op, INSTRUCTION_SIZE } from '../bytecode/opcodes.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
+import { DIAG, HTTP } from '../errors.js';
 import type { CallableMeta, CallRef, ChunkData, CompiledModule } from '../bytecode/module.js';
 import type { LinkedChunk, Program } from './program.js';
 import type { NativeFn } from '../../plugins/contract.js';
@@ -75,7 +76,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     const earlierType = typeNames.get(name);
     const clash = earlier ? `${earlier.file}:${earlier.line}` : earlierType;
     if (clash) {
-      diagnostics.push(diagnostic('E_DUPLICATE_NAME', `${what} '${name}' is already declared at ${clash}`, { file, line, col }));
+      diagnostics.push(diagnostic(DIAG.E_DUPLICATE_NAME, `${what} '${name}' is already declared at ${clash}`, { file, line, col }));
       return false;
     }
     return true;
@@ -106,7 +107,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
   for (const [name, c] of callables) {
     const native = registry.natives.get(name);
     if (c.kind === 'fn' && native) {
-      diagnostics.push(diagnostic('E_DUPLICATE_NAME', `fn '${name}' clashes with the native of plugin '${native.plugin}'`, { file: c.file, line: c.line, col: 1 }));
+      diagnostics.push(diagnostic(DIAG.E_DUPLICATE_NAME, `fn '${name}' clashes with the native of plugin '${native.plugin}'`, { file: c.file, line: c.line, col: 1 }));
     }
   }
 
@@ -126,7 +127,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     const own = callables.get(r.name);
     if (own && own.kind === 'fn') {
       if (own.arity !== r.argc) {
-        report.push(diagnostic('E_ARITY', `'${r.name}' ${takesArguments(String(own.arity))}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+        report.push(diagnostic(DIAG.E_ARITY, `'${r.name}' ${takesArguments(String(own.arity))}, got ${r.argc}`, at(from, r), { length: r.name.length }));
         return null;
       }
       return { op: Op.CALL_FN, index: own.chunk };
@@ -137,16 +138,16 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     if (!native) {
       const candidates = [...registry.natives.keys(), ...[...callables].filter(([, c]) => c.kind === 'fn').map(([n]) => n)];
       const what = own ? `'${r.name}' is a guard_definition; use it as 'guard ${r.name}'` : `unknown function '${r.name}'`;
-      report.push(diagnostic('E_UNKNOWN_FUNCTION', what, at(from, r), { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
+      report.push(diagnostic(DIAG.E_UNKNOWN_FUNCTION, what, at(from, r), { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
       return null;
     }
     const nativeArity = arityMismatch(native.meta.params, r.argc);
     if (nativeArity !== null) {
-      report.push(diagnostic('E_ARITY', `'${r.name}' ${takesArguments(nativeArity)}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+      report.push(diagnostic(DIAG.E_ARITY, `'${r.name}' ${takesArguments(nativeArity)}, got ${r.argc}`, at(from, r), { length: r.name.length }));
       return null;
     }
     if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
-      report.push(diagnostic('E_SCOPE', `'${r.name}()' can only be called inside a middleware block`, at(from, r), { length: r.name.length }));
+      report.push(diagnostic(DIAG.E_SCOPE, `'${r.name}()' can only be called inside a middleware block`, at(from, r), { length: r.name.length }));
       return null;
     }
     return { op: Op.CALL_NATIVE, index: bindNative(r.name, native.fn) };
@@ -156,7 +157,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     const own = callables.get(r.name);
     if (own && own.kind === 'guard') {
       if (own.arity !== r.argc) {
-        report.push(diagnostic('E_ARITY', `guard '${r.name}' ${takesArguments(String(own.arity))}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+        report.push(diagnostic(DIAG.E_ARITY, `guard '${r.name}' ${takesArguments(String(own.arity))}, got ${r.argc}`, at(from, r), { length: r.name.length }));
         return null;
       }
       return { op: Op.CALL_FN, index: own.chunk };
@@ -166,12 +167,12 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     if (!guard && !own && unparsed.has(r.name)) return null;
     if (!guard) {
       const candidates = [...registry.guards.keys(), ...[...callables].filter(([, c]) => c.kind === 'guard').map(([n]) => n)];
-      report.push(diagnostic('E_UNKNOWN_GUARD', `unknown guard '${r.name}'`, at(from, r), { hint: didYouMean(r.name, candidates), length: r.name.length }));
+      report.push(diagnostic(DIAG.E_UNKNOWN_GUARD, `unknown guard '${r.name}'`, at(from, r), { hint: didYouMean(r.name, candidates), length: r.name.length }));
       return null;
     }
     const guardArity = arityMismatch(guard.meta.params, r.argc);
     if (guardArity !== null) {
-      report.push(diagnostic('E_ARITY', `guard '${r.name}' ${takesArguments(guardArity)}, got ${r.argc}`, at(from, r), { length: r.name.length }));
+      report.push(diagnostic(DIAG.E_ARITY, `guard '${r.name}' ${takesArguments(guardArity)}, got ${r.argc}`, at(from, r), { length: r.name.length }));
       return null;
     }
     const mode = r.mode ?? 'required';
@@ -227,7 +228,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       bindChunk(reached[k]!, report);
       if (report.length > 0) {
         const d = report[0]!;
-        const error = new RvmError(`${d.file}:${d.line}:${d.col} does not link against the loaded plugins: ${d.message}`, 'internal_error');
+        const error = new RvmError(`${d.file}:${d.line}:${d.col} does not link against the loaded plugins: ${d.message}`, HTTP.internal_error.code);
         failed.set(index, error);
         throw error;
       }

@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DIAG } from '../errors.js';
 import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, sortDiagnostics, type Diagnostic } from '../diagnostics.js';
 import { compileSource, sourceHash } from '../compiler/compiler.js';
 import { decodeModule, encodeModule } from '../bytecode/artefact.js';
@@ -26,7 +27,8 @@ import { RequestContext } from './context.js';
 import { answered } from './answer.js';
 import { Introspection } from './introspection.js';
 import { createLogger, describeError, type Logger } from './log.js';
-import { errorBody, errorResponse } from './response.js';
+import { HTTP, RUNTIME } from '../errors.js';
+import { catalogueBody, catalogueResponse, errorBody } from './response.js';
 import { DuplicateRouteError, createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
 import { Admission } from './http/admission.js';
@@ -47,7 +49,7 @@ const RELOAD_DEBOUNCE_MS = 20;
  * Errors that are limits of the machine (the request used too much): answered 500 with their own
  * code even in production, as they tell nothing secret.
  */
-const LIMIT_ERRORS: ReadonlySet<string> = new Set(['cpu_budget_exceeded', 'fuel_exhausted', 'call_depth_exceeded', 'text_too_long', 'list_too_long']);
+const LIMIT_ERRORS: ReadonlySet<string> = new Set([RUNTIME.cpu_budget_exceeded, RUNTIME.fuel_exhausted, RUNTIME.call_depth_exceeded, RUNTIME.text_too_long, RUNTIME.list_too_long]);
 
 /** Route and middleware chunks take no arguments; one shared empty list. */
 const NO_ARGS: readonly Value[] = Object.freeze([]);
@@ -193,7 +195,7 @@ function linkModules(
     } catch (e) {
       // Both places: the one added first is named in the message.
       const first = e instanceof DuplicateRouteError ? ` (first at ${(e.existing as RouteTarget).file}:${(e.existing as RouteTarget).meta.line})` : '';
-      diagnostics.push(diagnostic('E_DUPLICATE_ROUTE', `${(e as Error).message}${first}`, { file: r.file, line: r.meta.line, col: r.meta.col }));
+      diagnostics.push(diagnostic(DIAG.E_DUPLICATE_ROUTE, `${(e as Error).message}${first}`, { file: r.file, line: r.meta.line, col: r.meta.col }));
     }
   }
   withSourceLines(diagnostics, sources);
@@ -254,7 +256,7 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
     if (linked === null || errorsIn(validation).length > 0) throw new DiagnosticError(errorsIn(diagnostics));
     return new App(null, { dir: null, modules: bundle.modules, diagnostics, settings, registry, linked }, logger, options);
   }
-  if (!existsSync(target)) throw new DiagnosticError([diagnostic('E_NO_APP', `no such app folder or bundle: ${target}`, { file: target, line: 1, col: 1 })]);
+  if (!existsSync(target)) throw new DiagnosticError([diagnostic(DIAG.E_NO_APP, `no such app folder or bundle: ${target}`, { file: target, line: 1, col: 1 })]);
   const build = await buildApp(target, options);
   if (build.linked === null) throw new DiagnosticError(errorsIn(build.diagnostics));
   // A diagnostic shows its source line under a caret: one log line per line of it.
@@ -339,12 +341,12 @@ export class App implements AppHandle {
     if (endpoint === undefined) return null;
     const methods = endpoint.meta.methods ?? ['GET'];
     if (!methods.includes(request.method) && !(request.method === 'HEAD' && methods.includes('GET'))) {
-      return errorResponse(405, 'method_not_allowed', `Method ${request.method} not allowed`, { allow: methods.join(', ') });
+      return catalogueResponse(HTTP.method_not_allowed, `Method ${request.method} not allowed`, { allow: methods.join(', ') });
     }
     const ctx = new RequestContext(request, path, rawQuery, {}, this);
     const failed = (e: unknown): OutgoingResponse => {
       this.log.error(`[${ctx.request.id}] built-in ${path} failed: ${describeError(e)}`);
-      return errorResponse(500, 'internal_error', 'Internal server error');
+      return catalogueResponse(HTTP.internal_error);
     };
     try {
       const out = answered(this, ctx, endpoint.fn(ctx, this.introspection) as void | Promise<unknown>);
@@ -373,7 +375,7 @@ export class App implements AppHandle {
     if (level === chain.length) return final();
     let called = false;
     const next = (): Value | Promise<Value> => {
-      if (called) throw new RvmError('next() was already called in this middleware', 'next_called_twice');
+      if (called) throw new RvmError('next() was already called in this middleware', RUNTIME.next_called_twice);
       called = true;
       const inner = this.runMiddleware(ctx, chain, level + 1, final);
       // The inner levels replaced ctx.nextHandler with their own; give this level its own back.
@@ -420,11 +422,11 @@ export class App implements AppHandle {
       const trace = e.trace.length > 1 ? ` (via ${compactTrace(e.trace.slice(1))})` : '';
       this.log.error(`[${ctx.request.id}] runtime error ${e.code} at ${e.at}: ${e.message}${trace}`);
       const shown = this.settings.dev || LIMIT_ERRORS.has(e.code);
-      const body = shown ? errorBody(e.message, e.code) : errorBody('Internal server error', 'internal_error');
-      ctx.respond(500, (this.settings.dev ? { ...body, at: e.at } : body) as unknown as Value, 'json');
+      const body = shown ? errorBody(e.message, e.code) : catalogueBody(HTTP.internal_error);
+      ctx.respond(HTTP.internal_error.status, (this.settings.dev ? { ...body, at: e.at } : body) as unknown as Value, 'json');
     } else {
       this.log.error(`[${ctx.request.id}] internal error: ${describeError(e)}`);
-      ctx.respond(500, errorBody('Internal server error', 'internal_error') as unknown as Value, 'json');
+      ctx.respond(HTTP.internal_error.status, catalogueBody(HTTP.internal_error) as unknown as Value, 'json');
     }
     r.answered = true;
   }

@@ -6,6 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/contract.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
+import { HTTP, RUNTIME } from '../errors.js';
 import { Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
 import { DROPPED, HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './http/body.js';
 import { resolveClient, type ClientAddress, type TrustProxy } from './http/client-address.js';
@@ -29,7 +30,7 @@ export interface ContextDeps {
   readonly onAppLog?: (message: string) => void;
   /** Charges body memory; without it (unit tests) bodies are read uncounted. */
   readonly admission?: Admission;
-  /** The routes' validation (VALIDATE); without it (unit tests) a route that validates fails. */
+  /** The routes' validation (VALIDATE), replaced with the router on hot reload; without it (unit tests) a route that validates fails. */
   readonly validation?: ValidationPlans;
 }
 
@@ -370,7 +371,7 @@ export class RequestContext implements VmHost {
   }
 
   validate(route: RouteMeta, section: number): void | Halt {
-    if (this.validation === undefined) throw new RvmError('VALIDATE without the validation of the app', 'internal_error');
+    if (this.validation === undefined) throw new RvmError('VALIDATE without the validation of the app', HTTP.internal_error.code);
     return this.validation.run(this, route, section);
   }
 
@@ -383,7 +384,7 @@ export class RequestContext implements VmHost {
   }
 
   next(): Value | Promise<Value> {
-    if (this.nextHandler === null) throw new RvmError('next() can only be called in middleware', 'next_outside_middleware');
+    if (this.nextHandler === null) throw new RvmError('next() can only be called in middleware', RUNTIME.next_outside_middleware);
     return this.nextHandler();
   }
 
@@ -447,7 +448,7 @@ export class RequestContext implements VmHost {
     if (this._rawBodyValue !== UNSET) return this._rawBodyValue;
     // The compiler reads the body before every `body` and `request.body` it sees; only a copy of
     // `request` read before the route's guards gets here first.
-    if (this.slot.parsed === null) throw new RvmError("the body is not read yet: write `request.body` or `body` where you use it, not through a copy of `request`", 'body_not_read');
+    if (this.slot.parsed === null) throw new RvmError("the body is not read yet: write `request.body` or `body` where you use it, not through a copy of `request`", RUNTIME.body_not_read);
     // Parsed bodies are already language values: JSON.parse makes plain data (a `__proto__` key
     // is an own data property), forms and multipart are built proto-safe; no copy is needed.
     this._rawBodyValue = (this.request.body ?? null) as Value;

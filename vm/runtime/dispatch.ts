@@ -10,7 +10,8 @@ import { overloaded } from './http/admission.js';
 import { HttpError, NO_BODY, hasBody } from './http/body.js';
 import { RequestContext } from './context.js';
 import { describeError } from './log.js';
-import { errorResponse, withoutBody } from './response.js';
+import { HTTP } from '../errors.js';
+import { catalogueResponse, errorResponse, withoutBody } from './response.js';
 import { answered, finalize, release, type Result } from './answer.js';
 import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget } from './types.js';
 import type { AbandonReason, Watched } from './watchdog.js';
@@ -129,7 +130,7 @@ class Pending<T> implements Watched {
     try {
       out = internalError(this.app, this.incoming, this.path, err);
     } catch {
-      out = errorResponse(500, 'internal_error', 'Internal server error');
+      out = catalogueResponse(HTTP.internal_error);
     }
     return this.finish(out);
   }
@@ -142,8 +143,8 @@ interface RequestState {
 
 /** The answer of an abandoned request: 503 past the deadline; 499 (nginx's "client closed request") for the log when the client left. */
 function abandonedResponse(reason: AbandonReason, wallTimeMs: number): OutgoingResponse {
-  if (reason === 'client_gone') return errorResponse(499, 'client_gone', 'The client closed the connection', { connection: 'close' });
-  return errorResponse(503, 'deadline_exceeded', `The request took longer than ${wallTimeMs} ms`, { connection: 'close' });
+  if (reason === 'client_gone') return catalogueResponse(HTTP.client_gone, HTTP.client_gone.message, { connection: 'close' });
+  return catalogueResponse(HTTP.deadline_exceeded, `The request took longer than ${wallTimeMs} ms`, { connection: 'close' });
 }
 
 /** Logs a runtime bug with its stack, unless logging is what failed. */
@@ -172,8 +173,8 @@ function drainable(incoming: IncomingRequest): boolean {
 
 function handle(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, state: RequestState): Result {
   // Origin-form only (`/path?query`): absolute-form and `*` are for proxies, not an app.
-  if (path.charCodeAt(0) !== 47) return errorResponse(400, 'bad_request', 'Request target must be a path starting with /');
-  if (!validPath(path)) return errorResponse(400, 'bad_request', 'Malformed request path');
+  if (path.charCodeAt(0) !== 47) return catalogueResponse(HTTP.bad_request, 'Request target must be a path starting with /');
+  if (!validPath(path)) return catalogueResponse(HTTP.bad_request, 'Malformed request path');
   const ready = app.ready();
   // ready() first, so built-ins (the reference) also see a reload that was pending.
   if (ready instanceof Promise) return ready.then(() => route(app, incoming, path, rawQuery, state));
@@ -186,10 +187,10 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
     if (builtin !== null) return builtin;
   }
   const match = app.router.match(incoming.method, path);
-  if (match.kind === 'not_found') return errorResponse(404, 'not_found', 'Not found');
+  if (match.kind === 'not_found') return catalogueResponse(HTTP.not_found);
   if (match.kind === 'method_not_allowed') {
     if (incoming.method === 'OPTIONS') return preflight(app, incoming, path, rawQuery, match.allowed);
-    return errorResponse(405, 'method_not_allowed', `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
+    return catalogueResponse(HTTP.method_not_allowed, `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
   }
   // The body is read by the route itself, after its guards (READ_BODY).
   const target = match.value;
@@ -231,7 +232,7 @@ function preflight(app: AppHandle, incoming: IncomingRequest, path: string, rawQ
   const methods = allowed.includes('OPTIONS') ? allowed : [...allowed, 'OPTIONS'].sort();
   // Any route of the path gives the middleware chain and the params: they share the folder.
   const some = app.router.match(allowed[0]!, path);
-  if (some.kind !== 'found') return errorResponse(404, 'not_found', 'Not found');
+  if (some.kind !== 'found') return catalogueResponse(HTTP.not_found);
   const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY, some.value);
   return answered(app, ctx, app.preflight(ctx, some.value, methods));
 }
@@ -241,7 +242,7 @@ function internalError(app: AppHandle, incoming: IncomingRequest, path: string, 
   if (err instanceof HttpError) return httpErrorResponse(app, incoming, path, err);
   const detail = describeError(err);
   app.log.error(`${incoming.method} ${path} internal error: ${detail}`);
-  return errorResponse(500, 'internal_error', 'Internal server error');
+  return catalogueResponse(HTTP.internal_error);
 }
 
 /** No NUL, and every `%` starts a valid escape that is not `%00`. */

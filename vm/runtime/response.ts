@@ -143,6 +143,11 @@ export function errorResponse(status: number, code: string, message: string, ext
   return { status, headers, body };
 }
 
+/** The error body of a catalogue entry: its code, its default message unless one is given. */
+export function catalogueBody(entry: HttpErrorEntry, message: string = entry.message, details?: unknown[]): ErrorBody {
+  return errorBody(message, entry.code, details);
+}
+
 /** The response of a catalogue entry: its status and code, its default message unless one is given. */
 export function catalogueResponse(entry: HttpErrorEntry, message: string = entry.message, extraHeaders?: Record<string, string>): OutgoingResponse {
   return errorResponse(entry.status, entry.code, message, extraHeaders);

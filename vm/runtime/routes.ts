@@ -7,10 +7,11 @@
 import type { ChunkData, CompiledModule, ResponseMeta } from '../bytecode/module.js';
 import { mergeResponses } from '../compiler/infer.js';
 import { diagnostic, type Diagnostic } from '../diagnostics.js';
+import { DIAG } from '../errors.js';
 import { arityMismatch } from '../arity.js';
 import type { LinkedCallable, LinkResult } from '../interp/link.js';
 import type { Literal } from '../lang.js';
-import type { ErrorResponseSpec, GuardInfo } from '../../plugins/sdk.js';
+import type { ErrorResponseSpec, GuardInfo } from '../../plugins/contract.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { defaultErrorCode } from './response.js';
 import type { RouteTarget } from './types.js';
@@ -53,11 +54,11 @@ export function assembleRoutes(modules: readonly CompiledModule[], linked: LinkR
         // E_NOT_CONSTANT's: checking them too would report the use twice.
         const checkable = meta !== undefined && !use.unfolded && arityMismatch(meta.params, use.args.length) === null;
         const problem = checkable ? meta.checkArgs?.(use.args) : null;
-        if (problem) diagnostics.push(diagnostic('E_GUARD_ARGS', problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
+        if (problem) diagnostics.push(diagnostic(DIAG.E_GUARD_ARGS, problem, { file: m.file, line: use.line, col: use.col }, { length: use.name.length }));
         if (meta?.checkSetup === undefined || setupChecked.has(use.name)) continue;
         setupChecked.add(use.name);
         const setup = meta.checkSetup(registry.app);
-        if (setup) diagnostics.push(diagnostic('W_NOT_CONFIGURED', setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
+        if (setup) diagnostics.push(diagnostic(DIAG.W_NOT_CONFIGURED, setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
       }
       const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
       const chunk = offsets[i]! + r.chunk;

@@ -5,12 +5,10 @@
 import type { Readable } from 'node:stream';
 import type { PathSegment } from '../lang.js';
 import type { ResponseMeta, RouteMeta } from '../bytecode/module.js';
-import type { AppSettings, GuardInfo, KeyValueStore } from '../../plugins/contract.js';
+import type { GuardInfo } from '../../plugins/contract.js';
 import type { Admission } from './http/admission.js';
-import type { RequestContext } from './context.js';
+import type { ContextDeps, RequestContext } from './context.js';
 import type { Watchdog } from './watchdog.js';
-import type { Logger } from './log.js';
-import type { ValidationPlans } from './validate.js';
 
 /** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
 export const BUILTIN_PREFIX = '/_app/';
@@ -76,19 +74,12 @@ export interface Router<T> {
   match(method: string, path: string): RouteMatch<T>;
 }
 
-/** A loaded, linked app as the transport sees it. */
-export interface AppHandle {
-  readonly settings: AppSettings;
-  readonly store: KeyValueStore;
-  readonly log: Logger;
-  /** Receives each `log()` message of the app, untagged, when set (tests). */
-  readonly onAppLog?: (message: string) => void;
+/** A loaded, linked app as the transport sees it: what its request contexts need, and more. */
+export interface AppHandle extends ContextDeps {
   /** Requests in flight and body memory, against the app's limits. */
   readonly admission: Admission;
   /** Looks after requests that wait: their wall-clock deadline and their client. */
   readonly watchdog: Watchdog;
-  /** The current build's validation of its routes (VALIDATE); replaced with the router on hot reload. */
-  readonly validation?: ValidationPlans;
   /** The current router; replaced whole on hot reload. */
   readonly router: Router<RouteTarget>;
   /** Dev mode: resolves when a pending reload has finished, so the next request sees it. */

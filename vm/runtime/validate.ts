@@ -13,10 +13,11 @@ import { HALT, type Halt, type ParamSpec, type ValidatorSpec } from '../../plugi
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { isLiteral, type Constant, type FieldType, type Literal } from '../lang.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
+import { DIAG, HTTP, type DiagnosticCode } from '../errors.js';
 import type { DecoratorMeta, FieldMeta, RouteMeta } from '../bytecode/module.js';
 import { fromJson, intFromText, numberFromText, RvmError, typeName, type Value, type ValueObject } from '../values.js';
 import type { RequestContext } from './context.js';
-import { errorBody } from './response.js';
+import { catalogueBody } from './response.js';
 import type { UploadSpec } from './types.js';
 import { UploadedFile } from './http/upload.js';
 import { compileFirstPass, type FirstPass } from './validate-compile.js';
@@ -206,7 +207,7 @@ interface PlanContext {
   diagnostics: Diagnostic[];
 }
 
-function report(ctx: PlanContext, code: string, message: string, at: { line: number; col: number }, hint?: string): void {
+function report(ctx: PlanContext, code: DiagnosticCode, message: string, at: { line: number; col: number }, hint?: string): void {
   ctx.diagnostics.push(diagnostic(code, message, { file: ctx.file, line: at.line, col: at.col }, { hint }));
 }
 
@@ -219,13 +220,13 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
   for (const d of field.decorators) {
     const found = ctx.registry.validators.get(d.name);
     if (!found) {
-      report(ctx, 'E_UNKNOWN_VALIDATOR', `unknown validator '@${d.name}'`, d, didYouMean(d.name, ctx.registry.validators.keys()));
+      report(ctx, DIAG.E_UNKNOWN_VALIDATOR, `unknown validator '@${d.name}'`, d, didYouMean(d.name, ctx.registry.validators.keys()));
       continue;
     }
     const spec = found.spec;
     const name = found.aliasOf ?? found.name;
     if (!spec.types.includes(field.type)) {
-      report(ctx, 'E_VALIDATOR_TYPE', `@${d.name} does not apply to ${field.type} fields`, d, `it applies to ${spec.types.join(', ')}`);
+      report(ctx, DIAG.E_VALIDATOR_TYPE, `@${d.name} does not apply to ${field.type} fields`, d, `it applies to ${spec.types.join(', ')}`);
       continue;
     }
     // Arguments that are not constants are E_NOT_CONSTANT's alone.
@@ -236,7 +237,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
     const problem = decoratorArgsProblem(d.name, isDefault ? DEFAULT_PARAMS : spec.params, d.args, isDefault) ?? (args === null ? null : spec.checkArgs?.(args, field.type) ?? null);
     if (problem !== null) {
       const { message, hint } = typeof problem === 'string' ? { message: problem, hint: undefined } : problem;
-      report(ctx, isDefault ? 'E_BAD_DEFAULT' : 'E_VALIDATOR_ARGS', message, d, hint);
+      report(ctx, isDefault ? DIAG.E_BAD_DEFAULT : DIAG.E_VALIDATOR_ARGS, message, d, hint);
       continue;
     }
     if (isDefault) defaultAt = d;
@@ -252,7 +253,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
       if (b?.max !== undefined && b.max < acc.max) Object.assign(acc, { max: b.max, maxAt: d });
       bounds.set(dimension, acc);
       if (acc.min > acc.max) {
-        report(ctx, 'E_CONTRADICTORY_BOUNDS', `@${d.name} contradicts @${(acc.minAt === d ? acc.maxAt : acc.minAt)!.name} on '${field.name}': no ${dimension} is at least ${acc.min} and at most ${acc.max}`, d);
+        report(ctx, DIAG.E_CONTRADICTORY_BOUNDS, `@${d.name} contradicts @${(acc.minAt === d ? acc.maxAt : acc.minAt)!.name} on '${field.name}': no ${dimension} is at least ${acc.min} and at most ${acc.max}`, d);
         break;
       }
     }
@@ -262,7 +263,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
   if (defaultAt !== null) {
     const value = defaultAt.args[0] ?? null;
     fallback = value === null ? null : coerce(field.type, value, false);
-    if (fallback === undefined) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(value)}) is not ${/^[aeiou]/.test(field.type) ? 'an' : 'a'} ${field.type}`, defaultAt);
+    if (fallback === undefined) report(ctx, DIAG.E_BAD_DEFAULT, `@default(${JSON.stringify(value)}) is not ${/^[aeiou]/.test(field.type) ? 'an' : 'a'} ${field.type}`, defaultAt);
   }
   for (const { d, args, spec, name } of uses) {
     if (PRESENCE.has(name)) continue;
@@ -273,7 +274,7 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
   }
   if (fallback !== undefined && fallback !== null && defaultAt !== null) {
     const refused = rules.find((r) => !r.check(fallback!, {})) ?? crossRules.find((r) => !r.check(fallback!, { [field.name]: fallback! }));
-    if (refused) report(ctx, 'E_BAD_DEFAULT', `@default(${JSON.stringify(defaultAt.args[0])}) fails @${refused.name} of its own field: ${refused.message}`, defaultAt);
+    if (refused) report(ctx, DIAG.E_BAD_DEFAULT, `@default(${JSON.stringify(defaultAt.args[0])}) fails @${refused.name} of its own field: ${refused.message}`, defaultAt);
   }
   if (uploads !== null && field.type === 'file' && uploads[field.name] === undefined) uploads[field.name] = DEFAULT_MAX_FILE_BYTES;
   return { name: field.name, type: field.type, required: field.required, fallback, rules, crossRules, inherited: field.name in Object.prototype };
@@ -296,7 +297,7 @@ function planRoute(meta: RouteMeta, ctx: PlanContext): RouteValidation | null {
   const body = meta.body ? section(meta.body.map((f) => planField(f, ctx, files))) : null;
   const query = meta.query ? section(meta.query.map((f) => planField(f, ctx, null))) : null;
   for (const f of meta.query ?? []) {
-    if (f.type === 'file') report(ctx, 'E_VALIDATOR_TYPE', `query field '${f.name}' cannot be a file`, f);
+    if (f.type === 'file') report(ctx, DIAG.E_VALIDATOR_TYPE, `query field '${f.name}' cannot be a file`, f);
   }
   return { body, query, uploads: Object.keys(files).length > 0 ? { files } : undefined };
 }
@@ -334,7 +335,7 @@ export class ValidationPlans {
   /** The plan of `route`, or null when it validates nothing; throws when it does not compile. */
   of(route: RouteMeta): RouteValidation | null {
     const plan = this.planOf(route);
-    if (typeof plan === 'string') throw new RvmError(`validation of ${route.method} ${route.path} does not compile against the loaded plugins: ${plan}`, 'internal_error');
+    if (typeof plan === 'string') throw new RvmError(`validation of ${route.method} ${route.path} does not compile against the loaded plugins: ${plan}`, HTTP.internal_error.code);
     return plan;
   }
 
@@ -381,6 +382,6 @@ export class ValidationPlans {
 }
 
 function reject(ctx: RequestContext, details: FieldError[]): Halt {
-  ctx.respond(422, errorBody('Validation failed', 'validation_failed', details) as unknown as Value, 'json');
+  ctx.respond(HTTP.validation_failed.status, catalogueBody(HTTP.validation_failed, HTTP.validation_failed.message, details) as unknown as Value, 'json');
   return HALT;
 }
