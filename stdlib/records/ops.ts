@@ -79,3 +79,27 @@ export class SqlOps implements RecordOps {
     return Number(raw?.['n'] ?? 0);
   }
 }
+
+/** RecordOps handed on to `ops`: a store and its transactions differ only in where their statements run. */
+export abstract class DelegatedOps implements RecordOps {
+  protected abstract readonly ops: RecordOps;
+
+  insert(table: string, fields: Row): Promise<Row> {
+    return this.ops.insert(table, fields);
+  }
+  update(table: string, id: string, changes: Row): Promise<Row | null> {
+    return this.ops.update(table, id, changes);
+  }
+  delete(table: string, id: string): Promise<boolean> {
+    return this.ops.delete(table, id);
+  }
+  find(table: string, id: string): Promise<Row | null> {
+    return this.ops.find(table, id);
+  }
+  select(table: string, query: Query): Promise<Row[]> {
+    return this.ops.select(table, query);
+  }
+  count(table: string, filter: Filter): Promise<number> {
+    return this.ops.count(table, filter);
+  }
+}

@@ -13,10 +13,7 @@ import type { PoolClient, QueryConfig } from 'pg';
 import {
   ConflictError,
   DatabaseUnavailableError,
-  type Filter,
-  type Query,
   type RecordStore,
-  type Row,
   type SchemaPlan,
   type StoredValue,
   type TableSpec,
@@ -24,7 +21,7 @@ import {
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, quote, type Dialect, type Statement } from './sql.js';
-import { SqlOps, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
 import { indexName, planSchema, type LiveSchema } from './schema.js';
 
 /** Connections per process: PostgreSQL's default max_connections (100) shared by several workers. */
@@ -162,15 +159,16 @@ export interface PostgresStoreOptions {
 }
 
 /** Records in a PostgreSQL database. */
-export class PostgresStore implements RecordStore {
+export class PostgresStore extends DelegatedOps implements RecordStore {
   readonly kind = 'postgres';
   private readonly pool: pg.Pool;
   private readonly tables: Tables = new Map();
   /** Prepared statement names by SQL text; past STATEMENT_CACHE_SIZE shapes run unprepared, so each connection's prepared set stays bounded. */
   private readonly names = new Map<string, string>();
-  private readonly ops: SqlOps;
+  protected readonly ops: SqlOps;
 
   constructor(options: PostgresStoreOptions) {
+    super();
     if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) throw new Error(`schema name '${options.schema}' is not an identifier`);
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
@@ -207,25 +205,6 @@ export class PostgresStore implements RecordStore {
       rows: async (st) => (await query(st)).rows as Record<string, unknown>[],
       run: async (st) => (await query(st)).rowCount ?? 0,
     };
-  }
-
-  insert(table: string, fields: Row): Promise<Row> {
-    return this.ops.insert(table, fields);
-  }
-  update(table: string, id: string, changes: Row): Promise<Row | null> {
-    return this.ops.update(table, id, changes);
-  }
-  delete(table: string, id: string): Promise<boolean> {
-    return this.ops.delete(table, id);
-  }
-  find(table: string, id: string): Promise<Row | null> {
-    return this.ops.find(table, id);
-  }
-  select(table: string, query: Query): Promise<Row[]> {
-    return this.ops.select(table, query);
-  }
-  count(table: string, filter: Filter): Promise<number> {
-    return this.ops.count(table, filter);
   }
 
   /** A client of the pool with an error listener (a checked-out client that breaks must not crash the process). */
@@ -348,36 +327,18 @@ export class PostgresStore implements RecordStore {
 function ignore(): void {}
 
 /** A transaction on its own pooled connection. */
-class PostgresTransaction implements Transaction {
+class PostgresTransaction extends DelegatedOps implements Transaction {
   private done = false;
-  private readonly ops: SqlOps;
+  protected readonly ops: SqlOps;
 
   constructor(
     private readonly store: PostgresStore,
     private readonly client: PoolClient,
   ) {
+    super();
     this.ops = store.opsFor(client, () => {
       if (this.done) throw new Error('the transaction has already finished');
     });
-  }
-
-  insert(table: string, fields: Row): Promise<Row> {
-    return this.ops.insert(table, fields);
-  }
-  update(table: string, id: string, changes: Row): Promise<Row | null> {
-    return this.ops.update(table, id, changes);
-  }
-  delete(table: string, id: string): Promise<boolean> {
-    return this.ops.delete(table, id);
-  }
-  find(table: string, id: string): Promise<Row | null> {
-    return this.ops.find(table, id);
-  }
-  select(table: string, query: Query): Promise<Row[]> {
-    return this.ops.select(table, query);
-  }
-  count(table: string, filter: Filter): Promise<number> {
-    return this.ops.count(table, filter);
   }
 
   commit(): Promise<void> {

@@ -20,10 +20,7 @@ import { dirname } from 'node:path';
 import {
   ConflictError,
   DatabaseUnavailableError,
-  type Filter,
-  type Query,
   type RecordStore,
-  type Row,
   type SchemaPlan,
   type StoredValue,
   type TableSpec,
@@ -31,7 +28,7 @@ import {
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
 import { ShapeCache, quote, type Dialect, type Statement } from './sql.js';
-import { SqlOps, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
 import { planSchema, type LiveSchema } from './schema.js';
 import { Gate } from './gate.js';
 
@@ -113,18 +110,19 @@ export interface SqliteStoreOptions {
 }
 
 /** Records in one SQLite file (or `:memory:`). */
-export class SqliteStore implements RecordStore {
+export class SqliteStore extends DelegatedOps implements RecordStore {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
   private readonly tables: Tables = new Map();
   private readonly statements = new ShapeCache<Database.Statement>();
   private readonly gate: Gate;
-  private readonly ops: SqlOps;
+  protected readonly ops: SqlOps;
   /** Runs a function in BEGIN IMMEDIATE … COMMIT (ROLLBACK when it throws). */
   private readonly immediate: (work: () => unknown) => unknown;
 
   /** Opens (creating when missing) the database file at `path`, or `:memory:`. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
+    super();
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
       this.db = new Database(path);
@@ -171,25 +169,6 @@ export class SqliteStore implements RecordStore {
         through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as Record<string, unknown>[])),
       run: (st: Statement) => through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)),
     };
-  }
-
-  insert(table: string, fields: Row): Promise<Row> {
-    return this.ops.insert(table, fields);
-  }
-  update(table: string, id: string, changes: Row): Promise<Row | null> {
-    return this.ops.update(table, id, changes);
-  }
-  delete(table: string, id: string): Promise<boolean> {
-    return this.ops.delete(table, id);
-  }
-  find(table: string, id: string): Promise<Row | null> {
-    return this.ops.find(table, id);
-  }
-  select(table: string, query: Query): Promise<Row[]> {
-    return this.ops.select(table, query);
-  }
-  count(table: string, filter: Filter): Promise<number> {
-    return this.ops.count(table, filter);
   }
 
   private readLive(specs: readonly TableSpec[]): LiveSchema {
@@ -269,36 +248,18 @@ export class SqliteStore implements RecordStore {
 }
 
 /** A transaction on the SQLite store: it holds the store's gate until commit or rollback. */
-class SqliteTransaction implements Transaction {
+class SqliteTransaction extends DelegatedOps implements Transaction {
   private done = false;
-  private readonly ops: SqlOps;
+  protected readonly ops: SqlOps;
 
   constructor(
     store: SqliteStore,
     private readonly finish: (sql: 'COMMIT' | 'ROLLBACK') => void,
   ) {
+    super();
     this.ops = store.opsFor(() => {
       if (this.done) throw new Error('the transaction has already finished');
     });
-  }
-
-  insert(table: string, fields: Row): Promise<Row> {
-    return this.ops.insert(table, fields);
-  }
-  update(table: string, id: string, changes: Row): Promise<Row | null> {
-    return this.ops.update(table, id, changes);
-  }
-  delete(table: string, id: string): Promise<boolean> {
-    return this.ops.delete(table, id);
-  }
-  find(table: string, id: string): Promise<Row | null> {
-    return this.ops.find(table, id);
-  }
-  select(table: string, query: Query): Promise<Row[]> {
-    return this.ops.select(table, query);
-  }
-  count(table: string, filter: Filter): Promise<number> {
-    return this.ops.count(table, filter);
   }
 
   async commit(): Promise<void> {
