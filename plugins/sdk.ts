@@ -41,5 +41,5 @@ export { clientPrefix } from './kit/client-prefix.js';
 export { SESSION_COOKIE, requestToken } from './kit/session-token.js';
 export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
 export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
-export { RESPONSE_HELPERS } from '../vm/compiler/infer.js';
+export { RESPONSE_HELPERS, VALIDATION_ERROR_SCHEMA } from '../vm/compiler/infer.js';
 export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';

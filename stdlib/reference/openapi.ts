@@ -5,10 +5,10 @@
  * `x-rvm-*` extensions the reference page renders from. 3.1 natively; 3.0 as a downgrade.
  */
 import { basename } from 'node:path';
-import type { AppIntrospection, FieldInfo, GuardInfo, JsonSchema, RouteInfo } from '../../plugins/sdk.js';
+import { VALIDATION_ERROR_SCHEMA, type AppIntrospection, type FieldInfo, type GuardInfo, type JsonSchema, type RouteInfo } from '../../plugins/sdk.js';
 import { downgradeTo30 } from './downgrade.js';
 import { operationResponses } from './openapi-responses.js';
-import { ERROR_SCHEMA, FILE_MEDIA_TYPE, VALIDATION_ERROR_SCHEMA, bodySchema, cloneJson, fieldSchema } from './schemas.js';
+import { ERROR_SCHEMA, FILE_MEDIA_TYPE, bodySchema, cloneJson, fieldSchema } from './schemas.js';
 
 /** The OpenAPI versions the export writes. */
 export type OpenApiVersion = '3.1' | '3.0';

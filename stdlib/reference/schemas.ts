@@ -3,7 +3,7 @@
  * validators' keywords and `x-rvm-decorators`, and the small normalisations every emitted schema
  * gets so that a standard validator accepts it.
  */
-import { HTTP, type FieldInfo, type JsonSchema } from '../../plugins/sdk.js';
+import type { FieldInfo, JsonSchema } from '../../plugins/sdk.js';
 
 /** Where the shared schemas live in the document. */
 export const ERROR_REF = '#/components/schemas/Error';
@@ -17,29 +17,6 @@ export const ERROR_SCHEMA: JsonSchema = {
   properties: {
     error: { type: 'string', description: 'A human-readable message.' },
     code: { type: 'string', description: 'A stable, machine-readable code (lower_snake_case).' },
-  },
-};
-
-/** The 422 body of a failed `validate {}` or `query {}`: every failing field. */
-export const VALIDATION_ERROR_SCHEMA: JsonSchema = {
-  type: 'object',
-  description: 'A failed validation: one entry per failing field and rule.',
-  required: ['error', 'code', 'details'],
-  properties: {
-    error: { type: 'string' },
-    code: { type: 'string', enum: [HTTP.validation_failed.code] },
-    details: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['field', 'rule', 'message'],
-        properties: {
-          field: { type: 'string', description: 'The field name; a query field is named with the prefix `query.` (for example `query.page`).' },
-          rule: { type: 'string', description: 'The decorator that failed (`email`, `min`, ...), or `required` / `type`.' },
-          message: { type: 'string' },
-        },
-      },
-    },
   },
 };
 

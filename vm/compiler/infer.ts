@@ -8,6 +8,7 @@ import { fieldsSchema, fieldTypeSchema, recordSchema } from './field-schema.js';
 import { fold } from './fold.js';
 import type { FieldMeta, JsonSchema, ResponseMeta } from '../bytecode/module.js';
 import { helperStatus, statusHelpers } from '../http-status.js';
+import { HTTP } from '../errors.js';
 
 /** What inference needs to know beyond the route itself. */
 export interface InferContext {
@@ -26,19 +27,24 @@ export const ERROR_BODY_SCHEMA: JsonSchema = {
   properties: { error: { type: 'string' }, code: { type: 'string' } },
 };
 
-/** The 422 body of a failed validation: `{error, code, details: [{field, rule, message}]}`. */
+/** The 422 body of a failed `validate {}` or `query {}`: every failing field. */
 export const VALIDATION_ERROR_SCHEMA: JsonSchema = {
   type: 'object',
+  description: 'A failed validation: one entry per failing field and rule.',
   required: ['error', 'code', 'details'],
   properties: {
     error: { type: 'string' },
-    code: { type: 'string' },
+    code: { type: 'string', enum: [HTTP.validation_failed.code] },
     details: {
       type: 'array',
       items: {
         type: 'object',
         required: ['field', 'rule', 'message'],
-        properties: { field: { type: 'string' }, rule: { type: 'string' }, message: { type: 'string' } },
+        properties: {
+          field: { type: 'string', description: 'The field name; a query field is named with the prefix `query.` (for example `query.page`).' },
+          rule: { type: 'string', description: 'The decorator that failed (`email`, `min`, ...), or `required` / `type`.' },
+          message: { type: 'string' },
+        },
       },
     },
   },
