@@ -3,7 +3,7 @@
  * validators' keywords and `x-rvm-decorators`, and the small normalisations every emitted schema
  * gets so that a standard validator accepts it.
  */
-import type { FieldInfo, JsonSchema } from '../../plugins/sdk.js';
+import { objectSchema, type FieldInfo, type JsonSchema } from '../../plugins/sdk.js';
 
 /** Where the shared schemas live in the document. */
 export const ERROR_REF = '#/components/schemas/Error';
@@ -107,15 +107,7 @@ export function fieldSchema(field: FieldInfo): JsonSchema {
 
 /** The object schema of a body: one property per field, `required` listing the fields that must be sent. */
 export function bodySchema(fields: readonly FieldInfo[]): JsonSchema {
-  const properties: Record<string, JsonSchema> = {};
-  const required: string[] = [];
-  for (const field of fields) {
-    properties[field.name] = fieldSchema(field);
-    if (field.required) required.push(field.name);
-  }
-  const schema: JsonSchema = { type: 'object', properties };
-  if (required.length > 0) schema.required = required;
-  return schema;
+  return objectSchema(fields, fieldSchema);
 }
 
 /**

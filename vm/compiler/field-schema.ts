@@ -29,17 +29,22 @@ export function fieldTypeSchema(type: FieldType): JsonSchema {
   }
 }
 
-/** An object schema with one property per field; `required` lists the fields that must be sent. */
-export function fieldsSchema(fields: readonly FieldMeta[]): JsonSchema {
+/** An object schema with one property per field, its schema from `schemaOf`; `required` lists the fields that must be sent. */
+export function objectSchema<F extends { name: string; required: boolean }>(fields: readonly F[], schemaOf: (field: F) => JsonSchema): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const field of fields) {
-    properties[field.name] = fieldTypeSchema(field.type);
+    properties[field.name] = schemaOf(field);
     if (field.required) required.push(field.name);
   }
   const schema: JsonSchema = { type: 'object', properties };
   if (required.length > 0) schema.required = required;
   return schema;
+}
+
+/** The object schema of declared fields, by type and presence alone. */
+export function fieldsSchema(fields: readonly FieldMeta[]): JsonSchema {
+  return objectSchema(fields, (field) => fieldTypeSchema(field.type));
 }
 
 /**
