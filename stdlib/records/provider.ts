@@ -5,7 +5,7 @@
  * (422 `validation_failed` with `details`, the request-validation shape); store failures answer
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
-import { RvmError, getField, isPlainObject, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, buildQuery, encodeCursor, invalidQuery, walkFields, walkFilter, walkOptions } from './query.js';
@@ -33,7 +33,7 @@ function declaredFields(shape: TypeShape, input: Value | undefined): { fields: V
   const unknown: FieldProblem[] = [];
   if (input instanceof RecordValue) return { fields: input.fields() as ValueObject, unknown };
   if (input === undefined || input === null) return { fields, unknown };
-  if (!isPlainObject(input)) throw new RvmError(`${shape.type.name} fields are an object, got ${input instanceof RecordValue ? input.typeName : typeof input}`, 'type_error');
+  if (!isPlainObject(input)) throw new RvmError(`${shape.type.name} fields are an object, got ${typeName(input)}`, 'type_error');
   for (const [name, value] of Object.entries(input)) {
     if (SYSTEM_FIELDS.includes(name)) continue;
     if (!shape.declared.has(name)) unknown.push({ field: name, rule: 'unknown_field', message: `is not a field of ${shape.type.name}` });
@@ -212,7 +212,7 @@ export function recordProvider(store: RecordStore): RecordProvider {
       }
     },
     save(ctx, value) {
-      if (!(value instanceof RecordValue)) throw new RvmError(`'save' takes a record (from T.new, T.create, T.find…), got ${typeof value === 'object' && value !== null ? 'an object' : String(value)}`, 'not_a_record');
+      if (!(value instanceof RecordValue)) throw new RvmError(`'save' takes a record (from T.new, T.create, T.find…), got ${typeName(value)}`, 'not_a_record');
       const shape = value.shape;
       const checked = validated(shape, value.fields() as ValueObject);
       if (checked.errors !== null) return refuse(ctx, checked.errors);
@@ -225,7 +225,7 @@ export function recordProvider(store: RecordStore): RecordProvider {
       });
     },
     delete(ctx, value) {
-      if (!(value instanceof RecordValue)) throw new RvmError(`'delete' takes a record, got ${typeof value === 'object' && value !== null ? 'an object' : String(value)}`, 'not_a_record');
+      if (!(value instanceof RecordValue)) throw new RvmError(`'delete' takes a record, got ${typeName(value)}`, 'not_a_record');
       const id = value.id;
       if (id === null) throw new RvmError(`this ${value.typeName} was never saved`, 'record_missing');
       return run(ctx, async (ops) => {

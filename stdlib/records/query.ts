@@ -22,6 +22,9 @@ export class QueryProblem extends Error {
 /** Every operator of a filter (DESIGN §6). */
 export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'contains', 'starts_with', 'is_null'];
 
+/** Longest cursor accepted: far above any real one (a few key values and an id), so a damaged or hostile one is refused before it is decoded. */
+export const MAX_CURSOR_LENGTH = 4096;
+
 /** The option names of `where` and `page`. */
 export const OPTION_NAMES: readonly string[] = ['order', 'limit', 'offset', 'after'];
 
@@ -245,7 +248,7 @@ export function decodeCursor(order: readonly OrderKey[], cursor: string): Stored
   const bad = (): never => {
     throw new InvalidQueryError("malformed cursor in option 'after' (pass page().next as it is, with the same order)");
   };
-  if (cursor.length > 4096 || !/^[A-Za-z0-9_-]*$/.test(cursor)) bad();
+  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]*$/.test(cursor)) bad();
   let data: unknown;
   try {
     data = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RvmError, UNKNOWN, toText, type RecordType } from '../../plugins/sdk.js';
-import { QueryProblem, buildQuery, decodeCursor, encodeCursor, walkFields, walkFilter, walkOptions } from '../../stdlib/records/query.js';
+import { MAX_CURSOR_LENGTH, QueryProblem, buildQuery, decodeCursor, encodeCursor, walkFields, walkFilter, walkOptions } from '../../stdlib/records/query.js';
 import { RecordValue, shapeOf } from '../../stdlib/records/record.js';
 import { InvalidQueryError, MAX_LIMIT } from '../../stdlib/records/store.js';
 
@@ -100,6 +100,23 @@ describe('record queries', () => {
       assert.throws(() => decodeCursor(order, bad), InvalidQueryError, bad.slice(0, 20));
     }
     assert.throws(() => decodeCursor([{ field: 'email', desc: false }], cursor), InvalidQueryError);
+  });
+
+  test('a cursor of MAX_CURSOR_LENGTH characters is decoded; one longer is refused unread', () => {
+    const order = [{ field: 'email', desc: false }];
+    const exact = (length: number): string => {
+      // Pad the key value until the encoded cursor is exactly `length` characters long.
+      for (let pad = 0; ; pad++) {
+        const c = encodeCursor(order, { email: 'x'.repeat(pad), id: 'i' });
+        if (c.length >= length) return c;
+      }
+    };
+    const atLimit = exact(MAX_CURSOR_LENGTH - 3);
+    assert.ok(atLimit.length <= MAX_CURSOR_LENGTH && atLimit.length > MAX_CURSOR_LENGTH - 4);
+    assert.equal(decodeCursor(order, atLimit)[1], 'i');
+    const over = exact(MAX_CURSOR_LENGTH + 1);
+    assert.ok(over.length > MAX_CURSOR_LENGTH);
+    assert.throws(() => decodeCursor(order, over), InvalidQueryError);
   });
 });
 

@@ -127,7 +127,10 @@ export class RecordLinker {
     }
     const records = this.registry.records;
     if (records === null) {
-      report.push(diagnostic('E_UNKNOWN_FUNCTION', `${step.what} needs records, and no plugin of this app provides them`, at, { length: step.what.length - 2 }));
+      // One diagnostic per statement: a transaction's commit and rollback steps add none.
+      if (step.step !== 'commit' && step.step !== 'rollback') {
+        report.push(diagnostic('E_UNKNOWN_FUNCTION', `${step.what} needs records, and no plugin of this app provides them`, at, { length: step.what.length - 2 }));
+      }
       return null;
     }
     const provider = records.provider;
