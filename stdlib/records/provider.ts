@@ -250,12 +250,22 @@ export function recordProvider(store: RecordStore): RecordProvider {
     commit(ctx) {
       const tx = takeTransaction(ctx);
       return run(ctx, async () => {
-        await tx.commit();
+        try {
+          await tx.commit();
+        } catch (e) {
+          // A commit that failed leaves nothing half-open (a pooled connection goes back).
+          await tx.rollback().catch(() => undefined);
+          throw e;
+        }
         return null;
       });
     },
-    async rollback(ctx, error) {
-      await takeTransaction(ctx).rollback();
+    async rollback(ctx, error): Promise<Value | Halt> {
+      try {
+        await takeTransaction(ctx).rollback();
+      } catch (e) {
+        return answerFailure(ctx, e);
+      }
       // The error the block raised, raised again with its message and code (`err.code` in a catch).
       const message = String(getField(error, 'message') ?? 'the transaction failed');
       const code = String(getField(error, 'code') ?? 'runtime_error');
