@@ -134,8 +134,9 @@ export class RecordLinker {
       return null;
     }
     const provider = records.provider;
-    const fn: NativeFn =
-      step.argc === 0 ? (ctx) => (provider[step.step] as (c: typeof ctx) => ReturnType<NativeFn>)(ctx) : (ctx, value) => provider[step.step](ctx, value ?? null);
+    const name = step.step;
+    // `save`, `delete` and `rollback` take the value on the stack; `begin` and `commit` none.
+    const fn: NativeFn = step.argc === 0 ? (ctx) => provider[name as 'begin' | 'commit'](ctx) : (ctx, value) => provider[name as 'save' | 'delete' | 'rollback'](ctx, value ?? null);
     return { key: `record ${r.name}`, fn };
   }
 }
