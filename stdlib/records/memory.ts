@@ -12,7 +12,7 @@
  *   works on private copies of the tables it touches, so nobody sees its writes before commit.
  */
 import { ConflictError, InvalidQueryError, type ColumnSpec, type Filter, type FilterOp, type OrderKey, type Query, type RecordOps, type RecordStore, type Row, type SchemaPlan, type StoredValue, type TableSpec, type Transaction } from './store.js';
-import { timestamp, uuidv7 } from './record.js';
+import { own, put, timestamp, uuidv7 } from './record.js';
 import { totalOrder } from './query.js';
 
 /** One table: its spec and its rows by id, in insertion order. */
@@ -62,7 +62,7 @@ class TableOps implements RecordOps {
     const row: Row = { id: uuidv7() };
     for (const column of t.spec.columns) {
       const given = Object.hasOwn(fields, column.name) ? fields[column.name] : undefined;
-      row[column.name] = copy(given === undefined ? (column.default ?? null) : given);
+      put(row, column.name, copy(given === undefined ? (column.default ?? null) : given));
     }
     row.created_at = now;
     row.updated_at = now;
@@ -78,7 +78,7 @@ class TableOps implements RecordOps {
     const row: Row = { ...old };
     for (const [name, value] of Object.entries(changes)) {
       if (!t.columns.has(name)) throw new InvalidQueryError(`'${name}' is not a field of ${table}`);
-      row[name] = copy(value);
+      put(row, name, copy(value));
     }
     row.updated_at = timestamp();
     checkUnique(t, row, id);
@@ -104,7 +104,7 @@ class TableOps implements RecordOps {
     if (after !== undefined) {
       if (after.length !== order.length) throw new InvalidQueryError('malformed cursor');
       const position: Row = {};
-      order.forEach((k, i) => (position[k.field] = after[i]!));
+      order.forEach((k, i) => put(position, k.field, after[i]!));
       rows = rows.filter((row) => compareRows(t, order, row, position) > 0);
     }
     return rows.slice(query.offset, query.offset + query.limit).map(copy);
@@ -162,7 +162,7 @@ export class MemoryStore extends TableOps implements RecordStore {
       // A column the new spec adds starts as its default (or null) in every stored row.
       for (const c of spec.columns) {
         if (existing.columns.has(c.name)) continue;
-        for (const row of existing.rows.values()) row[c.name] = copy(c.default ?? null);
+        for (const row of existing.rows.values()) put(row, c.name, copy(c.default ?? null));
       }
       existing.spec = spec;
       existing.columns = columns;
@@ -248,10 +248,10 @@ function typeOf(t: Table, field: string): ColumnSpec['type'] {
 function checkUnique(t: Table, row: Row, self: string | null): void {
   for (const column of t.spec.columns) {
     if (!column.unique) continue;
-    const value = row[column.name];
-    if (value === null || value === undefined) continue;
+    const value = own(row, column.name);
+    if (value === null) continue;
     for (const [id, other] of t.rows) {
-      if (id !== self && equal(other[column.name] ?? null, value)) {
+      if (id !== self && equal(own(other, column.name), value)) {
         throw new ConflictError(`another ${t.spec.name} has this ${column.name}`, column.name);
       }
     }
@@ -266,7 +266,7 @@ function matching(t: Table, filter: Filter): Row[] {
     return ops.map(([op, value]) => ({ field, type, op: op as FilterOp, value: value ?? null }));
   });
   const rows: Row[] = [];
-  for (const row of t.rows.values()) if (tests.every((c) => holds(c.op, c.type, row[c.field] ?? null, c.value))) rows.push(row);
+  for (const row of t.rows.values()) if (tests.every((c) => holds(c.op, c.type, own(row, c.field), c.value))) rows.push(row);
   return rows;
 }
 
@@ -317,8 +317,8 @@ function compare(type: ColumnSpec['type'], a: StoredValue, b: StoredValue): numb
 /** Rows under a total order; null first ascending, last descending. */
 function compareRows(t: Table, order: readonly OrderKey[], a: Row, b: Row): number {
   for (const key of order) {
-    const x = a[key.field] ?? null;
-    const y = b[key.field] ?? null;
+    const x = own(a, key.field);
+    const y = own(b, key.field);
     const c = x === null ? (y === null ? 0 : -1) : y === null ? 1 : compare(typeOf(t, key.field), x, y);
     if (c !== 0) return key.desc ? -c : c;
   }

@@ -7,7 +7,7 @@
  */
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
-import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
+import { RecordValue, SYSTEM_FIELDS, own, put, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, buildQuery, encodeCursor, invalidQuery, walkFields, walkFilter, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
 
@@ -52,7 +52,7 @@ function validated(shape: TypeShape, fields: ValueObject): { row: Row; errors: n
     let value = storedValue(result.value[f.name]!);
     // One spelling per instant, so every store compares and returns datetimes alike.
     if (f.type === 'datetime' && typeof value === 'string') value = new Date(value).toISOString();
-    row[f.name] = value;
+    put(row, f.name, value);
   }
   return { row, errors: null };
 }
@@ -168,7 +168,7 @@ export function recordProvider(store: RecordStore): RecordProvider {
           const checked = validated(shape, merged);
           if (checked.errors !== null) return refuse(ctx, checked.errors);
           const row: Row = {};
-          for (const name of Object.keys(fields)) row[name] = checked.row[name] ?? null;
+          for (const name of Object.keys(fields)) put(row, name, own(checked.row, name));
           return record(shape, await ops.update(shape.type.name, id as string, row));
         });
       },

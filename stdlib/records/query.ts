@@ -7,7 +7,7 @@
  */
 import { HostObject, UNKNOWN, didYouMean, type KnownArg, type Value } from '../../plugins/sdk.js';
 import { DEFAULT_LIMIT, InvalidQueryError, MAX_LIMIT, type ColumnType, type Filter, type FilterOp, type OrderKey, type Query, type StoredValue } from './store.js';
-import type { TypeShape } from './record.js';
+import { own, type TypeShape } from './record.js';
 
 /** A query problem with the nearest name, when there is one. */
 export class QueryProblem extends Error {
@@ -239,7 +239,7 @@ function orderSignature(order: readonly OrderKey[]): string {
 
 /** The opaque cursor after `row` under `order` (base64url JSON of the order and the row's values of its keys and id). */
 export function encodeCursor(order: readonly OrderKey[], row: Record<string, StoredValue>): string {
-  const values = totalOrder(order).map((k) => row[k.field] ?? null);
+  const values = totalOrder(order).map((k) => own(row, k.field));
   return Buffer.from(JSON.stringify({ o: orderSignature(order), v: values }), 'utf8').toString('base64url');
 }
 

@@ -63,7 +63,7 @@ export class RecordValue extends HostObject {
   /** The declared fields (hidden ones included), as `save` validates and stores them. */
   fields(): Row {
     const out: Row = {};
-    for (const name of this.shape.declared) if (Object.hasOwn(this.#row, name)) out[name] = this.#row[name]!;
+    for (const name of this.shape.declared) if (Object.hasOwn(this.#row, name)) put(out, name, this.#row[name]!);
     return out;
   }
 
@@ -81,8 +81,7 @@ export class RecordValue extends HostObject {
   override set(key: string, value: Value): void {
     if (SYSTEM_FIELDS.includes(key)) throw new RvmError(`'${key}' of a ${this.typeName} is set by the store and cannot be assigned`, 'read_only');
     if (!this.shape.declared.has(key)) throw unknownField(this.shape, key);
-    // Define, never assign: a field named like an Object.prototype member stays an own field.
-    Object.defineProperty(this.#row, key, { value, enumerable: true, writable: true, configurable: true });
+    put(this.#row, key, value as StoredValue);
   }
 
   override keys(): string[] {
@@ -92,7 +91,7 @@ export class RecordValue extends HostObject {
 
   toJSON(): unknown {
     const out: Record<string, unknown> = {};
-    for (const name of this.keys()) Object.defineProperty(out, name, { value: this.#row[name] ?? null, enumerable: true, writable: true, configurable: true });
+    for (const name of this.keys()) Object.defineProperty(out, name, { value: own(this.#row, name), enumerable: true, writable: true, configurable: true });
     return out;
   }
 }
@@ -107,6 +106,16 @@ export function unknownField(shape: TypeShape, key: string): RvmError {
 export function storedValue(value: Value): StoredValue {
   if (value instanceof HostObject) return value.toJSON() as StoredValue;
   return value as StoredValue;
+}
+
+/** Sets an own field of a row, even one named like an Object.prototype member (`__proto__`). */
+export function put(row: Row, key: string, value: StoredValue): void {
+  Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** An own field of a row, or null: never an Object.prototype member (`constructor`). */
+export function own(row: Row, key: string): StoredValue {
+  return Object.hasOwn(row, key) ? row[key]! : null;
 }
 
 /** The current time as the store writes it: ISO-8601 UTC with milliseconds. */

@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../stdlib/records/memory.js';
-import { ConflictError, InvalidQueryError, type Query, type TableSpec } from '../../stdlib/records/store.js';
+import { ConflictError, InvalidQueryError, type Query, type Row, type TableSpec } from '../../stdlib/records/store.js';
 import { timestamp, uuidv7 } from '../../stdlib/records/record.js';
 
 const PEOPLE: TableSpec = {
@@ -144,6 +144,26 @@ describe('memory store', () => {
     await outside;
     assert.deepEqual(events, ['commit', 'outside']);
     assert.equal(await s.count('Person', {}), 2);
+  });
+
+  test('fields named like Object.prototype members are ordinary fields', async () => {
+    const s = new MemoryStore();
+    const odd: TableSpec = {
+      name: 'Odd',
+      columns: ['__proto__', 'constructor', 'toString'].map((name) => ({ name, type: 'text' as const, optional: true, unique: name === 'constructor', index: false })),
+      file: 'odd.rvm',
+      line: 1,
+      col: 1,
+    };
+    await s.sync([odd], { allowDestructive: false });
+    const fields = JSON.parse('{"__proto__": "p", "constructor": "c"}') as Row;
+    const row = await s.insert('Odd', fields);
+    assert.equal(Object.getPrototypeOf(row), Object.prototype);
+    assert.deepEqual([row.__proto__, row.constructor, row.toString], ['p', 'c', null]);
+    assert.equal(await s.count('Odd', { toString: null }), 1);
+    assert.equal(await s.count('Odd', JSON.parse('{"__proto__": "p"}') as Row), 1);
+    await assert.rejects(s.insert('Odd', { constructor: 'c' }), ConflictError);
+    assert.equal((await s.insert('Odd', {})).constructor, null);
   });
 
   test('sync creates tables and adds columns with their default; diff only reports', async () => {
