@@ -8,7 +8,7 @@
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, own, put, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
-import { QueryProblem, buildQuery, encodeCursor, invalidQuery, walkFields, walkFilter, walkOptions } from './query.js';
+import { QueryProblem, buildQuery, encodeCursor, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
 
 /** Where a request keeps its open transaction (`ctx.locals`). */
@@ -203,7 +203,10 @@ export function recordProvider(store: RecordStore): RecordProvider {
         } else if (name === 'create' || name === 'new') {
           walkFields(shape, args[0] ?? null, `${type.name}.${name}`);
         } else if (name === 'update') {
+          walkId(args[0], `${type.name}.update`);
           walkFields(shape, args[1] ?? null, `${type.name}.update`);
+        } else if (name === 'find' || name === 'delete') {
+          walkId(args[0], `${type.name}.${name}`);
         }
         return null;
       } catch (e) {

@@ -222,6 +222,12 @@ export function walkFields(shape: TypeShape, fields: Walked, what: string): void
   }
 }
 
+/** An id argument the compiler knew: text (the store's UUIDs), or a problem. */
+export function walkId(id: Walked | undefined, what: string): void {
+  if (id === undefined || isUnknown(id) || typeof id === 'string') return;
+  throw new QueryProblem(`${what}() takes an id (text), got ${describe(id)}`);
+}
+
 /** The message of a run-time problem: its text and hint, as one 400 `invalid_query`. */
 export function invalidQuery(problem: QueryProblem): InvalidQueryError {
   return new InvalidQueryError(problem.hint ? `${problem.message} (${problem.hint})` : problem.message);
