@@ -182,6 +182,12 @@ export interface CallContext {
    * needs a body field (the `_csrf` form field) leaves its check here.
    */
   afterBody(check: (ctx: CallContext) => void | Halt): void;
+  /**
+   * Runs `listener` once, when the request's work is done and its answer is final, however it
+   * ended (an answer, `fail`, a runtime error, a limit): for giving back what a native holds for
+   * the request, such as an open transaction. Its failure is logged, never answered.
+   */
+  atEnd(listener: () => void | Promise<void>): void;
   /** Middleware only: runs the rest of the chain; resolves once the handler has answered. */
   next(): Value | Promise<Value>;
   /**
@@ -425,6 +431,94 @@ export interface EndpointMeta {
   doc: string;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Records: the one plugin that answers `type` declarations, `save`, `delete` and `transaction`
+
+/** A declared field of a record type (`type User { email: text @email @unique }`). */
+export interface RecordField {
+  readonly name: string;
+  readonly type: FieldType;
+  /** Written `name?:`. */
+  readonly optional: boolean;
+  /** Neither optional nor defaulted. */
+  readonly required: boolean;
+  /** As written, arguments folded: validators and the provider's own decorators (`@hidden`). */
+  readonly decorators: readonly { readonly name: string; readonly args: readonly Constant[] }[];
+  readonly doc: string | null;
+}
+
+/** One failing field of a write, as the 422 body's `details` lists it (request validation's shape). */
+export interface FieldProblem {
+  field: string;
+  rule: string;
+  message: string;
+}
+
+/** A `type` declaration of the app, as the record provider receives it. */
+export interface RecordType {
+  readonly name: string;
+  readonly fields: readonly RecordField[];
+  readonly doc: string | null;
+  /** Where it is declared (relative to the app). */
+  readonly file: string;
+  readonly line: number;
+  readonly col: number;
+  /**
+   * Runs the fields' validators on a whole record as request validation runs them (presence,
+   * type, every decorator; JSON strictness): the declared fields after defaults, or every failure.
+   */
+  validate(input: ValueObject): { value: ValueObject; errors: null } | { value: null; errors: FieldProblem[] };
+}
+
+/** Stands for an argument value the compiler could not know (`{ role: query.role }` knows the key only). */
+export const UNKNOWN: unique symbol = Symbol('rvm.unknown');
+
+/** What the compiler knew of one call argument: a constant, or a list or object literal holding UNKNOWN values. */
+export type KnownArg = Literal | typeof UNKNOWN | KnownArg[] | { [key: string]: KnownArg };
+
+/** A method every record type answers: `User.create(body)` calls `fn(ctx, User, body)`. */
+export interface RecordMethod {
+  /** Receives the type, then the call's arguments, checked against `params` as a native's are. */
+  fn(ctx: CallContext, type: RecordType, ...args: Value[]): Value | Halt | Promise<Value | Halt>;
+  params: ParamSpec[];
+  returns?: string;
+  doc: string;
+}
+
+/** Why a call's known arguments are refused at compile time, with the nearest name. */
+export interface RecordCallProblem {
+  message: string;
+  hint?: string;
+}
+
+/**
+ * The record provider: `T.m(...)` for every `type T` and provider method `m`, and the statements
+ * `save r`, `delete r` and `transaction { }`. One plugin of an app may register it.
+ */
+export interface RecordProvider {
+  /** By name (lower-case words): `create`, `find`, `where`… */
+  methods: Readonly<Record<string, RecordMethod>>;
+  /** Decorators only type fields take (`hidden`, `unique`, `index`); the validators plan every other one. */
+  decorators: readonly string[];
+  /** Told the app's record types whenever the app is linked, before any call. */
+  declare?(types: readonly RecordType[]): void;
+  /**
+   * Checks what the compiler knew of a call's arguments (constant filters, option names): a
+   * problem is a compile error at the call (`E_RECORD_QUERY`); null accepts.
+   */
+  checkCall?(type: RecordType, method: string, args: readonly KnownArg[]): RecordCallProblem | null;
+  /** `save r`: inserts a record made by `T.new`, or updates a stored one. */
+  save(ctx: CallContext, record: Value): Value | Halt | Promise<Value | Halt>;
+  /** `delete r`. */
+  delete(ctx: CallContext, record: Value): Value | Halt | Promise<Value | Halt>;
+  /** Before a `transaction` block. */
+  begin(ctx: CallContext): Value | Halt | Promise<Value | Halt>;
+  /** After a `transaction` block that ran to its end. */
+  commit(ctx: CallContext): Value | Halt | Promise<Value | Halt>;
+  /** The block raised `error` (`{message, code}`): rolls back, then throws it again as an RvmError. */
+  rollback(ctx: CallContext, error: Value): Value | Halt | Promise<Value | Halt>;
+}
+
 /** What `setup` receives. */
 export interface PluginApi {
   /** The settings of the app the plugin is loaded into. */
@@ -441,6 +535,8 @@ export interface PluginApi {
    * middleware and set their own headers.
    */
   endpoint(path: string, fn: EndpointFn, meta: EndpointMeta): void;
+  /** The record provider of the app (one per app: a second is `E_PLUGIN_CLASH`). */
+  records(provider: RecordProvider): void;
 }
 
 export interface PluginDefinition {

@@ -17,6 +17,8 @@ import type {
   ParamSpec,
   PluginApi,
   PluginDefinition,
+  RecordProvider,
+  RecordType,
   ValidatorSpec,
 } from './contract.js';
 import { checkedNative } from './checked-native.js';
@@ -55,6 +57,30 @@ export interface RegisteredValidator {
   aliasOf?: string;
 }
 
+/** A record method as registered: its meta frozen, and the native that calls it for one type. */
+export interface RegisteredRecordMethod {
+  params: ParamSpec[];
+  doc: string;
+  returns?: string;
+  /** The native `Type.method` binds to: arguments checked against `params`, then `fn(ctx, type, ...args)`. */
+  bind(type: RecordType): NativeFn;
+}
+
+/** The record provider of an app and the plugin that registered it. */
+export interface RegisteredRecords {
+  provider: RecordProvider;
+  /** Its methods by name. */
+  methods: ReadonlyMap<string, RegisteredRecordMethod>;
+  /** Its own decorators (`hidden`, `unique`, `index`). */
+  decorators: ReadonlySet<string>;
+  plugin: string;
+}
+
+/** Record methods are called `Type.method`: one lower-case word. */
+const RECORD_METHOD_NAME = /^[a-z][a-z0-9_]*$/;
+/** The steps of the record statements a provider must answer. */
+const RECORD_STEPS = ['save', 'delete', 'begin', 'commit', 'rollback'] as const;
+
 /** Natives and guards: lower-case words, dots separating a namespace (`response.ok`). */
 const CALLABLE_NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
 /** Validators are written `@name`; camelCase is allowed because the seed spells `@minLength`. */
@@ -87,6 +113,8 @@ export class PluginRegistry {
 
   /** Built-in endpoints by path under `/_app/`. */
   readonly endpoints: ReadonlyMap<string, RegisteredEndpoint>;
+  /** The record provider, when a plugin registered one. */
+  readonly records: RegisteredRecords | null;
 
   constructor(
     /** The settings the plugins were set up with (guards check their setup against them). */
@@ -96,8 +124,10 @@ export class PluginRegistry {
     validators: Map<string, RegisteredValidator>,
     plugins: { name: string; version: string }[],
     endpoints: Map<string, RegisteredEndpoint> = new Map(),
+    records: RegisteredRecords | null = null,
   ) {
     this.endpoints = endpoints;
+    this.records = records;
     this.natives = natives;
     this.guards = guards;
     this.validators = validators;
@@ -123,10 +153,11 @@ export async function loadPlugins(definitions: PluginDefinition[], app: AppSetti
   const guards = new Map<string, RegisteredGuard>();
   const validators = new Map<string, RegisteredValidator>();
   const endpoints = new Map<string, RegisteredEndpoint>();
+  const tables: Tables = { natives, guards, validators, endpoints, records: null };
   for (const plugin of ordered) {
-    await runSetup(plugin, app, { natives, guards, validators, endpoints });
+    await runSetup(plugin, app, tables);
   }
-  return new PluginRegistry(app, natives, guards, validators, ordered, endpoints);
+  return new PluginRegistry(app, natives, guards, validators, ordered, endpoints, tables.records);
 }
 
 interface Tables {
@@ -134,6 +165,7 @@ interface Tables {
   guards: Map<string, RegisteredGuard>;
   validators: Map<string, RegisteredValidator>;
   endpoints: Map<string, RegisteredEndpoint>;
+  records: RegisteredRecords | null;
 }
 
 async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tables): Promise<void> {
@@ -188,6 +220,20 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
       const previous = tables.endpoints.get(path);
       if (previous) refuse(clash('endpoint', path, previous.plugin, plugin.name));
       tables.endpoints.set(path, { path, fn, meta: Object.freeze({ ...meta }), plugin: plugin.name });
+    },
+    records(provider) {
+      ensureOpen('the record provider');
+      const problem = checkRecordProvider(provider);
+      if (problem) refuse(invalid(plugin.name, `record provider: ${problem}`));
+      if (tables.records) refuse(clash('record provider', 'records', tables.records.plugin, plugin.name));
+      const methods = new Map<string, RegisteredRecordMethod>();
+      for (const [name, method] of Object.entries(provider.methods)) {
+        const meta = freezeMeta({ params: method.params, doc: method.doc, returns: method.returns });
+        const fn = method.fn;
+        const bind = (type: RecordType): NativeFn => checkedNative(`${type.name}.${name}`, (ctx, ...args) => fn(ctx, type, ...args), meta.params);
+        methods.set(name, Object.freeze({ params: meta.params, doc: meta.doc, returns: meta.returns, bind }));
+      }
+      tables.records = { provider, methods, decorators: new Set(provider.decorators), plugin: plugin.name };
     },
   };
   try {
@@ -313,6 +359,26 @@ function checkValidator(name: unknown, spec: ValidatorSpec): string | null {
     const bad = spec.aliases.find((a) => typeof a !== 'string' || !VALIDATOR_NAME.test(a));
     if (bad !== undefined) return `alias '${String(bad)}' is not a valid validator name`;
   }
+  return null;
+}
+
+/** A provider's shape: named, documented methods with valid parameters, its decorators, and every statement step. */
+function checkRecordProvider(provider: RecordProvider): string | null {
+  if (provider === null || typeof provider !== 'object') return 'the provider is missing';
+  if (provider.methods === null || typeof provider.methods !== 'object') return 'methods is missing';
+  for (const [name, method] of Object.entries(provider.methods)) {
+    if (!RECORD_METHOD_NAME.test(name)) return `method '${name}': a name must be one lower-case word (${RECORD_METHOD_NAME.source})`;
+    if (method === null || typeof method !== 'object' || typeof method.fn !== 'function') return `method '${name}' has no fn`;
+    const problem = checkParams(method.params) ?? checkDoc(method.doc);
+    if (problem) return `method '${name}': ${problem}`;
+  }
+  if (!Array.isArray(provider.decorators) || provider.decorators.some((d) => typeof d !== 'string' || !VALIDATOR_NAME.test(d))) {
+    return `decorators must be a list of names (${VALIDATOR_NAME.source})`;
+  }
+  const missing = RECORD_STEPS.find((step) => typeof provider[step] !== 'function');
+  if (missing) return `${missing}() is missing`;
+  if (provider.checkCall !== undefined && typeof provider.checkCall !== 'function') return 'checkCall must be a function';
+  if (provider.declare !== undefined && typeof provider.declare !== 'function') return 'declare must be a function';
   return null;
 }
 

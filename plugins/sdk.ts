@@ -20,6 +20,7 @@ export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_IT
 export type { Budget, BudgetOptions } from '../vm/interp/budget.js';
 export { UploadedFile } from '../vm/runtime/http/upload.js';
 export type { Constant, FieldType, Literal } from '../vm/lang.js';
+export { didYouMean } from '../vm/diagnostics.js';
 export type { JsonSchema } from '../vm/bytecode/module.js';
 
 /** Declares a plugin; the identity function, there for its types. */

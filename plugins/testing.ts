@@ -37,6 +37,8 @@ export interface FakeContext extends CallContext {
   readonly failures: { status: number; message: string; code?: string; headers?: Record<string, string> }[];
   /** What guards left for after the body is read (`afterBody`), in order. */
   readonly bodyChecks: ((ctx: CallContext) => void | Halt)[];
+  /** Ends the fake request: runs what natives left for its end (`atEnd`), in order, once. */
+  end(): Promise<void>;
 }
 
 /** What a fake context is built from: request fields over a `GET /` request, middleware's `next`, the app settings. */
@@ -98,6 +100,7 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
   const answers: FakeContext['answers'] = [];
   const failures: FakeContext['failures'] = [];
   const bodyChecks: FakeContext['bodyChecks'] = [];
+  const endListeners: (() => void | Promise<void>)[] = [];
   const store = new Map<string, Value>();
   const respond = (status: number, body: Value, kind: BodyKind = 'json'): Halt => {
     answers.push({ status, body, kind });
@@ -124,6 +127,10 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
     log: (message) => void logs.push(message),
     bodyChecks,
     afterBody: (check) => void bodyChecks.push(check),
+    atEnd: (listener) => void endListeners.push(listener),
+    async end() {
+      for (const listener of endListeners.splice(0)) await listener();
+    },
     respond,
     fail(status, message, code, headers) {
       failures.push({ status, message: message ?? defaultErrorMessage(status), code, headers });

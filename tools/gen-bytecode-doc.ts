@@ -74,10 +74,15 @@ any instruction is the last triple whose offset is at or before it; \`rvm disasm
 error messages read it.
 
 **Call references and linking.** The compiler never binds a call to an index. Every call site is
-a \`CALL ref argc\` whose \`ref\` names the callee: \`{ name, kind: 'call' | 'guard', argc, line, col,
-mode? }\` (\`response.ok\`, \`slugify\`, \`auth\` with \`mode: 'optional'\`). When an app is loaded the
-linker resolves each name once — to a \`fn\`/\`guard_definition\` chunk of the app (\`CALL_FN\`) or to
-a plugin native (\`CALL_NATIVE\`) — checking the arity, and rewrites the instruction in a private
+a \`CALL ref argc\` whose \`ref\` names the callee: \`{ name, kind: 'call' | 'guard' | 'record', argc,
+line, col, mode?, args? }\` (\`response.ok\`, \`slugify\`, \`auth\` with \`mode: 'optional'\`; \`record\` for the
+steps of \`save\`, \`delete\` and \`transaction\`: \`save\`, \`delete\`, \`transaction.begin\`, \`transaction.commit\`,
+\`transaction.rollback\`). \`args\`, on \`Type.method(...)\` calls only, is what the compiler knew of each
+argument, for the record provider's checks at link: \`{k: 'c', v}\` a constant, \`{k: 'o', e: [[key,
+shape]…]}\` an object literal, \`{k: 'l', i: [shape…]}\` a list literal, \`{k: 'u'}\` nothing. When an app is
+loaded the linker resolves each name once — to a \`fn\`/\`guard_definition\` chunk of the app
+(\`CALL_FN\`), to a plugin native, a record method bound to its type or a record provider step
+(\`CALL_NATIVE\`) — checking the arity, and rewrites the instruction in a private
 copy of the code. Because artefacts only hold names, a cached artefact stays valid when plugins
 are loaded in another order or natives get other indices; only the plugin *set* (names and
 versions) is part of the cache key. \`CALL_FN\` and \`CALL_NATIVE\` never appear in an artefact.

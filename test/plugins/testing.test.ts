@@ -19,6 +19,20 @@ test('fakeContext records answers, failures with their default message and code,
   assert.throws(() => ctx.next(), /outside middleware/);
 });
 
+test('fakeContext runs what natives left for the end of the request, in order, once', async () => {
+  const ctx = fakeContext();
+  const ran: string[] = [];
+  ctx.atEnd(() => void ran.push('first'));
+  ctx.atEnd(async () => {
+    await new Promise((r) => setTimeout(r, 1));
+    ran.push('second');
+  });
+  assert.deepEqual(ran, []);
+  await ctx.end();
+  await ctx.end();
+  assert.deepEqual(ran, ['first', 'second']);
+});
+
 test('loadForTest calls natives behind their argument checks and finds guards', async () => {
   const kit = await loadForTest([slugs]);
   assert.equal(kit.call('slugify', 'Hello World', '_'), 'hello_world');

@@ -17,6 +17,7 @@ import {
   ARTEFACT_MAGIC,
   BUNDLE_MAGIC,
   FORMAT_VERSION,
+  type ArgShape,
   type CallRef,
   type CallableMeta,
   type ChunkData,
@@ -381,13 +382,37 @@ function readRef(v: unknown, at: string): CallRef {
   const o = record(v, at);
   const ref: CallRef = {
     name: str(o.name, `${at}.name`),
-    kind: oneOf(o.kind, ['call', 'guard'] as const, `${at}.kind`),
+    kind: oneOf(o.kind, ['call', 'guard', 'record'] as const, `${at}.kind`),
     argc: int(o.argc, `${at}.argc`),
     line: int(o.line, `${at}.line`),
     col: int(o.col, `${at}.col`),
   };
   if (o.mode !== undefined) ref.mode = oneOf(o.mode, ['required', 'optional'] as const, `${at}.mode`);
+  if (o.args !== undefined) ref.args = list(o.args, `${at}.args`).map((a, i) => readShape(a, `${at}.args[${i}]`, 0));
   return ref;
+}
+
+/** One argument shape of a call reference (module.ts ArgShape), nested at most MAX_JSON_DEPTH. */
+function readShape(v: unknown, at: string, depth: number): ArgShape {
+  if (depth > MAX_JSON_DEPTH) corrupt(`${at}: nested deeper than ${MAX_JSON_DEPTH}`);
+  const o = record(v, at);
+  switch (oneOf(o.k, ['c', 'o', 'l', 'u'] as const, `${at}.k`)) {
+    case 'c':
+      return { k: 'c', v: jsonData(o.v, `${at}.v`, depth + 1) as Constant };
+    case 'o':
+      return {
+        k: 'o',
+        e: list(o.e, `${at}.e`).map((entry, i) => {
+          const pair = list(entry, `${at}.e[${i}]`);
+          if (pair.length !== 2) corrupt(`${at}.e[${i}]: expected a key and a shape`);
+          return [str(pair[0], `${at}.e[${i}][0]`), readShape(pair[1], `${at}.e[${i}][1]`, depth + 1)] as [string, ArgShape];
+        }),
+      };
+    case 'l':
+      return { k: 'l', i: list(o.i, `${at}.i`).map((item, i) => readShape(item, `${at}.i[${i}]`, depth + 1)) };
+    case 'u':
+      return { k: 'u' };
+  }
 }
 
 function readChunk(v: unknown, at: string): ChunkData {

@@ -9,9 +9,10 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * Bumped whenever the shape of CompiledModule, the meaning of an opcode or what a cached artefact
  * vouches for changes. 4: the cache holds only modules whose validation was checked clean. 5: READ_BODY,
  * the request body is read after a route's guards. 6: a `fn` carries the responses it can answer.
- * 7: decorator arguments may be lists and objects (`@default([])`).
+ * 7: decorator arguments may be lists and objects (`@default([])`). 8: record call references
+ * (`save`, `delete`, `transaction`) and the argument shapes of `Name.method(...)` calls.
  */
-export const FORMAT_VERSION = 7;
+export const FORMAT_VERSION = 8;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -31,17 +32,31 @@ export type ChunkKind = 'route' | 'fn' | 'guard' | 'middleware';
 
 /**
  * A call site the compiler could not bind: `kind: 'call'` for `f(...)` / `response.ok(...)`,
- * `'guard'` for a guard use. The loader binds each to a native or a chunk once, checking arity.
+ * `'guard'` for a guard use, `'record'` for a step of a records statement (`save`, `delete`,
+ * `transaction.begin`, `transaction.commit`, `transaction.rollback`), which the record provider
+ * answers. The loader binds each to a native or a chunk once, checking arity.
  */
 export interface CallRef {
   name: string;
-  kind: 'call' | 'guard';
+  kind: 'call' | 'guard' | 'record';
   argc: number;
   line: number;
   col: number;
   /** Guards only: `auth: optional` authenticates when it can and never rejects. */
   mode?: 'required' | 'optional';
+  /**
+   * `Name.method(...)` calls only: what the compiler knows of each argument, so the linker can
+   * check constant filters and options against a record type. Absent when nothing is known.
+   */
+  args?: ArgShape[];
 }
+
+/**
+ * What is known at compile time of one call argument: a constant (`c`), an object literal some
+ * of whose values are not constants (`o`: its entries in order), a list literal likewise (`l`),
+ * or nothing (`u`).
+ */
+export type ArgShape = { k: 'c'; v: Constant } | { k: 'o'; e: [string, ArgShape][] } | { k: 'l'; i: ArgShape[] } | { k: 'u' };
 
 export interface ChunkData {
   /** Human name for listings and errors: `route GET /users/:id`, `fn slugify`, `guard min_age`. */

@@ -5,10 +5,10 @@
  */
 import type { Block, CallExpr, Expr, Literal, ObjectExpr, Pos, Stmt } from '../front/ast.js';
 import { ChunkEmitter, MAX_CONSTANTS } from './chunk-emitter.js';
-import type { Reporter } from './compile-meta.js';
+import { shapeOf, type Reporter } from './compile-meta.js';
 import { didYouMean } from '../diagnostics.js';
 import { fold, shortCircuits } from './fold.js';
-import type { CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
+import type { ArgShape, CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
 import { AMBIENT_NAMES, Op } from '../bytecode/opcodes.js';
 import { MAX_LOCALS, Scopes } from './scope.js';
 import { toText } from '../values.js';
@@ -34,6 +34,8 @@ interface LoopContext {
   breaks: number[];
   /** Try blocks open when the loop started; those opened since are left by break/continue. */
   tryDepth: number;
+  /** A `transaction` block was open when the loop started (break/continue may not leave one). */
+  inTransaction: boolean;
 }
 
 /** Compiles the statements of one chunk. */
@@ -42,6 +44,8 @@ export class ChunkCompiler {
   private readonly scopes = new Scopes();
   private readonly loops: LoopContext[] = [];
   private tryDepth = 0;
+  /** Inside a `transaction { }` block (they do not nest). */
+  private inTransaction = false;
   private reportedTooManyLocals = false;
   /** A READ_BODY was emitted unconditionally (a route's, after its guards). */
   private bodyRead = false;
@@ -152,6 +156,8 @@ export class ChunkCompiler {
       case 'Return':
         if (this.kind !== 'fn' && this.kind !== 'guard') {
           this.reporter.error(DIAG.E_RETURN_OUTSIDE_FN, `'return' is only allowed in a fn or guard_definition`, stmt, { length: 6 });
+        } else if (this.inTransaction) {
+          this.reporter.error(DIAG.E_TRANSACTION, `'return' cannot leave a transaction block`, stmt, { length: 6, hint: 'keep the result in a variable and return after the block' });
         }
         this.transfer(() => {
           if (stmt.value) this.expr(stmt.value);
@@ -170,13 +176,15 @@ export class ChunkCompiler {
       case 'Save':
       case 'Delete':
         this.expr(stmt.record);
-        this.emitCall(stmt.kind === 'Save' ? 'save' : 'delete', 1, stmt);
-        this.emitter.emit(Op.POP, [], stmt);
+        this.recordStep(stmt.kind === 'Save' ? 'save' : 'delete', 1, stmt);
         return;
       case 'Try':
         return this.tryStmt(stmt);
+      case 'Transaction':
+        return this.transactionStmt(stmt);
       case 'Response':
         this.checkResponseFields(stmt.fields);
+        this.answerOutsideTransaction('response { }', stmt);
         this.transfer(() => {
           this.expr(stmt.fields);
           this.emitter.emit(Op.RESPOND, [], stmt);
@@ -233,7 +241,7 @@ export class ChunkCompiler {
     const top = this.emitter.here();
     this.expr(stmt.cond);
     const toEnd = this.emitter.emitJump(Op.JUMP_IF_FALSE, stmt);
-    const loop: LoopContext = { isFor: false, continueTarget: top, breaks: [], tryDepth: this.tryDepth };
+    const loop: LoopContext = { isFor: false, continueTarget: top, breaks: [], tryDepth: this.tryDepth, inTransaction: this.inTransaction };
     this.loops.push(loop);
     this.block(stmt.body);
     this.loops.pop();
@@ -258,7 +266,7 @@ export class ChunkCompiler {
     } else {
       this.emitter.emit(Op.STORE_LOCAL, [this.declareBinding(stmt.value, stmt)], stmt);
     }
-    const loop: LoopContext = { isFor: true, continueTarget: top, breaks: [], tryDepth: this.tryDepth };
+    const loop: LoopContext = { isFor: true, continueTarget: top, breaks: [], tryDepth: this.tryDepth, inTransaction: this.inTransaction };
     this.loops.push(loop);
     this.statements(stmt.body.body);
     this.loops.pop();
@@ -276,6 +284,9 @@ export class ChunkCompiler {
     if (!loop) {
       this.reporter.error(DIAG.E_BREAK_OUTSIDE_LOOP, `'${word}' outside a loop`, stmt, { length: word.length });
       return;
+    }
+    if (this.inTransaction && !loop.inTransaction) {
+      this.reporter.error(DIAG.E_TRANSACTION, `'${word}' cannot leave a transaction block`, stmt, { length: word.length });
     }
     this.transfer(() => {
       for (let i = loop.tryDepth; i < this.tryDepth; i++) this.emitter.emit(Op.END_TRY, [], stmt);
@@ -304,6 +315,50 @@ export class ChunkCompiler {
     this.statements(stmt.handler.body);
     this.scopes.pop();
     this.emitter.patch(toEnd);
+  }
+
+  /**
+   * `transaction { body }`: begin; the body under a handler; commit. A raise in the body rolls
+   * back and raises again (the rollback step rethrows the error it is given). A request that ends
+   * inside the block (`fail`, a fn that answers, a limit) is rolled back by the provider when the
+   * request ends.
+   */
+  private transactionStmt(stmt: Stmt & { kind: 'Transaction' }): void {
+    if (this.inTransaction) {
+      this.reporter.error(DIAG.E_TRANSACTION, 'a transaction block cannot be nested in another', stmt, { length: 11, hint: 'the outer block already makes its statements one transaction' });
+    }
+    this.recordStep('transaction.begin', 0, stmt);
+    const depth = this.emitter.depth;
+    const toHandler = this.emitter.emitJump(Op.TRY, stmt);
+    const outer = this.inTransaction;
+    this.inTransaction = true;
+    this.tryDepth++;
+    this.block(stmt.body);
+    this.tryDepth--;
+    this.inTransaction = outer;
+    this.emitter.emit(Op.END_TRY, [], stmt);
+    this.recordStep('transaction.commit', 0, stmt);
+    const toEnd = this.emitter.emitJump(Op.JUMP, stmt);
+    this.emitter.patch(toHandler);
+    // The handler starts with the error value on the stack, which the rollback step takes.
+    this.emitter.setDepth(depth + 1);
+    this.recordStep('transaction.rollback', 1, stmt);
+    this.emitter.patch(toEnd);
+  }
+
+  /** Emits one step the record provider answers (`save`, `transaction.begin`…) and drops its value. */
+  private recordStep(name: string, argc: number, at: Pos): void {
+    const index = this.emitter.ref({ name, kind: 'record', argc, line: at.line, col: at.col });
+    this.emitter.emit(Op.CALL, [index, argc], at);
+    this.emitter.emit(Op.POP, [], at);
+  }
+
+  /** An answer written inside a transaction block would be sent before the block commits: refused. */
+  private answerOutsideTransaction(what: string, at: Pos): void {
+    if (!this.inTransaction) return;
+    this.reporter.error(DIAG.E_TRANSACTION, `${what} inside a transaction block would answer before it commits`, at, {
+      hint: "answer after the block; 'fail' inside it rolls the block back",
+    });
   }
 
   private checkResponseFields(fields: ObjectExpr): void {
@@ -472,7 +527,16 @@ export class ChunkCompiler {
       return;
     }
     for (const arg of expr.args) this.expr(arg);
-    this.emitCall(name, expr.args.length, expr);
+    if (expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' && expr.callee.object.name === 'response') {
+      this.answerOutsideTransaction(`${name}()`, expr);
+    }
+    // What is known of `Type.method(...)` arguments lets the linker check record filters and
+    // options. Types may live in other files, so a capitalised name counts as one: natives
+    // (`response.ok`) are lower-case.
+    const object = expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' ? expr.callee.object.name : null;
+    const typeLike = object !== null && (this.topLevel.get(object) === 'type' || /^[A-Z]/.test(object));
+    const shapes = typeLike && expr.args.length > 0 ? expr.args.map((a) => shapeOf(a)) : null;
+    this.emitCall(name, expr.args.length, expr, shapes !== null && shapes.some((s) => s.k !== 'u') ? shapes : undefined);
   }
 
   /** `f` or `X.m` for a callable callee whose names are not locals; null for anything else. */
@@ -484,8 +548,10 @@ export class ChunkCompiler {
     return null;
   }
 
-  private emitCall(name: string, argc: number, at: Pos): void {
-    const index = this.emitter.ref({ name, kind: 'call', argc, line: at.line, col: at.col });
+  private emitCall(name: string, argc: number, at: Pos, args?: ArgShape[]): void {
+    const ref: CallRef = { name, kind: 'call', argc, line: at.line, col: at.col };
+    if (args !== undefined) ref.args = args;
+    const index = this.emitter.ref(ref);
     this.emitter.emit(Op.CALL, [index, argc], at);
   }
 }

@@ -6,7 +6,7 @@ import type { Constant, Expr, FieldDecl, FieldType, GuardUse, Literal, PathSegme
 import type { Diagnostic } from '../diagnostics.js';
 import { diagnostic } from '../diagnostics.js';
 import { fold } from './fold.js';
-import type { DecoratorMeta, FieldMeta, GuardUseMeta } from '../bytecode/module.js';
+import type { ArgShape, DecoratorMeta, FieldMeta, GuardUseMeta } from '../bytecode/module.js';
 import { DIAG } from '../errors.js';
 
 /** Collects the diagnostics of one file, each with its source line. */
@@ -111,6 +111,16 @@ function constantOf(expr: Expr): { value: Constant } | null {
     return { value: entries };
   }
   return fold(expr);
+}
+
+/** What is known of `expr` at compile time (module.ts ArgShape): constants, and the keys of object literals. */
+export function shapeOf(expr: Expr, depth = 0): ArgShape {
+  const constant = depth <= MAX_CONSTANT_DEPTH && nesting(expr) <= MAX_CONSTANT_DEPTH - depth ? constantOf(expr) : null;
+  if (constant !== null) return { k: 'c', v: constant.value };
+  if (depth >= MAX_CONSTANT_DEPTH) return { k: 'u' };
+  if (expr.kind === 'Object') return { k: 'o', e: expr.entries.map((e) => [e.key, shapeOf(e.value, depth + 1)]) };
+  if (expr.kind === 'List') return { k: 'l', i: expr.items.map((item) => shapeOf(item, depth + 1)) };
+  return { k: 'u' };
 }
 
 /**

@@ -267,6 +267,9 @@ class Walker {
       case 'Delete':
         this.visit(stmt.record);
         return;
+      case 'Transaction':
+        this.blockOf(stmt.body);
+        return;
       case 'Response':
         this.visit(stmt.fields);
         this.responseStatement(stmt.fields.entries, stmt.line);

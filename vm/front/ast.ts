@@ -121,6 +121,7 @@ export type Stmt =
   | SaveStmt
   | DeleteStmt
   | TryStmt
+  | TransactionStmt
   | ResponseStmt
   | ExprStmt;
 
@@ -195,6 +196,12 @@ export interface TryStmt extends Pos {
   body: Block;
   errName: string;
   handler: Block;
+}
+
+/** `transaction { }`: its statements in one database transaction, rolled back when the block fails or raises. */
+export interface TransactionStmt extends Pos {
+  kind: 'Transaction';
+  body: Block;
 }
 
 /** `response { status: 401 json: {...} headers: {...} }`: answers and ends the handler. */

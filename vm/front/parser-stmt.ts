@@ -49,7 +49,7 @@ const FOREIGN_WORDS: Record<string, string> = {
   function: "functions are declared at the top level with 'fn'",
 };
 
-// stmt = assign | if | for | while | break | continue | return | fail | save | delete | try | response | expr
+// stmt = assign | if | for | while | break | continue | return | fail | save | delete | try | transaction | response | expr
 /** Parses one statement; null when it was reported and dropped. */
 export function statement(p: Parser): Stmt | null {
   const t = p.peek();
@@ -82,6 +82,10 @@ export function statement(p: Parser): Stmt | null {
         return p.fail("'catch' without a matching 'try'", t);
       case 'response':
         if (p.peekSecond().type === '{') return responseStatement(p);
+        break;
+      case 'transaction':
+        // A contextual word: `transaction` stays a usable name everywhere else.
+        if (p.peekSecond().type === '{') return transactionStatement(p);
         break;
     }
     const next = p.peekSecond();
@@ -218,6 +222,13 @@ function tryStatement(p: Parser): Stmt {
   const errName = p.expectName('an error variable', "after 'catch'");
   const handler = block(p, "the 'catch' block", `after 'catch ${errName.value}'`);
   return { kind: 'Try', body, errName: errName.value, handler, line: kw.line, col: kw.col };
+}
+
+// transaction = "transaction" block
+function transactionStatement(p: Parser): Stmt {
+  const kw = p.advance();
+  const body = block(p, "the 'transaction' block", "after 'transaction'");
+  return { kind: 'Transaction', body, line: kw.line, col: kw.col };
 }
 
 // response = "response" object

@@ -20,6 +20,8 @@ import type { Value } from '../values.js';
 import { arityMismatch, takesArguments } from '../arity.js';
 import { RvmError } from '../values.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
+import { NO_TYPE_VALIDATION, RecordLinker, type TypeValidation } from './link-records.js';
+import type { RecordType } from '../../plugins/contract.js';
 
 /** What linking gives the host: the program, where each module's chunks and each callable landed, and the problems. */
 export interface LinkResult {
@@ -30,6 +32,8 @@ export interface LinkResult {
   callables: ReadonlyMap<string, LinkedCallable>;
   /** The compiled data of a program chunk, read without binding it (a lazily linked chunk may be unbound). */
   dataOf(chunk: number): ChunkData;
+  /** The app's `type` declarations, as the record provider was told them. */
+  types: ReadonlyMap<string, RecordType>;
   /** Errors make the program unusable. */
   diagnostics: Diagnostic[];
 }
@@ -56,9 +60,16 @@ const UNBOUND: ChunkData = Object.freeze({ name: '(unbound)', kind: 'fn', arity:
 /**
  * Links `modules` against the plugins in `registry`; `lazy` only for an app proven to link (see
  * above). `unparsed` names fns and guard_definitions whose declarations have syntax errors (already
- * reported): a call to one is left unbound without a second diagnostic.
+ * reported): a call to one is left unbound without a second diagnostic. `validation` builds each
+ * record type's write validation (the runtime's validators).
  */
-export function link(modules: readonly CompiledModule[], registry: PluginRegistry, lazy = false, unparsed: ReadonlySet<string> = new Set()): LinkResult {
+export function link(
+  modules: readonly CompiledModule[],
+  registry: PluginRegistry,
+  lazy = false,
+  unparsed: ReadonlySet<string> = new Set(),
+  validation: TypeValidation = NO_TYPE_VALIDATION,
+): LinkResult {
   const diagnostics: Diagnostic[] = [];
   const chunks: LinkedChunk[] = [];
   /** Where each program chunk's data lives: the module and its index there (read on binding). */
@@ -68,6 +79,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
   const nativeIndex = new Map<string, number>();
   const callables = new Map<string, LinkedCallable>();
   const typeNames = new Map<string, string>();
+  const records = new RecordLinker(registry, validation);
   const offsets: number[] = [];
   const dataOf = (chunk: number): ChunkData => origins[chunk]!.module.chunks[origins[chunk]!.index]!;
 
@@ -92,7 +104,11 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       chunks.push({ data: UNBOUND, file: m.file, code: UNBOUND.code, consts: UNBOUND.consts as Value[], route: routeOfChunk.get(i) ?? null, bound: false });
       origins.push({ module: m, index: i });
     }
-    for (const t of m.types) if (declare(t.name, 'type', m.file, t.line, t.col)) typeNames.set(t.name, `${m.file}:${t.line}`);
+    for (const t of m.types) {
+      if (!declare(t.name, 'type', m.file, t.line, t.col)) continue;
+      typeNames.set(t.name, `${m.file}:${t.line}`);
+      records.add(t, m.file);
+    }
     for (const f of m.functions) {
       if (declare(f.name, 'fn', m.file, f.line, f.col)) {
         callables.set(f.name, { kind: 'fn', chunk: offset + f.chunk, arity: f.params.length, file: m.file, line: f.line, meta: f });
@@ -104,6 +120,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       }
     }
   }
+  records.declare();
   for (const [name, c] of callables) {
     const native = registry.natives.get(name);
     if (c.kind === 'fn' && native) {
@@ -132,11 +149,14 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       }
       return { op: Op.CALL_FN, index: own.chunk };
     }
+    if (records.owns(r.name)) {
+      const method = records.bindMethod(r, at(from, r), report);
+      return method === null ? null : { op: Op.CALL_NATIVE, index: bindNative(method.key, method.fn) };
+    }
     const native = registry.natives.get(r.name);
     if (!native && !own && unparsed.has(r.name)) return null;
-    if (!native && !own && unparsed.has(r.name)) return null;
     if (!native) {
-      const candidates = [...registry.natives.keys(), ...[...callables].filter(([, c]) => c.kind === 'fn').map(([n]) => n)];
+      const candidates = [...registry.natives.keys(), ...[...callables].filter(([, c]) => c.kind === 'fn').map(([n]) => n), ...records.candidates()];
       const what = own ? `'${r.name}' is a guard_definition; use it as 'guard ${r.name}'` : `unknown function '${r.name}'`;
       report.push(diagnostic(DIAG.E_UNKNOWN_FUNCTION, what, at(from, r), { hint: own ? undefined : didYouMean(r.name, candidates), length: r.name.length }));
       return null;
@@ -164,7 +184,6 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     }
     const guard = registry.guards.get(r.name);
     if (!guard && !own && unparsed.has(r.name)) return null;
-    if (!guard && !own && unparsed.has(r.name)) return null;
     if (!guard) {
       const candidates = [...registry.guards.keys(), ...[...callables].filter(([, c]) => c.kind === 'guard').map(([n]) => n)];
       report.push(diagnostic(DIAG.E_UNKNOWN_GUARD, `unknown guard '${r.name}'`, at(from, r), { hint: didYouMean(r.name, candidates), length: r.name.length }));
@@ -190,6 +209,11 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     return { op: Op.CALL_NATIVE, index: bindNative(key, adapter) };
   };
 
+  const bindStep = (r: CallRef, from: LinkedChunk, report: Diagnostic[]): { op: Op; index: number } | null => {
+    const step = records.bindStep(r, at(from, r), report);
+    return step === null ? null : { op: Op.CALL_NATIVE, index: bindNative(step.key, step.fn) };
+  };
+
   /** Unpacks chunk `index` into its program slot and binds its calls on a private copy of its code. */
   const bindChunk = (index: number, report: Diagnostic[]): void => {
     const chunk = chunks[index]!;
@@ -203,7 +227,7 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
       for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
         if (code[ip] !== Op.CALL) continue;
         const ref = data.refs[code[ip + 1]!]!;
-        const bound = ref.kind === 'guard' ? bindGuard(ref, chunk, report) : bindCall(ref, chunk, report);
+        const bound = ref.kind === 'guard' ? bindGuard(ref, chunk, report) : ref.kind === 'record' ? bindStep(ref, chunk, report) : bindCall(ref, chunk, report);
         if (bound === null) continue;
         code[ip] = bound.op;
         code[ip + 1] = bound.index;
@@ -251,5 +275,5 @@ export function link(modules: readonly CompiledModule[], registry: PluginRegistr
     }
   }
 
-  return { program: { chunks, natives, nativeNames, prepare }, offsets, callables, dataOf, diagnostics };
+  return { program: { chunks, natives, nativeNames, prepare }, offsets, callables, dataOf, types: records.types, diagnostics };
 }

@@ -33,6 +33,7 @@ export function finalize(app: AppHandle, ctx: RequestContext): OutgoingResponse 
 /** Gives back the body memory of `ctx` and removes its temporary files (in the background). */
 export function release(app: AppHandle, ctx: RequestContext): void {
   ctx.releaseBody();
+  ctx.ended();
   const cleanup = ctx.bodyCleanup;
   if (cleanup !== null) {
     ctx.bodyCleanup = null;

@@ -35,7 +35,7 @@ import { Admission } from './http/admission.js';
 import { Watchdog } from './watchdog.js';
 import { performance } from 'node:perf_hooks';
 import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget, type Router } from './types.js';
-import { planValidation, ValidationPlans } from './validate.js';
+import { planTypes, planValidation, typeValidation, ValidationPlans } from './validate.js';
 
 
 /** Folders never searched for route files. */
@@ -156,6 +156,7 @@ function compileFile(dir: string, file: string, registry: PluginRegistry, option
 /** Every validation diagnostic of `modules` (unknown validators, bad arguments, contradictory bounds…), with source lines. */
 function checkValidation(modules: readonly CompiledModule[], registry: PluginRegistry, sources: ReadonlyMap<string, string>): Diagnostic[] {
   const { diagnostics } = planValidation(modules.flatMap((m) => m.routes.map((meta) => ({ meta, file: m.file }))), registry);
+  diagnostics.push(...planTypes(modules.flatMap((m) => m.types.map((meta) => ({ meta, file: m.file }))), registry));
   return withSourceLines(diagnostics, sources);
 }
 
@@ -179,7 +180,7 @@ function linkModules(
   options: { proven?: boolean; unparsed?: ReadonlySet<string> } = {},
 ): { diagnostics: Diagnostic[]; linked: AppBuild['linked'] } {
   const plans = new ValidationPlans(registry);
-  const linked = link(modules, registry, options.proven ?? false, options.unparsed);
+  const linked = link(modules, registry, options.proven ?? false, options.unparsed, typeValidation(registry));
   const { program, diagnostics } = linked;
   const assembled = assembleRoutes(modules, linked, registry);
   const routes = assembled.routes;

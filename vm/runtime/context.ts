@@ -211,6 +211,7 @@ export class RequestContext implements VmHost {
   /** Body memory charged to the admission budget, released by `releaseBody`. */
   private charged = 0;
   private bodyChecks: ((ctx: CallContext) => void | Halt)[] | null = null;
+  private endListeners: (() => void | Promise<void>)[] | null = null;
   private _body: Value | typeof UNSET = UNSET;
   private _rawBodyValue: Value | typeof UNSET = UNSET;
   private _requestValue: RequestValue | null = null;
@@ -305,6 +306,27 @@ export class RequestContext implements VmHost {
   /** Runs `check` right after the body is read, before validation (the `_csrf` form field). */
   afterBody(check: (ctx: CallContext) => void | Halt): void {
     (this.bodyChecks ??= []).push(check);
+  }
+
+  /** Leaves `listener` for the end of the request (`ended`). */
+  atEnd(listener: () => void | Promise<void>): void {
+    (this.endListeners ??= []).push(listener);
+  }
+
+  /** Runs what natives left for the end of the request, once, in order; a failure is logged. */
+  ended(): void {
+    const listeners = this.endListeners;
+    if (listeners === null) return;
+    this.endListeners = null;
+    const failed = (err: unknown): void => this.logger.error(`[${this.request.id}] end of request: ${describeError(err)}`);
+    for (const listener of listeners) {
+      try {
+        const result = listener();
+        if (result instanceof Promise) result.catch(failed);
+      } catch (err) {
+        failed(err);
+      }
+    }
   }
 
   /** Gives back the body memory this request was charged; the dispatcher calls it once the answer is out. */

@@ -14,7 +14,8 @@ import type { PluginRegistry } from '../../plugins/registry.js';
 import { isLiteral, type Constant, type FieldType, type Literal } from '../lang.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { DIAG, HTTP, type DiagnosticCode } from '../errors.js';
-import type { DecoratorMeta, FieldMeta, RouteMeta } from '../bytecode/module.js';
+import type { DecoratorMeta, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
+import type { TypeValidation } from '../interp/link-records.js';
 import { fromJson, intFromText, numberFromText, RvmError, typeName, type Value, type ValueObject } from '../values.js';
 import type { RequestContext } from './context.js';
 import { catalogueBody } from './response.js';
@@ -314,6 +315,40 @@ export function planValidation(
     if (plan !== null) plans.set(meta, plan);
   }
   return { plans, diagnostics };
+}
+
+/** The fields of a record type, planned like a `validate {}` block; the record provider's own decorators (`@hidden`) are its business. */
+function planType(meta: TypeMeta, ctx: PlanContext): SectionPlan {
+  const own = ctx.registry.records?.decorators;
+  const fields = own === undefined ? meta.fields : meta.fields.map((f) => ({ ...f, decorators: f.decorators.filter((d) => !own.has(d.name)) }));
+  return section(fields.map((f) => planField(f, ctx, null)));
+}
+
+/** Checks the decorators of every record type; diagnostics are compile errors. */
+export function planTypes(types: readonly { meta: TypeMeta; file: string }[], registry: PluginRegistry): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const { meta, file } of types) planType(meta, { registry, file, diagnostics });
+  return diagnostics;
+}
+
+/**
+ * Record writes validated as request bodies are (JSON strictness, presence, every decorator),
+ * each type planned on first use; a type whose plan fails (a plugin changed under the same
+ * name@version) refuses its writes with an internal error rather than skip a rule.
+ */
+export function typeValidation(registry: PluginRegistry): TypeValidation {
+  return (meta, file) => {
+    let plan: SectionPlan | string | null = null;
+    return (input) => {
+      if (plan === null) {
+        const diagnostics: Diagnostic[] = [];
+        const planned = planType(meta, { registry, file, diagnostics });
+        plan = diagnostics.length > 0 ? diagnostics[0]!.message : planned;
+      }
+      if (typeof plan === 'string') throw new RvmError(`validation of type ${meta.name} does not compile against the loaded plugins: ${plan}`, HTTP.internal_error.code);
+      return validateFields(plan, input, false);
+    };
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

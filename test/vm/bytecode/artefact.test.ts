@@ -149,6 +149,18 @@ describe('artefact validation', () => {
   test('slot outside the locals', () => refused((m) => (m.chunks[0]!.code[5] = 1)));
   test('ambient name out of range', () => refused((m) => (m.chunks[0]!.code[1] = 99)));
   test('call ref outside the refs', () => refused((m) => (m.chunks[0]!.code[13] = 1)));
+  test('a record call ref and argument shapes round-trip', () => {
+    const m = handModule();
+    const ref = m.chunks[0]!.refs[0]!;
+    ref.args = [{ k: 'o', e: [['email', { k: 'u' }], ['age', { k: 'c', v: { gte: 18 } }]] }, { k: 'l', i: [{ k: 'c', v: '-age' }] }];
+    m.chunks[2]!.refs.push({ name: 'save', kind: 'record', argc: 1, line: 9, col: 3 });
+    const back = decodeModule(encodeModule(m));
+    assert.deepEqual(back.chunks[0]!.refs[0]!.args, ref.args);
+    assert.deepEqual(back.chunks[2]!.refs.at(-1), { name: 'save', kind: 'record', argc: 1, line: 9, col: 3 });
+  });
+  test('an argument shape of an unknown kind', () => refused((m) => ((m.chunks[0]!.refs[0] as { args: unknown }).args = [{ k: 'x' }])));
+  test('an object shape entry that is not a pair', () => refused((m) => ((m.chunks[0]!.refs[0] as { args: unknown }).args = [{ k: 'o', e: [['a']] }])));
+  test('a call ref of an unknown kind', () => refused((m) => ((m.chunks[0]!.refs[0] as { kind: string }).kind = 'magic')));
   test('call argc differing from its ref', () => refused((m) => (m.chunks[0]!.code[14] = 2)));
   test('count larger than the chunk stack', () => refused((m) => (m.chunks[0]!.code[11] = 2)));
   test('jump outside the code', () => refused((m) => (m.chunks[2]!.code[5] = 8)));

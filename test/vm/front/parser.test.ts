@@ -58,6 +58,8 @@ function ss(s: Stmt): string {
       return `(save ${sx(s.record)})`;
     case 'Delete':
       return `(delete ${sx(s.record)})`;
+    case 'Transaction':
+      return `(transaction ${sb(s.body)})`;
     case 'Try':
       return `(try ${sb(s.body)} ${s.errName} ${sb(s.handler)})`;
     case 'Response':

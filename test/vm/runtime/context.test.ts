@@ -189,3 +189,24 @@ describe('language values', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(r)), { status: 201, headers: { 'x-total': '3' } });
   });
 });
+
+describe('end of request', () => {
+  test('atEnd listeners run once, in order, when the request ends; a failing one is logged and the rest still run', async () => {
+    const app = fakeApp([]);
+    const c = new RequestContext(incoming(), '/x', '', {}, app);
+    const ran: string[] = [];
+    c.atEnd(() => void ran.push('first'));
+    c.atEnd(() => {
+      throw new Error('boom');
+    });
+    c.atEnd(() => Promise.reject(new Error('late boom')));
+    c.atEnd(() => void ran.push('last'));
+    c.ended();
+    c.ended();
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(ran, ['first', 'last']);
+    const errors = app.log.errors.filter((l) => l.includes('end of request'));
+    assert.equal(errors.length, 2, errors.join('\n'));
+    assert.match(errors.join('\n'), /boom[\s\S]*late boom/);
+  });
+});

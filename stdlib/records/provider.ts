@@ -1,0 +1,278 @@
+/**
+ * The record provider: `T.new`, `T.create`, `T.find`, `T.find_by`, `T.where`, `T.page`,
+ * `T.count`, `T.update`, `T.delete` for every `type T`, and the statements `save r`, `delete r`
+ * and `transaction { }`, over any RecordStore. Writes are validated by the type's decorators
+ * (422 `validation_failed` with `details`, the request-validation shape); store failures answer
+ * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
+ */
+import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { ConflictError, DatabaseUnavailableError, InvalidQueryError, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import { RecordValue, SYSTEM_FIELDS, own, put, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
+import { QueryProblem, buildQuery, encodeCursor, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
+import { tableSpecOf } from './table.js';
+
+/** Where a request keeps its open transaction (`ctx.locals`). */
+const TRANSACTION = 'records.transaction';
+
+/** A store's failure as the answer it makes; anything else is rethrown. */
+function answerFailure(ctx: CallContext, e: unknown): Halt {
+  if (e instanceof ConflictError) return ctx.fail(409, e.field === null ? 'Conflict' : `Conflict: ${e.field} is already taken`, 'conflict');
+  if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
+  if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
+  throw e;
+}
+
+/** The 422 of a refused write: request validation's body. */
+function refuse(ctx: CallContext, details: FieldProblem[]): Halt {
+  return ctx.respond(422, { error: 'Validation failed', code: 'validation_failed', details: details.map((d) => ({ ...d })) });
+}
+
+/** The declared fields of `input` (an object or a record), system fields left out; undeclared ones are problems. */
+function declaredFields(shape: TypeShape, input: Value | undefined): { fields: ValueObject; unknown: FieldProblem[] } {
+  const fields: ValueObject = {};
+  const unknown: FieldProblem[] = [];
+  if (input instanceof RecordValue) return { fields: input.fields() as ValueObject, unknown };
+  if (input === undefined || input === null) return { fields, unknown };
+  if (!isPlainObject(input)) throw new RvmError(`${shape.type.name} fields are an object, got ${typeName(input)}`, 'type_error');
+  for (const [name, value] of Object.entries(input)) {
+    if (SYSTEM_FIELDS.includes(name)) continue;
+    if (!shape.declared.has(name)) unknown.push({ field: name, rule: 'unknown_field', message: `is not a field of ${shape.type.name}` });
+    else Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return { fields, unknown };
+}
+
+/** Validates a whole record; the stored form of its fields, or every failure. */
+function validated(shape: TypeShape, fields: ValueObject): { row: Row; errors: null } | { row: null; errors: FieldProblem[] } {
+  const result = shape.type.validate(fields);
+  if (result.errors !== null) return { row: null, errors: result.errors };
+  const row: Row = {};
+  for (const f of shape.type.fields) {
+    if (!Object.hasOwn(result.value, f.name)) continue;
+    let value = storedValue(result.value[f.name]!);
+    // One spelling per instant, so every store compares and returns datetimes alike.
+    if (f.type === 'datetime' && typeof value === 'string') value = new Date(value).toISOString();
+    put(row, f.name, value);
+  }
+  return { row, errors: null };
+}
+
+/** The provider over `store`. */
+export function recordProvider(store: RecordStore): RecordProvider {
+  let tables: TableSpec[] = [];
+  let synced: Promise<void> | null = null;
+
+  /** Brings the store to the app's types once per link (the first record operation waits for it). */
+  const ready = (): Promise<void> => {
+    synced ??= store.sync(tables, { allowDestructive: false }).then(
+      (plan) => {
+        if (plan.withheld.length > 0) {
+          throw new RvmError(`the database needs changes rvm will not make by itself: ${plan.withheld.map((c) => c.description).join('; ')}`, 'internal_error');
+        }
+      },
+      (e: unknown) => {
+        // A database that was down is tried again by the next request.
+        synced = null;
+        throw e;
+      },
+    );
+    return synced;
+  };
+
+  /** The operations of this request: its open transaction, else the store. */
+  const opsOf = (ctx: CallContext): RecordOps => (ctx.locals.get(TRANSACTION) as Transaction | undefined) ?? store;
+
+  /** Runs `work` on the request's operations once the store is ready; store failures answer. */
+  const run = async (ctx: CallContext, work: (ops: RecordOps) => Promise<Value | Halt>): Promise<Value | Halt> => {
+    try {
+      await ready();
+      return await work(opsOf(ctx));
+    } catch (e) {
+      if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e));
+      return answerFailure(ctx, e);
+    }
+  };
+
+  const record = (shape: TypeShape, row: Row | null): Value => (row === null ? null : new RecordValue(shape, row));
+
+  const method = (params: RecordMethod['params'], returns: string, doc: string, fn: (ctx: CallContext, shape: TypeShape, ...args: Value[]) => Value | Halt | Promise<Value | Halt>): RecordMethod => ({
+    params,
+    returns,
+    doc,
+    fn: (ctx, type, ...args) => fn(ctx, shapeOf(type), ...args),
+  });
+
+  const create = (ctx: CallContext, shape: TypeShape, input: Value | undefined): Promise<Value | Halt> | Halt => {
+    const { fields, unknown } = declaredFields(shape, input);
+    if (unknown.length > 0) return refuse(ctx, unknown);
+    const checked = validated(shape, fields);
+    if (checked.errors !== null) return refuse(ctx, checked.errors);
+    return run(ctx, async (ops) => record(shape, await ops.insert(shape.type.name, checked.row)));
+  };
+
+  const methods: Record<string, RecordMethod> = {
+    new: method([{ name: 'fields', type: 'object', optional: true }], 'record', 'A record of the type, not stored until `save`.', (_ctx, shape, input) => {
+      const { fields, unknown } = declaredFields(shape, input);
+      if (unknown.length > 0) throw unknownField(shape, unknown[0]!.field);
+      return new RecordValue(shape, fields as Row);
+    }),
+    create: method([{ name: 'fields', type: 'object' }], 'record', 'Validates and stores a new record; returns it with its id and time stamps.', (ctx, shape, input) => create(ctx, shape, input)),
+    find: method([{ name: 'id', type: 'text' }], 'record', 'The record with this id, or null.', (ctx, shape, id) =>
+      run(ctx, async (ops) => record(shape, await ops.find(shape.type.name, id as string))),
+    ),
+    find_by: method([{ name: 'filter', type: 'object' }], 'record', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
+      run(ctx, async (ops) => {
+        const rows = await ops.select(shape.type.name, { filter: walkFilter(shape, filter!), order: [], limit: 1, offset: 0 });
+        return record(shape, rows[0] ?? null);
+      }),
+    ),
+    where: method(
+      [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
+      'list',
+      'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
+      (ctx, shape, filter, options) =>
+        run(ctx, async (ops) => {
+          const rows = await ops.select(shape.type.name, buildQuery(shape, filter!, options ?? null));
+          return rows.map((row) => new RecordValue(shape, row));
+        }),
+    ),
+    page: method(
+      [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
+      'object',
+      'One page of the records the filter matches: `{items, next}`, `next` the cursor to pass as `after` (null on the last page).',
+      (ctx, shape, filter, options) =>
+        run(ctx, async (ops) => {
+          const query = buildQuery(shape, filter!, options ?? null);
+          // One row more than asked tells whether a next page exists.
+          const rows = await ops.select(shape.type.name, { ...query, limit: query.limit + 1 });
+          const items = rows.slice(0, query.limit);
+          const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!) : null;
+          return { items: items.map((row) => new RecordValue(shape, row)), next };
+        }),
+    ),
+    count: method([{ name: 'filter', type: 'object', optional: true }], 'int', 'How many records the filter matches (all without one).', (ctx, shape, filter) =>
+      run(ctx, async (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null))),
+    ),
+    update: method(
+      [{ name: 'id', type: 'text' }, { name: 'changes', type: 'object' }],
+      'record',
+      'Validates and stores the changes to the record with this id; returns it updated, or null when there is none.',
+      (ctx, shape, id, changes) => {
+        const { fields, unknown } = declaredFields(shape, changes);
+        if (unknown.length > 0) return refuse(ctx, unknown);
+        return run(ctx, async (ops) => {
+          const old = await ops.find(shape.type.name, id as string);
+          if (old === null) return null;
+          const merged = new RecordValue(shape, old).fields() as ValueObject;
+          for (const [name, value] of Object.entries(fields)) Object.defineProperty(merged, name, { value, enumerable: true, writable: true, configurable: true });
+          const checked = validated(shape, merged);
+          if (checked.errors !== null) return refuse(ctx, checked.errors);
+          const row: Row = {};
+          for (const name of Object.keys(fields)) put(row, name, own(checked.row, name));
+          return record(shape, await ops.update(shape.type.name, id as string, row));
+        });
+      },
+    ),
+    delete: method([{ name: 'id', type: 'text' }], 'bool', 'Deletes the record with this id; true when there was one.', (ctx, shape, id) =>
+      run(ctx, async (ops) => ops.delete(shape.type.name, id as string)),
+    ),
+  };
+
+  const takeTransaction = (ctx: CallContext): Transaction => {
+    const tx = ctx.locals.get(TRANSACTION) as Transaction | undefined;
+    if (tx === undefined) throw new RvmError('no transaction is open', 'internal_error');
+    ctx.locals.delete(TRANSACTION);
+    return tx;
+  };
+
+  return {
+    methods,
+    decorators: ['hidden', 'unique', 'index'],
+    declare(types: readonly RecordType[]) {
+      tables = types.map(tableSpecOf);
+      synced = null;
+    },
+    checkCall(type, name, args) {
+      const shape = shapeOf(type);
+      try {
+        if (name === 'where' || name === 'page') {
+          walkFilter(shape, args[0] ?? null);
+          walkOptions(shape, args[1] ?? null);
+        } else if (name === 'find_by' || name === 'count') {
+          walkFilter(shape, args[0] ?? null);
+        } else if (name === 'create' || name === 'new') {
+          walkFields(shape, args[0] ?? null, `${type.name}.${name}`);
+        } else if (name === 'update') {
+          walkId(args[0], `${type.name}.update`);
+          walkFields(shape, args[1] ?? null, `${type.name}.update`);
+        } else if (name === 'find' || name === 'delete') {
+          walkId(args[0], `${type.name}.${name}`);
+        }
+        return null;
+      } catch (e) {
+        if (e instanceof QueryProblem) return { message: e.message, hint: e.hint };
+        throw e;
+      }
+    },
+    save(ctx, value) {
+      if (!(value instanceof RecordValue)) throw new RvmError(`'save' takes a record (from T.new, T.create, T.find…), got ${typeName(value)}`, 'not_a_record');
+      const shape = value.shape;
+      const checked = validated(shape, value.fields() as ValueObject);
+      if (checked.errors !== null) return refuse(ctx, checked.errors);
+      const id = value.id;
+      return run(ctx, async (ops) => {
+        const row = id === null ? await ops.insert(shape.type.name, checked.row) : await ops.update(shape.type.name, id, checked.row);
+        if (row === null) throw new RvmError(`this ${shape.type.name} was deleted since it was read`, 'record_missing');
+        value.replace(row);
+        return null;
+      });
+    },
+    delete(ctx, value) {
+      if (!(value instanceof RecordValue)) throw new RvmError(`'delete' takes a record, got ${typeName(value)}`, 'not_a_record');
+      const id = value.id;
+      if (id === null) throw new RvmError(`this ${value.typeName} was never saved`, 'record_missing');
+      return run(ctx, async (ops) => {
+        await ops.delete(value.typeName, id);
+        return null;
+      });
+    },
+    begin(ctx) {
+      if (ctx.locals.has(TRANSACTION)) throw new RvmError('a transaction is already open in this request', 'nested_transaction');
+      return run(ctx, async () => {
+        const tx = await store.begin();
+        ctx.locals.set(TRANSACTION, tx);
+        // A request that ends inside the block (fail, an answer from a fn, a limit) rolls it back.
+        ctx.atEnd(() => {
+          if (ctx.locals.get(TRANSACTION) !== tx) return;
+          ctx.locals.delete(TRANSACTION);
+          return tx.rollback();
+        });
+        return null;
+      });
+    },
+    commit(ctx) {
+      const tx = takeTransaction(ctx);
+      return run(ctx, async () => {
+        try {
+          await tx.commit();
+        } catch (e) {
+          // A commit that failed leaves nothing half-open (a pooled connection goes back).
+          await tx.rollback().catch(() => undefined);
+          throw e;
+        }
+        return null;
+      });
+    },
+    async rollback(ctx, error): Promise<Value | Halt> {
+      try {
+        await takeTransaction(ctx).rollback();
+      } catch (e) {
+        return answerFailure(ctx, e);
+      }
+      // The error the block raised, raised again with its message and code (`err.code` in a catch).
+      const message = String(getField(error, 'message') ?? 'the transaction failed');
+      const code = String(getField(error, 'code') ?? 'runtime_error');
+      throw new RvmError(message, code);
+    },
+  };
+}

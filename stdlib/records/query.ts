@@ -1,0 +1,283 @@
+/**
+ * Filters, options and cursors of record queries, checked against a record type. One walker
+ * serves two callers: the linker's check of what the compiler knew of a call (a problem is a
+ * compile error, `E_RECORD_QUERY`) and the run-time reading of a filter or options object (a
+ * problem is InvalidQueryError, 400 `invalid_query`). Nothing here builds SQL: a store receives
+ * only checked field names and values.
+ */
+import { HostObject, UNKNOWN, didYouMean, type KnownArg, type Value } from '../../plugins/sdk.js';
+import { DEFAULT_LIMIT, InvalidQueryError, MAX_LIMIT, type ColumnType, type Filter, type FilterOp, type OrderKey, type Query, type StoredValue } from './store.js';
+import { own, type TypeShape } from './record.js';
+
+/** A query problem with the nearest name, when there is one. */
+export class QueryProblem extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Every operator of a filter (DESIGN §6). */
+export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'contains', 'starts_with', 'is_null'];
+
+/** Longest cursor accepted: far above any real one (a few key values and an id), so a damaged or hostile one is refused before it is decoded. */
+export const MAX_CURSOR_LENGTH = 4096;
+
+/** The option names of `where` and `page`. */
+export const OPTION_NAMES: readonly string[] = ['order', 'limit', 'offset', 'after'];
+
+/** What a field holds, for filters: a declared type, or the store's `id` and time stamps. */
+type FieldKind = ColumnType | 'id';
+
+/** The operators each kind of field takes. */
+const OPS_OF: Record<FieldKind, readonly FilterOp[]> = {
+  text: FILTER_OPS,
+  id: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'is_null'],
+  int: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'is_null'],
+  number: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'is_null'],
+  date: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'is_null'],
+  datetime: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'is_null'],
+  bool: ['eq', 'ne', 'in', 'not_in', 'is_null'],
+  list: ['contains', 'is_null'],
+  object: ['is_null'],
+};
+
+/** The kind of every field a filter or order may name: the declared ones and the store's own. */
+export function fieldKinds(shape: TypeShape): Map<string, FieldKind> {
+  const kinds = new Map<string, FieldKind>([['id', 'id']]);
+  for (const f of shape.type.fields) kinds.set(f.name, f.type === 'file' ? 'text' : f.type);
+  kinds.set('created_at', 'datetime');
+  kinds.set('updated_at', 'datetime');
+  return kinds;
+}
+
+/** What a walked value is: a run-time value, or what the compiler knew (UNKNOWN is accepted unchecked). */
+type Walked = KnownArg | Value;
+type WalkedObject = { [key: string]: Walked };
+
+function isUnknown(v: Walked): boolean {
+  return v === UNKNOWN;
+}
+
+function isObject(v: Walked): v is WalkedObject & Walked {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof HostObject);
+}
+
+function describe(v: Walked): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (v instanceof HostObject) return v.typeName;
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'an int' : 'a number';
+  return typeof v === 'string' ? 'text' : 'a bool';
+}
+
+/** Checks one value against the kind of its field; null passes (the caller decides where null may stand). */
+function checkValue(field: string, kind: FieldKind, v: Walked): void {
+  if (v === null || isUnknown(v)) return;
+  const ok =
+    kind === 'int'
+      ? typeof v === 'number' && Number.isInteger(v)
+      : kind === 'number'
+        ? typeof v === 'number' && Number.isFinite(v)
+        : kind === 'bool'
+          ? typeof v === 'boolean'
+          : kind === 'list' || kind === 'object'
+            ? typeof v !== 'object'
+            : typeof v === 'string';
+  if (!ok) {
+    const wanted = kind === 'list' || kind === 'object' ? 'a text, number or bool' : kind === 'int' ? 'an int' : kind === 'id' ? 'text (an id)' : kind === 'date' || kind === 'datetime' ? `text (a ${kind})` : kind === 'text' ? 'text' : `a ${kind}`;
+    throw new QueryProblem(`'${field}' is compared with ${describe(v)}, but takes ${wanted}`);
+  }
+}
+
+/** One operator use on a field: the value it takes. */
+function checkOp(field: string, kind: FieldKind, op: string, v: Walked): void {
+  if (!(FILTER_OPS as readonly string[]).includes(op)) {
+    throw new QueryProblem(`unknown operator '${op}' on '${field}'`, didYouMean(op, FILTER_OPS) ?? `operators are ${FILTER_OPS.join(', ')}`);
+  }
+  if (!OPS_OF[kind].includes(op as FilterOp)) {
+    throw new QueryProblem(`operator '${op}' does not apply to '${field}' (${kind === 'id' ? 'the id' : `a ${kind} field`})`, `it takes ${OPS_OF[kind].join(', ')}`);
+  }
+  if (isUnknown(v)) return;
+  switch (op) {
+    case 'is_null':
+      if (typeof v !== 'boolean') throw new QueryProblem(`'is_null' on '${field}' takes true or false, got ${describe(v)}`);
+      return;
+    case 'in':
+    case 'not_in':
+      if (!Array.isArray(v)) throw new QueryProblem(`'${op}' on '${field}' takes a list, got ${describe(v)}`);
+      for (const item of v) {
+        if (item === null) throw new QueryProblem(`'${op}' on '${field}' takes a list without null (use 'is_null')`);
+        checkValue(field, kind, item);
+      }
+      return;
+    case 'eq':
+    case 'ne':
+      return checkValue(field, kind, v);
+    default:
+      if (v === null) throw new QueryProblem(`'${op}' on '${field}' cannot take null`);
+      if ((op === 'contains' || op === 'starts_with') && kind === 'text' && typeof v !== 'string') {
+        throw new QueryProblem(`'${op}' on '${field}' takes text, got ${describe(v)}`);
+      }
+      return checkValue(field, kind, v);
+  }
+}
+
+/** A field name of the type, else a problem with the nearest one. */
+function knownField(kinds: ReadonlyMap<string, FieldKind>, shape: TypeShape, name: string, what: string): FieldKind {
+  const kind = kinds.get(name);
+  if (kind === undefined) {
+    throw new QueryProblem(`${what} '${name}' is not a field of ${shape.type.name}`, didYouMean(name, kinds.keys()) ?? `fields are ${[...kinds.keys()].join(', ')}`);
+  }
+  return kind;
+}
+
+/** Walks a filter: every field declared, every operator known and fitting, every value of its field's type. */
+export function walkFilter(shape: TypeShape, filter: Walked): Filter {
+  if (filter === null || isUnknown(filter)) return {};
+  if (!isObject(filter)) throw new QueryProblem(`a filter is an object of field → value, got ${describe(filter)}`);
+  const kinds = fieldKinds(shape);
+  const out: Filter = {};
+  for (const [name, condition] of Object.entries(filter)) {
+    const kind = knownField(kinds, shape, name, 'filter field');
+    if (isObject(condition)) {
+      for (const [op, v] of Object.entries(condition)) checkOp(name, kind, op, v);
+    } else if (kind === 'list' || kind === 'object') {
+      if (condition !== null && !isUnknown(condition)) throw new QueryProblem(`'${name}' is a ${kind} field: compare it with an operator ({ ${OPS_OF[kind].join(': …, ')}: … })`);
+    } else {
+      checkValue(name, kind, condition);
+    }
+    Object.defineProperty(out, name, { value: condition, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** Walks the order option: a field name, `-field` for descending, or a list of them. */
+function walkOrder(shape: TypeShape, order: Walked): OrderKey[] {
+  if (order === null || isUnknown(order)) return [];
+  const items: Walked[] = Array.isArray(order) ? (order as Walked[]) : [order];
+  const kinds = fieldKinds(shape);
+  const keys: OrderKey[] = [];
+  for (const item of items) {
+    if (isUnknown(item)) continue;
+    if (typeof item !== 'string') throw new QueryProblem(`an order key is text ('name' or '-created_at'), got ${describe(item)}`);
+    const desc = item.startsWith('-');
+    const field = desc ? item.slice(1) : item;
+    const kind = knownField(kinds, shape, field, 'order key');
+    if (kind === 'list' || kind === 'object') throw new QueryProblem(`cannot order by '${field}', a ${kind} field`);
+    keys.push({ field, desc });
+  }
+  return keys;
+}
+
+/** An int option within bounds. */
+function intOption(name: string, v: Walked, min: number, max: number): number | null {
+  if (v === null || isUnknown(v)) return null;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new QueryProblem(`option '${name}' takes an int, got ${describe(v)}`);
+  if (v < min || v > max) throw new QueryProblem(`option '${name}' must be from ${min} to ${max}, got ${v}`);
+  return v;
+}
+
+/** Walks the options of `where` or `page`; `after` is returned as written (a cursor is decoded by the caller). */
+export function walkOptions(shape: TypeShape, options: Walked): { order: OrderKey[]; limit: number; offset: number; after: string | null } {
+  const out = { order: [] as OrderKey[], limit: DEFAULT_LIMIT, offset: 0, after: null as string | null };
+  if (options === null || isUnknown(options)) return out;
+  if (!isObject(options)) throw new QueryProblem(`options are an object ({ order, limit, offset, after }), got ${describe(options)}`);
+  for (const [name, v] of Object.entries(options)) {
+    switch (name) {
+      case 'order':
+        out.order = walkOrder(shape, v);
+        break;
+      case 'limit':
+        out.limit = intOption('limit', v, 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
+        break;
+      case 'offset':
+        out.offset = intOption('offset', v, 0, Number.MAX_SAFE_INTEGER) ?? 0;
+        break;
+      case 'after':
+        if (v !== null && !isUnknown(v) && typeof v !== 'string') throw new QueryProblem(`option 'after' takes a cursor (text from page().next), got ${describe(v)}`);
+        out.after = typeof v === 'string' ? v : null;
+        break;
+      default:
+        throw new QueryProblem(`unknown option '${name}'`, didYouMean(name, OPTION_NAMES) ?? `options are ${OPTION_NAMES.join(', ')}`);
+    }
+  }
+  return out;
+}
+
+/** Walks the fields given to `T.new`, `T.create` or `T.update`: declared ones only, known values of their type. */
+export function walkFields(shape: TypeShape, fields: Walked, what: string): void {
+  if (fields === null || isUnknown(fields) || !isObject(fields)) return;
+  const kinds = fieldKinds(shape);
+  for (const [name, v] of Object.entries(fields)) {
+    if (name === 'id' || name === 'created_at' || name === 'updated_at') throw new QueryProblem(`'${name}' is set by the store; ${what} cannot set it`);
+    const kind = knownField(kinds, shape, name, 'field');
+    if (!isUnknown(v) && v !== null && (kind === 'list' ? !Array.isArray(v) : kind === 'object' ? !isObject(v) : false)) {
+      throw new QueryProblem(`'${name}' is a ${kind} field, given ${describe(v)}`);
+    }
+    if (kind !== 'list' && kind !== 'object') checkValue(name, kind, v);
+  }
+}
+
+/** An id argument the compiler knew: text (the store's UUIDs), or a problem. */
+export function walkId(id: Walked | undefined, what: string): void {
+  if (id === undefined || isUnknown(id) || typeof id === 'string') return;
+  throw new QueryProblem(`${what}() takes an id (text), got ${describe(id)}`);
+}
+
+/** The message of a run-time problem: its text and hint, as one 400 `invalid_query`. */
+export function invalidQuery(problem: QueryProblem): InvalidQueryError {
+  return new InvalidQueryError(problem.hint ? `${problem.message} (${problem.hint})` : problem.message);
+}
+
+/** The order a store runs (store.ts): the given keys, then `id` ascending, a total order for cursors. */
+export function totalOrder(order: readonly OrderKey[]): OrderKey[] {
+  return [...order, { field: 'id', desc: false }];
+}
+
+/** The order a cursor belongs to, so a cursor is refused under another order. */
+function orderSignature(order: readonly OrderKey[]): string {
+  return order.map((k) => (k.desc ? '-' : '') + k.field).join(',');
+}
+
+/** The opaque cursor after `row` under `order` (base64url JSON of the order and the row's values of its keys and id). */
+export function encodeCursor(order: readonly OrderKey[], row: Record<string, StoredValue>): string {
+  const values = totalOrder(order).map((k) => own(row, k.field));
+  return Buffer.from(JSON.stringify({ o: orderSignature(order), v: values }), 'utf8').toString('base64url');
+}
+
+/** The key values and id a cursor holds (Query.after); a cursor that is damaged or made under another order is InvalidQueryError. */
+export function decodeCursor(order: readonly OrderKey[], cursor: string): StoredValue[] {
+  const bad = (): never => {
+    throw new InvalidQueryError("malformed cursor in option 'after' (pass page().next as it is, with the same order)");
+  };
+  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]*$/.test(cursor)) bad();
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return bad();
+  }
+  if (!isObject(data as Walked)) return bad();
+  const { o, v } = data as { o?: unknown; v?: unknown };
+  if (o !== orderSignature(order) || !Array.isArray(v) || v.length !== order.length + 1 || typeof v[order.length] !== 'string') return bad();
+  if (v.some((x) => x !== null && typeof x !== 'string' && typeof x !== 'number' && typeof x !== 'boolean')) return bad();
+  return v as StoredValue[];
+}
+
+/** The Query a store runs for a where/page call, from the checked filter and options. */
+export function buildQuery(shape: TypeShape, filter: Value, options: Value): Query {
+  try {
+    const f = walkFilter(shape, filter);
+    const o = walkOptions(shape, options);
+    const query: Query = { filter: f, order: o.order, limit: o.limit, offset: o.offset };
+    if (o.after !== null) query.after = decodeCursor(o.order, o.after);
+    return query;
+  } catch (e) {
+    if (e instanceof QueryProblem) throw invalidQuery(e);
+    throw e;
+  }
+}

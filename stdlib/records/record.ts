@@ -1,0 +1,156 @@
+/**
+ * The record value: what `T.new`, `T.create`, `T.find`… return. It carries its type, so field
+ * writes are checked against the declared fields and `save r` knows its table; its JSON and text
+ * forms (responses, `log()`, interpolation) leave out `@hidden` fields. Also the identity and
+ * time stamps the store gives every record: UUIDv7 ids and ISO-8601 UTC times with milliseconds.
+ */
+import { randomBytes } from 'node:crypto';
+import { HostObject, RvmError, didYouMean, type RecordType, type Value } from '../../plugins/sdk.js';
+import type { Row, StoredValue } from './store.js';
+
+/** The fields the store sets on every record; the language may read them, never write them. */
+export const SYSTEM_FIELDS: readonly string[] = ['id', 'created_at', 'updated_at'];
+
+/** What one record type shows and accepts, computed once per type. */
+export interface TypeShape {
+  readonly type: RecordType;
+  /** Declared field names, in order. */
+  readonly declared: ReadonlySet<string>;
+  /** `@hidden` fields: never in a response, a log line or the text form. */
+  readonly hidden: ReadonlySet<string>;
+  /** Declared fields that are shown, in order. */
+  readonly shown: readonly string[];
+}
+
+const shapes = new WeakMap<RecordType, TypeShape>();
+
+/** The shape of `type` (cached per type). */
+export function shapeOf(type: RecordType): TypeShape {
+  let shape = shapes.get(type);
+  if (shape === undefined) {
+    const hidden = new Set(type.fields.filter((f) => f.decorators.some((d) => d.name === 'hidden')).map((f) => f.name));
+    shape = {
+      type,
+      declared: new Set(type.fields.map((f) => f.name)),
+      hidden,
+      shown: type.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name),
+    };
+    shapes.set(type, shape);
+  }
+  return shape;
+}
+
+/** A record of a `type`: stored when it has an id, new (made by `T.new`) otherwise. */
+export class RecordValue extends HostObject {
+  readonly typeName: string;
+  readonly shape: TypeShape;
+  /** The fields as the language sees them, `id`/`created_at`/`updated_at` included once stored. */
+  #row: Row;
+
+  constructor(shape: TypeShape, row: Row) {
+    super();
+    this.shape = shape;
+    this.typeName = shape.type.name;
+    this.#row = row;
+  }
+
+  /** The record's id, or null while it is new. */
+  get id(): string | null {
+    const id = this.#row.id;
+    return typeof id === 'string' ? id : null;
+  }
+
+  /** The declared fields (hidden ones included), as `save` validates and stores them. */
+  fields(): Row {
+    const out: Row = {};
+    for (const name of this.shape.declared) if (Object.hasOwn(this.#row, name)) put(out, name, this.#row[name]!);
+    return out;
+  }
+
+  /** Takes the stored row after `save` (id and time stamps set by the store). */
+  replace(row: Row): void {
+    this.#row = row;
+  }
+
+  get(key: string): Value | undefined {
+    if (Object.hasOwn(this.#row, key)) return this.#row[key] as Value;
+    if (this.shape.declared.has(key) || SYSTEM_FIELDS.includes(key)) return null;
+    throw unknownField(this.shape, key);
+  }
+
+  override set(key: string, value: Value): void {
+    if (SYSTEM_FIELDS.includes(key)) throw new RvmError(`'${key}' of a ${this.typeName} is set by the store and cannot be assigned`, 'read_only');
+    if (!this.shape.declared.has(key)) throw unknownField(this.shape, key);
+    put(this.#row, key, value as StoredValue);
+  }
+
+  override keys(): string[] {
+    const names = this.id === null ? this.shape.shown : ['id', ...this.shape.shown, 'created_at', 'updated_at'];
+    return names.filter((n) => Object.hasOwn(this.#row, n) || this.shape.declared.has(n));
+  }
+
+  toJSON(): unknown {
+    const out: Record<string, unknown> = {};
+    for (const name of this.keys()) Object.defineProperty(out, name, { value: own(this.#row, name), enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+}
+
+/** `unknown_field`, naming the nearest declared field. */
+export function unknownField(shape: TypeShape, key: string): RvmError {
+  const hint = didYouMean(key, [...shape.declared, ...SYSTEM_FIELDS]);
+  return new RvmError(`type ${shape.type.name} has no field '${key}'${hint ? ` (${hint})` : ''}`, 'unknown_field');
+}
+
+/** A value as stored: language values are JSON data already; host values keep their JSON form. */
+export function storedValue(value: Value): StoredValue {
+  if (value instanceof HostObject) return value.toJSON() as StoredValue;
+  return value as StoredValue;
+}
+
+/** Sets an own field of a row, even one named like an Object.prototype member (`__proto__`). */
+export function put(row: Row, key: string, value: StoredValue): void {
+  Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** An own field of a row, or null: never an Object.prototype member (`constructor`). */
+export function own(row: Row, key: string): StoredValue {
+  return Object.hasOwn(row, key) ? row[key]! : null;
+}
+
+/** The current time as the store writes it: ISO-8601 UTC with milliseconds. */
+export function timestamp(now: number = Date.now()): string {
+  return new Date(now).toISOString();
+}
+
+/** Milliseconds and the 12-bit counter of the last id, so ids made in one millisecond still increase. */
+let lastMs = 0;
+let counter = 0;
+
+/**
+ * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then a 12-bit counter (method 1 of
+ * §6.2) and 62 random bits, so the ids of one process increase in the order they were made.
+ */
+export function uuidv7(now: number = Date.now()): string {
+  if (now > lastMs) {
+    lastMs = now;
+    counter = 0;
+  } else if (++counter > 0xfff) {
+    // The counter ran out within one millisecond: borrow the next one (RFC 9562 §6.2).
+    lastMs++;
+    counter = 0;
+  }
+  const bytes = randomBytes(16);
+  const ms = lastMs;
+  bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
+  bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;
+  bytes[2] = (ms >>> 24) & 0xff;
+  bytes[3] = (ms >>> 16) & 0xff;
+  bytes[4] = (ms >>> 8) & 0xff;
+  bytes[5] = ms & 0xff;
+  bytes[6] = 0x70 | (counter >>> 8);
+  bytes[7] = counter & 0xff;
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,143 @@
+/**
+ * Record filters, options and cursors checked against a type: the one walker behind both the
+ * compile-time check (what the compiler knew, UNKNOWN accepted) and the run-time one
+ * (InvalidQueryError, 400). Also the record value: declared fields only, system fields read-only,
+ * `@hidden` fields out of its JSON and text forms.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RvmError, UNKNOWN, toText, type RecordType } from '../../plugins/sdk.js';
+import { MAX_CURSOR_LENGTH, QueryProblem, buildQuery, decodeCursor, encodeCursor, walkFields, walkFilter, walkOptions } from '../../stdlib/records/query.js';
+import { RecordValue, shapeOf } from '../../stdlib/records/record.js';
+import { InvalidQueryError, MAX_LIMIT } from '../../stdlib/records/store.js';
+
+const field = (name: string, type: RecordType['fields'][number]['type'], decorators: string[] = []) => ({
+  name,
+  type,
+  optional: false,
+  required: true,
+  decorators: decorators.map((d) => ({ name: d, args: [] })),
+  doc: null,
+});
+
+const USER: RecordType = {
+  name: 'User',
+  fields: [field('email', 'text'), field('age', 'int'), field('admin', 'bool'), field('tags', 'list'), field('secret', 'text', ['hidden'])],
+  doc: null,
+  file: 'users.rvm',
+  line: 1,
+  col: 1,
+  validate: (input) => ({ value: input, errors: null }),
+};
+const shape = shapeOf(USER);
+
+function problem(run: () => unknown): QueryProblem {
+  try {
+    run();
+  } catch (e) {
+    assert.ok(e instanceof QueryProblem, String(e));
+    return e;
+  }
+  return assert.fail('expected a QueryProblem');
+}
+
+describe('record queries', () => {
+  test('a filter names declared fields (and id, created_at, updated_at), with the nearest name', () => {
+    assert.deepEqual(walkFilter(shape, { email: 'a', id: 'x', created_at: { gt: '2026-01-01T00:00:00.000Z' } }), { email: 'a', id: 'x', created_at: { gt: '2026-01-01T00:00:00.000Z' } });
+    const p = problem(() => walkFilter(shape, { emial: 'a' }));
+    assert.match(p.message, /'emial' is not a field of User/);
+    assert.equal(p.hint, "did you mean 'email'?");
+  });
+
+  test('operators must exist and fit the field; values must be of its type', () => {
+    assert.equal(problem(() => walkFilter(shape, { email: { start_with: 'a' } })).hint, "did you mean 'starts_with'?");
+    assert.match(problem(() => walkFilter(shape, { age: { starts_with: 'a' } })).message, /does not apply to 'age'/);
+    assert.match(problem(() => walkFilter(shape, { age: 'old' })).message, /takes an int/);
+    assert.match(problem(() => walkFilter(shape, { admin: { gt: true } })).message, /does not apply/);
+    assert.match(problem(() => walkFilter(shape, { age: { in: 3 } })).message, /takes a list/);
+    assert.match(problem(() => walkFilter(shape, { age: { in: [1, null] } })).message, /without null/);
+    assert.match(problem(() => walkFilter(shape, { age: { is_null: 1 } })).message, /true or false/);
+    assert.match(problem(() => walkFilter(shape, { tags: 'x' })).message, /list field/);
+    assert.deepEqual(walkFilter(shape, { tags: { contains: 'x' }, age: null }), { tags: { contains: 'x' }, age: null });
+  });
+
+  test('what the compiler could not know passes unchecked; what it knew is checked', () => {
+    assert.deepEqual(walkFilter(shape, { email: UNKNOWN, age: { gt: UNKNOWN } }), { email: UNKNOWN, age: { gt: UNKNOWN } });
+    assert.deepEqual(walkFilter(shape, UNKNOWN), {});
+    assert.ok(problem(() => walkFilter(shape, { emial: UNKNOWN })));
+    assert.ok(problem(() => walkOptions(shape, { limit: UNKNOWN, ordr: UNKNOWN })));
+  });
+
+  test('options: order keys, a limit from 1 to MAX_LIMIT, an offset, a cursor; unknown names with a hint', () => {
+    const o = walkOptions(shape, { order: ['-age', 'email'], limit: MAX_LIMIT, offset: 3 });
+    assert.deepEqual(o.order, [{ field: 'age', desc: true }, { field: 'email', desc: false }]);
+    assert.equal(o.limit, MAX_LIMIT);
+    assert.equal(walkOptions(shape, null).limit, 50);
+    assert.match(problem(() => walkOptions(shape, { limit: MAX_LIMIT + 1 })).message, /from 1 to 1000/);
+    assert.match(problem(() => walkOptions(shape, { limit: 0 })).message, /from 1 to 1000/);
+    assert.equal(problem(() => walkOptions(shape, { order: '-agee' })).hint, "did you mean 'age'?");
+    assert.match(problem(() => walkOptions(shape, { order: 'tags' })).message, /cannot order by 'tags'/);
+    assert.equal(problem(() => walkOptions(shape, { lmit: 3 })).hint, "did you mean 'limit'?");
+  });
+
+  test('fields given to create or update: declared ones, never the store\'s own', () => {
+    walkFields(shape, { email: UNKNOWN, age: 3, tags: ['a'] }, 'User.create');
+    assert.equal(problem(() => walkFields(shape, { emial: UNKNOWN }, 'User.create')).hint, "did you mean 'email'?");
+    assert.match(problem(() => walkFields(shape, { id: 'x' }, 'User.create')).message, /set by the store/);
+    assert.match(problem(() => walkFields(shape, { tags: 'x' }, 'User.create')).message, /list field/);
+  });
+
+  test('at run time a problem is InvalidQueryError (400 invalid_query), with the hint in its message', () => {
+    assert.throws(() => buildQuery(shape, { emial: 'x' }, null), (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query' && /did you mean 'email'/.test(e.message));
+  });
+
+  test('a cursor carries the order and the key values with the id; a damaged or foreign one is refused', () => {
+    const order = [{ field: 'age', desc: true }];
+    const cursor = encodeCursor(order, { age: 40, id: 'abc', email: 'x' });
+    assert.deepEqual(decodeCursor(order, cursor), [40, 'abc']);
+    assert.deepEqual(buildQuery(shape, {}, { order: '-age', after: cursor }).after, [40, 'abc']);
+    for (const bad of ['', 'not base64!', Buffer.from('{"o":"-age","v":[40]}').toString('base64url'), Buffer.from('[]').toString('base64url'), 'x'.repeat(5000)]) {
+      assert.throws(() => decodeCursor(order, bad), InvalidQueryError, bad.slice(0, 20));
+    }
+    assert.throws(() => decodeCursor([{ field: 'email', desc: false }], cursor), InvalidQueryError);
+  });
+
+  test('a cursor of MAX_CURSOR_LENGTH characters is decoded; one longer is refused unread', () => {
+    const order = [{ field: 'email', desc: false }];
+    const exact = (length: number): string => {
+      // Pad the key value until the encoded cursor is exactly `length` characters long.
+      for (let pad = 0; ; pad++) {
+        const c = encodeCursor(order, { email: 'x'.repeat(pad), id: 'i' });
+        if (c.length >= length) return c;
+      }
+    };
+    const atLimit = exact(MAX_CURSOR_LENGTH - 3);
+    assert.ok(atLimit.length <= MAX_CURSOR_LENGTH && atLimit.length > MAX_CURSOR_LENGTH - 4);
+    assert.equal(decodeCursor(order, atLimit)[1], 'i');
+    const over = exact(MAX_CURSOR_LENGTH + 1);
+    assert.ok(over.length > MAX_CURSOR_LENGTH);
+    assert.throws(() => decodeCursor(order, over), InvalidQueryError);
+  });
+});
+
+describe('record value', () => {
+  test('its JSON and text forms leave @hidden fields out; code still reads them', () => {
+    const r = new RecordValue(shape, { id: 'i', email: 'a@b.co', age: 3, admin: false, tags: [], secret: 'hash', created_at: 't', updated_at: 't' });
+    assert.equal(r.get('secret'), 'hash');
+    assert.deepEqual(Object.keys(r.toJSON() as object), ['id', 'email', 'age', 'admin', 'tags', 'created_at', 'updated_at']);
+    assert.ok(!toText(r).includes('hash'));
+    assert.ok(!JSON.stringify(r).includes('hash'));
+  });
+
+  test('writes: declared fields only; id and time stamps are read-only', () => {
+    const r = new RecordValue(shape, { email: 'a@b.co' });
+    r.set('age', 4);
+    assert.equal(r.get('age'), 4);
+    assert.equal(r.get('admin'), null);
+    assert.equal(r.id, null);
+    assert.throws(() => r.set('agee', 1), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && /did you mean 'age'/.test(e.message));
+    assert.throws(() => r.get('nope'), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field');
+    assert.throws(() => r.set('id', 'x'), (e: unknown) => e instanceof RvmError && e.code === 'read_only');
+    assert.deepEqual(r.fields(), { email: 'a@b.co', age: 4 });
+  });
+});
