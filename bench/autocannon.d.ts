@@ -8,6 +8,8 @@ declare module 'autocannon' {
     method?: string;
     headers?: Record<string, string>;
     body?: string;
+    /** Replace `[<id>]` in the body with a unique id per request. */
+    idReplacement?: boolean;
   }
   interface Histogram {
     average: number;

@@ -4,6 +4,7 @@
  * body of POST /api/users). Usage: `node dist/bench/servers/fastify.js PORT`.
  */
 import Fastify from 'fastify';
+import { USER_SCHEMA } from './user-schema.js';
 
 const app = Fastify({ logger: false });
 
@@ -13,17 +14,6 @@ app.get<{ Params: { id: string } }>('/users/:id', async (request) => ({
   name: `user ${request.params.id}`,
 }));
 app.post('/echo', async (request) => request.body);
-
-/** The seed's user-creation rules as JSON Schema: what rvm's `validate {}` block of the same route checks. */
-const USER_SCHEMA = {
-  type: 'object',
-  properties: {
-    email: { type: 'string', format: 'email' },
-    name: { type: 'string', minLength: 2 },
-    role: { type: 'string', enum: ['user', 'admin'], default: 'user' },
-  },
-  required: ['email', 'name'],
-} as const;
 
 app.post<{ Body: { email: string; name: string; role: string } }>('/api/users', { schema: { body: USER_SCHEMA } }, async (request, reply) => {
   const { email, name, role } = request.body;
