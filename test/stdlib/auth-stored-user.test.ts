@@ -35,6 +35,11 @@ type User {
 route POST /users {
   response.created(User.create(request.body))
 }
+
+route GET /admin {
+  guard role('admin')
+  response.ok({ ok: true })
+}
 ${ME}`;
 
 function sign(claims: Record<string, unknown>): Promise<string> {
@@ -82,6 +87,15 @@ describe('auth_user() with a type User', () => {
     assert.equal(user.created_at, stored.created_at);
     assert.equal(user.password_hash, undefined);
     assert.equal(typeof user.iat, 'number');
+  });
+
+  test('the role guard judges the stored role, not the token\'s', async () => {
+    const bearer = async (claims: Record<string, unknown>) => ({ authorization: `Bearer ${await sign(claims)}` });
+    const stale = await inject(app, { url: '/admin', headers: await bearer({ sub: stored.id, role: 'admin' }) });
+    assert.equal(stale.status, 403, stale.body);
+    assert.equal((stale.json() as { code: string }).code, 'forbidden');
+    const unstored = await inject(app, { url: '/admin', headers: await bearer({ sub: '01890a5d-ac96-774b-bcce-b302099a8057', role: 'admin' }) });
+    assert.equal(unstored.status, 200, unstored.body);
   });
 
   test('a sub naming no stored record, or not a record id at all, gives the claims', async () => {

@@ -10,51 +10,7 @@ import { buildApp } from '../../tools/host.js';
 import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';
 import type { AppIntrospection } from '../../plugins/sdk.js';
-import { assertValidOpenApi, assertValidSchemas31, writeApp } from './reference-fixtures.js';
-
-/** An app with a record type and one route per kind of record answer. */
-export const RECORDS_APP: Record<string, string> = {
-  'types.rvm': `/// Someone who signs in.
-type User {
-  /// Where we write to.
-  email: text @email @unique
-  name: text @minLength(2)
-  password_hash: text @hidden
-  role?: text @one_of('user', 'admin') @default('user')
-  age?: int @min(0) @index
-}
-
-/// Clashes with the shared error schema's name.
-type Error {
-  message: text
-}
-`,
-  'users.rvm': `route POST /users {
-  validate {
-    email: text @email
-    name: text
-  }
-  user = User.create({ email: body.email, name: body.name, password_hash: 'x' })
-  response.created(user)
-}
-
-route GET /users/:id {
-  response.ok(User.find(params.id))
-}
-
-route GET /users {
-  response.ok(User.where({ role: 'user' }, { order: '-created_at', limit: 20 }))
-}
-
-route GET /pages {
-  response.ok(User.page({}, { limit: 20 }))
-}
-
-route GET /errors {
-  response.ok(Error.find_by({ message: 'x' }))
-}
-`,
-};
+import { RECORDS_APP, assertValidOpenApi, assertValidSchemas31, writeApp } from './reference-fixtures.js';
 
 type Doc = Record<string, any>;
 
