@@ -95,4 +95,17 @@ describe('records in the OpenAPI document', () => {
     assert.equal(inline.properties.secret, undefined);
     assert.equal(inline['x-rvm-record'], undefined);
   });
+
+  test('the reference page shows a record answer by its type name with the schema\'s fields, hidden ones absent', async () => {
+    const doc = buildOpenApi(await introspect(RECORDS_APP), { version: '3.1' }) as Doc;
+    const asset = async <T>(name: string): Promise<T> => (await import(new URL(`../../../stdlib/reference/assets/${name}`, import.meta.url).href)) as T;
+    const { routesOf } = await asset<{ routesOf(doc: unknown): { key: string }[] }>('model.js');
+    const { renderDetails } = await asset<{ renderDetails(doc: unknown, route: unknown): string }>('render.js');
+    const route = routesOf(doc).find((r) => r.key === 'GET /users/{id}');
+    assert.ok(route, 'the page lists GET /users/{id}');
+    const html = renderDetails(doc, route);
+    assert.match(html, /application\/json · User</);
+    for (const field of ['id', 'email', 'name', 'role', 'age', 'created_at', 'updated_at']) assert.match(html, new RegExp(`>${field}<`), field);
+    assert.doesNotMatch(html, /password_hash/);
+  });
 });
