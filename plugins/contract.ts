@@ -382,6 +382,16 @@ export interface RouteInfo {
   responses: ResponseInfo[];
 }
 
+/** A `type` declaration of the app, as the API reference shows it. */
+export interface TypeInfo {
+  name: string;
+  file: string;
+  line: number;
+  doc: string | null;
+  /** Every declared field, `@hidden` ones included (their decorators say so). */
+  fields: FieldInfo[];
+}
+
 /** A problem found compiling the app (`file:line:col`, code, message, hint). */
 export interface DiagnosticInfo {
   file: string;
@@ -401,6 +411,8 @@ export interface AppIntrospection {
   routes(): readonly RouteInfo[];
   /** Errors of the last reload when it failed (the previous version keeps serving); else empty. */
   errors(): readonly DiagnosticInfo[];
+  /** The app's `type` declarations, sorted by name; absent where types are not known (as none). */
+  types?(): readonly TypeInfo[];
   /**
    * Plugin files of the app changed since this process loaded them (dev mode), relative to the app
    * folder: plugins load once per process, so the app runs their old code until `rvm run` restarts.
@@ -537,6 +549,20 @@ export interface PluginApi {
   endpoint(path: string, fn: EndpointFn, meta: EndpointMeta): void;
   /** The record provider of the app (one per app: a second is `E_PLUGIN_CLASH`). */
   records(provider: RecordProvider): void;
+  /**
+   * Reads the app's stored records from another plugin (auth_user() merges the stored `User`).
+   * The loader always gives it; optional so that hand-made APIs (test doubles) may leave it out.
+   */
+  readonly storedRecords?: StoredRecords;
+}
+
+/** Stored records as a plugin other than the record provider reads them. */
+export interface StoredRecords {
+  /**
+   * What `T.find(id)` answers for the app's `type` named `type` (a record value, or null), or
+   * null when the app declares no such type or no plugin provides records.
+   */
+  find(ctx: CallContext, type: string, id: string): Value | Halt | Promise<Value | Halt>;
 }
 
 export interface PluginDefinition {

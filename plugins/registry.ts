@@ -74,6 +74,8 @@ export interface RegisteredRecords {
   /** Its own decorators (`hidden`, `unique`, `index`). */
   decorators: ReadonlySet<string>;
   plugin: string;
+  /** The app's types by name, as the provider was last told them (`declare`); read by `storedRecords`. */
+  declared: ReadonlyMap<string, RecordType>;
 }
 
 /** Record methods are called `Type.method`: one lower-case word. */
@@ -181,6 +183,16 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
   };
   const api: PluginApi = {
     app,
+    // Looked up at each call: the provider may register after this plugin, and types change on reload.
+    storedRecords: {
+      find(ctx, type, id) {
+        const records = tables.records;
+        const declared = records?.declared.get(type);
+        const find = records?.provider.methods.find;
+        if (declared === undefined || find === undefined) return null;
+        return find.fn(ctx, declared, id);
+      },
+    },
     native(name, fn, meta) {
       ensureOpen(`native '${name}'`);
       const problem = checkCallable('native', name, fn) ?? checkNativeMeta(meta);
@@ -233,7 +245,7 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
         const bind = (type: RecordType): NativeFn => checkedNative(`${type.name}.${name}`, (ctx, ...args) => fn(ctx, type, ...args), meta.params);
         methods.set(name, Object.freeze({ params: meta.params, doc: meta.doc, returns: meta.returns, bind }));
       }
-      tables.records = { provider, methods, decorators: new Set(provider.decorators), plugin: plugin.name };
+      tables.records = { provider, methods, decorators: new Set(provider.decorators), plugin: plugin.name, declared: new Map() };
     },
   };
   try {

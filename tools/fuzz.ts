@@ -4,6 +4,8 @@
  * must not be refused (422) nor fail (5xx); a request with exactly one field made invalid must
  * be refused (422, or 413 for an upload over its limit). Requests that guards or middleware stop
  * (401, 403, 429, other 4xx) are counted as blocked, not as findings. One seed fixes the run.
+ * The app runs from a throwaway copy with its own new database, never the app's data
+ * (fuzz-sandbox.ts).
  */
 import { randomInt } from 'node:crypto';
 import type { Diagnostic } from '../vm/diagnostics.js';
@@ -14,6 +16,7 @@ import type { PluginRegistry } from '../plugins/registry.js';
 import type { ValueObject } from '../plugins/sdk.js';
 import { App } from '../vm/runtime/app.js';
 import { buildApp } from './host.js';
+import { makeSandbox } from './fuzz-sandbox.js';
 import { HTTP } from '../vm/errors.js';
 import { inject } from '../vm/runtime/http/inject.js';
 import { captureLogger, type CaptureLogger } from '../vm/runtime/log.js';
@@ -117,12 +120,31 @@ export async function fuzzApp(dir: string, options: FuzzOptions = {}): Promise<F
   if (!Number.isSafeInteger(runs) || runs < 1 || runs > MAX_RUNS) throw new RangeError(`runs must be a whole number from 1 to ${MAX_RUNS}, got ${runs}`);
   const seed = options.seed ?? randomInt(2 ** 31);
   if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be a whole number, got ${seed}`);
-  const log = options.log ?? (() => {});
   const report: FuzzReport = { seed, runs, routes: [], findings: [], diagnostics: [], error: null, exitCode: 0 };
 
+  let sandbox: ReturnType<typeof makeSandbox>;
+  try {
+    sandbox = makeSandbox(dir);
+  } catch (e) {
+    report.error = `no throwaway copy of the app could be made: ${e instanceof Error ? e.message : String(e)}`;
+    report.exitCode = 1;
+    (options.log ?? (() => {}))(`fuzz: ${report.error}`);
+    return report;
+  }
+  try {
+    return await fuzzIn(sandbox.dir, sandbox.env, options, report);
+  } finally {
+    sandbox.remove();
+  }
+}
+
+/** Builds the app copy in `dir` with `env` and fuzzes it, filling `report`. */
+async function fuzzIn(dir: string, env: Record<string, string | undefined>, options: FuzzOptions, report: FuzzReport): Promise<FuzzReport> {
+  const { seed, runs } = report;
+  const log = options.log ?? (() => {});
   let build: Awaited<ReturnType<typeof buildApp>>;
   try {
-    build = await buildApp(dir, { cache: false, dev: true });
+    build = await buildApp(dir, { cache: false, dev: true, settings: { env } });
   } catch (e) {
     report.error = e instanceof Error ? e.message : String(e);
     report.exitCode = 1;

@@ -10,13 +10,15 @@ import { registerGuards } from './guards.js';
 import { registerJwt } from './jwt.js';
 import { registerPasswords } from './passwords.js';
 import { AuthSession, registerSession } from './session.js';
+import { storedUserLookup } from './stored-user.js';
 
 /** The auth plugin definition; its state (key, token cache, API keys) lives per loaded app. */
 export const auth = definePlugin({
   name: 'auth',
   version: '1.0.0',
   setup(rvm) {
-    const session = new AuthSession();
+    // auth_user() merges the stored `User` whose id is the token's `sub`, when there is one.
+    const session = new AuthSession({ storedUser: storedUserLookup(rvm.storedRecords) });
     const apiKeys = new ApiKeyring();
     registerJwt(rvm);
     registerPasswords(rvm);

@@ -29,8 +29,8 @@ const USER_LOCAL = 'auth.user';
 
 /**
  * The hook that turns verified claims into the stored user: given the claims (their `sub` is the
- * user's id), the `User` record's fields, or null when there is none. The records plugin provides
- * it once it exists; until then the user is the claims.
+ * user's id), the `User` record's fields, or null when there is none (stored-user.ts reads it
+ * through the SDK's stored records).
  */
 export type StoredUserLookup = (ctx: CallContext, claims: ValueObject) => ValueObject | null | Promise<ValueObject | null>;
 

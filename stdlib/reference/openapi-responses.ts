@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { HTTP, defaultErrorCode, type ErrorResponseSpec, type JsonSchema, type RouteInfo } from '../../plugins/sdk.js';
-import { ERROR_REF, VALIDATION_ERROR_REF, documentSchema, errorBodyCode, isValidationBody } from './schemas.js';
+import { ERROR_REF, VALIDATION_ERROR_REF, errorBodyCode, isValidationBody, responseSchema } from './schemas.js';
 
 /** What reading a request body can fail with before validation runs. */
 const BODY_ERRORS: readonly ErrorResponseSpec[] = (
@@ -43,8 +43,11 @@ interface StatusGroup {
   headers: Set<string>;
 }
 
-/** The OpenAPI `responses` object of a route, statuses in ascending order. */
-export function operationResponses(route: RouteInfo): Record<string, unknown> {
+/**
+ * The OpenAPI `responses` object of a route, statuses in ascending order; records of the types
+ * in `components` (type name → schema name) are `$ref`s to their schemas.
+ */
+export function operationResponses(route: RouteInfo, components: ReadonlyMap<string, string> = new Map()): Record<string, unknown> {
   const groups = new Map<number, StatusGroup>();
   const group = (status: number): StatusGroup => {
     let g = groups.get(status);
@@ -69,8 +72,8 @@ export function operationResponses(route: RouteInfo): Record<string, unknown> {
         continue;
       }
       const byType = g.content.get(r.contentType);
-      if (byType === undefined) g.content.set(r.contentType, [documentSchema(schema)]);
-      else byType.push(documentSchema(schema));
+      if (byType === undefined) g.content.set(r.contentType, [responseSchema(schema, components)]);
+      else byType.push(responseSchema(schema, components));
     }
   }
 

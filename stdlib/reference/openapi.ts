@@ -8,7 +8,7 @@ import { basename } from 'node:path';
 import { VALIDATION_ERROR_SCHEMA, type AppIntrospection, type FieldInfo, type GuardInfo, type JsonSchema, type RouteInfo } from '../../plugins/sdk.js';
 import { downgradeTo30 } from './downgrade.js';
 import { operationResponses } from './openapi-responses.js';
-import { ERROR_SCHEMA, FILE_MEDIA_TYPE, bodySchema, cloneJson, fieldSchema } from './schemas.js';
+import { ERROR_SCHEMA, FILE_MEDIA_TYPE, bodySchema, cloneJson, fieldSchema, recordComponentNames, recordTypeSchema } from './schemas.js';
 
 /** The OpenAPI versions the export writes. */
 export type OpenApiVersion = '3.1' | '3.0';
@@ -56,6 +56,8 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
   const schemes = new Map<string, JsonSchema>();
   const ids = new Set<string>();
   const explicit = new Set(routes.map((r) => `${r.method.toLowerCase()} ${r.openapiPath}`));
+  const types = app.types?.() ?? [];
+  const components = recordComponentNames(types);
 
   for (const route of routes) {
     const methods = route.method === 'ANY' ? ANY_METHODS.filter((m) => !explicit.has(`${m} ${route.openapiPath}`)) : [route.method.toLowerCase()];
@@ -63,7 +65,7 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
     tags.set(tag, (tags.get(tag) ?? 0) + 1);
     for (const g of route.guards) if (g.security) schemes.set(g.security.name, g.security.scheme);
     const item = (paths[route.openapiPath] ??= {});
-    for (const method of methods) item[method] = operation(route, method, tag, ids);
+    for (const method of methods) item[method] = operation(route, method, tag, ids, components);
   }
   for (const path of Object.keys(paths)) paths[path] = sortMethods(paths[path]!);
 
@@ -78,7 +80,11 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
     tags: [...tags].map(([name, count]) => ({ name, description: `${count} route${count === 1 ? '' : 's'} under ${name === ROOT_TAG ? '/' : `/${name}`}` })),
     paths,
     components: {
-      schemas: { Error: cloneJson(ERROR_SCHEMA), ValidationError: cloneJson(VALIDATION_ERROR_SCHEMA) },
+      schemas: {
+        Error: cloneJson(ERROR_SCHEMA),
+        ValidationError: cloneJson(VALIDATION_ERROR_SCHEMA),
+        ...Object.fromEntries(types.map((t) => [components.get(t.name)!, recordTypeSchema(t)])),
+      },
       securitySchemes: Object.fromEntries([...schemes].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, scheme]) => [name, cloneJson(scheme)])),
     },
     'x-rvm-generation': app.generation,
@@ -93,7 +99,7 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
 }
 
 /** One operation of `route` under `method` (an `ANY` route has one per method). */
-function operation(route: RouteInfo, method: string, tag: string, ids: Set<string>): Record<string, unknown> {
+function operation(route: RouteInfo, method: string, tag: string, ids: Set<string>, components: ReadonlyMap<string, string>): Record<string, unknown> {
   const doc = route.doc?.trim() ?? '';
   const op: Record<string, unknown> = {
     operationId: uniqueId(`${method}_${pathWords(route.openapiPath)}`, ids),
@@ -105,7 +111,7 @@ function operation(route: RouteInfo, method: string, tag: string, ids: Set<strin
   if (parameters.length > 0) op.parameters = parameters;
   const body = route.body;
   if (body !== null) op.requestBody = requestBody(body);
-  op.responses = operationResponses(route);
+  op.responses = operationResponses(route, components);
   // A public operation says so (`security: []`): linters (Redocly's recommended rules) refuse an
   // operation whose access is left unsaid.
   op.security = securityOf(route.guards) ?? [];

@@ -3,11 +3,14 @@
  * validators' keywords and `x-rvm-decorators`, and the small normalisations every emitted schema
  * gets so that a standard validator accepts it.
  */
-import { objectSchema, type FieldInfo, type JsonSchema } from '../../plugins/sdk.js';
+import { RECORD_TYPE_KEYWORD, objectSchema, type FieldInfo, type JsonSchema, type TypeInfo } from '../../plugins/sdk.js';
 
 /** Where the shared schemas live in the document. */
-export const ERROR_REF = '#/components/schemas/Error';
-export const VALIDATION_ERROR_REF = '#/components/schemas/ValidationError';
+export const SCHEMAS_PATH = '#/components/schemas/';
+export const ERROR_REF = `${SCHEMAS_PATH}Error`;
+export const VALIDATION_ERROR_REF = `${SCHEMAS_PATH}ValidationError`;
+/** The names of the shared schemas: a `type` of the same name gets another (see recordComponentNames). */
+const SHARED_SCHEMAS: readonly string[] = ['Error', 'ValidationError'];
 
 /** The body of every error the runtime, a guard or `fail` answers with. */
 export const ERROR_SCHEMA: JsonSchema = {
@@ -133,4 +136,72 @@ function shapeKeys(schema: JsonSchema): string | null {
   if (!isObject(props.error) || props.error.type !== 'string' || !isObject(props.code) || props.code.type !== 'string') return null;
   const keys = Object.keys(props).sort().join(',');
   return [...(schema.required as string[])].sort().join(',') === keys ? keys : null;
+}
+
+/** True for a field marked `@hidden`: it never leaves in a response, so never in the reference either. */
+export function isHiddenField(field: FieldInfo): boolean {
+  return field.decorators.some((d) => d.name === 'hidden');
+}
+
+/**
+ * The `components/schemas` name of each `type`, by type name: the type's own name, unless it is
+ * one of the shared schemas' (`Error`), then with `Record` appended until free.
+ */
+export function recordComponentNames(types: readonly TypeInfo[]): Map<string, string> {
+  const taken = new Set([...SHARED_SCHEMAS, ...types.map((t) => t.name)]);
+  const names = new Map<string, string>();
+  for (const type of types) {
+    let name = type.name;
+    if (SHARED_SCHEMAS.includes(name)) {
+      while (taken.has(name)) name = `${name}Record`;
+      taken.add(name);
+    }
+    names.set(type.name, name);
+  }
+  return names;
+}
+
+/**
+ * The schema of a stored record of `type`: `id` (a UUID), every field but the `@hidden` ones with
+ * its validators' keywords and doc, `created_at` and `updated_at` (date-times). A field with a
+ * `@default` is always present in a stored record, so it is required here.
+ */
+export function recordTypeSchema(type: TypeInfo): JsonSchema {
+  const properties: Record<string, JsonSchema> = { id: { type: 'string', format: 'uuid', description: 'Set by the store: a UUID version 7 (time-ordered).' } };
+  const required = ['id'];
+  for (const field of type.fields) {
+    if (isHiddenField(field)) continue;
+    properties[field.name] = fieldSchema(field);
+    if (field.required || field.decorators.some((d) => d.name === 'default')) required.push(field.name);
+  }
+  properties.created_at = { type: 'string', format: 'date-time', description: 'Set by the store when the record is created (UTC, milliseconds).' };
+  properties.updated_at = { type: 'string', format: 'date-time', description: 'Set by the store at every save (UTC, milliseconds).' };
+  required.push('created_at', 'updated_at');
+  const schema: JsonSchema = { type: 'object' };
+  if (type.doc !== null) schema.description = type.doc;
+  schema.properties = properties;
+  schema.required = required;
+  schema['x-rvm-source'] = `${type.file}:${type.line}`;
+  return schema;
+}
+
+/**
+ * A response schema ready for the document (see documentSchema), every record of a known type
+ * in it (marked by inference with RECORD_TYPE_KEYWORD) replaced by a `$ref` to its component;
+ * the mark of an unknown type is dropped, leaving the inferred schema inline.
+ */
+export function responseSchema(schema: JsonSchema, components: ReadonlyMap<string, string>): JsonSchema {
+  const copy = documentSchema(schema);
+  walkSchema(copy, (s) => {
+    const type = s[RECORD_TYPE_KEYWORD];
+    if (typeof type !== 'string') return;
+    const name = components.get(type);
+    if (name === undefined) {
+      delete s[RECORD_TYPE_KEYWORD];
+      return;
+    }
+    for (const key of Object.keys(s)) delete s[key];
+    s.$ref = `${SCHEMAS_PATH}${name}`;
+  });
+  return copy;
 }

@@ -1,7 +1,7 @@
 /**
  * Outside check of issue 13: the showcase's OpenAPI document (what `rvm openapi` prints and the
  * server serves), 3.1 and 3.0, passes Redocly's linter with its recommended ruleset without an
- * error. Redocly is a devDependency (@redocly/cli), run from node_modules/.bin.
+ * error; so does an app's with record types (issue 15). Redocly is a devDependency (@redocly/cli), run from node_modules/.bin.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RECORDS_APP, writeApp } from '../stdlib/reference-fixtures.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
@@ -47,6 +48,30 @@ describe('Redocly lint (recommended) of the showcase document', () => {
       const errors = report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} at ${p.location?.[0]?.pointer ?? '?'}: ${p.message}`);
       assert.deepEqual(errors, []);
       assert.equal(report.totals.errors, 0);
+    });
+  }
+});
+
+describe('Redocly lint (recommended) of an app with records', () => {
+  let app: string;
+  let tmp: string;
+  before(() => {
+    app = writeApp(RECORDS_APP, 'rvm-redocly-records-');
+    tmp = mkdtempSync(join(tmpdir(), 'rvm-redocly-'));
+  });
+  after(() => {
+    rmSync(app, { recursive: true, force: true });
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  for (const version of ['3.1', '3.0']) {
+    test(`OpenAPI ${version}: record schemas and their $refs lint without errors`, () => {
+      const file = join(tmp, `records-${version}.json`);
+      const made = spawnSync(process.execPath, [CLI, 'openapi', app, '--version', version, '-o', file], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(made.status, 0, made.stderr);
+      const report = lint(file, tmp);
+      const errors = report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} at ${p.location?.[0]?.pointer ?? '?'}: ${p.message}`);
+      assert.deepEqual(errors, []);
     });
   }
 });

@@ -19,6 +19,50 @@ export function writeApp(files: Record<string, string>, prefix = 'rvm-openapi-')
   return dir;
 }
 
+/** Record types (one with a hidden field, one named like a shared schema) and a route per kind of record answer, types and routes in separate files. */
+export const RECORDS_APP: Record<string, string> = {
+  'types.rvm': `/// Someone who signs in.
+type User {
+  /// Where we write to.
+  email: text @email @unique
+  name: text @minLength(2)
+  password_hash: text @hidden
+  role?: text @one_of('user', 'admin') @default('user')
+  age?: int @min(0) @index
+}
+
+/// Clashes with the shared error schema's name.
+type Error {
+  message: text
+}
+`,
+  'users.rvm': `route POST /users {
+  validate {
+    email: text @email
+    name: text
+  }
+  user = User.create({ email: body.email, name: body.name, password_hash: 'x' })
+  response.created(user)
+}
+
+route GET /users/:id {
+  response.ok(User.find(params.id))
+}
+
+route GET /users {
+  response.ok(User.where({ role: 'user' }, { order: '-created_at', limit: 20 }))
+}
+
+route GET /pages {
+  response.ok(User.page({}, { limit: 20 }))
+}
+
+route GET /errors {
+  response.ok(Error.find_by({ message: 'x' }))
+}
+`,
+};
+
 /** Every field type, every guard kind (plugin and app, with arguments, optional), multipart, query, wildcard, ANY. */
 export const KITCHEN_SINK: Record<string, string> = {
   'rvm.config.json': JSON.stringify({ name: 'Kitchen sink', version: '2.1.0' }),

@@ -1,4 +1,4 @@
-/** `rvm check DIR`: compile and link the app, print every diagnostic, exit 1 on any error. */
+/** `rvm check DIR`: compile and link the app (record calls and types included), print every diagnostic, exit 1 on any error. */
 import { findRouteFiles } from '../../vm/runtime/app.js';
 import { buildApp } from '../host.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, errorsOf, formatDiagnostics, out, plural, requireDir, type ParsedArgs } from './common.js';
@@ -14,7 +14,9 @@ export async function checkCommand(args: ParsedArgs): Promise<number> {
   const warnings = build.diagnostics.length - errors;
   if (build.diagnostics.length > 0) out(`${formatDiagnostics(build.diagnostics)}\n`);
   const routes = build.modules.reduce((n, m) => n + m.routes.length, 0);
+  const types = build.modules.reduce((n, m) => n + m.types.length, 0);
   const problems = errors + warnings === 0 ? 'no problems' : `${plural(errors, 'error')}, ${plural(warnings, 'warning')}`;
-  out(`${errors > 0 ? 'failed' : 'ok'}: ${problems} in ${plural(files, 'file')} (${plural(routes, 'route')})`);
+  const counted = types > 0 ? `${plural(routes, 'route')}, ${plural(types, 'type')}` : plural(routes, 'route');
+  out(`${errors > 0 ? 'failed' : 'ok'}: ${problems} in ${plural(files, 'file')} (${counted})`);
   return errors > 0 ? EXIT_FAILURE : EXIT_OK;
 }

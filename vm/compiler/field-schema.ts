@@ -48,10 +48,18 @@ export function fieldsSchema(fields: readonly FieldMeta[]): JsonSchema {
 }
 
 /**
- * The schema of a stored record of a `type`: its fields (minus `@hidden` ones, which never leave
- * in a response) plus the `id`, `created_at` and `updated_at` that saving assigns.
+ * The keyword naming the `type` a response schema is a record of: the OpenAPI export replaces
+ * such a schema by a `$ref` to the type's entry in `components/schemas`.
  */
-export function recordSchema(fields: readonly FieldMeta[]): JsonSchema {
+export const RECORD_TYPE_KEYWORD = 'x-rvm-record';
+
+/**
+ * The schema of a stored record of the `type` named `name`, marked with RECORD_TYPE_KEYWORD: its
+ * fields (minus `@hidden` ones, which never leave in a response) plus the `id`, `created_at` and
+ * `updated_at` that saving assigns; the mark alone when its fields are not known (null).
+ */
+export function recordSchema(name: string, fields: readonly FieldMeta[] | null): JsonSchema {
+  if (fields === null) return { [RECORD_TYPE_KEYWORD]: name };
   const properties: Record<string, JsonSchema> = {
     id: { type: 'string', format: 'uuid' },
   };
@@ -64,5 +72,14 @@ export function recordSchema(fields: readonly FieldMeta[]): JsonSchema {
   properties.created_at = { type: 'string', format: 'date-time' };
   properties.updated_at = { type: 'string', format: 'date-time' };
   required.push('created_at', 'updated_at');
-  return { type: 'object', properties, required };
+  return { type: 'object', properties, required, [RECORD_TYPE_KEYWORD]: name };
+}
+
+/** The schema of `T.page(...)`: one page of records and the cursor of the next (null on the last). */
+export function recordPageSchema(name: string, fields: readonly FieldMeta[] | null): JsonSchema {
+  return {
+    type: 'object',
+    properties: { items: { type: 'array', items: recordSchema(name, fields) }, next: { type: ['string', 'null'] } },
+    required: ['items', 'next'],
+  };
 }

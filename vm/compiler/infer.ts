@@ -4,7 +4,7 @@
  * annotations are read; whatever cannot be inferred is the empty schema `{}`.
  */
 import type { Block, Expr, IfStmt, Literal, RouteDecl, Stmt } from '../front/ast.js';
-import { fieldsSchema, fieldTypeSchema, recordSchema } from './field-schema.js';
+import { fieldsSchema, fieldTypeSchema, recordPageSchema, recordSchema } from './field-schema.js';
 import { fold } from './fold.js';
 import type { FieldMeta, JsonSchema, ResponseMeta } from '../bytecode/module.js';
 import { helperStatus, statusHelpers } from '../http-status.js';
@@ -73,9 +73,10 @@ export const RESPONSE_HELPERS: Readonly<Record<string, { status: number; kind: H
   html: { status: helperStatus('ok'), kind: 'html' },
 };
 
-/** Record methods returning one record, and those returning a list of records. */
+/** Record methods returning one record, those returning a list of records, and the one returning a page. */
 const RECORD_ONE = new Set(['create', 'new', 'find', 'find_by', 'update']);
-const RECORD_MANY = new Set(['all', 'where']);
+const RECORD_MANY = new Set(['where']);
+const RECORD_PAGE = 'page';
 
 /** The inferred responses of a route, one per status, sorted by status. */
 export function inferResponses(route: RouteDecl, context: InferContext): ResponseMeta[] {
@@ -469,10 +470,13 @@ class Walker {
   private callSchema(call: Expr & { kind: 'Call' }): JsonSchema {
     const callee = call.callee;
     if (callee.kind !== 'Member' || callee.object.kind !== 'Name') return {};
-    const fields = this.context.types.get(callee.object.name);
-    if (!fields) return {};
-    if (RECORD_ONE.has(callee.name)) return recordSchema(fields);
-    if (RECORD_MANY.has(callee.name)) return { type: 'array', items: recordSchema(fields) };
+    const type = callee.object.name;
+    // A type declared in another file is not known here (files compile alone): its records are
+    // only marked with the type's name, which the reference resolves against the app's types.
+    const fields = this.context.types.get(type) ?? null;
+    if (RECORD_ONE.has(callee.name)) return recordSchema(type, fields);
+    if (RECORD_MANY.has(callee.name)) return { type: 'array', items: recordSchema(type, fields) };
+    if (callee.name === RECORD_PAGE) return recordPageSchema(type, fields);
     return {};
   }
 }

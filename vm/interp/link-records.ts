@@ -73,7 +73,10 @@ export class RecordLinker {
 
   /** Tells the provider every type, once they are all known. */
   declare(): void {
-    this.registry.records?.provider.declare?.([...this.types.values()]);
+    const records = this.registry.records;
+    if (records === null) return;
+    records.declared = new Map(this.types);
+    records.provider.declare?.([...this.types.values()]);
   }
 
   /** True when `name` is `T.m` with `T` a declared type: the call is the provider's, known or not. */

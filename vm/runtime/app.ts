@@ -301,7 +301,7 @@ export class App implements AppHandle {
       get settings() {
         return app.build.settings;
       },
-      current: () => ({ routes: this.build.linked.routes, registry: this.build.registry }),
+      current: () => ({ routes: this.build.linked.routes, registry: this.build.registry, modules: this.build.modules }),
       lastErrors: () => this.lastErrors,
       restartNeeded: () => [...this.changedPlugins].sort(),
     });

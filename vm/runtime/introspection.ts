@@ -10,6 +10,7 @@ import type {
   DiagnosticInfo,
   FieldInfo,
   RouteInfo,
+  TypeInfo,
 } from '../../plugins/contract.js';
 import type { JsonSchema } from '../bytecode/module.js';
 import { isLiteral } from '../lang.js';
@@ -17,7 +18,7 @@ import type { PluginRegistry } from '../../plugins/registry.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { fieldTypeSchema } from '../compiler/field-schema.js';
 import type { RouteTarget } from './types.js';
-import type { FieldMeta } from '../bytecode/module.js';
+import type { CompiledModule, FieldMeta } from '../bytecode/module.js';
 
 /** Presence rules: they shape `required` and `default`, not a check with a message. */
 const PRESENCE = new Set(['required', 'default']);
@@ -71,10 +72,18 @@ export function routeInfo(route: RouteTarget, registry: PluginRegistry): RouteIn
   };
 }
 
-/** What the app hands introspection: its current routes and registry, and its reload state. */
+/** The public view of every `type` of the app's modules, sorted by name. */
+export function typeInfos(modules: readonly CompiledModule[], registry: PluginRegistry): TypeInfo[] {
+  const types = modules.flatMap((m) =>
+    m.types.map((t): TypeInfo => ({ name: t.name, file: m.file, line: t.line, doc: t.doc, fields: t.fields.map((f) => fieldInfo(f, registry)) })),
+  );
+  return types.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** What the app hands introspection: its current routes, modules and registry, and its reload state. */
 export interface IntrospectionSource {
   readonly settings: AppSettings;
-  current(): { routes: readonly RouteTarget[]; registry: PluginRegistry };
+  current(): { routes: readonly RouteTarget[]; registry: PluginRegistry; modules: readonly CompiledModule[] };
   lastErrors(): readonly Diagnostic[];
   /** Plugin files changed since the process loaded them, sorted. */
   restartNeeded(): readonly string[];
@@ -83,7 +92,7 @@ export interface IntrospectionSource {
 /** The app as built-in endpoints see it; route views are rebuilt once per reload. */
 export class Introspection implements AppIntrospection {
   generation = 0;
-  private cache: { generation: number; routes: RouteInfo[] } | null = null;
+  private cache: { generation: number; routes: RouteInfo[]; types: TypeInfo[] } | null = null;
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly source: IntrospectionSource) {}
@@ -93,11 +102,20 @@ export class Introspection implements AppIntrospection {
   }
 
   routes(): readonly RouteInfo[] {
+    return this.views().routes;
+  }
+
+  types(): readonly TypeInfo[] {
+    return this.views().types;
+  }
+
+  /** The route and type views of the current build, rebuilt once per reload. */
+  private views(): { routes: RouteInfo[]; types: TypeInfo[] } {
     if (this.cache === null || this.cache.generation !== this.generation) {
-      const { routes, registry } = this.source.current();
-      this.cache = { generation: this.generation, routes: routes.map((r) => routeInfo(r, registry)) };
+      const { routes, registry, modules } = this.source.current();
+      this.cache = { generation: this.generation, routes: routes.map((r) => routeInfo(r, registry)), types: typeInfos(modules, registry) };
     }
-    return this.cache.routes;
+    return this.cache;
   }
 
   errors(): readonly DiagnosticInfo[] {

@@ -20,6 +20,7 @@ const USER_SCHEMA = {
     updated_at: { type: 'string', format: 'date-time' },
   },
   required: ['id', 'email', 'created_at', 'updated_at'],
+  'x-rvm-record': 'User',
 };
 
 function routeMeta(stmts: A.Stmt[], options: Parameters<typeof b.route>[3] = {}, extra: A.Decl[] = []): RouteMeta {
@@ -134,13 +135,22 @@ describe('value schemas', () => {
     assert.deepEqual(schemaOf(b.member(name('params'), 'id')), { type: 'string' });
   });
 
-  test('records of a type declared in the file, and lists of them', () => {
+  test('records of a type declared in the file, lists and pages of them', () => {
     assert.deepEqual(schemaOf(b.callM('User', 'create', [name('body')])), USER_SCHEMA);
     for (const m of ['new', 'find', 'find_by', 'update']) assert.deepEqual(schemaOf(b.callM('User', m, [lit(1)])), USER_SCHEMA);
-    assert.deepEqual(schemaOf(b.callM('User', 'all')), { type: 'array', items: USER_SCHEMA });
     assert.deepEqual(schemaOf(b.callM('User', 'where', [b.obj([])])), { type: 'array', items: USER_SCHEMA });
-    assert.deepEqual(schemaOf(b.callM('Post', 'create', [name('body')])), {});
+    assert.deepEqual(schemaOf(b.callM('User', 'page', [b.obj([])])), {
+      type: 'object',
+      properties: { items: { type: 'array', items: USER_SCHEMA }, next: { type: ['string', 'null'] } },
+      required: ['items', 'next'],
+    });
+    assert.deepEqual(schemaOf(b.callM('User', 'count')), {});
     assert.deepEqual(schemaOf(b.callN('len', [name('body')])), {});
+  });
+
+  test('records of a type not declared in the file carry only its name (the reference resolves it)', () => {
+    assert.deepEqual(schemaOf(b.callM('Post', 'create', [name('body')])), { 'x-rvm-record': 'Post' });
+    assert.deepEqual(schemaOf(b.callM('Post', 'where', [b.obj([])])), { type: 'array', items: { 'x-rvm-record': 'Post' } });
   });
 
   test('locals take the schema of what was assigned; conflicting assignments give {}', () => {
@@ -152,7 +162,7 @@ describe('value schemas', () => {
       properties: { k: { type: 'boolean', example: true } },
       required: ['k'],
     });
-    const loop = b.forS(null, 'u', b.callM('User', 'all'), [b.expr(b.callM('response', 'ok', [name('u')]))]);
+    const loop = b.forS(null, 'u', b.callM('User', 'where', [b.obj([])]), [b.expr(b.callM('response', 'ok', [name('u')]))]);
     assert.deepEqual(responses([loop])[0]!.schema, USER_SCHEMA);
   });
 

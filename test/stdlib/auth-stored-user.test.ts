@@ -1,0 +1,121 @@
+/**
+ * auth_user() merges the stored `User` whose id is the token's `sub` over the claims (DESIGN §6
+ * auth): the record's shown fields win, `@hidden` ones never appear; with no such record, a
+ * `sub` that is not a record id, or no `type User`, the user is the claims.
+ */
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignJWT } from 'jose';
+import { type App } from '../../vm/runtime/app.js';
+import { loadApp } from '../../tools/host.js';
+import { inject } from '../../vm/runtime/http/inject.js';
+import { captureLogger } from '../../vm/runtime/log.js';
+
+const SECRET = 'an-app-key-of-at-least-32-bytes!!';
+const KEY = new TextEncoder().encode(SECRET);
+
+const ME = `
+route GET /me {
+  guard auth
+  response.ok(auth_user())
+}
+`;
+
+const USERS = `
+type User {
+  email: text @email
+  name: text
+  password_hash: text @hidden
+  role?: text @one_of('user', 'admin') @default('user')
+}
+
+route POST /users {
+  response.created(User.create(request.body))
+}
+
+route GET /admin {
+  guard role('admin')
+  response.ok({ ok: true })
+}
+${ME}`;
+
+function sign(claims: Record<string, unknown>): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(KEY);
+}
+
+async function start(source: string): Promise<{ app: App; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-auth-user-'));
+  writeFileSync(join(dir, 'routes.rvm'), source);
+  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env: { JWT_SECRET: SECRET } } });
+  return { app, dir };
+}
+
+async function me(app: App, claims: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const res = await inject(app, { url: '/me', headers: { authorization: `Bearer ${await sign(claims)}` } });
+  assert.equal(res.status, 200, res.body);
+  return res.json() as Record<string, unknown>;
+}
+
+describe('auth_user() with a type User', () => {
+  let app: App;
+  let dir: string;
+  let stored: Record<string, unknown>;
+
+  before(async () => {
+    ({ app, dir } = await start(USERS));
+    const res = await inject(app, { method: 'POST', url: '/users', body: { email: 'ada@example.com', name: 'Ada', password_hash: 'secret-hash' } });
+    assert.equal(res.status, 201, res.body);
+    stored = res.json() as Record<string, unknown>;
+  });
+
+  after(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the stored record whose id is sub is merged over the claims, hidden fields left out', async () => {
+    const user = await me(app, { sub: stored.id, name: 'From the token', role: 'admin', plan: 'gold' });
+    assert.equal(user.sub, stored.id);
+    assert.equal(user.plan, 'gold');
+    assert.equal(user.name, 'Ada');
+    assert.equal(user.role, 'user');
+    assert.equal(user.email, 'ada@example.com');
+    assert.equal(user.id, stored.id);
+    assert.equal(user.created_at, stored.created_at);
+    assert.equal(user.password_hash, undefined);
+    assert.equal(typeof user.iat, 'number');
+  });
+
+  test('the role guard judges the stored role, not the token\'s', async () => {
+    const bearer = async (claims: Record<string, unknown>) => ({ authorization: `Bearer ${await sign(claims)}` });
+    const stale = await inject(app, { url: '/admin', headers: await bearer({ sub: stored.id, role: 'admin' }) });
+    assert.equal(stale.status, 403, stale.body);
+    assert.equal((stale.json() as { code: string }).code, 'forbidden');
+    const unstored = await inject(app, { url: '/admin', headers: await bearer({ sub: '01890a5d-ac96-774b-bcce-b302099a8057', role: 'admin' }) });
+    assert.equal(unstored.status, 200, unstored.body);
+  });
+
+  test('a sub naming no stored record, or not a record id at all, gives the claims', async () => {
+    const missing = await me(app, { sub: '01890a5d-ac96-774b-bcce-b302099a8057', name: 'Ghost' });
+    assert.equal(missing.name, 'Ghost');
+    assert.equal(missing.id, undefined);
+    const other = await me(app, { sub: 'u1', name: 'Plain' });
+    assert.deepEqual([other.sub, other.name, other.id], ['u1', 'Plain', undefined]);
+  });
+});
+
+describe('auth_user() without a type User', () => {
+  test('a sub shaped like a record id still gives the claims', async () => {
+    const { app, dir } = await start(ME);
+    try {
+      const user = await me(app, { sub: '01890a5d-ac96-774b-bcce-b302099a8057', name: 'Claims' });
+      assert.deepEqual([user.sub, user.name, user.id], ['01890a5d-ac96-774b-bcce-b302099a8057', 'Claims', undefined]);
+    } finally {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
