@@ -32,8 +32,14 @@ import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
 import { planSchema, type LiveSchema } from './schema.js';
 import { Gate } from './gate.js';
 
-/** How long SQLite itself retries a locked database file (another process writing) before SQLITE_BUSY. */
+/**
+ * How long a statement retries a database file another process has locked (a worker writing)
+ * before 503. SQLite's own busy_timeout would wait with the event loop blocked, every queued
+ * statement in turn; so it is 0, and the store retries asynchronously (BUSY_RETRY_MS).
+ */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+/** The pauses between retries of a locked file: short at first (most locks are one write), then every 50 ms. */
+const BUSY_RETRY_MS = [1, 2, 5, 10, 20, 50];
 /** How long a statement waits for this process's open transaction to finish before 503: a transaction left open must not hang every request. */
 export const SQLITE_LOCK_WAIT_MS = 5000;
 
@@ -88,7 +94,10 @@ export const sqliteDialect: Dialect = {
 };
 
 /** Error codes of a database that cannot be used now (locked, full, unreadable): 503, not a bug. */
-const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB|PROTOCOL|NOMEM)/;
+const UNAVAILABLE = /^SQLITE_(LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB|PROTOCOL|NOMEM)/;
+
+/** SQLITE_BUSY: another process holds the file's write lock; worth retrying for a while (retryBusy). */
+class FileLockedError extends DatabaseUnavailableError {}
 
 /** A driver error as one of the store's coded errors (others are bugs and pass through). */
 function mapError(error: unknown): unknown {
@@ -99,6 +108,7 @@ function mapError(error: unknown): unknown {
     const field = m ? m[1]! : null;
     return new ConflictError(field ? `a record with this ${field} already exists` : 'a record with these values already exists', field);
   }
+  if (code.startsWith('SQLITE_BUSY')) return new FileLockedError(`the database is unavailable (${code}): another process is writing`);
   if (UNAVAILABLE.test(code)) return new DatabaseUnavailableError(`the database is unavailable (${code})`);
   return error;
 }
@@ -117,6 +127,8 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   private readonly statements = new ShapeCache<Database.Statement>();
   private readonly gate: Gate;
   protected readonly ops: SqlOps;
+  /** How long a statement retries a file another process locked (SQLITE_BUSY_TIMEOUT_MS). */
+  private readonly busyWaitMs: number;
   /** Runs a function in BEGIN IMMEDIATE … COMMIT (ROLLBACK when it throws). */
   private readonly immediate: (work: () => unknown) => unknown;
 
@@ -128,13 +140,14 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
       this.db = new Database(path);
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = NORMAL');
-      this.db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS)}`);
+      this.db.pragma('busy_timeout = 0');
       this.db.pragma('foreign_keys = ON');
       // `contains` and `starts_with` are LIKE patterns, which SQLite folds to ASCII case by default; PostgreSQL's do not.
       this.db.pragma('case_sensitive_like = ON');
     } catch (error) {
       throw mapError(error);
     }
+    this.busyWaitMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     const wait = options.lockWaitMs ?? SQLITE_LOCK_WAIT_MS;
     this.gate = new Gate(wait, () => new DatabaseUnavailableError(`the database was busy for ${wait} ms (a transaction is open)`));
     const tx = this.db.transaction((work: () => unknown) => work());
@@ -155,6 +168,23 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     }
   }
 
+  /**
+   * Runs `work` again while another process holds the file's write lock (SQLITE_BUSY), pausing
+   * without blocking the event loop, for at most `busyWaitMs`; then the error as 503.
+   */
+  private async retryBusy<T>(work: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyWaitMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return work();
+      } catch (error) {
+        const pause = BUSY_RETRY_MS[Math.min(attempt, BUSY_RETRY_MS.length - 1)]!;
+        if (!(error instanceof FileLockedError) || Date.now() + pause > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
   /** The executor of statements outside a transaction (through the gate) or inside one (holding it). */
   executor(inTransaction: boolean, open: () => void = () => {}): Executor {
     const through = <T>(work: () => T): Promise<T> =>
@@ -163,7 +193,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
             open();
             return work();
           })()
-        : this.gate.run(work);
+        : this.gate.run(() => this.retryBusy(work));
     return {
       rows: (st: Statement, write: boolean) =>
         through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as Record<string, unknown>[])),
@@ -220,10 +250,16 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   async begin(): Promise<Transaction> {
     await this.gate.enter();
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      await this.retryBusy(() => {
+        try {
+          this.db.exec('BEGIN IMMEDIATE');
+        } catch (error) {
+          throw mapError(error);
+        }
+      });
     } catch (error) {
       this.gate.release();
-      throw mapError(error);
+      throw error;
     }
     return new SqliteTransaction(this, (finish) => {
       try {
