@@ -12,8 +12,9 @@
  *   works on private copies of the tables it touches, so nobody sees its writes before commit.
  */
 import { ConflictError, InvalidQueryError, type ColumnSpec, type Filter, type FilterOp, type OrderKey, type Query, type RecordOps, type RecordStore, type Row, type SchemaPlan, type StoredValue, type TableSpec, type Transaction } from './store.js';
-import { own, put, timestamp, uuidv7 } from './record.js';
-import { totalOrder } from './query.js';
+import { own, put } from './record.js';
+import { effectiveOrder } from './cursor.js';
+import { isoTimestamp, uuidv7At } from './uuid.js';
 
 /** One table: its spec and its rows by id, in insertion order. */
 interface Table {
@@ -58,8 +59,10 @@ class TableOps implements RecordOps {
 
   async insert(table: string, fields: Row): Promise<Row> {
     const t = this.write(table);
-    const now = timestamp();
-    const row: Row = { id: uuidv7() };
+    // The id's millisecond is the creation time, as the SQL stores write it.
+    const { id, ms } = uuidv7At();
+    const now = isoTimestamp(ms);
+    const row: Row = { id };
     for (const column of t.spec.columns) {
       const given = Object.hasOwn(fields, column.name) ? fields[column.name] : undefined;
       put(row, column.name, copy(given === undefined ? (column.default ?? null) : given));
@@ -80,7 +83,7 @@ class TableOps implements RecordOps {
       if (!t.columns.has(name)) throw new InvalidQueryError(`'${name}' is not a field of ${table}`);
       put(row, name, copy(value));
     }
-    row.updated_at = timestamp();
+    row.updated_at = isoTimestamp(Date.now());
     checkUnique(t, row, id);
     t.rows.set(id, row);
     return copy(row);
@@ -97,7 +100,7 @@ class TableOps implements RecordOps {
 
   async select(table: string, query: Query): Promise<Row[]> {
     const t = this.read(table);
-    const order = totalOrder(query.order);
+    const order = effectiveOrder(query.order);
     for (const key of order) typeOf(t, key.field);
     let rows = matching(t, query.filter).sort((a, b) => compareRows(t, order, a, b));
     const after = query.after;
