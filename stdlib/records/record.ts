@@ -1,8 +1,7 @@
 /**
  * The record value: what `T.new`, `T.create`, `T.find`… return. It carries its type, so field
  * writes are checked against the declared fields and `save r` knows its table; its JSON and text
- * forms (responses, `log()`, interpolation) leave out `@hidden` fields. Also the identity and
- * time stamps the store gives every record: UUIDv7 ids and ISO-8601 UTC times with milliseconds.
+ * forms (responses, `log()`, interpolation) leave out `@hidden` fields.
  */
 import { HostObject, RvmError, didYouMean, type RecordType, type Value } from '../../plugins/sdk.js';
 import type { Row, StoredValue } from './store.js';

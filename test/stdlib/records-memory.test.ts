@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { MemoryStore } from '../../stdlib/records/memory.js';
 import { ConflictError, InvalidQueryError, type Query, type Row, type TableSpec } from '../../stdlib/records/store.js';
 import { isoTimestamp, uuidv7At } from '../../stdlib/records/uuid.js';
+import { recordsConformance } from './records-conformance.js';
 
 const PEOPLE: TableSpec = {
   name: 'Person',
@@ -129,7 +130,7 @@ describe('memory store', () => {
     await tx2.insert('Person', { name: 'bo', age: 2 });
     await tx2.commit();
     assert.equal(await s.count('Person', {}), 1);
-    await assert.rejects(tx2.commit(), /already ended/);
+    await assert.rejects(tx2.commit(), /already finished/);
   });
 
   test('writers are serialised: a write waits for the open transaction', async () => {
@@ -193,3 +194,6 @@ describe('record ids and time stamps', () => {
     assert.equal(isoTimestamp(Date.UTC(2026, 10, 25, 9, 5, 3, 7)), '2026-11-25T09:05:03.007Z');
   });
 });
+
+// The reference model answers the stores' conformance suite unchanged: the same semantics exactly.
+recordsConformance('memory', async () => new MemoryStore());
