@@ -503,6 +503,15 @@ export interface RecordCallProblem {
   hint?: string;
 }
 
+/** A change the record provider will not make by itself at start, at the type's declaration. */
+export interface RecordStartProblem {
+  message: string;
+  hint?: string;
+  file: string;
+  line: number;
+  col: number;
+}
+
 /**
  * The record provider: `T.m(...)` for every `type T` and provider method `m`, and the statements
  * `save r`, `delete r` and `transaction { }`. One plugin of an app may register it.
@@ -514,6 +523,15 @@ export interface RecordProvider {
   decorators: readonly string[];
   /** Told the app's record types whenever the app is linked, before any call. */
   declare?(types: readonly RecordType[]): void;
+  /**
+   * Called once the app is linked, before it serves (at start and at each dev reload): opens the
+   * database when the app declares types and brings it to them. `database` names it for the start
+   * line (`sqlite .rvm/data.sqlite`, never a password), null when none was opened; each problem
+   * is a change the provider will not make by itself, and stops the start (or the reload).
+   */
+  start?(): Promise<{ database: string | null; problems: readonly RecordStartProblem[] }>;
+  /** Releases what `start` opened (the app closed, or a reload replaced this version). */
+  close?(): Promise<void>;
   /**
    * Checks what the compiler knew of a call's arguments (constant filters, option names): a
    * problem is a compile error at the call (`E_RECORD_QUERY`); null accepts.

@@ -97,6 +97,7 @@ const LINKING = {
   E_CONTRADICTORY_BOUNDS: { doc: 'decorators whose bounds exclude every value', example: '`@min(10) @max(5)`' },
   E_BAD_DEFAULT: { doc: 'a `@default` of the wrong type (a list or object literal suits only a `list` or `object` field), or one its own field\'s validators refuse', example: '`role: text @one_of(\'a\', \'b\') @default(\'c\')`, `tags: list @default({})`' },
   W_NOT_CONFIGURED: { doc: 'a warning, not an error: a guard whose plugin needs configuration the app lacks (`auth` or `role` without `JWT_SECRET` or `.secrets/jwt_secret`, `api_key` without keys); `rvm check` and the start of `rvm run` report it once per guard, at its first use, before its requests answer 500', example: '`guard auth` and no key' },
+  E_SCHEMA_WITHHELD: { doc: 'the database holds a record type in a shape rvm will not change by itself at start (a field removed or renamed, a type changed, a new required field without default on a table with rows): the app does not start (a dev reload keeps the previous version); the message says what changed, at the type\'s declaration — run `rvm db diff` to see the SQL and `rvm db apply --allow-destructive` to apply it', example: '`age: int` became `age: text`' },
   E_CONFIG: { doc: '`rvm.config.json` or a config env var is invalid (not JSON, wrong type, bad size, a bad `trustProxy`), or the file is not a regular file or is over `MAX_CONFIG_BYTES` (1 MiB)', example: '`{"bodyLimit": "huge"}`, `{"trustProxy": 99}`' },
 } as const satisfies Record<string, DiagnosticDoc>;
 

@@ -5,17 +5,17 @@
  * public SDK's record provider (spec/plugins/records.md).
  */
 import { definePlugin, type AppSettings } from '../../plugins/sdk.js';
-import { MemoryStore } from './memory.js';
-import { recordProvider } from './provider.js';
-import type { RecordStore } from './store.js';
+import { acquireStore, databaseTarget, releaseStore } from './database.js';
+import { recordProvider, type StoreSource } from './provider.js';
 
 /**
- * The store an app's records live in. For now the in-memory model (store.ts's reference
- * semantics); this is the one place that will choose SQLite (`app/.rvm/data.sqlite`) by default
- * and PostgreSQL when `DATABASE_URL` is set.
+ * The store an app's records live in (database.ts): SQLite at `<app>/.rvm/data.sqlite` by
+ * default, PostgreSQL when `DATABASE_URL` is set. Nothing is opened until the app starts with
+ * at least one `type`.
  */
-export function makeStore(_settings: AppSettings): RecordStore {
-  return new MemoryStore();
+export function makeStore(settings: AppSettings): StoreSource {
+  const target = databaseTarget(settings);
+  return { name: target.shown, acquire: () => acquireStore(target), release: () => releaseStore(target) };
 }
 
 /** The records plugin definition. */

@@ -1,24 +1,33 @@
 /**
- * The in-memory record store: the reference model of the storage contract (store.ts). It is
- * what the records plugin runs on until the SQLite and PostgreSQL stores land, and the model
- * the property tests compare them with, so it spells the semantics out plainly:
+ * The in-memory record store: the reference model of the storage contract (store.ts), and the
+ * model property tests compare the databases with. Every input is checked by the same code as
+ * the SQL stores' (the statement builders of sql.ts with SQLite's dialect, the schema planner of
+ * schema.ts, ids and cursors of uuid.ts and cursor.ts), so it refuses, names and plans exactly as
+ * they do; what it answers is spelled out plainly here:
  *
  * - filters: a field compared with null is `is_null`; every other comparison with a null field
- *   is false (as in SQL); text compares by code point (SQLite's BINARY collation, PostgreSQL's
- *   "C"), datetimes by instant; `contains` is a substring of a text or an item of a list.
- * - order: the given keys, then `id` ascending; null sorts first ascending and last descending.
+ *   is false (as in SQL), `not_in: []` matches every row; text compares by code point (SQLite's
+ *   BINARY collation, PostgreSQL's "C"), date-times by instant (their canonical UTC text);
+ *   `contains` is a substring of a text or an item of a list.
+ * - order: the effective order (cursor.ts), id last; null sorts first ascending, last descending.
  * - `after`: rows strictly after the cursor's key values under that order; then offset, limit.
  * - writes are serialised (one writer at a time, as `BEGIN IMMEDIATE` does); a transaction
  *   works on private copies of the tables it touches, so nobody sees its writes before commit.
  */
-import { ConflictError, InvalidQueryError, type ColumnSpec, type Filter, type FilterOp, type OrderKey, type Query, type RecordOps, type RecordStore, type Row, type SchemaPlan, type StoredValue, type TableSpec, type Transaction } from './store.js';
-import { own, put, timestamp, uuidv7 } from './record.js';
-import { totalOrder } from './query.js';
+import { ConflictError, InvalidQueryError, type Filter, type FilterOp, type Query, type RecordOps, type RecordStore, type Row, type SchemaPlan, type StoredValue, type TableSpec, type Transaction } from './store.js';
+import { checkValue, fieldOf, tableOf, type Field, type FieldType, type Table } from './columns.js';
+import { countStatement, insertStatement, selectStatement, updateStatement } from './sql.js';
+import { indexName, planSchema, type LiveSchema } from './schema.js';
+import { sqliteDialect } from './sqlite.js';
+import { own, put } from './record.js';
+import { effectiveOrder } from './cursor.js';
+import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 
-/** One table: its spec and its rows by id, in insertion order. */
-interface Table {
-  spec: TableSpec;
-  columns: Map<string, ColumnSpec>;
+/** One table: its declared shape as last synced, its shape as stored (for the schema planner), its rows by id in insertion order. */
+interface MemoryTable {
+  table: Table;
+  columns: Map<string, FieldType>;
+  indexes: Set<string>;
   rows: Map<string, Row>;
 }
 
@@ -40,90 +49,97 @@ function copy<T extends StoredValue | Row>(value: T): T {
   return structuredClone(value);
 }
 
-/** The store's own columns, as filters and order see them. */
-const SYSTEM_COLUMNS: ReadonlyMap<string, ColumnSpec['type']> = new Map([
-  ['id', 'text'],
-  ['created_at', 'datetime'],
-  ['updated_at', 'datetime'],
-]);
+/** An id as the stores keep it (lowercase), or null when it cannot be one. */
+function idOf(id: unknown): string | null {
+  return typeof id === 'string' && UUID_PATTERN.test(id) ? id.toLowerCase() : null;
+}
 
 /** The operations on a set of tables; the store and a transaction differ only in which tables they see. */
 class TableOps implements RecordOps {
   constructor(
     /** The table named `name`, for reading. */
-    protected readonly read: (name: string) => Table,
+    protected readonly read: (name: string) => MemoryTable,
     /** The table named `name`, for writing (a transaction copies it first). */
-    protected readonly write: (name: string) => Table,
+    protected readonly write: (name: string) => MemoryTable,
   ) {}
 
   async insert(table: string, fields: Row): Promise<Row> {
     const t = this.write(table);
-    const now = timestamp();
-    const row: Row = { id: uuidv7() };
-    for (const column of t.spec.columns) {
-      const given = Object.hasOwn(fields, column.name) ? fields[column.name] : undefined;
-      put(row, column.name, copy(given === undefined ? (column.default ?? null) : given));
-    }
-    row.created_at = now;
-    row.updated_at = now;
+    // The id's millisecond is the creation time, as the SQL stores write it.
+    const { id, ms } = uuidv7At();
+    const { row } = insertStatement(sqliteDialect, t.table, fields, id, isoTimestamp(ms));
     checkUnique(t, row, null);
-    t.rows.set(row.id as string, row);
+    t.rows.set(id, row);
     return copy(row);
   }
 
   async update(table: string, id: string, changes: Row): Promise<Row | null> {
     const t = this.write(table);
-    const old = t.rows.get(id);
+    const key = idOf(id);
+    const now = isoTimestamp(Date.now());
+    // The builder refuses what the SQL stores refuse (unknown, store-set, required or ill-typed fields).
+    updateStatement(sqliteDialect, t.table, key ?? '', changes, now);
+    const old = key === null ? undefined : t.rows.get(key);
     if (old === undefined) return null;
     const row: Row = { ...old };
     for (const [name, value] of Object.entries(changes)) {
-      if (!t.columns.has(name)) throw new InvalidQueryError(`'${name}' is not a field of ${table}`);
-      put(row, name, copy(value));
+      if (value !== undefined) put(row, name, checkValueOrNull(t.table.fields.get(name)!, value));
     }
-    row.updated_at = timestamp();
-    checkUnique(t, row, id);
-    t.rows.set(id, row);
+    row.updated_at = now;
+    checkUnique(t, row, key);
+    t.rows.set(key!, row);
     return copy(row);
   }
 
   async delete(table: string, id: string): Promise<boolean> {
-    return this.write(table).rows.delete(id);
+    const t = this.write(table);
+    const key = idOf(id);
+    return key !== null && t.rows.delete(key);
   }
 
   async find(table: string, id: string): Promise<Row | null> {
-    const row = this.read(table).rows.get(id);
+    const t = this.read(table);
+    const key = idOf(id);
+    const row = key === null ? undefined : t.rows.get(key);
     return row === undefined ? null : copy(row);
   }
 
   async select(table: string, query: Query): Promise<Row[]> {
     const t = this.read(table);
-    const order = totalOrder(query.order);
-    for (const key of order) typeOf(t, key.field);
-    let rows = matching(t, query.filter).sort((a, b) => compareRows(t, order, a, b));
+    selectStatement(sqliteDialect, t.table, query);
+    const order = effectiveOrder(query.order ?? []).map((k) => ({ field: fieldOf(t.table, k.field), desc: k.desc }));
+    let rows = matching(t, query.filter ?? {}).sort((a, b) => compareRows(order, a, b));
     const after = query.after;
     if (after !== undefined) {
-      if (after.length !== order.length) throw new InvalidQueryError('malformed cursor');
       const position: Row = {};
-      order.forEach((k, i) => put(position, k.field, after[i]!));
-      rows = rows.filter((row) => compareRows(t, order, row, position) > 0);
+      order.forEach((k, i) => put(position, k.field.name, after[i] === null ? null : checkValue(k.field.type, after[i]!, k.field.name)));
+      rows = rows.filter((row) => compareRows(order, row, position) > 0);
     }
-    return rows.slice(query.offset, query.offset + query.limit).map(copy);
+    const offset = query.offset ?? 0;
+    return rows.slice(offset, offset + query.limit).map(copy);
   }
 
   async count(table: string, filter: Filter): Promise<number> {
-    return matching(this.read(table), filter).length;
+    const t = this.read(table);
+    countStatement(sqliteDialect, t.table, filter);
+    return matching(t, filter ?? {}).length;
   }
+}
+
+/** A written value in its stored form (the builder has checked it). */
+function checkValueOrNull(field: Field, value: StoredValue): StoredValue {
+  return value === null ? null : checkValue(field.type, value, field.name);
 }
 
 /** The reference store: tables in memory, gone with the process. */
 export class MemoryStore extends TableOps implements RecordStore {
   readonly kind = 'memory';
-  readonly #tables: Map<string, Table>;
+  readonly #tables: Map<string, MemoryTable>;
   readonly #lock = new WriteLock();
 
   constructor() {
-    const tables = new Map<string, Table>();
-    const get = (name: string): Table => tableNamed(tables, name);
+    const tables = new Map<string, MemoryTable>();
+    const get = (name: string): MemoryTable => tableNamed(tables, name);
     super(get, get);
     this.#tables = tables;
   }
@@ -150,38 +166,53 @@ export class MemoryStore extends TableOps implements RecordStore {
     }
   }
 
-  async sync(tables: readonly TableSpec[], _options: { allowDestructive: boolean }): Promise<SchemaPlan> {
-    const plan = await this.diff(tables);
-    for (const spec of tables) {
-      const existing = this.#tables.get(spec.name);
-      const columns = new Map(spec.columns.map((c) => [c.name, c]));
-      if (existing === undefined) {
-        this.#tables.set(spec.name, { spec, columns, rows: new Map() });
-        continue;
-      }
-      // A column the new spec adds starts as its default (or null) in every stored row.
-      for (const c of spec.columns) {
-        if (existing.columns.has(c.name)) continue;
-        for (const row of existing.rows.values()) put(row, c.name, copy(c.default ?? null));
-      }
-      existing.spec = spec;
-      existing.columns = columns;
+  /** The stored shape of the declared tables that exist, as the schema planner reads a database. */
+  #live(specs: readonly TableSpec[]): LiveSchema {
+    const live: LiveSchema = new Map();
+    for (const spec of specs) {
+      const t = this.#tables.get(spec.name);
+      if (t !== undefined) live.set(spec.name, { columns: new Map(t.columns), indexes: new Set(t.indexes), hasRows: t.rows.size > 0 });
     }
-    return plan;
+    return live;
   }
 
-  async diff(tables: readonly TableSpec[]): Promise<SchemaPlan> {
-    const applied: string[] = [];
-    for (const spec of tables) {
-      const existing = this.#tables.get(spec.name);
-      if (existing === undefined) {
-        applied.push(`create table ${spec.name}`);
-        continue;
-      }
-      for (const c of spec.columns) if (!existing.columns.has(c.name)) applied.push(`add column ${spec.name}.${c.name}`);
+  async sync(specs: readonly TableSpec[], options: { allowDestructive: boolean }): Promise<SchemaPlan> {
+    return this.#exclusive(async () => {
+      const checked = specs.map(tableOf);
+      const steps = planSchema(sqliteDialect, specs, this.#live(specs));
+      const withheld = options.allowDestructive ? [] : steps.withheld;
+      const run = options.allowDestructive ? [...steps.withheld, ...steps.apply] : steps.apply;
+      // A table with withheld changes keeps the shape it had: its declared one does not exist yet.
+      for (const table of checked) if (!withheld.some((c) => c.table === table.name)) this.#reshape(table);
+      return { applied: run.map((s) => s.description), withheld };
+    });
+  }
+
+  /** Brings a table to `table`: a column that is new or changed type holds its default (or null) in every row, as ADD COLUMN leaves it. */
+  #reshape(table: Table): void {
+    const existing = this.#tables.get(table.name);
+    const columns = new Map<string, FieldType>([...table.fields.values()].map((f) => [f.name, f.type]));
+    const indexes = new Set<string>();
+    for (const column of table.spec.columns) {
+      if (column.unique) indexes.add(indexName(table.name, column.name, true));
+      else if (column.index) indexes.add(indexName(table.name, column.name, false));
     }
-    // Memory holds nothing worth keeping across a change: nothing is ever withheld.
-    return { applied, withheld: [] };
+    const rows = new Map<string, Row>();
+    for (const [id, old] of existing?.rows ?? []) {
+      const row: Row = {};
+      for (const name of table.order) {
+        const field = table.fields.get(name)!;
+        const kept = existing!.columns.get(name) === field.type;
+        put(row, name, kept ? own(old, name) : copy(field.spec?.default ?? null));
+      }
+      rows.set(id, row);
+    }
+    this.#tables.set(table.name, { table, columns, indexes, rows });
+  }
+
+  async diff(specs: readonly TableSpec[]): Promise<SchemaPlan> {
+    const steps = planSchema(sqliteDialect, specs, this.#live(specs));
+    return { applied: steps.apply.map((s) => s.description), withheld: steps.withheld };
   }
 
   async begin(): Promise<Transaction> {
@@ -194,25 +225,34 @@ export class MemoryStore extends TableOps implements RecordStore {
 
 /** A transaction: private copies of the tables it writes, put in place by commit. */
 class MemoryTransaction extends TableOps implements Transaction {
-  #done = false;
+  readonly #state: { done: boolean };
 
   constructor(
-    private readonly tables: Map<string, Table>,
+    private readonly tables: Map<string, MemoryTable>,
     private readonly release: () => void,
-    private readonly copies = new Map<string, Table>(),
+    private readonly copies = new Map<string, MemoryTable>(),
+    state = { done: false },
   ) {
+    const open = (): void => {
+      if (state.done) throw new Error('the transaction has already finished');
+    };
     super(
-      (name) => copies.get(name) ?? tableNamed(tables, name),
       (name) => {
+        open();
+        return copies.get(name) ?? tableNamed(tables, name);
+      },
+      (name) => {
+        open();
         let t = copies.get(name);
         if (t === undefined) {
           const base = tableNamed(tables, name);
-          t = { spec: base.spec, columns: base.columns, rows: new Map([...base.rows].map(([id, row]) => [id, copy(row)])) };
+          t = { ...base, rows: new Map([...base.rows].map(([id, row]) => [id, copy(row)])) };
           copies.set(name, t);
         }
         return t;
       },
     );
+    this.#state = state;
   }
 
   async commit(): Promise<void> {
@@ -225,106 +265,106 @@ class MemoryTransaction extends TableOps implements Transaction {
   }
 
   #finish(): void {
-    if (this.#done) throw new Error('the transaction has already ended');
-    this.#done = true;
+    if (this.#state.done) throw new Error('the transaction has already finished');
+    this.#state.done = true;
     this.release();
   }
 }
 
-function tableNamed(tables: ReadonlyMap<string, Table>, name: string): Table {
+function tableNamed(tables: ReadonlyMap<string, MemoryTable>, name: string): MemoryTable {
   const t = tables.get(name);
-  if (t === undefined) throw new InvalidQueryError(`no table '${name}' (the type is not synced)`);
+  if (t === undefined) throw new InvalidQueryError(`no record type '${name}' has been synced`);
   return t;
 }
 
-/** The column type of `field`, or InvalidQueryError. */
-function typeOf(t: Table, field: string): ColumnSpec['type'] {
-  const type = t.columns.get(field)?.type ?? SYSTEM_COLUMNS.get(field);
-  if (type === undefined) throw new InvalidQueryError(`'${field}' is not a field of ${t.spec.name}`);
-  return type;
-}
-
 /** A `@unique` clash of `row` with another row of the table. */
-function checkUnique(t: Table, row: Row, self: string | null): void {
-  for (const column of t.spec.columns) {
+function checkUnique(t: MemoryTable, row: Row, self: string | null): void {
+  for (const column of t.table.spec.columns) {
     if (!column.unique) continue;
     const value = own(row, column.name);
     if (value === null) continue;
     for (const [id, other] of t.rows) {
-      if (id !== self && equal(own(other, column.name), value)) {
-        throw new ConflictError(`another ${t.spec.name} has this ${column.name}`, column.name);
+      if (id !== self && compareValues(own(other, column.name), value) === 0) {
+        throw new ConflictError(`a record with this ${column.name} already exists`, column.name);
       }
     }
   }
 }
 
-function matching(t: Table, filter: Filter): Row[] {
-  const tests = Object.entries(filter).flatMap(([field, condition]) => {
-    const type = typeOf(t, field);
-    const ops =
-      condition !== null && typeof condition === 'object' && !Array.isArray(condition) ? Object.entries(condition) : [['eq', condition] as [string, StoredValue]];
-    return ops.map(([op, value]) => ({ field, type, op: op as FilterOp, value: value ?? null }));
-  });
-  const rows: Row[] = [];
-  for (const row of t.rows.values()) if (tests.every((c) => holds(c.op, c.type, own(row, c.field), c.value))) rows.push(row);
-  return rows;
+/** One condition of a filter, its value in stored form. */
+interface Condition {
+  field: string;
+  op: FilterOp;
+  value: StoredValue;
+}
+
+/** The conditions of a (checked) filter, values canonical as the SQL stores bind them. */
+function conditionsOf(t: MemoryTable, filter: Filter): Condition[] {
+  const out: Condition[] = [];
+  for (const [name, cond] of Object.entries(filter)) {
+    const field = fieldOf(t.table, name);
+    const ops = cond !== null && typeof cond === 'object' && !Array.isArray(cond) ? Object.entries(cond) : [['eq', cond] as [string, StoredValue]];
+    for (const [op, value] of ops) {
+      let v = (value ?? null) as StoredValue;
+      if (op === 'in' || op === 'not_in') v = (v as StoredValue[]).map((x) => checkValue(field.type, x, name));
+      else if (op !== 'is_null' && op !== 'contains' && v !== null) v = checkValue(field.type, v, name);
+      out.push({ field: name, op: op as FilterOp, value: v });
+    }
+  }
+  return out;
+}
+
+function matching(t: MemoryTable, filter: Filter): Row[] {
+  const conditions = conditionsOf(t, filter);
+  return [...t.rows.values()].filter((row) => conditions.every((c) => holds(c.op, own(row, c.field), c.value)));
 }
 
 /** One condition on one stored value. */
-function holds(op: FilterOp, type: ColumnSpec['type'], a: StoredValue, b: StoredValue): boolean {
+function holds(op: FilterOp, a: StoredValue, b: StoredValue): boolean {
   switch (op) {
     case 'is_null':
       return (a === null) === b;
     case 'eq':
-      return b === null ? a === null : a !== null && compare(type, a, b) === 0;
+      return b === null ? a === null : a !== null && compareValues(a, b) === 0;
     case 'ne':
-      return b === null ? a !== null : a !== null && compare(type, a, b) !== 0;
+      return b === null ? a !== null : a !== null && compareValues(a, b) !== 0;
     case 'in':
-    case 'not_in': {
-      if (a === null || !Array.isArray(b)) return false;
-      const found = b.some((x) => x !== null && compare(type, a, x) === 0);
-      return op === 'in' ? found : !found;
-    }
+      return a !== null && (b as StoredValue[]).some((x) => compareValues(a, x) === 0);
+    case 'not_in':
+      // NOT (x IN ()) holds for every row, null ones too; otherwise a null field compares false.
+      return (b as StoredValue[]).length === 0 || (a !== null && !(b as StoredValue[]).some((x) => compareValues(a, x) === 0));
     case 'contains':
       if (typeof a === 'string') return typeof b === 'string' && a.includes(b);
-      return Array.isArray(a) && a.some((x) => equal(x, b));
+      return Array.isArray(a) && a.some((x) => typeof x === typeof b && x === b);
     case 'starts_with':
       return typeof a === 'string' && typeof b === 'string' && a.startsWith(b);
     default: {
       if (a === null || b === null) return false;
-      const c = compare(type, a, b);
+      const c = compareValues(a, b);
       return op === 'gt' ? c > 0 : op === 'gte' ? c >= 0 : op === 'lt' ? c < 0 : c <= 0;
     }
   }
 }
 
-/** Orders two non-null values of one column: numbers by value, datetimes by instant, text by code point, false before true. */
-function compare(type: ColumnSpec['type'], a: StoredValue, b: StoredValue): number {
+/**
+ * Orders two stored values of one column: null first, numbers by value, false before true, text
+ * by code point (canonical date-times and dates too, so by instant and by day).
+ */
+function compareValues(a: StoredValue, b: StoredValue): number {
+  if (a === null || b === null) return a === b ? 0 : a === null ? -1 : 1;
   if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
-  if (typeof a === 'string' && typeof b === 'string') {
-    if (type === 'datetime') {
-      const x = Date.parse(a);
-      const y = Date.parse(b);
-      if (!Number.isNaN(x) && !Number.isNaN(y) && x !== y) return x < y ? -1 : 1;
-      if (!Number.isNaN(x) && !Number.isNaN(y)) return 0;
-    }
-    return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-  }
-  return equal(a, b) ? 0 : JSON.stringify(a) < JSON.stringify(b) ? -1 : 1;
+  if (typeof a === 'string' && typeof b === 'string') return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const x = JSON.stringify(a);
+  const y = JSON.stringify(b);
+  return x === y ? 0 : x < y ? -1 : 1;
 }
 
-/** Rows under a total order; null first ascending, last descending. */
-function compareRows(t: Table, order: readonly OrderKey[], a: Row, b: Row): number {
+/** Rows under an effective order; null first ascending, last descending. */
+function compareRows(order: readonly { field: Field; desc: boolean }[], a: Row, b: Row): number {
   for (const key of order) {
-    const x = own(a, key.field);
-    const y = own(b, key.field);
-    const c = x === null ? (y === null ? 0 : -1) : y === null ? 1 : compare(typeOf(t, key.field), x, y);
+    const c = compareValues(own(a, key.field.name), own(b, key.field.name));
     if (c !== 0) return key.desc ? -c : c;
   }
   return 0;
-}
-
-function equal(a: StoredValue, b: StoredValue): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }

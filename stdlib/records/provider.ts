@@ -8,8 +8,9 @@
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, own, put, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
-import { QueryProblem, buildQuery, encodeCursor, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
+import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
+import { encodeCursor } from './cursor.js';
 
 /** Where a request keeps its open transaction (`ctx.locals`). */
 const TRANSACTION = 'records.transaction';
@@ -57,14 +58,47 @@ function validated(shape: TypeShape, fields: ValueObject): { row: Row; errors: n
   return { row, errors: null };
 }
 
-/** The provider over `store`. */
-export function recordProvider(store: RecordStore): RecordProvider {
+/** Where a provider's store comes from: acquired at start (only when the app declares types), released at close. */
+export interface StoreSource {
+  /** How the start line names the database (`sqlite .rvm/data.sqlite`), never a password. */
+  readonly name: string;
+  acquire(): RecordStore;
+  release(): Promise<void>;
+}
+
+/** What `rvm db` reaches of a provider this module made: the app's tables and where its store comes from. */
+export interface SchemaAccess {
+  /** The declared tables of the app, as last linked. */
+  tables(): readonly TableSpec[];
+  /** The name of the database (`sqlite .rvm/data.sqlite`). */
+  readonly database: string;
+  /** The store, acquired for the caller; `release` gives it back. */
+  acquire(): RecordStore;
+  release(): Promise<void>;
+}
+
+const access = new WeakMap<RecordProvider, SchemaAccess>();
+
+/** The schema access of a provider made by recordProvider over a StoreSource; null for any other. */
+export function schemaAccess(provider: RecordProvider): SchemaAccess | null {
+  return access.get(provider) ?? null;
+}
+
+/** What a withheld change asks of the developer. */
+const WITHHELD_HINT = 'run `rvm db diff` to see the SQL, then `rvm db apply --allow-destructive` to apply it';
+
+/** The provider over `source`: a store given whole (tests), or one acquired when the app starts. */
+export function recordProvider(source: RecordStore | StoreSource): RecordProvider {
   let tables: TableSpec[] = [];
   let synced: Promise<void> | null = null;
+  const given = 'sync' in source ? source : null;
+  let acquired: RecordStore | null = null;
+  /** The store; a source's is acquired by the first use when the app was not started. */
+  const current = (): RecordStore => given ?? (acquired ??= (source as StoreSource).acquire());
 
   /** Brings the store to the app's types once per link (the first record operation waits for it). */
   const ready = (): Promise<void> => {
-    synced ??= store.sync(tables, { allowDestructive: false }).then(
+    synced ??= current().sync(tables, { allowDestructive: false }).then(
       (plan) => {
         if (plan.withheld.length > 0) {
           throw new RvmError(`the database needs changes rvm will not make by itself: ${plan.withheld.map((c) => c.description).join('; ')}`, 'internal_error');
@@ -80,7 +114,7 @@ export function recordProvider(store: RecordStore): RecordProvider {
   };
 
   /** The operations of this request: its open transaction, else the store. */
-  const opsOf = (ctx: CallContext): RecordOps => (ctx.locals.get(TRANSACTION) as Transaction | undefined) ?? store;
+  const opsOf = (ctx: CallContext): RecordOps => (ctx.locals.get(TRANSACTION) as Transaction | undefined) ?? current();
 
   /** Runs `work` on the request's operations once the store is ready; store failures answer. */
   const run = async (ctx: CallContext, work: (ops: RecordOps) => Promise<Value | Halt>): Promise<Value | Halt> => {
@@ -185,12 +219,37 @@ export function recordProvider(store: RecordStore): RecordProvider {
     return tx;
   };
 
-  return {
+  const provider: RecordProvider = {
     methods,
     decorators: ['hidden', 'unique', 'index'],
     declare(types: readonly RecordType[]) {
       tables = types.map(tableSpecOf);
       synced = null;
+    },
+    async start() {
+      if (tables.length === 0 || given !== null) return { database: null, problems: [] };
+      const store = current();
+      try {
+        const plan = await store.sync(tables, { allowDestructive: false });
+        if (plan.withheld.length === 0) synced = Promise.resolve();
+        const problems = plan.withheld.map((c) => ({
+          message: `the database's ${c.table} table does not match the type, and rvm will not change it by itself: ${c.description}`,
+          hint: WITHHELD_HINT,
+          file: c.file,
+          line: c.line,
+          col: c.col,
+        }));
+        return { database: (source as StoreSource).name, problems };
+      } catch (e) {
+        await provider.close!();
+        throw e;
+      }
+    },
+    async close() {
+      if (acquired === null) return;
+      acquired = null;
+      synced = null;
+      await (source as StoreSource).release();
     },
     checkCall(type, name, args) {
       const shape = shapeOf(type);
@@ -239,7 +298,7 @@ export function recordProvider(store: RecordStore): RecordProvider {
     begin(ctx) {
       if (ctx.locals.has(TRANSACTION)) throw new RvmError('a transaction is already open in this request', 'nested_transaction');
       return run(ctx, async () => {
-        const tx = await store.begin();
+        const tx = await current().begin();
         ctx.locals.set(TRANSACTION, tx);
         // A request that ends inside the block (fail, an answer from a fn, a limit) rolls it back.
         ctx.atEnd(() => {
@@ -275,4 +334,9 @@ export function recordProvider(store: RecordStore): RecordProvider {
       throw new RvmError(message, code);
     },
   };
+  if (given === null) {
+    const from = source as StoreSource;
+    access.set(provider, { tables: () => tables, database: from.name, acquire: () => from.acquire(), release: () => from.release() });
+  }
+  return provider;
 }

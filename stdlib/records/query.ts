@@ -6,8 +6,9 @@
  * only checked field names and values.
  */
 import { HostObject, UNKNOWN, didYouMean, type KnownArg, type Value } from '../../plugins/sdk.js';
-import { DEFAULT_LIMIT, InvalidQueryError, MAX_LIMIT, type ColumnType, type Filter, type FilterOp, type OrderKey, type Query, type StoredValue } from './store.js';
-import { own, type TypeShape } from './record.js';
+import { DEFAULT_LIMIT, InvalidQueryError, MAX_LIMIT, type ColumnType, type Filter, type FilterOp, type OrderKey, type Query } from './store.js';
+import { type TypeShape } from './record.js';
+import { decodeCursor } from './cursor.js';
 
 /** A query problem with the nearest name, when there is one. */
 export class QueryProblem extends Error {
@@ -21,9 +22,6 @@ export class QueryProblem extends Error {
 
 /** Every operator of a filter (DESIGN §6). */
 export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'contains', 'starts_with', 'is_null'];
-
-/** Longest cursor accepted: far above any real one (a few key values and an id), so a damaged or hostile one is refused before it is decoded. */
-export const MAX_CURSOR_LENGTH = 4096;
 
 /** The option names of `where` and `page`. */
 export const OPTION_NAMES: readonly string[] = ['order', 'limit', 'offset', 'after'];
@@ -233,51 +231,18 @@ export function invalidQuery(problem: QueryProblem): InvalidQueryError {
   return new InvalidQueryError(problem.hint ? `${problem.message} (${problem.hint})` : problem.message);
 }
 
-/** The order a store runs (store.ts): the given keys, then `id` ascending, a total order for cursors. */
-export function totalOrder(order: readonly OrderKey[]): OrderKey[] {
-  return [...order, { field: 'id', desc: false }];
-}
-
-/** The order a cursor belongs to, so a cursor is refused under another order. */
-function orderSignature(order: readonly OrderKey[]): string {
-  return order.map((k) => (k.desc ? '-' : '') + k.field).join(',');
-}
-
-/** The opaque cursor after `row` under `order` (base64url JSON of the order and the row's values of its keys and id). */
-export function encodeCursor(order: readonly OrderKey[], row: Record<string, StoredValue>): string {
-  const values = totalOrder(order).map((k) => own(row, k.field));
-  return Buffer.from(JSON.stringify({ o: orderSignature(order), v: values }), 'utf8').toString('base64url');
-}
-
-/** The key values and id a cursor holds (Query.after); a cursor that is damaged or made under another order is InvalidQueryError. */
-export function decodeCursor(order: readonly OrderKey[], cursor: string): StoredValue[] {
-  const bad = (): never => {
-    throw new InvalidQueryError("malformed cursor in option 'after' (pass page().next as it is, with the same order)");
-  };
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]*$/.test(cursor)) bad();
-  let data: unknown;
-  try {
-    data = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    return bad();
-  }
-  if (!isObject(data as Walked)) return bad();
-  const { o, v } = data as { o?: unknown; v?: unknown };
-  if (o !== orderSignature(order) || !Array.isArray(v) || v.length !== order.length + 1 || typeof v[order.length] !== 'string') return bad();
-  if (v.some((x) => x !== null && typeof x !== 'string' && typeof x !== 'number' && typeof x !== 'boolean')) return bad();
-  return v as StoredValue[];
-}
-
 /** The Query a store runs for a where/page call, from the checked filter and options. */
 export function buildQuery(shape: TypeShape, filter: Value, options: Value): Query {
   try {
     const f = walkFilter(shape, filter);
     const o = walkOptions(shape, options);
     const query: Query = { filter: f, order: o.order, limit: o.limit, offset: o.offset };
-    if (o.after !== null) query.after = decodeCursor(o.order, o.after);
+    if (o.after !== null) query.after = decodeCursor(o.after, o.order);
     return query;
   } catch (e) {
     if (e instanceof QueryProblem) throw invalidQuery(e);
+    // A cursor's fault is the caller's to fix: say what to pass instead.
+    if (e instanceof InvalidQueryError && e.message.startsWith('invalid cursor')) throw new InvalidQueryError(`${e.message} in option 'after' (pass page().next as it is, with the same order)`);
     throw e;
   }
 }

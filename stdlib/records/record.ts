@@ -1,10 +1,8 @@
 /**
  * The record value: what `T.new`, `T.create`, `T.find`… return. It carries its type, so field
  * writes are checked against the declared fields and `save r` knows its table; its JSON and text
- * forms (responses, `log()`, interpolation) leave out `@hidden` fields. Also the identity and
- * time stamps the store gives every record: UUIDv7 ids and ISO-8601 UTC times with milliseconds.
+ * forms (responses, `log()`, interpolation) leave out `@hidden` fields.
  */
-import { randomBytes } from 'node:crypto';
 import { HostObject, RvmError, didYouMean, type RecordType, type Value } from '../../plugins/sdk.js';
 import type { Row, StoredValue } from './store.js';
 
@@ -116,41 +114,4 @@ export function put(row: Row, key: string, value: StoredValue): void {
 /** An own field of a row, or null: never an Object.prototype member (`constructor`). */
 export function own(row: Row, key: string): StoredValue {
   return Object.hasOwn(row, key) ? row[key]! : null;
-}
-
-/** The current time as the store writes it: ISO-8601 UTC with milliseconds. */
-export function timestamp(now: number = Date.now()): string {
-  return new Date(now).toISOString();
-}
-
-/** Milliseconds and the 12-bit counter of the last id, so ids made in one millisecond still increase. */
-let lastMs = 0;
-let counter = 0;
-
-/**
- * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then a 12-bit counter (method 1 of
- * §6.2) and 62 random bits, so the ids of one process increase in the order they were made.
- */
-export function uuidv7(now: number = Date.now()): string {
-  if (now > lastMs) {
-    lastMs = now;
-    counter = 0;
-  } else if (++counter > 0xfff) {
-    // The counter ran out within one millisecond: borrow the next one (RFC 9562 §6.2).
-    lastMs++;
-    counter = 0;
-  }
-  const bytes = randomBytes(16);
-  const ms = lastMs;
-  bytes[0] = Math.floor(ms / 2 ** 40) & 0xff;
-  bytes[1] = Math.floor(ms / 2 ** 32) & 0xff;
-  bytes[2] = (ms >>> 24) & 0xff;
-  bytes[3] = (ms >>> 16) & 0xff;
-  bytes[4] = (ms >>> 8) & 0xff;
-  bytes[5] = ms & 0xff;
-  bytes[6] = 0x70 | (counter >>> 8);
-  bytes[7] = counter & 0xff;
-  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -207,6 +207,15 @@ function columnList(table: Table): string {
   return table.order.map(quote).join(', ');
 }
 
+/**
+ * The columns a SELECT or RETURNING reads, each named by its position (`c0`, `c1`…): drivers
+ * build rows by assignment, so a column named `__proto__` would set the row's prototype and lose
+ * its value; decodeRow reads them back by position.
+ */
+function resultList(table: Table): string {
+  return table.order.map((name, i) => `${quote(name)} AS "c${i}"`).join(', ');
+}
+
 /** SELECT for `where`/`page`: filter, keyset position, order (id last), limit and offset. */
 export function selectStatement(dialect: Dialect, table: Table, query: Query): Statement {
   const params = new Params(dialect);
@@ -218,7 +227,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   const offset = query.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new InvalidQueryError(`offset must be an integer from 0 to ${MAX_OFFSET}`);
   const orderBy = order.map(({ field, desc }) => `${quote(field.name)} ${desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`).join(', ');
-  const sql = `SELECT ${columnList(table)} FROM ${quote(table.name)}${where(conditions)} ORDER BY ${orderBy} LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`;
+  const sql = `SELECT ${resultList(table)} FROM ${quote(table.name)}${where(conditions)} ORDER BY ${orderBy} LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`;
   return { sql, params: params.values };
 }
 
@@ -231,7 +240,7 @@ export function countStatement(dialect: Dialect, table: Table, filter: Filter): 
 
 /** SELECT of one row by id. */
 export function findStatement(dialect: Dialect, table: Table, id: string): Statement {
-  return { sql: `SELECT ${columnList(table)} FROM ${quote(table.name)} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
+  return { sql: `SELECT ${resultList(table)} FROM ${quote(table.name)} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
 }
 
 /** DELETE of one row by id. */
@@ -263,12 +272,12 @@ export function insertStatement(dialect: Dialect, table: Table, fields: Row, id:
   const row: Row = {};
   for (const name of table.order) {
     const field = table.fields.get(name)!;
-    if (name === 'id') row[name] = id;
-    else if (field.implicit) row[name] = now;
+    if (name === 'id') setOwn(row, name, id);
+    else if (field.implicit) setOwn(row, name, now);
     else {
       const given = Object.prototype.hasOwnProperty.call(fields, name) ? fields[name] : undefined;
       const value = given === undefined ? (field.spec?.default ?? null) : given;
-      row[name] = writeValue(field, value as StoredValue);
+      setOwn(row, name, writeValue(field, value as StoredValue));
     }
   }
   const params = new Params(dialect);
@@ -288,16 +297,21 @@ export function updateStatement(dialect: Dialect, table: Table, id: string, chan
     sets.push(`${quote(name)} = ${params.add(dialect.encode(field.type, writeValue(field, value)))}`);
   }
   sets.push(`"updated_at" = ${params.add(dialect.encode('datetime', now))}`);
-  const sql = `UPDATE ${quote(table.name)} SET ${sets.join(', ')} WHERE "id" = ${params.add(dialect.encode('uuid', id))} RETURNING ${columnList(table)}`;
+  const sql = `UPDATE ${quote(table.name)} SET ${sets.join(', ')} WHERE "id" = ${params.add(dialect.encode('uuid', id))} RETURNING ${resultList(table)}`;
   return { sql, params: params.values };
 }
 
-/** A row as the driver returned it, back to JSON data, fields in row order. */
+/** Sets a field of a row as its own property: a field named `__proto__` is a field, not the row's prototype. */
+function setOwn(row: Row, name: string, value: StoredValue): void {
+  Object.defineProperty(row, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A row as the driver returned it (columns by position, see resultList), back to JSON data, fields in row order. */
 export function decodeRow(dialect: Dialect, table: Table, raw: Record<string, unknown>): Row {
   const row: Row = {};
-  for (const name of table.order) {
-    const value = raw[name];
-    row[name] = value === null || value === undefined ? null : dialect.decode(table.fields.get(name)!.type, value);
+  for (const [i, name] of table.order.entries()) {
+    const value = raw[`c${i}`];
+    setOwn(row, name, value === null || value === undefined ? null : dialect.decode(table.fields.get(name)!.type, value));
   }
   return row;
 }

@@ -5,14 +5,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { jwtVerify } from 'jose';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
+import { showcaseCopy } from '../support/showcase.js';
 
-const SHOWCASE = fileURLToPath(new URL('../../../examples/showcase', import.meta.url));
+const showcase = showcaseCopy();
+const SHOWCASE = showcase.dir;
 const JWT_SECRET = 'showcase-test-key-0123456789abcdef';
 const PARTNER_KEY = 'showcase-partner-key';
 const ADA = { email: 'ada@example.com', password: 'correct horse battery staple' };
@@ -24,7 +25,10 @@ before(async () => {
   app = await loadApp(SHOWCASE, { cache: false, logger: captureLogger(), settings: { env: { JWT_SECRET, API_KEYS: PARTNER_KEY } } });
 });
 
-after(() => app?.close());
+after(async () => {
+  await app?.close();
+  showcase.remove();
+});
 
 function call(req: InjectRequest): Promise<InjectResponse> {
   return inject(app, req);

@@ -4,13 +4,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
+import { showcaseCopy } from '../support/showcase.js';
 
-const SHOWCASE = fileURLToPath(new URL('../../../examples/showcase', import.meta.url));
+const showcase = showcaseCopy();
+const SHOWCASE = showcase.dir;
 const DEMO_KEY = 'demo-key-never-shown';
 const appLog: string[] = [];
 
@@ -25,7 +26,10 @@ before(async () => {
   });
 });
 
-after(() => app?.close());
+after(async () => {
+  await app?.close();
+  showcase.remove();
+});
 
 function call(req: InjectRequest): Promise<InjectResponse> {
   return inject(app, req);

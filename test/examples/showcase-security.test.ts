@@ -3,13 +3,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
+import { showcaseCopy } from '../support/showcase.js';
 
-const SHOWCASE = fileURLToPath(new URL('../../../examples/showcase', import.meta.url));
+const showcase = showcaseCopy();
+const SHOWCASE = showcase.dir;
 const HOST = '127.0.0.1:3000';
 const FRONT = 'http://localhost:5173';
 
@@ -20,7 +21,10 @@ before(async () => {
   app = await loadApp(SHOWCASE, { cache: false, logger: captureLogger(), settings: { env: { APP_SECRET: 'showcase-test-secret-0123456789abcdef' } } });
 });
 
-after(() => app?.close());
+after(async () => {
+  await app?.close();
+  showcase.remove();
+});
 
 function call(req: InjectRequest): Promise<InjectResponse> {
   return inject(app, { ...req, headers: { host: HOST, ...req.headers } });

@@ -285,7 +285,7 @@ describe('showcase: the API folder and its middleware', () => {
     assert.equal(errorOf(bad).code, 'validation_failed');
     const rules = bad.json().details.map((d: { field: string; rule: string }) => `${d.field}:${d.rule}`).sort();
     assert.deepEqual(rules, ['email:email', 'name:minLength', 'role:one_of']);
-    const admin = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { ...user, role: 'admin' } });
+    const admin = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { ...user, email: 'grace@example.com', role: 'admin' } });
     assert.equal(admin.status, 201);
     assert.equal(admin.json().role, 'admin');
   });
@@ -317,13 +317,67 @@ describe('showcase: the API folder and its middleware', () => {
     assert.deepEqual(res.json(), { email: 'ada@example.com', age: 36, role: 'user', website: 'https://example.com' });
   });
 
-  test('GET /api/users/:id finds demo and 404s others', async () => {
-    const found = await call({ url: '/api/users/demo', headers: API_KEY });
+  test('GET /api/users/:id answers the stored record and 404s an unknown id', async () => {
+    const created = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { email: 'find@example.com', name: 'Finn' } });
+    assert.equal(created.status, 201);
+    const found = await call({ url: `/api/users/${created.json().id}`, headers: API_KEY });
     assert.equal(found.status, 200);
-    assert.equal(found.json().id, 'demo');
-    const missing = await call({ url: '/api/users/zed', headers: API_KEY });
-    assert.equal(missing.status, 404);
-    assert.equal(errorOf(missing).code, 'not_found');
+    assert.deepEqual(found.json(), created.json());
+    for (const id of ['demo', '01a2138b-6e37-72cd-a27e-3352189097b9']) {
+      const missing = await call({ url: `/api/users/${id}`, headers: API_KEY });
+      assert.equal(missing.status, 404);
+      assert.equal(errorOf(missing).code, 'not_found');
+    }
+  });
+
+  test('POST /api/users stores the user: a taken email is 409 conflict', async () => {
+    const body = { email: 'taken@example.com', name: 'Tak' };
+    assert.equal((await call({ method: 'POST', url: '/api/users', headers: API_KEY, body })).status, 201);
+    const again = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body });
+    assert.equal(again.status, 409);
+    assert.equal(errorOf(again).code, 'conflict');
+  });
+
+  test('GET /api/users pages newest first with a role filter and a cursor', async () => {
+    const made: string[] = [];
+    for (const [i, role] of ['user', 'admin', 'user', 'user'].entries()) {
+      const res = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { email: `page${i}@example.com`, name: `Page ${i}`, role } });
+      made.push(res.json().id);
+    }
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const url: string = `/api/users?role=user&limit=2${after === null ? '' : `&after=${encodeURIComponent(after)}`}`;
+      const page = await call({ url, headers: API_KEY });
+      assert.equal(page.status, 200);
+      const body = page.json() as { items: { id: string; role: string }[]; next: string | null };
+      assert.ok(body.items.length <= 2);
+      for (const item of body.items) assert.equal(item.role, 'user');
+      seen.push(...body.items.map((u) => u.id));
+      after = body.next;
+    } while (after !== null);
+    // Newest first: the three users made here lead, in reverse order of creation.
+    assert.deepEqual(seen.slice(0, 3), [made[3], made[2], made[0]]);
+    assert.equal(new Set(seen).size, seen.length, 'no user twice across pages');
+    const bad = await call({ url: '/api/users?after=garbage', headers: API_KEY });
+    assert.equal(bad.status, 400);
+    assert.equal(errorOf(bad).code, 'invalid_query');
+    assert.equal((await call({ url: '/api/users?limit=101', headers: API_KEY })).status, 422);
+  });
+
+  test('PATCH /api/users/:id changes only the fields sent; DELETE removes the user', async () => {
+    const created = (await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { email: 'pat@example.com', name: 'Pat' } })).json();
+    const patched = await call({ method: 'PATCH', url: `/api/users/${created.id}`, headers: API_KEY, body: { age: 36 } });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.json().age, 36);
+    assert.equal(patched.json().name, 'Pat');
+    assert.equal(patched.json().created_at, created.created_at);
+    const refused = await call({ method: 'PATCH', url: `/api/users/${created.id}`, headers: API_KEY, body: { age: -1 } });
+    assert.equal(refused.status, 422);
+    assert.equal((await call({ method: 'PATCH', url: '/api/users/nobody', headers: API_KEY, body: { age: 1 } })).status, 404);
+    assert.equal((await call({ method: 'DELETE', url: `/api/users/${created.id}`, headers: API_KEY })).status, 204);
+    assert.equal((await call({ method: 'DELETE', url: `/api/users/${created.id}`, headers: API_KEY })).status, 404);
+    assert.equal((await call({ url: `/api/users/${created.id}`, headers: API_KEY })).status, 404);
   });
 
   test('/api/public/ stays open without a key', async () => {

@@ -428,6 +428,31 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
       }
     });
 
+    test('fields named like Object.prototype members (__proto__, constructor) are ordinary fields', async () => {
+      const store = await makeStore();
+      try {
+        const odd: TableSpec = {
+          name: 'odd',
+          file: 'odd.rvm',
+          line: 1,
+          col: 1,
+          columns: ['__proto__', 'constructor', 'toString'].map((name) => ({ name, type: 'text' as const, optional: true, unique: name === 'constructor', index: false })),
+        };
+        await store.sync([odd], { allowDestructive: false });
+        const row = await store.insert('odd', JSON.parse('{"__proto__": "p", "constructor": "c"}') as Row);
+        for (const found of [row, (await store.find('odd', row.id as string))!, (await store.select('odd', { filter: {}, order: [], limit: 1, offset: 0 }))[0]!]) {
+          assert.equal(Object.getPrototypeOf(found), Object.prototype);
+          assert.deepEqual([Object.hasOwn(found, '__proto__'), found.__proto__, found.constructor, found.toString], [true, 'p', 'c', null]);
+        }
+        assert.equal(await store.count('odd', JSON.parse('{"__proto__": "p"}') as Filter), 1);
+        const updated = await store.update('odd', row.id as string, JSON.parse('{"__proto__": "q"}') as Row);
+        assert.equal(Object.hasOwn(updated!, '__proto__') && updated!.__proto__, 'q');
+        await rejectsWith(store.insert('odd', { constructor: 'c' }), ConflictError, 'conflict');
+      } finally {
+        await store.close();
+      }
+    });
+
     test('ids are UUIDv7 in creation order', async () => {
       const store = await makeStore();
       try {

@@ -7,7 +7,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../stdlib/records/memory.js';
 import { ConflictError, InvalidQueryError, type Query, type Row, type TableSpec } from '../../stdlib/records/store.js';
-import { timestamp, uuidv7 } from '../../stdlib/records/record.js';
+import { isoTimestamp, uuidv7At } from '../../stdlib/records/uuid.js';
+import { recordsConformance } from './records-conformance.js';
 
 const PEOPLE: TableSpec = {
   name: 'Person',
@@ -129,7 +130,7 @@ describe('memory store', () => {
     await tx2.insert('Person', { name: 'bo', age: 2 });
     await tx2.commit();
     assert.equal(await s.count('Person', {}), 1);
-    await assert.rejects(tx2.commit(), /already ended/);
+    await assert.rejects(tx2.commit(), /already finished/);
   });
 
   test('writers are serialised: a write waits for the open transaction', async () => {
@@ -182,7 +183,7 @@ describe('memory store', () => {
 describe('record ids and time stamps', () => {
   test('uuidv7 ids made in one millisecond still increase, and carry the time', () => {
     const now = Date.UTC(2026, 0, 1);
-    const ids = Array.from({ length: 5000 }, () => uuidv7(now));
+    const ids = Array.from({ length: 5000 }, () => uuidv7At(now).id);
     assert.deepEqual([...ids].sort(), ids);
     assert.equal(new Set(ids).size, ids.length);
     assert.equal(parseInt(ids[0]!.replace(/-/g, '').slice(0, 12), 16) >= now, true);
@@ -190,6 +191,9 @@ describe('record ids and time stamps', () => {
   });
 
   test('time stamps are ISO-8601 UTC with milliseconds', () => {
-    assert.equal(timestamp(Date.UTC(2026, 10, 25, 9, 5, 3, 7)), '2026-11-25T09:05:03.007Z');
+    assert.equal(isoTimestamp(Date.UTC(2026, 10, 25, 9, 5, 3, 7)), '2026-11-25T09:05:03.007Z');
   });
 });
+
+// The reference model answers the stores' conformance suite unchanged: the same semantics exactly.
+recordsConformance('memory', async () => new MemoryStore());

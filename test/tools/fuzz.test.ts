@@ -11,9 +11,13 @@ import { UsageError, type ParsedArgs } from '../../tools/commands/common.js';
 import { COMMANDS } from '../../tools/commands/index.js';
 import { buildRequest, shellQuote, toCurl } from '../../tools/fuzz-request.js';
 import { encode, sampleOf } from '../../tools/fuzz-values.js';
+import { showcaseCopy } from '../support/showcase.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const SHOWCASE = join(ROOT, 'examples', 'showcase');
+/** A copy: fuzzing the showcase stores records, and no test writes into the repository's folder. */
+const showcase = showcaseCopy();
+const SHOWCASE = showcase.dir;
+after(() => showcase.remove());
 const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
 /** Enough requests per route to hit `n = 0` in a range of eleven values, few enough to stay fast. */
 const RUNS = 40;

@@ -241,6 +241,37 @@ export async function buildApp(dir: string, options: LoadOptions = {}): Promise<
   return { dir: root, modules, diagnostics: all, settings, registry, linked: ok ? linked.linked : null };
 }
 
+/**
+ * Starts the record provider of a linked build (opens and syncs its database): the database's
+ * name for the start line, or the changes it withheld as E_SCHEMA_WITHHELD diagnostics at each
+ * type, its database then released.
+ */
+async function startRecords(build: AppBuild): Promise<{ database: string | null; errors: Diagnostic[] }> {
+  const provider = build.registry.records?.provider;
+  if (provider?.start === undefined) return { database: null, errors: [] };
+  const { database, problems } = await provider.start();
+  if (problems.length === 0) return { database, errors: [] };
+  await provider.close?.();
+  const sources = new Map<string, string>();
+  for (const p of problems) {
+    if (build.dir === null || sources.has(p.file)) continue;
+    try {
+      sources.set(p.file, readFileSync(join(build.dir, p.file), 'utf8'));
+    } catch {
+      // A file gone since the build: the diagnostic goes without its source line.
+    }
+  }
+  const errors = problems.map((p) => diagnostic(DIAG.E_SCHEMA_WITHHELD, p.message, p, p.hint === undefined ? {} : { hint: p.hint }));
+  return { database, errors: withSourceLines(errors, sources) };
+}
+
+/** Starts the records of a build about to serve its first request: the start line logged, or DiagnosticError. */
+async function startServing(build: AppBuild, logger: Logger): Promise<void> {
+  const { database, errors } = await startRecords(build);
+  if (errors.length > 0) throw new DiagnosticError(errors);
+  if (database !== null) logger.info(`records: ${database}`);
+}
+
 /** Loads an app folder or a `.rvmb` bundle, ready to serve. Throws DiagnosticError when it does not compile or link. */
 export async function loadApp(target: string, options: LoadOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger();
@@ -255,13 +286,16 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
     const { diagnostics, linked } = linkModules(bundle.modules, registry, new Map());
     diagnostics.unshift(...validation);
     if (linked === null || errorsIn(validation).length > 0) throw new DiagnosticError(errorsIn(diagnostics));
-    return new App(null, { dir: null, modules: bundle.modules, diagnostics, settings, registry, linked }, logger, options);
+    const build: AppBuild = { dir: null, modules: bundle.modules, diagnostics, settings, registry, linked };
+    await startServing(build, logger);
+    return new App(null, build, logger, options);
   }
   if (!existsSync(target)) throw new DiagnosticError([diagnostic(DIAG.E_NO_APP, `no such app folder or bundle: ${target}`, { file: target, line: 1, col: 1 })]);
   const build = await buildApp(target, options);
   if (build.linked === null) throw new DiagnosticError(errorsIn(build.diagnostics));
   // A diagnostic shows its source line under a caret: one log line per line of it.
   for (const w of build.diagnostics) for (const line of formatDiagnostic(w).split('\n')) logger.info(line);
+  await startServing(build, logger);
   return new App(build.dir, build, logger, options);
 }
 
@@ -445,14 +479,18 @@ export class App implements AppHandle {
   private async rebuild(dir: string): Promise<boolean> {
     try {
       const build = await buildApp(dir, { ...this.options, dev: this.settings.dev });
-      if (build.linked === null) {
-        this.lastErrors = errorsIn(build.diagnostics);
+      const started = build.linked === null ? null : await startRecords(build);
+      if (build.linked === null || started!.errors.length > 0) {
+        this.lastErrors = build.linked === null ? errorsIn(build.diagnostics) : started!.errors;
         for (const d of this.lastErrors) for (const line of formatDiagnostic(d).split('\n')) this.log.error(line);
         this.log.error(`reload failed: keeping the last good version (${this.lastErrors.length} error${this.lastErrors.length === 1 ? '' : 's'})`);
         return false;
       }
+      const previous = this.build;
       this.build = build as AppBuild & { linked: NonNullable<AppBuild['linked']> };
       this.lastErrors = [];
+      // Requests already running on the previous version keep their records: the store is shared.
+      await previous.registry.records?.provider.close?.();
       this.log.info(`reloaded ${build.modules.length} file${build.modules.length === 1 ? '' : 's'}`);
       return true;
     } catch (e) {
@@ -508,6 +546,7 @@ export class App implements AppHandle {
     this.releasePending?.();
     this.releasePending = null;
     await this.pending;
+    await this.build.registry.records?.provider.close?.();
     this.log.flush();
   }
 }

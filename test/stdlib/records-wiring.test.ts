@@ -1,0 +1,189 @@
+/**
+ * The records plugin wired to a real database: SQLite at `<app>/.rvm/data.sqlite` by default
+ * (none opened for an app without types), the start line, schema sync when the app loads
+ * (withheld changes stop the start, or a dev reload, with E_SCHEMA_WITHHELD at the type), the
+ * store closed with the app, and which database the settings name.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadApp } from '../../tools/host.js';
+import { inject } from '../../vm/runtime/http/inject.js';
+import { captureLogger } from '../../vm/runtime/log.js';
+import { DiagnosticError } from '../../vm/diagnostics.js';
+import { loadSettings } from '../../vm/runtime/config.js';
+import { MAX_PG_POOL_SIZE, databaseTarget, openStoreCount } from '../../stdlib/records/database.js';
+import { PG_POOL_SIZE } from '../../stdlib/records/postgres.js';
+
+const USER = `type User {
+  email: text @email @unique
+  age?: int
+}
+`;
+const ROUTES = `route POST /users {
+  response.created(User.create(body))
+}
+route GET /users/:id {
+  u = User.find(params.id)
+  if u == null { fail 404 'no such user' }
+  response.ok(u)
+}
+route GET /users {
+  response.ok(User.count())
+}
+`;
+
+/** An app folder holding `files`; removed after the test. */
+function appDir(t: { after(fn: () => void): void }, files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-records-wiring-'));
+  for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const NO_DATABASE = { env: {} };
+
+test('an app with types keeps its records in <app>/.rvm/data.sqlite, across restarts, and says so at start', async (t) => {
+  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  const logger = captureLogger();
+  const app = await loadApp(dir, { cache: false, logger, settings: NO_DATABASE });
+  try {
+    assert.ok(existsSync(join(dir, '.rvm', 'data.sqlite')), 'the database file exists once the app has started');
+    assert.ok(logger.lines.some((l) => /^records: sqlite .*data\.sqlite$/.test(l.replace(/^.*?records:/, 'records:'))), logger.lines.join('\n'));
+    const created = await inject(app, { method: 'POST', url: '/users', body: { email: 'a@b.co', age: 3 } });
+    assert.equal(created.status, 201, created.body);
+    const id = created.json().id as string;
+    await app.close();
+    const again = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
+    try {
+      const found = await inject(again, { url: `/users/${id}` });
+      assert.equal(found.status, 200);
+      assert.equal(found.json().email, 'a@b.co');
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await app.close();
+  }
+  assert.equal(openStoreCount(), 0, 'closing the app closes its store');
+});
+
+test('an app without types opens no database', async (t) => {
+  const dir = appDir(t, { 'hello.rvm': "route GET /hi {\n  response.ok('hi')\n}\n" });
+  const logger = captureLogger();
+  const app = await loadApp(dir, { cache: false, logger, settings: NO_DATABASE });
+  try {
+    assert.equal((await inject(app, { url: '/hi' })).status, 200);
+    assert.equal(existsSync(join(dir, '.rvm', 'data.sqlite')), false);
+    assert.equal(openStoreCount(), 0);
+    assert.ok(!logger.lines.some((l) => l.includes('records:')));
+  } finally {
+    await app.close();
+  }
+});
+
+test('the schema is synced when the app loads, not at the first request', async (t) => {
+  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
+  try {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(join(dir, '.rvm', 'data.sqlite'), { readonly: true });
+    try {
+      const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').all('User') as { name: string }[]).map((c) => c.name);
+      assert.deepEqual(columns, ['id', 'email', 'age', 'created_at', 'updated_at']);
+    } finally {
+      db.close();
+    }
+  } finally {
+    await app.close();
+  }
+});
+
+/** Stores one User with an age, so changing that field's type is withheld. */
+async function seedUser(dir: string): Promise<void> {
+  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
+  try {
+    assert.equal((await inject(app, { method: 'POST', url: '/users', body: { email: 'a@b.co', age: 3 } })).status, 201);
+  } finally {
+    await app.close();
+  }
+}
+
+test('a withheld change stops the start with E_SCHEMA_WITHHELD at the type, saying what changed and what to run', async (t) => {
+  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  await seedUser(dir);
+  writeFileSync(join(dir, 'user.rvm'), `\n${USER.replace('age?: int', 'age?: text')}`);
+  await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE }), (e: unknown) => {
+    assert.ok(e instanceof DiagnosticError);
+    assert.equal(e.diagnostics.length, 1);
+    const d = e.diagnostics[0]!;
+    assert.equal(d.code, 'E_SCHEMA_WITHHELD');
+    assert.deepEqual([d.file, d.line, d.col], ['user.rvm', 2, 1]);
+    assert.match(d.message, /field 'age' changed from int to text/);
+    assert.match(d.hint ?? '', /rvm db diff.*rvm db apply --allow-destructive/);
+    assert.equal(d.sourceLine, 'type User {');
+    return true;
+  });
+  assert.equal(openStoreCount(), 0, 'a start refused releases the store');
+});
+
+test('in dev, a withheld change is a reload error and the previous version keeps serving', async (t) => {
+  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  await seedUser(dir);
+  const app = await loadApp(dir, { cache: false, dev: true, logger: captureLogger(), settings: NO_DATABASE });
+  try {
+    writeFileSync(join(dir, 'user.rvm'), USER.replace('age?: int', 'age?: text'));
+    assert.equal(await app.reload(), false);
+    assert.deepEqual(
+      app.lastErrors.map((d) => [d.code, d.file, d.line]),
+      [['E_SCHEMA_WITHHELD', 'user.rvm', 1]],
+    );
+    const count = await inject(app, { url: '/users' });
+    assert.equal(count.status, 200);
+    assert.equal(count.json(), 1);
+    writeFileSync(join(dir, 'user.rvm'), USER.replace('age?: int', 'age?: int\n  nick?: text'));
+    assert.equal(await app.reload(), true, 'an additive change reloads');
+    assert.equal((await inject(app, { method: 'POST', url: '/users', body: { email: 'n@b.co', nick: 'n' } })).status, 201);
+  } finally {
+    await app.close();
+  }
+  assert.equal(openStoreCount(), 0, 'reloads share one store, closed with the app');
+});
+
+/** The settings of an app in `dir` with `config` and `env`. */
+function settingsOf(t: { after(fn: () => void): void }, config: unknown, env: Record<string, string>) {
+  const dir = appDir(t, { 'rvm.config.json': JSON.stringify(config) });
+  return { dir, settings: loadSettings(dir, { env }) };
+}
+
+test('DATABASE_URL (the environment first, then database.url) chooses PostgreSQL; the start line never shows the password', (t) => {
+  const fromEnv = databaseTarget(settingsOf(t, { database: { url: 'postgres://x@elsewhere/other' } }, { DATABASE_URL: 'postgres://app:s3cret@db.example:5433/shop' }).settings);
+  assert.deepEqual(fromEnv, { kind: 'postgres', url: 'postgres://app:s3cret@db.example:5433/shop', pool: PG_POOL_SIZE, shown: 'postgres db.example:5433/shop' });
+  const fromConfig = databaseTarget(settingsOf(t, { database: { url: 'postgres://u:pw@h/d', pool: 3 } }, {}).settings);
+  assert.equal(fromConfig.kind, 'postgres');
+  assert.equal(fromConfig.shown, 'postgres h/d');
+  assert.equal((fromConfig as { pool: number }).pool, 3);
+  const { dir, settings } = settingsOf(t, {}, {});
+  const sqlite = databaseTarget(settings);
+  assert.equal(sqlite.kind, 'sqlite');
+  assert.equal((sqlite as { path: string }).path, join(dir, '.rvm', 'data.sqlite'));
+});
+
+test(`database.pool is 1 to MAX_PG_POOL_SIZE (${MAX_PG_POOL_SIZE}) per process`, (t) => {
+  assert.equal((databaseTarget(settingsOf(t, { database: { pool: MAX_PG_POOL_SIZE } }, { DATABASE_URL: 'postgres://h/d' }).settings) as { pool: number }).pool, MAX_PG_POOL_SIZE);
+  for (const pool of [MAX_PG_POOL_SIZE + 1, 0, 2.5, '4']) {
+    assert.throws(() => databaseTarget(settingsOf(t, { database: { pool } }, {}).settings), /database\.pool/);
+  }
+  assert.throws(() => databaseTarget(settingsOf(t, { database: 'postgres://h/d' }, {}).settings), /"database" must be an object/);
+});
+
+test('a malformed database config stops the start as E_PLUGIN_SETUP of records', async (t) => {
+  const dir = appDir(t, { 'user.rvm': USER, 'rvm.config.json': JSON.stringify({ database: { pool: 0 } }) });
+  await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE }), (e: unknown) => {
+    assert.equal((e as { code?: string }).code, 'E_PLUGIN_SETUP');
+    assert.match((e as Error).message, /records.*database\.pool/);
+    return true;
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * `rvm db diff` and `rvm db apply`: the schema plan of an app's records against its SQLite file,
+ * withheld changes listed with their type's place and SQL, applied only with
+ * `--allow-destructive`; after which the app starts again.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadApp } from '../../tools/host.js';
+import { inject } from '../../vm/runtime/http/inject.js';
+import { captureLogger } from '../../vm/runtime/log.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
+
+const USER = "type User {\n  email: text @unique\n  age?: int\n}\n";
+const ROUTES = "route POST /users {\n  response.created(User.create(body))\n}\nroute GET /users {\n  response.ok(User.count())\n}\n";
+
+/** Runs `rvm db ...args` without DATABASE_URL (the app's SQLite file). */
+function db(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const env: NodeJS.ProcessEnv = { ...process.env, RVM_DEBUG: '' };
+  delete env.DATABASE_URL;
+  return spawnSync(process.execPath, [CLI, 'db', ...args], { encoding: 'utf8', env, timeout: 60_000 });
+}
+
+function tempApp(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-db-'));
+  writeFileSync(join(dir, 'user.rvm'), USER);
+  writeFileSync(join(dir, 'routes.rvm'), ROUTES);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const NO_DATABASE = { env: {} };
+
+test('rvm db diff prints what a start would apply and changes nothing', (t) => {
+  const dir = tempApp(t);
+  const r = db('diff', dir);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^database: sqlite .*data\.sqlite$/m);
+  assert.match(r.stdout, /^would apply:\n {2}create table User$/m);
+  assert.doesNotMatch(r.stdout, /withheld/);
+  assert.match(db('diff', dir).stdout, /^ {2}create table User$/m, 'a second diff plans the same: the first made no table');
+});
+
+test('rvm db diff lists a withheld change at its type with its SQL; apply without the flag withholds it (exit 1), with it applies it', async (t) => {
+  const dir = tempApp(t);
+  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
+  try {
+    assert.equal((await inject(app, { method: 'POST', url: '/users', body: { email: 'a', age: 1 } })).status, 201);
+  } finally {
+    await app.close();
+  }
+  writeFileSync(join(dir, 'user.rvm'), USER.replace('age?: int', 'age?: text'));
+
+  const diff = db('diff', dir);
+  assert.equal(diff.status, 0, diff.stderr);
+  assert.match(diff.stdout, /^would apply: nothing$/m);
+  assert.match(diff.stdout, /^withheld \(rvm db apply --allow-destructive applies them\):\n {2}user\.rvm:1:1 User: field 'age' changed from int to text .*\(destructive\)$/m);
+  assert.match(diff.stdout, /^ {4}ALTER TABLE "User" DROP COLUMN "age";$/m);
+
+  const withheld = db('apply', dir);
+  assert.equal(withheld.status, 1);
+  assert.match(withheld.stdout, /field 'age' changed from int to text/);
+  await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE }), /E_SCHEMA_WITHHELD|does not match/);
+
+  const applied = db('apply', dir, '--allow-destructive');
+  assert.equal(applied.status, 0, applied.stderr);
+  assert.match(applied.stdout, /^applied:\n {2}field 'age' changed from int to text/m);
+  assert.doesNotMatch(applied.stdout, /withheld/);
+
+  const again = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
+  try {
+    const count = await inject(again, { url: '/users' });
+    assert.equal(count.json(), 1, 'the row stays; only its age column was dropped');
+  } finally {
+    await again.close();
+  }
+});
+
+test('rvm db refuses an unknown action and --allow-destructive with diff (exit 2); an app without types has no database', (t) => {
+  const dir = tempApp(t);
+  assert.equal(db('drop', dir).status, 2);
+  assert.equal(db('diff', dir, '--allow-destructive').status, 2);
+  const plain = mkdtempSync(join(tmpdir(), 'rvm-db-plain-'));
+  t.after(() => rmSync(plain, { recursive: true, force: true }));
+  writeFileSync(join(plain, 'a.rvm'), "route GET /a {\n  response.ok(1)\n}\n");
+  const r = db('diff', plain);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /no record types/);
+  assert.equal(existsSync(join(plain, '.rvm', 'data.sqlite')), false);
+});
