@@ -11,30 +11,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pairedRatio, pinning, waitForServer } from './util.js';
+import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, freePort, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, waitForServer, type Measurement, type Results } from './util.js';
 
 const PIN = pinning();
 
-/** Seconds of measured load per route and server, split into the rounds. */
-const DURATION_S = positiveEnv('BENCH_DURATION', 12);
-/** Seconds of unmeasured load first, so the JIT has compiled the hot paths of every server. */
-const WARMUP_S = positiveEnv('BENCH_WARMUP', 2);
-/**
- * Rounds the measured time is split into: 1 s each. The shared machine's disturbances come in
- * bursts that can spoil a whole round (per-round ratios of 0.65–1.68 seen on 2026-11-25), so
- * more, shorter pairs let the median outvote them.
- */
-const ROUNDS = Math.max(1, Math.floor(positiveEnv('BENCH_ROUNDS', 12)));
-/** Concurrent connections: enough to keep one server core saturated on loopback. */
-const CONNECTIONS = positiveEnv('BENCH_CONNECTIONS', 64);
-/**
- * Requests in flight per connection. Without pipelining autocannon needs a whole core to keep up
- * with a node server (measured on the 2-core machine: server 99 %, autocannon 98 %), so the
- * client bounds the rate and the servers' ratios are squeezed toward 1. With 10 in flight the
- * client idles a fifth of the time and the server's cost per request decides, as in Fastify's own
- * benchmarks (`autocannon -c 100 -p 10`).
- */
-const PIPELINING = Math.max(1, Math.floor(positiveEnv('BENCH_PIPELINING', 10)));
+const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS, connections: CONNECTIONS, pipelining: PIPELINING } = HTTP_LOAD;
 /** How long a server may take to start answering (rvm compiles its app first). */
 const START_TIMEOUT_MS = 30_000;
 /** How long a server may take to shut down on SIGTERM before it is killed. */
@@ -90,21 +71,8 @@ const SERVERS: ServerCase[] = [
   { name: 'fastify', args: (port) => [join(REPO_ROOT, 'dist/bench/servers/fastify.js'), String(port)], note: 'Fastify defaults, logger off' },
 ];
 
-interface Measurement {
-  reqPerSec: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  /** req/s of each round, in round order (a server's round i ran next to the others' round i). */
-  rounds?: number[];
-}
 
-type Results = Map<string, Map<string, Measurement | string>>;
 
-function positiveEnv(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 /** Starts a server child and waits until it answers; the child's stdout is discarded as in production. */
 async function startServer(server: ServerCase): Promise<{ child: ChildProcess; base: string }> {
@@ -152,7 +120,7 @@ async function checkRoute(base: string, route: RouteCase): Promise<string | null
   return null;
 }
 
-async function load(base: string, route: RouteCase, duration: number): Promise<Measurement> {
+async function load(base: string, route: RouteCase, duration: number): Promise<Omit<Measurement, 'rounds'>> {
   const options: Parameters<typeof autocannon>[0] = { url: base + route.path, connections: CONNECTIONS, pipelining: PIPELINING, duration, method: route.method };
   if (route.body) {
     options.body = route.body;
@@ -181,51 +149,7 @@ async function startAll(results: Results): Promise<Map<string, Running>> {
   return running;
 }
 
-/**
- * Measures route by route in rounds; within a round every server takes its turn, the order
- * rotating from round to round, so a slow patch of a shared machine does not land on one server
- * alone. Each figure is the median over the rounds. Idle servers cost nothing.
- */
-async function measureAll(running: Map<string, Running>, results: Results): Promise<void> {
-  const names = [...running.keys()];
-  for (const route of ROUTES) {
-    const live = new Set<string>();
-    for (const name of names) {
-      const problem = await checkRoute(running.get(name)!.base, route);
-      if (problem === null) {
-        live.add(name);
-        await load(running.get(name)!.base, route, WARMUP_S);
-      } else {
-        results.get(name)!.set(route.name, `wrong answer: ${problem}`);
-        console.error(`[${name}] ${route.name}: wrong answer: ${problem}`);
-      }
-    }
-    const samples = new Map<string, Measurement[]>([...live].map((name) => [name, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      const shift = round % names.length;
-      for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
-        if (!live.has(name)) continue;
-        const m = await load(running.get(name)!.base, route, DURATION_S / ROUNDS);
-        samples.get(name)!.push(m);
-        console.error(`[${name}] ${route.name} round ${round + 1}/${ROUNDS}: ${fmt(m.reqPerSec)} req/s, p99 ${m.p99} ms`);
-      }
-    }
-    for (const [name, list] of samples) {
-      results.get(name)!.set(route.name, {
-        reqPerSec: median(list.map((m) => m.reqPerSec)),
-        rounds: list.map((m) => m.reqPerSec),
-        p99: median(list.map((m) => m.p99)),
-        errors: list.reduce((n, m) => n + m.errors, 0),
-        non2xx: list.reduce((n, m) => n + m.non2xx, 0),
-      });
-    }
-  }
-}
 
-function measurement(results: Results, server: string, route: string): Measurement | null {
-  const m = results.get(server)?.get(route);
-  return m && typeof m === 'object' ? m : null;
-}
 
 function report(results: Results): void {
   const rows: string[][] = [];
@@ -286,7 +210,7 @@ async function main(): Promise<void> {
   const results: Results = new Map();
   const running = await startAll(results);
   try {
-    await measureAll(running, results);
+    await measureSideBySide(running, ROUTES, results, { check: (server, route) => checkRoute(server.base, route), load: (server, route, seconds) => load(server.base, route, seconds), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
   } finally {
     await Promise.all([...running.values()].map((r) => stopServer(r.child)));
   }

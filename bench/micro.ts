@@ -23,7 +23,7 @@ import { createLogger } from '../vm/runtime/log.js';
 import { countLines, DEFAULT_FILE_COUNT, generateCorpus, type CorpusFile } from './corpus.js';
 import { runStartupBench } from './startup.js';
 import { runValidationBench } from './validation.js';
-import { fmt, formatTable, machineDescription } from './util.js';
+import { fmt, formatTable, machineDescription, positiveEnv } from './util.js';
 
 /** Milliseconds of sampling per task: 1 s gives a relative margin of error of a few percent. */
 const TASK_TIME_MS = positiveEnv('BENCH_TIME', 1000);
@@ -49,10 +49,6 @@ route GET /noop {
 }
 `;
 
-function positiveEnv(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 /** A duration given in ms, in the unit that reads best (ms or µs). */
 function duration(ms: number): string {

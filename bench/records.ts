@@ -15,20 +15,11 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pairedRatio, pinning, waitForServer } from './util.js';
+import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, freePort, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, waitForServer, type Measurement, type Results } from './util.js';
 
 const PIN = pinning();
 
-/** Seconds of measured load per route and server, split into the rounds (as bench/http.ts). */
-const DURATION_S = positiveEnv('BENCH_DURATION', 12);
-/** Seconds of unmeasured load first, so the JIT and SQLite's page cache are warm. */
-const WARMUP_S = positiveEnv('BENCH_WARMUP', 2);
-/** Rounds of rotating server order; the median outvotes a disturbed round (see bench/http.ts). */
-const ROUNDS = Math.max(1, Math.floor(positiveEnv('BENCH_ROUNDS', 12)));
-/** Concurrent connections: enough to keep one server core saturated on loopback. */
-const CONNECTIONS = positiveEnv('BENCH_CONNECTIONS', 64);
-/** Requests in flight per connection, as bench/http.ts (the client must not bound the rate). */
-const PIPELINING = Math.max(1, Math.floor(positiveEnv('BENCH_PIPELINING', 10)));
+const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS, connections: CONNECTIONS, pipelining: PIPELINING } = HTTP_LOAD;
 /** Users created before loading: a table where role=user matches far more than one page. */
 const SEED_USERS = Math.floor(positiveEnv('BENCH_SEED_USERS', 2000));
 /** How long a server may take to start answering (rvm compiles its app first). */
@@ -121,20 +112,8 @@ const ROUTES: RouteCase[] = [
   },
 ];
 
-interface Measurement {
-  reqPerSec: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  rounds: number[];
-}
 
-type Results = Map<string, Map<string, Measurement | string>>;
 
-function positiveEnv(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 async function post(base: string, body: unknown): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${base}/api/users`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
@@ -224,47 +203,7 @@ async function startAll(results: Results): Promise<Map<string, Running>> {
   return running;
 }
 
-/** Route by route, rounds in rotating server order (as bench/http.ts); each figure is the median of the rounds. */
-async function measureAll(running: Map<string, Running>, results: Results): Promise<void> {
-  const names = [...running.keys()];
-  for (const route of ROUTES) {
-    const live = new Set<string>();
-    for (const name of names) {
-      const problem = await checkRoute(running.get(name)!, route);
-      if (problem === null) {
-        live.add(name);
-        await load(running.get(name)!, route, WARMUP_S);
-      } else {
-        results.get(name)!.set(route.name, `wrong answer: ${problem}`);
-        console.error(`[${name}] ${route.name}: wrong answer: ${problem}`);
-      }
-    }
-    const samples = new Map<string, Omit<Measurement, 'rounds'>[]>([...live].map((name) => [name, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      const shift = round % names.length;
-      for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
-        if (!live.has(name)) continue;
-        const m = await load(running.get(name)!, route, DURATION_S / ROUNDS);
-        samples.get(name)!.push(m);
-        console.error(`[${name}] ${route.name} round ${round + 1}/${ROUNDS}: ${fmt(m.reqPerSec)} req/s, p99 ${m.p99} ms`);
-      }
-    }
-    for (const [name, list] of samples) {
-      results.get(name)!.set(route.name, {
-        reqPerSec: median(list.map((m) => m.reqPerSec)),
-        rounds: list.map((m) => m.reqPerSec),
-        p99: median(list.map((m) => m.p99)),
-        errors: list.reduce((n, m) => n + m.errors, 0),
-        non2xx: list.reduce((n, m) => n + m.non2xx, 0),
-      });
-    }
-  }
-}
 
-function measurement(results: Results, server: string, route: string): Measurement | null {
-  const m = results.get(server)?.get(route);
-  return m && typeof m === 'object' ? m : null;
-}
 
 function report(results: Results, running: Map<string, Running>): void {
   const rows: string[][] = [];
@@ -302,7 +241,7 @@ async function main(): Promise<void> {
   const results: Results = new Map();
   const running = await startAll(results);
   try {
-    await measureAll(running, results);
+    await measureSideBySide(running, ROUTES, results, { check: checkRoute, load: load, warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
   } finally {
     await Promise.all([...running.values()].map(stopServer));
   }

@@ -101,3 +101,103 @@ export function pinning(): { command: string; prefix: string[]; note: string } {
   }
   return { command: 'taskset', prefix: ['-c', '0', process.execPath], note: 'server pinned to core 0, load generator to core 1' };
 }
+
+/** One server on one route: median req/s and p99 over the rounds, and what went wrong. */
+export interface Measurement {
+  reqPerSec: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** req/s of each round, in round order (a server's round i ran next to the others' round i). */
+  rounds: number[];
+}
+
+/** Figures by server, then by route name; text where a server could not be measured. */
+export type Results = Map<string, Map<string, Measurement | string>>;
+
+/** How a side-by-side benchmark checks and loads one server on one route. */
+export interface SideBySide<S, R> {
+  /** A problem with the server's answer (so a fast wrong answer is never measured), or null. */
+  check(server: S, route: R): Promise<string | null>;
+  load(server: S, route: R, seconds: number): Promise<Omit<Measurement, 'rounds'>>;
+  warmupS: number;
+  durationS: number;
+  rounds: number;
+}
+
+/**
+ * Measures route by route in rounds; within a round every server takes its turn, the order
+ * rotating from round to round, so a slow patch of a shared machine does not land on one server
+ * alone. Each figure is the median over the rounds. Idle servers cost nothing.
+ */
+export async function measureSideBySide<S, R extends { name: string }>(running: Map<string, S>, routes: readonly R[], results: Results, how: SideBySide<S, R>): Promise<void> {
+  const names = [...running.keys()];
+  for (const route of routes) {
+    const live = new Set<string>();
+    for (const name of names) {
+      const problem = await how.check(running.get(name)!, route);
+      if (problem === null) {
+        live.add(name);
+        await how.load(running.get(name)!, route, how.warmupS);
+      } else {
+        results.get(name)!.set(route.name, `wrong answer: ${problem}`);
+        console.error(`[${name}] ${route.name}: wrong answer: ${problem}`);
+      }
+    }
+    const samples = new Map<string, Omit<Measurement, 'rounds'>[]>([...live].map((name) => [name, []]));
+    for (let round = 0; round < how.rounds; round++) {
+      const shift = round % names.length;
+      for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
+        if (!live.has(name)) continue;
+        const m = await how.load(running.get(name)!, route, how.durationS / how.rounds);
+        samples.get(name)!.push(m);
+        console.error(`[${name}] ${route.name} round ${round + 1}/${how.rounds}: ${fmt(m.reqPerSec)} req/s, p99 ${m.p99} ms`);
+      }
+    }
+    for (const [name, list] of samples) {
+      results.get(name)!.set(route.name, {
+        reqPerSec: median(list.map((m) => m.reqPerSec)),
+        rounds: list.map((m) => m.reqPerSec),
+        p99: median(list.map((m) => m.p99)),
+        errors: list.reduce((n, m) => n + m.errors, 0),
+        non2xx: list.reduce((n, m) => n + m.non2xx, 0),
+      });
+    }
+  }
+}
+
+/** A server's figure on a route, or null when it has none. */
+export function measurement(results: Results, server: string, route: string): Measurement | null {
+  const m = results.get(server)?.get(route);
+  return m && typeof m === 'object' ? m : null;
+}
+
+/** A positive number from the environment variable `name`, else `fallback`. */
+export function positiveEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** The load the side-by-side HTTP benchmarks (bench/http.ts, bench/records.ts) put on each server; the environment overrides each. */
+export const HTTP_LOAD = {
+  /** Seconds of measured load per route and server, split into the rounds (BENCH_DURATION). */
+  durationS: positiveEnv('BENCH_DURATION', 12),
+  /** Seconds of unmeasured load first, so the JIT (and SQLite's page cache) are warm (BENCH_WARMUP). */
+  warmupS: positiveEnv('BENCH_WARMUP', 2),
+  /**
+   * Rounds the measured time is split into: 1 s each (BENCH_ROUNDS). The shared machine's
+   * disturbances come in bursts that can spoil a whole round (per-round ratios of 0.65–1.68 seen
+   * on 2026-11-25), so more, shorter pairs let the median outvote them.
+   */
+  rounds: Math.max(1, Math.floor(positiveEnv('BENCH_ROUNDS', 12))),
+  /** Concurrent connections: enough to keep one server core saturated on loopback (BENCH_CONNECTIONS). */
+  connections: positiveEnv('BENCH_CONNECTIONS', 64),
+  /**
+   * Requests in flight per connection (BENCH_PIPELINING). Without pipelining autocannon needs a
+   * whole core to keep up with a node server (measured on the 2-core machine: server 99 %,
+   * autocannon 98 %), so the client bounds the rate and the servers' ratios are squeezed toward
+   * 1. With 10 in flight the client idles a fifth of the time and the server's cost per request
+   * decides, as in Fastify's own benchmarks (`autocannon -c 100 -p 10`).
+   */
+  pipelining: Math.max(1, Math.floor(positiveEnv('BENCH_PIPELINING', 10))),
+};
