@@ -8,20 +8,13 @@
  * BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 64), BENCH_PIPELINING (default 10),
  * BENCH_ROUTES (only these routes). Always exits 0: it measures, it does not test.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, freePort, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, waitForServer, type Measurement, type Results } from './util.js';
+import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
 
 const PIN = pinning();
 
 const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS, connections: CONNECTIONS, pipelining: PIPELINING } = HTTP_LOAD;
-/** How long a server may take to start answering (rvm compiles its app first). */
-const START_TIMEOUT_MS = 30_000;
-/** How long a server may take to shut down on SIGTERM before it is killed. */
-const STOP_GRACE_MS = 2000;
-/** Kept from a child's stderr to explain a failed start. */
-const STDERR_KEEP_CHARS = 4000;
 
 /** Targets from the design: rvm GET /hello against node:http and Fastify, p99 against Fastify. */
 const TARGET_VS_NODE = 0.85;
@@ -71,34 +64,9 @@ const SERVERS: ServerCase[] = [
   { name: 'fastify', args: (port) => [join(REPO_ROOT, 'dist/bench/servers/fastify.js'), String(port)], note: 'Fastify defaults, logger off' },
 ];
 
-
-
-
-/** Starts a server child and waits until it answers; the child's stdout is discarded as in production. */
-async function startServer(server: ServerCase): Promise<{ child: ChildProcess; base: string }> {
-  const port = await freePort();
-  const child = spawn(PIN.command, [...PIN.prefix, ...server.args(port)], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);
-  });
-  const base = `http://127.0.0.1:${port}`;
-  try {
-    await waitForServer(`${base}/hello`, START_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null);
-  } catch (err) {
-    child.kill('SIGKILL');
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${stderr.trim()}`);
-  }
-  return { child, base };
-}
-
-function stopServer(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
-  });
+/** Starts a server child and waits until it answers. */
+function startServer(server: ServerCase): Promise<ServerChild> {
+  return spawnServer(PIN, server.args);
 }
 
 /** Fetches the route once and checks the body, so a fast wrong answer is never measured. */
@@ -148,8 +116,6 @@ async function startAll(results: Results): Promise<Map<string, Running>> {
   }
   return running;
 }
-
-
 
 function report(results: Results): void {
   const rows: string[][] = [];

@@ -10,24 +10,18 @@
  * Env: as bench/http.ts (BENCH_DURATION, BENCH_ROUNDS, BENCH_WARMUP, BENCH_CONNECTIONS,
  * BENCH_PIPELINING), plus BENCH_SEED_USERS. Always exits 0: it measures, it does not test.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, freePort, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, waitForServer, type Measurement, type Results } from './util.js';
+import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
 
 const PIN = pinning();
 
 const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS, connections: CONNECTIONS, pipelining: PIPELINING } = HTTP_LOAD;
 /** Users created before loading: a table where role=user matches far more than one page. */
 const SEED_USERS = Math.floor(positiveEnv('BENCH_SEED_USERS', 2000));
-/** How long a server may take to start answering (rvm compiles its app first). */
-const START_TIMEOUT_MS = 30_000;
-/** How long a server may take to shut down on SIGTERM before it is killed. */
-const STOP_GRACE_MS = 2000;
-/** Kept from a child's stderr to explain a failed start. */
-const STDERR_KEEP_CHARS = 4000;
 
 /** The issue's targets: rvm's req/s over Fastify + better-sqlite3's. */
 const TARGETS: Record<string, number> = { 'POST /api/users': 0.95, 'GET /api/users/:id': 0.95, 'GET /api/users?role=user': 0.9 };
@@ -112,9 +106,6 @@ const ROUTES: RouteCase[] = [
   },
 ];
 
-
-
-
 async function post(base: string, body: unknown): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${base}/api/users`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
   return { status: res.status, body: await res.json() };
@@ -124,15 +115,15 @@ async function post(base: string, body: unknown): Promise<{ status: number; body
 async function startServer(server: ServerCase): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), `rvm-bench-records-${server.name}-`));
   if (server.name === 'rvm') cpSync(join(REPO_ROOT, 'bench/apps/records'), join(dir, 'app'), { recursive: true });
-  const port = await freePort();
-  const child = spawn(PIN.command, [...PIN.prefix, ...server.args(port, dir)], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);
-  });
-  const base = `http://127.0.0.1:${port}`;
+  let started: ServerChild;
   try {
-    await waitForServer(`${base}/hello`, START_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null);
+    started = await spawnServer(PIN, (port) => server.args(port, dir));
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { child, base } = started;
+  try {
     let known: Record<string, unknown> | null = null;
     for (let i = 0; i < SEED_USERS; i++) {
       const answer = await post(base, { email: `seed-${i}@example.com`, name: `User ${i}`, role: i % 4 === 3 ? 'admin' : 'user' });
@@ -142,20 +133,15 @@ async function startServer(server: ServerCase): Promise<Running> {
     const caveat = existsSync(server.database(dir)) ? null : `records not stored in ${server.database(dir)} (the records plugin is not on SQLite yet): figures do not compare`;
     return { child, base, dir, known: known!, caveat };
   } catch (err) {
-    child.kill('SIGKILL');
+    await stopServer(child);
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${stderr.trim()}`);
+    throw err;
   }
 }
 
-function stopServer(running: Running): Promise<void> {
-  const { child } = running;
-  return new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
-  }).finally(() => rmSync(running.dir, { recursive: true, force: true }));
+/** Stops a server and removes its directory. */
+function stopRunning(running: Running): Promise<void> {
+  return stopServer(running.child).finally(() => rmSync(running.dir, { recursive: true, force: true }));
 }
 
 /** Sends the route once and checks the answer, so a fast wrong answer is never measured. */
@@ -203,8 +189,6 @@ async function startAll(results: Results): Promise<Map<string, Running>> {
   return running;
 }
 
-
-
 function report(results: Results, running: Map<string, Running>): void {
   const rows: string[][] = [];
   for (const route of ROUTES) {
@@ -243,7 +227,7 @@ async function main(): Promise<void> {
   try {
     await measureSideBySide(running, ROUTES, results, { check: checkRoute, load: load, warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
   } finally {
-    await Promise.all([...running.values()].map(stopServer));
+    await Promise.all([...running.values()].map(stopRunning));
   }
   report(results, running);
 }

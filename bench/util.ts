@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -201,3 +201,47 @@ export const HTTP_LOAD = {
    */
   pipelining: Math.max(1, Math.floor(positiveEnv('BENCH_PIPELINING', 10))),
 };
+
+/** How long a benchmarked server may take to start answering (rvm compiles its app first). */
+const START_TIMEOUT_MS = 30_000;
+/** How long a server may take to shut down on SIGTERM before it is killed. */
+const STOP_GRACE_MS = 2000;
+/** Tail of a server's stderr kept for the error when it fails to start. */
+const STDERR_KEEP_CHARS = 4000;
+
+/** A benchmarked server child and where it answers. */
+export interface ServerChild {
+  child: ChildProcess;
+  base: string;
+}
+
+/**
+ * Spawns `node args` (pinned by `pin`) on a free port, stdout discarded as in production, and
+ * waits until `/hello` answers; a server that fails to start is killed and its stderr reported.
+ */
+export async function spawnServer(pin: { command: string; prefix: string[] }, args: (port: number) => string[]): Promise<ServerChild> {
+  const port = await freePort();
+  const child = spawn(pin.command, [...pin.prefix, ...args(port)], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitForServer(`${base}/hello`, START_TIMEOUT_MS, () => child.exitCode === null && child.signalCode === null);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${stderr.trim()}`);
+  }
+  return { child, base };
+}
+
+/** Stops a server child: SIGTERM, then SIGKILL after STOP_GRACE_MS. */
+export function stopServer(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS).unref();
+  });
+}
