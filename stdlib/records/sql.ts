@@ -203,17 +203,33 @@ function where(conditions: string[]): string {
   return conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
 }
 
-function columnList(table: Table): string {
-  return table.order.map(quote).join(', ');
+/** The SQL text of a table that never changes: worked out once per table, not per statement. */
+interface TableText {
+  /** The quoted table name. */
+  name: string;
+  /** The quoted columns in row order (INSERT). */
+  columns: string;
+  /**
+   * The columns a SELECT or RETURNING reads, each named by its position (`c0`, `c1`…): drivers
+   * build rows by assignment, so a column named `__proto__` would set the row's prototype and lose
+   * its value; decodeRow reads them back by position.
+   */
+  results: string;
 }
 
-/**
- * The columns a SELECT or RETURNING reads, each named by its position (`c0`, `c1`…): drivers
- * build rows by assignment, so a column named `__proto__` would set the row's prototype and lose
- * its value; decodeRow reads them back by position.
- */
-function resultList(table: Table): string {
-  return table.order.map((name, i) => `${quote(name)} AS "c${i}"`).join(', ');
+const tableTexts = new WeakMap<Table, TableText>();
+
+function textOf(table: Table): TableText {
+  let text = tableTexts.get(table);
+  if (text === undefined) {
+    text = {
+      name: quote(table.name),
+      columns: table.order.map(quote).join(', '),
+      results: table.order.map((name, i) => `${quote(name)} AS "c${i}"`).join(', '),
+    };
+    tableTexts.set(table, text);
+  }
+  return text;
 }
 
 /** SELECT for `where`/`page`: filter, keyset position, order (id last), limit and offset. */
@@ -227,7 +243,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   const offset = query.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new InvalidQueryError(`offset must be an integer from 0 to ${MAX_OFFSET}`);
   const orderBy = order.map(({ field, desc }) => `${quote(field.name)} ${desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`).join(', ');
-  const sql = `SELECT ${resultList(table)} FROM ${quote(table.name)}${where(conditions)} ORDER BY ${orderBy} LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`;
+  const sql = `SELECT ${textOf(table).results} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${params.add(limit)} OFFSET ${params.add(offset)}`;
   return { sql, params: params.values };
 }
 
@@ -235,17 +251,18 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
 export function countStatement(dialect: Dialect, table: Table, filter: Filter): Statement {
   const params = new Params(dialect);
   const conditions = filterConditions(dialect, table, filter ?? {}, params);
-  return { sql: `SELECT COUNT(*) AS "n" FROM ${quote(table.name)}${where(conditions)}`, params: params.values };
+  return { sql: `SELECT COUNT(*) AS "n" FROM ${textOf(table).name}${where(conditions)}`, params: params.values };
 }
 
 /** SELECT of one row by id. */
 export function findStatement(dialect: Dialect, table: Table, id: string): Statement {
-  return { sql: `SELECT ${resultList(table)} FROM ${quote(table.name)} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
+  const text = textOf(table);
+  return { sql: `SELECT ${text.results} FROM ${text.name} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
 }
 
 /** DELETE of one row by id. */
 export function deleteStatement(dialect: Dialect, table: Table, id: string): Statement {
-  return { sql: `DELETE FROM ${quote(table.name)} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
+  return { sql: `DELETE FROM ${textOf(table).name} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
 }
 
 function writableField(table: Table, name: string): Field {
@@ -282,7 +299,7 @@ export function insertStatement(dialect: Dialect, table: Table, fields: Row, id:
   }
   const params = new Params(dialect);
   const placeholders = table.order.map((name) => params.add(dialect.encode(table.fields.get(name)!.type, row[name]!)));
-  const sql = `INSERT INTO ${quote(table.name)} (${columnList(table)}) VALUES (${placeholders.join(', ')})`;
+  const sql = `INSERT INTO ${textOf(table).name} (${textOf(table).columns}) VALUES (${placeholders.join(', ')})`;
   return { row, statement: { sql, params: params.values } };
 }
 
@@ -297,7 +314,7 @@ export function updateStatement(dialect: Dialect, table: Table, id: string, chan
     sets.push(`${quote(name)} = ${params.add(dialect.encode(field.type, writeValue(field, value)))}`);
   }
   sets.push(`"updated_at" = ${params.add(dialect.encode('datetime', now))}`);
-  const sql = `UPDATE ${quote(table.name)} SET ${sets.join(', ')} WHERE "id" = ${params.add(dialect.encode('uuid', id))} RETURNING ${resultList(table)}`;
+  const sql = `UPDATE ${textOf(table).name} SET ${sets.join(', ')} WHERE "id" = ${params.add(dialect.encode('uuid', id))} RETURNING ${textOf(table).results}`;
   return { sql, params: params.values };
 }
 
@@ -306,7 +323,7 @@ function setOwn(row: Row, name: string, value: StoredValue): void {
   Object.defineProperty(row, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** A row as the driver returned it (columns by position, see resultList), back to JSON data, fields in row order. */
+/** A row as the driver returned it (columns by position, see TableText.results), back to JSON data, fields in row order. */
 export function decodeRow(dialect: Dialect, table: Table, raw: Record<string, unknown>): Row {
   const row: Row = {};
   for (const [i, name] of table.order.entries()) {
