@@ -2,8 +2,9 @@
  * What every `rvm` command shares: the command description type, hand-written argv parsing,
  * the two user-error classes and their exit codes, and output helpers.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { formatDiagnostic, nearest, type Diagnostic } from '../../vm/diagnostics.js';
+import { RUNTIME_MANIFEST } from '../../vm/lang.js';
 
 /** Exit codes: success, a user-facing failure, a usage error, an rvm bug (sysexits EX_SOFTWARE). */
 export const EXIT_OK = 0;
@@ -120,22 +121,15 @@ export function err(text: string): void {
   process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
-let manifest: { name: string; version: string } | null = null;
-
-/** The runtime's package.json (read once, without loading the runtime). */
-function rvmPackage(): { name: string; version: string } {
-  manifest ??= JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
-  return manifest;
-}
 
 /** The rvm package version, read from package.json (without loading the runtime). */
 export function rvmVersion(): string {
-  return rvmPackage().version;
+  return RUNTIME_MANIFEST.version;
 }
 
 /** The runtime's npm package name, read from package.json: what an app installs to get `rvm`. */
 export function rvmPackageName(): string {
-  return rvmPackage().name;
+  return RUNTIME_MANIFEST.name;
 }
 
 /** "1 route", "2 routes". */

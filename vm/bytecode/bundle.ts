@@ -6,11 +6,12 @@
  * and a record of the plugins the app was compiled against, which the server loads again.
  * A bundle that doesn't read back is refused: there are no sources to recompile from.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { ArtefactError, decodeEnvelope, decodeModule, encodeEnvelope, encodeModule, jsonData } from './artefact.js';
 import { BUNDLE_MAGIC, type CompiledModule } from './module.js';
 import { UnreadableFileError, readRegularFile } from '../regular-file.js';
 import { ARTEFACT } from '../errors.js';
+import { COMPILER_VERSION } from '../lang.js';
 
 /** Largest bundle read: every module of an app with room to spare, still safe to hold in memory at once. */
 export const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
@@ -124,7 +125,7 @@ function readPluginRecord(
 }
 
 /** Writes a bundle file; an I/O failure is an ArtefactError E_ARTEFACT_UNREADABLE naming it. */
-export function writeBundle(file: string, bundle: Bundle, compiler = packageVersion()): void {
+export function writeBundle(file: string, bundle: Bundle, compiler = COMPILER_VERSION): void {
   const bytes = encodeBundle(bundle, compiler);
   try {
     writeFileSync(file, bytes);
@@ -157,17 +158,3 @@ function ioReason(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-let cachedVersion: string | null = null;
-
-/** The rvm package version (package.json beside dist/), read once. */
-function packageVersion(): string {
-  if (cachedVersion === null) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-      cachedVersion = typeof pkg.version === 'string' ? pkg.version : 'unknown';
-    } catch {
-      cachedVersion = 'unknown';
-    }
-  }
-  return cachedVersion;
-}
