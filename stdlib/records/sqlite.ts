@@ -185,6 +185,23 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     }
   }
 
+  /**
+   * `work` with the gate just entered and free of waiters: run at once, without the promises of
+   * the waiting path, unless another process holds the file (then it retries as retryBusy does).
+   */
+  private runEntered<T>(work: () => T): Promise<T> {
+    let result: T;
+    try {
+      result = work();
+    } catch (error) {
+      if (error instanceof FileLockedError) return this.retryBusy(work).finally(() => this.gate.release());
+      this.gate.release();
+      return Promise.reject(error);
+    }
+    this.gate.release();
+    return Promise.resolve(result);
+  }
+
   /** The executor of statements outside a transaction (through the gate) or inside one (holding it). */
   executor(inTransaction: boolean, open: () => void = () => {}): Executor {
     const through = <T>(work: () => T): Promise<T> =>
@@ -193,7 +210,9 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
             open();
             return work();
           })()
-        : this.gate.run(() => this.retryBusy(work));
+        : this.gate.tryEnter()
+          ? this.runEntered(work)
+          : this.gate.run(() => this.retryBusy(work));
     return {
       rows: (st: Statement, write: boolean) =>
         through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as Record<string, unknown>[])),
