@@ -151,6 +151,13 @@ export interface KeyValueStore {
   get(key: string): Value | undefined | Promise<Value | undefined>;
   set(key: string, value: Value, ttlMs?: number): void | Promise<void>;
   delete(key: string): void | Promise<void>;
+  /**
+   * Sets `key` to `next` (removes it when `next` is undefined) only if its value is still
+   * `expected` (undefined: absent or expired), as one atomic step; true when it did. Values are
+   * compared as JSON. Single-use facts (a TOTP step accepted, a code's attempts) rest on it:
+   * of two requests racing on one key, exactly one wins, in one process or across many.
+   */
+  compareAndSet(key: string, expected: Value | undefined, next: Value | undefined, ttlMs?: number): boolean | Promise<boolean>;
 }
 
 /** What a native or guard sees of the request it runs for. */

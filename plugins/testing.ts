@@ -19,6 +19,7 @@ import { loadPlugins, type PluginRegistry, type RegisteredGuard } from './regist
 import type { Value } from '../vm/values.js';
 import { Budget } from '../vm/interp/budget.js';
 import { createSecretSource } from '../vm/runtime/secrets.js';
+import { createMemoryStore } from '../vm/runtime/store.js';
 import { DEFAULT_LIMITS } from '../vm/runtime/limits.js';
 import { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
 import type { App } from '../vm/runtime/app.js';
@@ -101,7 +102,6 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
   const failures: FakeContext['failures'] = [];
   const bodyChecks: FakeContext['bodyChecks'] = [];
   const endListeners: (() => void | Promise<void>)[] = [];
-  const store = new Map<string, Value>();
   const respond = (status: number, body: Value, kind: BodyKind = 'json'): Halt => {
     answers.push({ status, body, kind });
     response.status = status;
@@ -115,11 +115,7 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
     response,
     app: options.app ?? TEST_APP,
     budget: new Budget(),
-    store: {
-      get: (key) => store.get(key),
-      set: (key, value) => void store.set(key, value),
-      delete: (key) => void store.delete(key),
-    },
+    store: createMemoryStore(),
     locals: new Map(),
     logs,
     answers,

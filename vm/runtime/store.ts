@@ -23,6 +23,7 @@ export interface MemoryStore extends KeyValueStore {
   get(key: string): Value | undefined;
   set(key: string, value: Value, ttlMs?: number): void;
   delete(key: string): void;
+  compareAndSet(key: string, expected: Value | undefined, next: Value | undefined, ttlMs?: number): boolean;
   readonly size: number;
   /** Removes expired keys now (the timer calls this). */
   sweep(): void;
@@ -33,6 +34,12 @@ interface Slot {
   value: Value;
   /** Epoch ms after which the key is gone; Infinity when it never expires. */
   expires: number;
+}
+
+/** Whether two stored values are equal as JSON (what a shared store, which keeps JSON text, compares). */
+export function sameJson(a: Value | undefined, b: Value | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** Creates an in-process store with lazy expiry on read and a periodic, unref'd sweep. */
@@ -70,6 +77,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
     delete(key) {
       map.delete(key);
+    },
+    compareAndSet(key, expected, next, ttlMs) {
+      if (!sameJson(this.get(key), expected)) return false;
+      if (next === undefined) this.delete(key);
+      else this.set(key, next, ttlMs);
+      return true;
     },
     get size() {
       return map.size;

@@ -70,4 +70,22 @@ describe('createMemoryStore', () => {
     }
     s.close();
   });
+
+  test('compareAndSet swaps only an unchanged value, compared as JSON; undefined means absent', () => {
+    let t = 1_000;
+    const s = createMemoryStore({ now: () => t });
+    assert.equal(s.compareAndSet('step', undefined, 10, 100), true, 'absent → set');
+    assert.equal(s.compareAndSet('step', undefined, 11), false, 'present: an absent expectation loses');
+    assert.equal(s.compareAndSet('step', 9, 11), false, 'another value loses');
+    assert.equal(s.get('step'), 10);
+    assert.equal(s.compareAndSet('code', undefined, { hmac: 'x', tries: 0 }), true);
+    assert.equal(s.compareAndSet('code', { hmac: 'x', tries: 0 }, { hmac: 'x', tries: 1 }), true, 'equal as JSON, a different object');
+    assert.equal(s.compareAndSet('code', { hmac: 'x', tries: 0 }, { hmac: 'x', tries: 2 }), false, 'the old value is stale');
+    assert.equal(s.compareAndSet('code', { hmac: 'x', tries: 1 }, undefined), true, 'undefined next removes');
+    assert.equal(s.get('code'), undefined);
+    t += 100;
+    assert.equal(s.compareAndSet('step', undefined, 12), true, 'an expired key is absent');
+    assert.equal(s.get('step'), 12);
+    s.close();
+  });
 });
