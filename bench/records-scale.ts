@@ -105,8 +105,8 @@ async function paging(store: SqliteStore, label: string, filter: Query['filter']
     before = afterRow(order, row!);
     note = 'no index serves this order: each page sorts the matching rows';
   }
-  const first = await timeOf(() => store.select('User', { filter, order, limit: PAGE_SIZE, offset: 0 }));
-  const deep = await timeOf(() => store.select('User', { filter, order, limit: PAGE_SIZE, offset: 0, after: before }));
+  const first = await timeOf(async () => store.select('User', { filter, order, limit: PAGE_SIZE, offset: 0 }));
+  const deep = await timeOf(async () => store.select('User', { filter, order, limit: PAGE_SIZE, offset: 0, after: before }));
   return [`${label}: page 1 vs page ${fmt(PAGES)} (cursor)`, `${fmt(first, 3)} ms vs ${fmt(deep, 3)} ms`, note];
 }
 
@@ -131,7 +131,7 @@ async function main(): Promise<void> {
     rows.push([`find by id (${fmt(FINDS)} ids across the table)`, `${fmt(median(finds), 3)} ms median`, `p99 ${fmt(finds.sort((a, b) => a - b)[Math.floor(FINDS * 0.99)]!, 3)} ms`]);
 
     rows.push(await paging(store, 'page by id', {}, [], true));
-    const deepOffset = await timeOf(() => store.select('User', { filter: {}, order: [], limit: PAGE_SIZE, offset: (PAGES - 1) * PAGE_SIZE }));
+    const deepOffset = await timeOf(async () => store.select('User', { filter: {}, order: [], limit: PAGE_SIZE, offset: (PAGES - 1) * PAGE_SIZE }));
     rows.push([`  the same page ${fmt(PAGES)} by offset`, `${fmt(deepOffset, 3)} ms`, '']);
     rows.push(await paging(store, "page {role: 'user'} newest first", { role: 'user' }, [{ field: 'created_at', desc: true }], false));
 

@@ -2,7 +2,8 @@
  * The Fastify + better-sqlite3 peer of the records benchmark: the routes of bench/apps/records
  * written as a Fastify user would, with hand-written prepared statements on a SQLite file set up
  * as rvm sets up its own (WAL, synchronous=NORMAL, a busy timeout, writes in BEGIN IMMEDIATE),
- * the same table and indexes (`email` unique, `role` indexed), UUIDv7 ids and ISO-8601 time
+ * the same table and indexes as rvm makes (`email` unique; `role`, then creation order, for the
+ * listing; creation order for the table), UUIDv7 ids and ISO-8601 time
  * stamps, and the same validation (ajv through Fastify's schema, ajv-formats' `email`).
  * Usage: `node dist/bench/servers/fastify-records.js PORT DATABASE_FILE`.
  */
@@ -29,7 +30,8 @@ db.exec(`
     updated_at TEXT NOT NULL
   );
   CREATE UNIQUE INDEX IF NOT EXISTS users_email_unique ON users (email);
-  CREATE INDEX IF NOT EXISTS users_role ON users (role);
+  CREATE INDEX IF NOT EXISTS users_role ON users (role, created_at, id);
+  CREATE INDEX IF NOT EXISTS users_created_at ON users (created_at, id);
 `);
 
 const insert = db.prepare('INSERT INTO users (id, email, name, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');

@@ -17,7 +17,7 @@
 import { ConflictError, InvalidQueryError, type Filter, type FilterOp, type Query, type RecordOps, type RecordStore, type Row, type SchemaPlan, type StoredValue, type TableSpec, type Transaction } from './store.js';
 import { checkValue, fieldOf, tableOf, type Field, type FieldType, type Table } from './columns.js';
 import { countStatement, insertStatement, selectStatement, updateStatement } from './sql.js';
-import { indexName, planSchema, type LiveSchema } from './schema.js';
+import { indexNames, planSchema, type LiveSchema } from './schema.js';
 import { sqliteDialect } from './sqlite.js';
 import { own, put } from './record.js';
 import { effectiveOrder } from './cursor.js';
@@ -192,11 +192,7 @@ export class MemoryStore extends TableOps implements RecordStore {
   #reshape(table: Table): void {
     const existing = this.#tables.get(table.name);
     const columns = new Map<string, FieldType>([...table.fields.values()].map((f) => [f.name, f.type]));
-    const indexes = new Set<string>();
-    for (const column of table.spec.columns) {
-      if (column.unique) indexes.add(indexName(table.name, column.name, true));
-      else if (column.index) indexes.add(indexName(table.name, column.name, false));
-    }
+    const indexes = indexNames(table);
     const rows = new Map<string, Row>();
     for (const [id, old] of existing?.rows ?? []) {
       const row: Row = {};

@@ -4,15 +4,15 @@
  * errors become the three coded errors); this class checks input, builds the statements, sets
  * ids and timestamps, and turns rows back into JSON data.
  */
-import { InvalidQueryError, type Filter, type Query, type RecordOps, type Row } from './store.js';
+import { InvalidQueryError, answerOf, then, type Answer, type Filter, type Query, type RecordOps, type Row } from './store.js';
 import { type Table } from './columns.js';
 import { countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 
 /** How statements run on one connection (or pool): raw rows, or the number of rows changed. */
 export interface Executor {
-  rows(statement: Statement, write: boolean): Promise<Record<string, unknown>[]>;
-  run(statement: Statement): Promise<number>;
+  rows(statement: Statement, write: boolean): Answer<Record<string, unknown>[]>;
+  run(statement: Statement): Answer<number>;
 }
 
 /** The declared tables a store knows, by name (set by sync). */
@@ -23,7 +23,7 @@ function idOf(id: unknown): string | null {
   return typeof id === 'string' && UUID_PATTERN.test(id) ? id.toLowerCase() : null;
 }
 
-/** RecordOps over one Executor. */
+/** RecordOps over one Executor; each answers as its executor does (at once on a free SQLite connection). */
 export class SqlOps implements RecordOps {
   constructor(
     private readonly dialect: Dialect,
@@ -37,46 +37,51 @@ export class SqlOps implements RecordOps {
     return table;
   }
 
-  async insert(table: string, fields: Row): Promise<Row> {
-    const { id, ms } = uuidv7At();
-    const { row, statement } = insertStatement(this.dialect, this.table(table), fields, id, isoTimestamp(ms));
-    await this.executor.run(statement);
-    return row;
+  insert(table: string, fields: Row): Answer<Row> {
+    return answerOf(() => {
+      const { id, ms } = uuidv7At();
+      const { row, statement } = insertStatement(this.dialect, this.table(table), fields, id, isoTimestamp(ms));
+      return then(this.executor.run(statement), () => row);
+    });
   }
 
-  async update(table: string, id: string, changes: Row): Promise<Row | null> {
-    const t = this.table(table);
-    const key = idOf(id);
-    const statement = updateStatement(this.dialect, t, key ?? '', changes, isoTimestamp(Date.now()));
-    if (key === null) return null;
-    const [raw] = await this.executor.rows(statement, true);
-    return raw ? decodeRow(this.dialect, t, raw) : null;
+  update(table: string, id: string, changes: Row): Answer<Row | null> {
+    return answerOf(() => {
+      const t = this.table(table);
+      const key = idOf(id);
+      const statement = updateStatement(this.dialect, t, key ?? '', changes, isoTimestamp(Date.now()));
+      if (key === null) return null;
+      return then(this.executor.rows(statement, true), ([raw]) => (raw ? decodeRow(this.dialect, t, raw) : null));
+    });
   }
 
-  async delete(table: string, id: string): Promise<boolean> {
-    const t = this.table(table);
-    const key = idOf(id);
-    if (key === null) return false;
-    return (await this.executor.run(deleteStatement(this.dialect, t, key))) > 0;
+  delete(table: string, id: string): Answer<boolean> {
+    return answerOf(() => {
+      const t = this.table(table);
+      const key = idOf(id);
+      if (key === null) return false;
+      return then(this.executor.run(deleteStatement(this.dialect, t, key)), (changed) => changed > 0);
+    });
   }
 
-  async find(table: string, id: string): Promise<Row | null> {
-    const t = this.table(table);
-    const key = idOf(id);
-    if (key === null) return null;
-    const [raw] = await this.executor.rows(findStatement(this.dialect, t, key), false);
-    return raw ? decodeRow(this.dialect, t, raw) : null;
+  find(table: string, id: string): Answer<Row | null> {
+    return answerOf(() => {
+      const t = this.table(table);
+      const key = idOf(id);
+      if (key === null) return null;
+      return then(this.executor.rows(findStatement(this.dialect, t, key), false), ([raw]) => (raw ? decodeRow(this.dialect, t, raw) : null));
+    });
   }
 
-  async select(table: string, query: Query): Promise<Row[]> {
-    const t = this.table(table);
-    const raws = await this.executor.rows(selectStatement(this.dialect, t, query), false);
-    return raws.map((raw) => decodeRow(this.dialect, t, raw));
+  select(table: string, query: Query): Answer<Row[]> {
+    return answerOf(() => {
+      const t = this.table(table);
+      return then(this.executor.rows(selectStatement(this.dialect, t, query), false), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
+    });
   }
 
-  async count(table: string, filter: Filter): Promise<number> {
-    const [raw] = await this.executor.rows(countStatement(this.dialect, this.table(table), filter), false);
-    return Number(raw?.['n'] ?? 0);
+  count(table: string, filter: Filter): Answer<number> {
+    return answerOf(() => then(this.executor.rows(countStatement(this.dialect, this.table(table), filter), false), ([raw]) => Number(raw?.['n'] ?? 0)));
   }
 }
 
@@ -84,22 +89,22 @@ export class SqlOps implements RecordOps {
 export abstract class DelegatedOps implements RecordOps {
   protected abstract readonly ops: RecordOps;
 
-  insert(table: string, fields: Row): Promise<Row> {
+  insert(table: string, fields: Row): Answer<Row> {
     return this.ops.insert(table, fields);
   }
-  update(table: string, id: string, changes: Row): Promise<Row | null> {
+  update(table: string, id: string, changes: Row): Answer<Row | null> {
     return this.ops.update(table, id, changes);
   }
-  delete(table: string, id: string): Promise<boolean> {
+  delete(table: string, id: string): Answer<boolean> {
     return this.ops.delete(table, id);
   }
-  find(table: string, id: string): Promise<Row | null> {
+  find(table: string, id: string): Answer<Row | null> {
     return this.ops.find(table, id);
   }
-  select(table: string, query: Query): Promise<Row[]> {
+  select(table: string, query: Query): Answer<Row[]> {
     return this.ops.select(table, query);
   }
-  count(table: string, filter: Filter): Promise<number> {
+  count(table: string, filter: Filter): Answer<number> {
     return this.ops.count(table, filter);
   }
 }

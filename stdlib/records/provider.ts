@@ -6,7 +6,7 @@
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { ConflictError, DatabaseUnavailableError, InvalidQueryError, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import { ConflictError, DatabaseUnavailableError, InvalidQueryError, then, type Answer, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, own, put, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
@@ -96,35 +96,49 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
   /** The store; a source's is acquired by the first use when the app was not started. */
   const current = (): RecordStore => given ?? (acquired ??= (source as StoreSource).acquire());
 
+  /** Whether the store has been brought to the app's types (record operations then start at once). */
+  let isSynced = false;
+
   /** Brings the store to the app's types once per link (the first record operation waits for it). */
   const ready = (): Promise<void> => {
-    synced ??= current().sync(tables, { allowDestructive: false }).then(
-      (plan) => {
-        if (plan.withheld.length > 0) {
-          throw new RvmError(`the database needs changes rvm will not make by itself: ${plan.withheld.map((c) => c.description).join('; ')}`, 'internal_error');
-        }
-      },
-      (e: unknown) => {
-        // A database that was down is tried again by the next request.
-        synced = null;
-        throw e;
-      },
-    );
-    return synced;
+    if (synced !== null) return synced;
+    const attempt: Promise<void> = current()
+      .sync(tables, { allowDestructive: false })
+      .then(
+        (plan) => {
+          if (plan.withheld.length > 0) {
+            throw new RvmError(`the database needs changes rvm will not make by itself: ${plan.withheld.map((c) => c.description).join('; ')}`, 'internal_error');
+          }
+          // Unless the app was linked again meanwhile (its types then wait for their own sync).
+          if (synced === attempt) isSynced = true;
+        },
+        (e: unknown) => {
+          // A database that was down is tried again by the next request.
+          if (synced === attempt) synced = null;
+          throw e;
+        },
+      );
+    synced = attempt;
+    return attempt;
   };
 
   /** The operations of this request: its open transaction, else the store. */
   const opsOf = (ctx: CallContext): RecordOps => (ctx.locals.get(TRANSACTION) as Transaction | undefined) ?? current();
 
-  /** Runs `work` on the request's operations once the store is ready; store failures answer. */
-  const run = async (ctx: CallContext, work: (ops: RecordOps) => Promise<Value | Halt>): Promise<Value | Halt> => {
+  /**
+   * Runs `work` on the request's operations once the store is ready; store failures answer. An
+   * operation the store answers at once (SQLite, its connection free) is answered at once, so
+   * the request does not suspend.
+   */
+  const run = (ctx: CallContext, work: (ops: RecordOps) => Answer<Value | Halt>): Answer<Value | Halt> => {
+    const failed = (e: unknown): Halt => answerFailure(ctx, e instanceof QueryProblem ? invalidQuery(e) : e);
+    let result: Answer<Value | Halt>;
     try {
-      await ready();
-      return await work(opsOf(ctx));
+      result = isSynced ? work(opsOf(ctx)) : ready().then(() => work(opsOf(ctx)));
     } catch (e) {
-      if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e));
-      return answerFailure(ctx, e);
+      return failed(e);
     }
+    return result instanceof Promise ? result.catch(failed) : result;
   };
 
   const record = (shape: TypeShape, row: Row | null): Value => (row === null ? null : new RecordValue(shape, row));
@@ -136,12 +150,12 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     fn: (ctx, type, ...args) => fn(ctx, shapeOf(type), ...args),
   });
 
-  const create = (ctx: CallContext, shape: TypeShape, input: Value | undefined): Promise<Value | Halt> | Halt => {
+  const create = (ctx: CallContext, shape: TypeShape, input: Value | undefined): Answer<Value | Halt> => {
     const { fields, unknown } = declaredFields(shape, input);
     if (unknown.length > 0) return refuse(ctx, unknown);
     const checked = validated(shape, fields);
     if (checked.errors !== null) return refuse(ctx, checked.errors);
-    return run(ctx, async (ops) => record(shape, await ops.insert(shape.type.name, checked.row)));
+    return run(ctx, (ops) => then(ops.insert(shape.type.name, checked.row), (row) => record(shape, row)));
   };
 
   const methods: Record<string, RecordMethod> = {
@@ -152,40 +166,35 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     }),
     create: method([{ name: 'fields', type: 'object' }], 'record', 'Validates and stores a new record; returns it with its id and time stamps.', (ctx, shape, input) => create(ctx, shape, input)),
     find: method([{ name: 'id', type: 'text' }], 'record', 'The record with this id, or null.', (ctx, shape, id) =>
-      run(ctx, async (ops) => record(shape, await ops.find(shape.type.name, id as string))),
+      run(ctx, (ops) => then(ops.find(shape.type.name, id as string), (row) => record(shape, row))),
     ),
     find_by: method([{ name: 'filter', type: 'object' }], 'record', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
-      run(ctx, async (ops) => {
-        const rows = await ops.select(shape.type.name, { filter: walkFilter(shape, filter!), order: [], limit: 1, offset: 0 });
-        return record(shape, rows[0] ?? null);
-      }),
+      run(ctx, (ops) => then(ops.select(shape.type.name, { filter: walkFilter(shape, filter!), order: [], limit: 1, offset: 0 }), (rows) => record(shape, rows[0] ?? null))),
     ),
     where: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
       'list',
       'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
       (ctx, shape, filter, options) =>
-        run(ctx, async (ops) => {
-          const rows = await ops.select(shape.type.name, buildQuery(shape, filter!, options ?? null));
-          return rows.map((row) => new RecordValue(shape, row));
-        }),
+        run(ctx, (ops) => then(ops.select(shape.type.name, buildQuery(shape, filter!, options ?? null)), (rows) => rows.map((row) => new RecordValue(shape, row)))),
     ),
     page: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
       'object',
       'One page of the records the filter matches: `{items, next}`, `next` the cursor to pass as `after` (null on the last page).',
       (ctx, shape, filter, options) =>
-        run(ctx, async (ops) => {
+        run(ctx, (ops) => {
           const query = buildQuery(shape, filter!, options ?? null);
           // One row more than asked tells whether a next page exists.
-          const rows = await ops.select(shape.type.name, { ...query, limit: query.limit + 1 });
-          const items = rows.slice(0, query.limit);
-          const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!) : null;
-          return { items: items.map((row) => new RecordValue(shape, row)), next };
+          return then(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }), (rows) => {
+            const items = rows.slice(0, query.limit);
+            const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!) : null;
+            return { items: items.map((row) => new RecordValue(shape, row)), next };
+          });
         }),
     ),
     count: method([{ name: 'filter', type: 'object', optional: true }], 'int', 'How many records the filter matches (all without one).', (ctx, shape, filter) =>
-      run(ctx, async (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null))),
+      run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null))),
     ),
     update: method(
       [{ name: 'id', type: 'text' }, { name: 'changes', type: 'object' }],
@@ -208,7 +217,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       },
     ),
     delete: method([{ name: 'id', type: 'text' }], 'bool', 'Deletes the record with this id; true when there was one.', (ctx, shape, id) =>
-      run(ctx, async (ops) => ops.delete(shape.type.name, id as string)),
+      run(ctx, (ops) => ops.delete(shape.type.name, id as string)),
     ),
   };
 
@@ -225,13 +234,17 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     declare(types: readonly RecordType[]) {
       tables = types.map(tableSpecOf);
       synced = null;
+      isSynced = false;
     },
     async start() {
       if (tables.length === 0 || given !== null) return { database: null, problems: [] };
       const store = current();
       try {
         const plan = await store.sync(tables, { allowDestructive: false });
-        if (plan.withheld.length === 0) synced = Promise.resolve();
+        if (plan.withheld.length === 0) {
+          synced = Promise.resolve();
+          isSynced = true;
+        }
         const problems = plan.withheld.map((c) => ({
           message: `the database's ${c.table} table does not match the type, and rvm will not change it by itself: ${c.description}`,
           hint: WITHHELD_HINT,
@@ -249,6 +262,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       if (acquired === null) return;
       acquired = null;
       synced = null;
+      isSynced = false;
       await (source as StoreSource).release();
     },
     checkCall(type, name, args) {

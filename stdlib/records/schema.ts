@@ -4,7 +4,8 @@
  * (a missing table, an optional or defaulted column, an index) are applied; a removed field, a
  * changed type, or a new required field without default on a non-empty table is withheld as a
  * SchemaChange located at the type's declaration, applied only with `allowDestructive`.
- * Dropping an index rvm made for a decorator that is gone loses no data and is applied.
+ * Dropping an index rvm made for a decorator that is gone loses no data and is applied. Every
+ * table also gets an index on its creation order (`created_at`, `id`).
  */
 import type { SchemaChange, TableSpec } from './store.js';
 import { tableOf, type FieldType, type Table } from './columns.js';
@@ -51,22 +52,42 @@ function columnDefinition(dialect: Dialect, name: string, type: FieldType, defau
   return `${quote(name)} ${dialect.columnType(type)}${def}`;
 }
 
+/**
+ * The columns of the index rvm makes for a column: `@unique` indexes the column alone; `@index`
+ * appends the creation order (`created_at`, then `id`), so a filter on the field listed newest
+ * (or oldest) first walks the index instead of sorting every match; `created_at` itself is the
+ * table's own index, serving listings of the whole table in creation order.
+ */
+function indexColumns(column: string, unique: boolean): string[] {
+  return unique ? [column] : column === CREATED_AT ? [CREATED_AT, 'id'] : [column, CREATED_AT, 'id'];
+}
+
+/** The implicit column every table is indexed by. */
+const CREATED_AT = 'created_at';
+
 function createIndex(table: string, column: string, unique: boolean): string {
-  return `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quote(indexName(table, column, unique))} ON ${quote(table)} (${quote(column)})`;
+  const columns = indexColumns(column, unique).map(quote).join(', ');
+  return `CREATE ${unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quote(indexName(table, column, unique))} ON ${quote(table)} (${columns})`;
 }
 
 function dropIndex(table: string, column: string, unique: boolean): string {
   return `DROP INDEX IF EXISTS ${quote(indexName(table, column, unique))}`;
 }
 
-/** The indexes a declared column wants. */
+/** The indexes a table wants: one per `@unique` or `@index` column, and its creation-order index. */
 function wantedIndexes(t: Table): { column: string; unique: boolean }[] {
   const out: { column: string; unique: boolean }[] = [];
   for (const column of t.spec.columns) {
     if (column.unique) out.push({ column: column.name, unique: true });
     if (column.index && !column.unique) out.push({ column: column.name, unique: false });
   }
+  out.push({ column: CREATED_AT, unique: false });
   return out;
+}
+
+/** The names of the indexes sync gives a table (what the in-memory model reports as its live indexes). */
+export function indexNames(t: Table): Set<string> {
+  return new Set(wantedIndexes(t).map((i) => indexName(t.spec.name, i.column, i.unique)));
 }
 
 /** The steps that bring `live` to `specs`. */
@@ -124,6 +145,8 @@ export function planSchema(dialect: Dialect, specs: readonly TableSpec[], live: 
         if (!wanted && existing.indexes.has(name)) apply.push({ description: `drop index ${name}`, sql: [dropIndex(spec.name, column.name, unique)] });
       }
     }
+    const byCreation = indexName(spec.name, CREATED_AT, false);
+    if (!existing.indexes.has(byCreation)) apply.push({ description: `create index ${byCreation}`, sql: [createIndex(spec.name, CREATED_AT, false)] });
   }
   return { apply, withheld };
 }

@@ -20,6 +20,8 @@ import { dirname } from 'node:path';
 import {
   ConflictError,
   DatabaseUnavailableError,
+  answerOf,
+  type Answer,
   type RecordStore,
   type SchemaPlan,
   type StoredValue,
@@ -178,18 +180,21 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
       try {
         return work();
       } catch (error) {
-        const pause = BUSY_RETRY_MS[Math.min(attempt, BUSY_RETRY_MS.length - 1)]!;
-        if (!(error instanceof FileLockedError) || Date.now() + pause > deadline) throw error;
+        const left = deadline - Date.now();
+        if (!(error instanceof FileLockedError) || left <= 0) throw error;
+        // The last pause ends at the deadline, so a write gives up after the whole busy wait, not a pause before it.
+        const pause = Math.min(BUSY_RETRY_MS[Math.min(attempt, BUSY_RETRY_MS.length - 1)]!, left);
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }
 
   /**
-   * `work` with the gate just entered and free of waiters: run at once, without the promises of
-   * the waiting path, unless another process holds the file (then it retries as retryBusy does).
+   * `work` with the gate just entered and free of waiters: run at once and answered at once (no
+   * promise: the request goes on without suspending), unless another process holds the file
+   * (then it retries as retryBusy does).
    */
-  private runEntered<T>(work: () => T): Promise<T> {
+  private runEntered<T>(work: () => T): Answer<T> {
     let result: T;
     try {
       result = work();
@@ -199,17 +204,17 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
       return Promise.reject(error);
     }
     this.gate.release();
-    return Promise.resolve(result);
+    return result;
   }
 
   /** The executor of statements outside a transaction (through the gate) or inside one (holding it). */
   executor(inTransaction: boolean, open: () => void = () => {}): Executor {
-    const through = <T>(work: () => T): Promise<T> =>
+    const through = <T>(work: () => T): Answer<T> =>
       inTransaction
-        ? (async () => {
+        ? answerOf(() => {
             open();
             return work();
-          })()
+          })
         : this.gate.tryEnter()
           ? this.runEntered(work)
           : this.gate.run(() => this.retryBusy(work));

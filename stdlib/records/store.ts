@@ -85,16 +85,37 @@ export interface SchemaPlan {
   withheld: SchemaChange[];
 }
 
+/**
+ * What an operation answers: its result, or a Promise of it. SQLite answers at once when its
+ * connection is free (no promise, no suspended request); PostgreSQL always later. A failure is
+ * always a rejected Promise, never a throw, so callers have one failure path.
+ */
+export type Answer<T> = T | Promise<T>;
+
+/** Applies `f` to an answer: now when it is a value, when it settles when it is a Promise. */
+export function then<T, U>(answer: Answer<T>, f: (value: T) => Answer<U>): Answer<U> {
+  return answer instanceof Promise ? answer.then(f) : f(answer);
+}
+
+/** `work`'s answer, with anything it throws as a rejected Promise (the Answer contract). */
+export function answerOf<T>(work: () => Answer<T>): Answer<T> {
+  try {
+    return work();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /** The operations on one table set, inside or outside a transaction. */
 export interface RecordOps {
-  insert(table: string, fields: Row): Promise<Row>;
+  insert(table: string, fields: Row): Answer<Row>;
   /** The updated row, or null when no row has that id. `updated_at` is set by the store. */
-  update(table: string, id: string, changes: Row): Promise<Row | null>;
+  update(table: string, id: string, changes: Row): Answer<Row | null>;
   /** True when a row was deleted. */
-  delete(table: string, id: string): Promise<boolean>;
-  find(table: string, id: string): Promise<Row | null>;
-  select(table: string, query: Query): Promise<Row[]>;
-  count(table: string, filter: Filter): Promise<number>;
+  delete(table: string, id: string): Answer<boolean>;
+  find(table: string, id: string): Answer<Row | null>;
+  select(table: string, query: Query): Answer<Row[]>;
+  count(table: string, filter: Filter): Answer<number>;
 }
 
 /** A transaction in progress: commit or roll back exactly once. */

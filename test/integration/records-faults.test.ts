@@ -50,7 +50,7 @@ const NOTES: TableSpec = {
 };
 
 /** One operation of the load: a write, a read by id, a query or a count, in turn. */
-function operation(store: RecordStore, i: number, known: string): Promise<unknown> {
+async function operation(store: RecordStore, i: number, known: string): Promise<unknown> {
   switch (i % 4) {
     case 0:
       return store.insert('notes', { title: `t${i}`, stars: i % 7 });
@@ -135,7 +135,7 @@ describe('PostgreSQL stopped and started under load', () => {
       await sleep(2 * CONNECT_TIMEOUT_MS + 500);
       server().start();
       const up = Date.now();
-      const recovered = await eventually(() => store.find('notes', known));
+      const recovered = await eventually(async () => store.find('notes', known));
       await sleep(300);
       await running.stop();
 
@@ -214,7 +214,7 @@ describe('SQLite write lock held by another process under load', () => {
         longestStall = Math.max(longestStall, Date.now() - last);
         last = Date.now();
       }, 5);
-      const writes = await Promise.allSettled(Array.from({ length: CONCURRENCY }, (_, i) => timed(() => store.insert('notes', { title: `w${i}` }))));
+      const writes = await Promise.allSettled(Array.from({ length: CONCURRENCY }, (_, i) => timed(async () => store.insert('notes', { title: `w${i}` }))));
       clearInterval(ticker);
       assert.ok(longestStall < EVENT_LOOP_STALL_MS, `the event loop stalled ${longestStall} ms while writes waited for another process's lock`);
       const reads = await Promise.all([store.find('notes', known), store.count('notes', {})]);
@@ -264,7 +264,7 @@ const hostile = fc
   .filter((text) => !text.includes('\u0000'));
 
 /** Every position a hostile text can reach through the store API; each must be literal data or InvalidQueryError. */
-function attempts(store: RecordStore, text: string, id: string): (() => Promise<unknown>)[] {
+function attempts(store: RecordStore, text: string, id: string): (() => unknown)[] {
   const q = (over: object) => () => store.select('notes', { filter: {}, order: [], limit: 10, offset: 0, ...over });
   return [
     q({ filter: { [text]: 'x' } }),
@@ -291,8 +291,8 @@ function attempts(store: RecordStore, text: string, id: string): (() => Promise<
     () => store.update('notes', text, { title: 'x' }),
     () => store.update('notes', id, { [text]: 'x' }),
     // Writes the text may make legitimately (it names the table, or a declared field): the row is data, then removed.
-    () => store.insert('notes', { title: 'x', [text]: text }).then((row) => store.delete('notes', row.id as string)),
-    () => store.insert(text, { title: 'x' }).then((row) => store.delete('notes', row.id as string)),
+    async () => store.delete('notes', (await store.insert('notes', { title: 'x', [text]: text })).id as string),
+    async () => store.delete('notes', (await store.insert(text, { title: 'x' })).id as string),
   ];
 }
 

@@ -76,8 +76,8 @@ describe('memory store', () => {
     await s.insert('Person', { age: 2 });
     await s.insert('Person', { age: 3 });
     const other = await s.insert('Person', { email: 'c@d.co', age: 4 });
-    await assert.rejects(s.insert('Person', { email: 'a@b.co', age: 5 }), (e: unknown) => e instanceof ConflictError && e.field === 'email');
-    await assert.rejects(s.update('Person', other.id as string, { email: 'a@b.co' }), ConflictError);
+    await assert.rejects(async () => s.insert('Person', { email: 'a@b.co', age: 5 }), (e: unknown) => e instanceof ConflictError && e.field === 'email');
+    await assert.rejects(async () => s.update('Person', other.id as string, { email: 'a@b.co' }), ConflictError);
     assert.equal(await s.count('Person', {}), 4);
   });
 
@@ -94,7 +94,7 @@ describe('memory store', () => {
     assert.deepEqual(await names(s, { filter: { name: { contains: 'y' } } }), ['cy']);
     assert.deepEqual(await names(s, { filter: { tags: { contains: 'y' } } }), ['bo']);
     assert.equal(await s.count('Person', { role: 'admin' }), 1);
-    await assert.rejects(s.count('Person', { nmae: 'al' }), InvalidQueryError);
+    await assert.rejects(async () => s.count('Person', { nmae: 'al' }), InvalidQueryError);
   });
 
   test('order: the keys, then id; null first ascending and last descending', async () => {
@@ -104,7 +104,7 @@ describe('memory store', () => {
     assert.deepEqual(await names(s, { order: [{ field: 'name', desc: true }] }), ['cy', 'bo', 'al', null]);
     // Ties on age fall back to insertion order (ids increase).
     assert.deepEqual(await names(s, { order: [{ field: 'age', desc: true }] }), ['bo', 'cy', null, 'al']);
-    await assert.rejects(s.select('Person', query({ order: [{ field: 'nope', desc: false }] })), InvalidQueryError);
+    await assert.rejects(async () => s.select('Person', query({ order: [{ field: 'nope', desc: false }] })), InvalidQueryError);
   });
 
   test('limit and offset, and keyset positions: rows strictly after the cursor values', async () => {
@@ -115,7 +115,7 @@ describe('memory store', () => {
     const first = await s.select('Person', query({ order, limit: 2 }));
     const last = first.at(-1)!;
     assert.deepEqual(await names(s, { order, after: [last.age!, last.id!] }), [null, 'al']);
-    await assert.rejects(s.select('Person', query({ order, after: [40] })), InvalidQueryError);
+    await assert.rejects(async () => s.select('Person', query({ order, after: [40] })), InvalidQueryError);
   });
 
   test('a transaction sees its own writes; nobody else does before commit; rollback drops them', async () => {
@@ -130,7 +130,7 @@ describe('memory store', () => {
     await tx2.insert('Person', { name: 'bo', age: 2 });
     await tx2.commit();
     assert.equal(await s.count('Person', {}), 1);
-    await assert.rejects(tx2.commit(), /already finished/);
+    await assert.rejects(async () => tx2.commit(), /already finished/);
   });
 
   test('writers are serialised: a write waits for the open transaction', async () => {
@@ -163,7 +163,7 @@ describe('memory store', () => {
     assert.deepEqual([row.__proto__, row.constructor, row.toString], ['p', 'c', null]);
     assert.equal(await s.count('Odd', { toString: null }), 1);
     assert.equal(await s.count('Odd', JSON.parse('{"__proto__": "p"}') as Row), 1);
-    await assert.rejects(s.insert('Odd', { constructor: 'c' }), ConflictError);
+    await assert.rejects(async () => s.insert('Odd', { constructor: 'c' }), ConflictError);
     assert.equal((await s.insert('Odd', {})).constructor, null);
   });
 
@@ -176,7 +176,7 @@ describe('memory store', () => {
     assert.deepEqual((await s.diff([wider])).applied, ['add column Person.level']);
     await s.sync([wider], { allowDestructive: false });
     assert.equal((await s.select('Person', query()))[0]!.level, 3);
-    await assert.rejects(s.count('Nope', {}), InvalidQueryError);
+    await assert.rejects(async () => s.count('Nope', {}), InvalidQueryError);
   });
 });
 

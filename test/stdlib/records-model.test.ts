@@ -189,11 +189,11 @@ async function apply(subject: Subject, command: Command): Promise<Outcome> {
     case 'update':
       return outcome(async () => logical(subject, await store.update('items', idOf(command.key), command.changes)));
     case 'delete':
-      return outcome(() => store.delete('items', idOf(command.key)));
+      return outcome(async () => store.delete('items', idOf(command.key)));
     case 'find':
       return outcome(async () => logical(subject, await store.find('items', idOf(command.key))));
     case 'count':
-      return outcome(() => store.count('items', command.filter));
+      return outcome(async () => store.count('items', command.filter));
     case 'select':
       return outcome(async () => {
         const pages: unknown[] = [];

@@ -51,7 +51,7 @@ test('the server down is DatabaseUnavailableError within the connect timeout, an
     try {
       const started = Date.now();
       for (const attempt of [() => store.find('people', row.id as string), () => store.insert('people', { name: 'x' }), () => store.begin(), () => store.count('people', {})]) {
-        await assert.rejects(attempt(), (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable');
+        await assert.rejects(async () => attempt(), (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable');
       }
       assert.ok(Date.now() - started < 8000, 'each failure is fast');
     } finally {
@@ -71,8 +71,8 @@ test('a COMMIT after a failed statement does not claim success', async () => {
     await store.insert('people', { name: 'a', email: 'a@x' });
     const tx = await store.begin();
     const kept = await tx.insert('people', { name: 'b' });
-    await assert.rejects(tx.insert('people', { name: 'c', email: 'a@x' }));
-    await assert.rejects(tx.commit(), /rolled back/);
+    await assert.rejects(async () => tx.insert('people', { name: 'c', email: 'a@x' }));
+    await assert.rejects(async () => tx.commit(), /rolled back/);
     assert.equal(await store.find('people', kept.id as string), null);
   } finally {
     await store.close();

@@ -10,8 +10,10 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteStore } from '../../stdlib/records/sqlite.js';
-import { DatabaseUnavailableError } from '../../stdlib/records/store.js';
+import { SqliteStore, sqliteDialect } from '../../stdlib/records/sqlite.js';
+import { DatabaseUnavailableError, type Query } from '../../stdlib/records/store.js';
+import { tableOf } from '../../stdlib/records/columns.js';
+import { selectStatement } from '../../stdlib/records/sql.js';
 import { PEOPLE, recordsConformance } from './records-conformance.js';
 
 recordsConformance('sqlite', async () => new SqliteStore(':memory:'));
@@ -70,7 +72,7 @@ test('a statement waiting on an open transaction gives up after lockWaitMs with 
     await store.sync([PEOPLE], { allowDestructive: false });
     const tx = await store.begin();
     const started = Date.now();
-    await assert.rejects(store.count('people', {}), (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable');
+    await assert.rejects(async () => store.count('people', {}), (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable');
     assert.ok(Date.now() - started >= 45);
     await tx.commit();
     assert.equal(await store.count('people', {}), 0);
@@ -87,11 +89,41 @@ test('a second process holding the write lock past busy_timeout is DatabaseUnava
     await store.sync([PEOPLE], { allowDestructive: false });
     const other = new Database(path);
     other.exec('BEGIN IMMEDIATE');
-    await assert.rejects(store.insert('people', { name: 'x' }), (e: unknown) => e instanceof DatabaseUnavailableError);
+    await assert.rejects(async () => store.insert('people', { name: 'x' }), (e: unknown) => e instanceof DatabaseUnavailableError);
     other.exec('ROLLBACK');
     other.close();
     assert.equal((await store.insert('people', { name: 'x' })).name, 'x');
     await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an @index field listed in creation order, and the whole table in creation order, walk an index instead of sorting every row', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-sqlite-'));
+  try {
+    const path = join(dir, 'data.sqlite');
+    const store = new SqliteStore(path);
+    await store.sync([PEOPLE], { allowDestructive: false });
+    await store.close();
+    const raw = new Database(path, { readonly: true });
+    const table = tableOf(PEOPLE);
+    const plan = (query: Query): string[] => {
+      const st = selectStatement(sqliteDialect, table, query);
+      return (raw.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[]).map((r) => r.detail);
+    };
+    const newest = [{ field: 'created_at', desc: true }];
+    for (const [query, index] of [
+      [{ filter: { age: 30 }, order: newest, limit: 20, offset: 0 }, 'people_age_idx'],
+      [{ filter: {}, order: newest, limit: 20, offset: 0 }, 'people_created_at_idx'],
+      [{ filter: { age: 30 }, order: newest, limit: 20, offset: 0, after: ['2026-11-25T09:05:03.007Z', '01900000-0000-7000-8000-000000000000'] }, 'people_age_idx'],
+    ] as const) {
+      const steps = plan(query as Query);
+      assert.ok(steps.some((s) => s.includes(`INDEX ${index}`)), `${JSON.stringify(query)} uses ${index}: ${steps.join('; ')}`);
+      // Only ties of one instant are sorted (by id), never every matching row.
+      assert.ok(!steps.includes('USE TEMP B-TREE FOR ORDER BY'), `${JSON.stringify(query)} sorts every row: ${steps.join('; ')}`);
+    }
+    raw.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
