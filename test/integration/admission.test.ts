@@ -158,22 +158,32 @@ function json(text: string): Record<string, unknown> {
   return JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
 }
 
-function uploadDirs(): number {
-  return readdirSync(tmpdir()).filter((n) => n.startsWith('rvm-upload-')).length;
+/** Upload directories in `dir`. */
+function uploadDirs(dir: string): string[] {
+  return readdirSync(dir).filter((n) => n.startsWith('rvm-upload-'));
 }
 
 describe('the body is read only after the guards', () => {
   test('an anonymous upload to an auth route: 401 before a byte of the body is sent, nothing buffered or written, connection closed', async () => {
-    const { port } = await serve();
-    const before = uploadDirs();
-    // Only the head: a server that read the body first would wait for the 10 MB that never come.
-    const head = 'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10485760\r\n\r\n';
-    const answer = await exchange(port, head);
-    assert.equal(answer.status, 401);
-    assert.equal(json(answer.text).code, 'unauthorized');
-    assert.match(answer.text, /connection: close/i);
-    assert.equal(answer.closed, true);
-    assert.equal(uploadDirs(), before);
+    // A private temp dir (os.tmpdir() reads TMPDIR per call), so other test processes' uploads do not count.
+    const temp = mkdtempSync(join(tmpdir(), 'rvm-admission-tmp-'));
+    const saved = process.env['TMPDIR'];
+    process.env['TMPDIR'] = temp;
+    try {
+      const { port } = await serve();
+      // Only the head: a server that read the body first would wait for the 10 MB that never come.
+      const head = 'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 10485760\r\n\r\n';
+      const answer = await exchange(port, head);
+      assert.equal(answer.status, 401);
+      assert.equal(json(answer.text).code, 'unauthorized');
+      assert.match(answer.text, /connection: close/i);
+      assert.equal(answer.closed, true);
+      assert.deepEqual(uploadDirs(temp), []);
+    } finally {
+      if (saved === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = saved;
+      rmSync(temp, { recursive: true, force: true });
+    }
   });
 
   test('an unread body: up to UNREAD_BODY_DRAIN_BYTES the connection is kept (node drains it), past it the connection closes', async () => {
