@@ -6,8 +6,8 @@
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { ConflictError, DatabaseUnavailableError, InvalidQueryError, then, type Answer, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
-import { RecordValue, SYSTEM_FIELDS, own, put, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
+import { ConflictError, DatabaseUnavailableError, InvalidQueryError, own, put, then, type Answer, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
 import { encodeCursor } from './cursor.js';
@@ -38,7 +38,7 @@ function declaredFields(shape: TypeShape, input: Value | undefined): { fields: V
   for (const [name, value] of Object.entries(input)) {
     if (SYSTEM_FIELDS.includes(name)) continue;
     if (!shape.declared.has(name)) unknown.push({ field: name, rule: 'unknown_field', message: `is not a field of ${shape.type.name}` });
-    else Object.defineProperty(fields, name, { value, enumerable: true, writable: true, configurable: true });
+    else put(fields, name, value);
   }
   return { fields, unknown };
 }
@@ -207,7 +207,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
           const old = await ops.find(shape.type.name, id as string);
           if (old === null) return null;
           const merged = new RecordValue(shape, old).fields() as ValueObject;
-          for (const [name, value] of Object.entries(fields)) Object.defineProperty(merged, name, { value, enumerable: true, writable: true, configurable: true });
+          for (const [name, value] of Object.entries(fields)) put(merged, name, value);
           const checked = validated(shape, merged);
           if (checked.errors !== null) return refuse(ctx, checked.errors);
           const row: Row = {};

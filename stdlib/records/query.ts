@@ -6,7 +6,7 @@
  * only checked field names and values.
  */
 import { HostObject, UNKNOWN, didYouMean, type KnownArg, type Value } from '../../plugins/sdk.js';
-import { DEFAULT_LIMIT, InvalidQueryError, MAX_LIMIT, type ColumnType, type Filter, type FilterOp, type OrderKey, type Query } from './store.js';
+import { DEFAULT_LIMIT, InvalidQueryError, MAX_LIMIT, put, type ColumnType, type Filter, type FilterOp, type OrderKey, type Query } from './store.js';
 import { type TypeShape } from './record.js';
 import { decodeCursor } from './cursor.js';
 
@@ -148,7 +148,7 @@ export function walkFilter(shape: TypeShape, filter: Walked): Filter {
     } else {
       checkValue(name, kind, condition);
     }
-    Object.defineProperty(out, name, { value: condition, enumerable: true, writable: true, configurable: true });
+    put(out, name, condition);
   }
   return out;
 }

@@ -4,7 +4,7 @@
  * forms (responses, `log()`, interpolation) leave out `@hidden` fields.
  */
 import { HostObject, RvmError, didYouMean, type RecordType, type Value } from '../../plugins/sdk.js';
-import type { Row, StoredValue } from './store.js';
+import { own, put, type Row, type StoredValue } from './store.js';
 
 /** The fields the store sets on every record; the language may read them, never write them. */
 export const SYSTEM_FIELDS: readonly string[] = ['id', 'created_at', 'updated_at'];
@@ -18,6 +18,8 @@ export interface TypeShape {
   readonly hidden: ReadonlySet<string>;
   /** Declared fields that are shown, in order. */
   readonly shown: readonly string[];
+  /** What a stored record shows, in order: `id`, the shown fields, `created_at`, `updated_at`. */
+  readonly shownStored: readonly string[];
 }
 
 const shapes = new WeakMap<RecordType, TypeShape>();
@@ -27,12 +29,8 @@ export function shapeOf(type: RecordType): TypeShape {
   let shape = shapes.get(type);
   if (shape === undefined) {
     const hidden = new Set(type.fields.filter((f) => f.decorators.some((d) => d.name === 'hidden')).map((f) => f.name));
-    shape = {
-      type,
-      declared: new Set(type.fields.map((f) => f.name)),
-      hidden,
-      shown: type.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name),
-    };
+    const shown = type.fields.filter((f) => !hidden.has(f.name)).map((f) => f.name);
+    shape = { type, declared: new Set(type.fields.map((f) => f.name)), hidden, shown, shownStored: ['id', ...shown, 'created_at', 'updated_at'] };
     shapes.set(type, shape);
   }
   return shape;
@@ -83,13 +81,13 @@ export class RecordValue extends HostObject {
   }
 
   override keys(): string[] {
-    const names = this.id === null ? this.shape.shown : ['id', ...this.shape.shown, 'created_at', 'updated_at'];
+    const names = this.id === null ? this.shape.shown : this.shape.shownStored;
     return names.filter((n) => Object.hasOwn(this.#row, n) || this.shape.declared.has(n));
   }
 
   toJSON(): unknown {
     const out: Record<string, unknown> = {};
-    for (const name of this.keys()) Object.defineProperty(out, name, { value: own(this.#row, name), enumerable: true, writable: true, configurable: true });
+    for (const name of this.keys()) put(out, name, own(this.#row, name));
     return out;
   }
 }
@@ -106,12 +104,3 @@ export function storedValue(value: Value): StoredValue {
   return value as StoredValue;
 }
 
-/** Sets an own field of a row, even one named like an Object.prototype member (`__proto__`). */
-export function put(row: Row, key: string, value: StoredValue): void {
-  Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-/** An own field of a row, or null: never an Object.prototype member (`constructor`). */
-export function own(row: Row, key: string): StoredValue {
-  return Object.hasOwn(row, key) ? row[key]! : null;
-}

@@ -8,6 +8,7 @@
  */
 import {
   InvalidQueryError,
+  put,
   MAX_LIMIT,
   type Filter,
   type FilterOp,
@@ -215,6 +216,9 @@ interface TableText {
    * its value; decodeRow reads them back by position.
    */
   results: string;
+  /** The names the results are read back by (`c0`, `c1`…), and each column's field type, in row order. */
+  aliases: string[];
+  types: FieldType[];
 }
 
 const tableTexts = new WeakMap<Table, TableText>();
@@ -226,6 +230,8 @@ function textOf(table: Table): TableText {
       name: quote(table.name),
       columns: table.order.map(quote).join(', '),
       results: table.order.map((name, i) => `${quote(name)} AS "c${i}"`).join(', '),
+      aliases: table.order.map((_, i) => `c${i}`),
+      types: table.order.map((name) => table.fields.get(name)!.type),
     };
     tableTexts.set(table, text);
   }
@@ -289,12 +295,12 @@ export function insertStatement(dialect: Dialect, table: Table, fields: Row, id:
   const row: Row = {};
   for (const name of table.order) {
     const field = table.fields.get(name)!;
-    if (name === 'id') setOwn(row, name, id);
-    else if (field.implicit) setOwn(row, name, now);
+    if (name === 'id') put(row, name, id);
+    else if (field.implicit) put(row, name, now);
     else {
       const given = Object.prototype.hasOwnProperty.call(fields, name) ? fields[name] : undefined;
       const value = given === undefined ? (field.spec?.default ?? null) : given;
-      setOwn(row, name, writeValue(field, value as StoredValue));
+      put(row, name, writeValue(field, value as StoredValue));
     }
   }
   const params = new Params(dialect);
@@ -318,17 +324,14 @@ export function updateStatement(dialect: Dialect, table: Table, id: string, chan
   return { sql, params: params.values };
 }
 
-/** Sets a field of a row as its own property: a field named `__proto__` is a field, not the row's prototype. */
-function setOwn(row: Row, name: string, value: StoredValue): void {
-  Object.defineProperty(row, name, { value, enumerable: true, writable: true, configurable: true });
-}
 
 /** A row as the driver returned it (columns by position, see TableText.results), back to JSON data, fields in row order. */
 export function decodeRow(dialect: Dialect, table: Table, raw: Record<string, unknown>): Row {
+  const { aliases, types } = textOf(table);
   const row: Row = {};
-  for (const [i, name] of table.order.entries()) {
-    const value = raw[`c${i}`];
-    setOwn(row, name, value === null || value === undefined ? null : dialect.decode(table.fields.get(name)!.type, value));
+  for (let i = 0; i < aliases.length; i++) {
+    const value = raw[aliases[i]!];
+    put(row, table.order[i]!, value === null || value === undefined ? null : dialect.decode(types[i]!, value));
   }
   return row;
 }

@@ -39,6 +39,21 @@ export type StoredValue = null | boolean | number | string | StoredValue[] | { [
 /** A row: the declared fields plus `id` (UUIDv7 text), `created_at`, `updated_at` (ISO-8601 UTC, ms). */
 export type Row = Record<string, StoredValue>;
 
+/**
+ * Sets a field of a row (or any plain object of fields) as its own property. Plain assignment,
+ * which keeps objects fast to build and to serialise, except for `__proto__`: assigned, it would
+ * set the prototype; defined, it is a field like any other.
+ */
+export function put(row: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(row, key, { value, enumerable: true, writable: true, configurable: true });
+  else row[key] = value;
+}
+
+/** An own field of a row, or null: never an Object.prototype member (`constructor`). */
+export function own(row: Row, key: string): StoredValue {
+  return Object.hasOwn(row, key) ? row[key]! : null;
+}
+
 /** Operators of a filter (DESIGN §6). */
 export type FilterOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'not_in' | 'contains' | 'starts_with' | 'is_null';
 
