@@ -12,6 +12,8 @@ import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 /** How statements run on one connection (or pool): raw rows, or the number of rows changed. */
 export interface Executor {
   rows(statement: Statement, write: boolean): Answer<Record<string, unknown>[]>;
+  /** The first row a read answers, or undefined (a lookup by key: no list to build). */
+  first(statement: Statement): Answer<Record<string, unknown> | undefined>;
   run(statement: Statement): Answer<number>;
 }
 
@@ -69,7 +71,7 @@ export class SqlOps implements RecordOps {
       const t = this.table(table);
       const key = idOf(id);
       if (key === null) return null;
-      return then(this.executor.rows(findStatement(this.dialect, t, key), false), ([raw]) => (raw ? decodeRow(this.dialect, t, raw) : null));
+      return then(this.executor.first(findStatement(this.dialect, t, key)), (raw) => (raw ? decodeRow(this.dialect, t, raw) : null));
     });
   }
 
@@ -81,7 +83,7 @@ export class SqlOps implements RecordOps {
   }
 
   count(table: string, filter: Filter): Answer<number> {
-    return answerOf(() => then(this.executor.rows(countStatement(this.dialect, this.table(table), filter), false), ([raw]) => Number(raw?.['n'] ?? 0)));
+    return answerOf(() => then(this.executor.first(countStatement(this.dialect, this.table(table), filter)), (raw) => Number(raw?.['n'] ?? 0)));
   }
 }
 

@@ -203,6 +203,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     };
     return {
       rows: async (st) => (await query(st)).rows as Record<string, unknown>[],
+      first: async (st) => (await query(st)).rows[0] as Record<string, unknown> | undefined,
       run: async (st) => (await query(st)).rowCount ?? 0,
     };
   }

@@ -221,6 +221,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     return {
       rows: (st: Statement, write: boolean) =>
         through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as Record<string, unknown>[])),
+      first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as Record<string, unknown> | undefined)),
       run: (st: Statement) => through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)),
     };
   }
