@@ -85,18 +85,19 @@ export async function verifyTotp(store: KeyValueStore, code: Value | undefined, 
   const text = secretText(secret);
   const key = text === null ? null : decodeBase32Secret(text);
   if (key === null) return false;
+  const now = timeStep(nowMs, TOTP_PERIOD_SECONDS);
+  // Every step of the window is compared, without stopping at a match; a wrong code (the common
+  // refusal) is then answered without touching the store.
+  const matches: number[] = [];
+  for (let step = Math.max(now - TOTP_DRIFT_STEPS, 0); step <= now + TOTP_DRIFT_STEPS; step++) {
+    if (sameCode(hotp(key, step, TOTP_DIGITS), code)) matches.push(step);
+  }
+  if (matches.length === 0) return false;
   const markKey = replayMarkKey(key);
   let seen = await store.get(markKey);
-  const now = timeStep(nowMs, TOTP_PERIOD_SECONDS);
-  let matched = -1;
-  // Earliest step first: a code matching two steps (one in a million) takes the earlier, leaving
-  // the later one usable. Steps at or before the mark are refused without computing them.
-  for (let step = Math.max(now - TOTP_DRIFT_STEPS, storedStep(seen) + 1, 0); step <= now + TOTP_DRIFT_STEPS; step++) {
-    if (sameCode(hotp(key, step, TOTP_DIGITS), code)) {
-      matched = step;
-      break;
-    }
-  }
+  // Earliest step after the mark: a code matching two steps (one in a million) takes the earlier,
+  // leaving the later one usable.
+  const matched = matches.find((step) => step > storedStep(seen)) ?? -1;
   if (matched < 0) return false;
   for (let attempt = 0; attempt < TOTP_MAX_MARK_ATTEMPTS; attempt++) {
     if (await store.compareAndSet(markKey, seen, matched, TOTP_REPLAY_MARK_TTL_MS)) return true;
