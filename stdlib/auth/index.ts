@@ -6,11 +6,13 @@
  */
 import { definePlugin } from '../../plugins/sdk.js';
 import { ApiKeyring } from './api-keys.js';
+import { registerBackupCodes } from './backup-codes.js';
 import { registerGuards } from './guards.js';
 import { registerJwt } from './jwt.js';
 import { registerPasswords } from './passwords.js';
 import { AuthSession, registerSession } from './session.js';
 import { storedUserLookup } from './stored-user.js';
+import { registerTotp } from './totp.js';
 
 /** The auth plugin definition; its state (key, token cache, API keys) lives per loaded app. */
 export const auth = definePlugin({
@@ -24,6 +26,8 @@ export const auth = definePlugin({
     registerPasswords(rvm);
     registerSession(rvm, session);
     registerGuards(rvm, session, apiKeys);
+    registerTotp(rvm);
+    registerBackupCodes(rvm);
   },
 });
 

@@ -94,6 +94,14 @@ export class HashQueue {
 
 const hashQueue = new HashQueue(MAX_CONCURRENT_HASHES);
 
+/**
+ * Runs a deliberately slow hash (Argon2 here, scrypt for backup codes) in the one queue of the
+ * auth plugin, so all of them together hold at most MAX_CONCURRENT_HASHES pool threads.
+ */
+export function runHashJob<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  return hashQueue.run(job, signal);
+}
+
 /** The fields of an Argon2 PHC string. */
 export interface PhcHash {
   id: 'argon2id' | 'argon2i' | 'argon2d';

@@ -1,0 +1,199 @@
+/**
+ * TOTP second factor (RFC 6238 as authenticator apps speak it: SHA-1, 6 digits, 30 s):
+ * `totp_secret`, `totp_uri`, `totp_qr` and `totp_verify`. A code is accepted once: the last
+ * accepted time step of each secret is kept in the app's shared store and moved forward only
+ * with compareAndSet, so of two requests racing with one code exactly one is accepted.
+ */
+import { createHash } from 'node:crypto';
+import { generateSecret, generateURI } from 'otplib';
+import QRCode from 'qrcode';
+import { RUNTIME, RvmError, SecretText, typeName } from '../../plugins/sdk.js';
+import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
+import { decodeBase32Secret, hotp, sameCode, timeStep } from './one-time-password.js';
+
+/** Seconds per time step: what authenticator apps use (RFC 6238 §5.2 recommends 30 s). */
+export const TOTP_PERIOD_SECONDS = 30;
+/** Digits per code: what authenticator apps show. */
+export const TOTP_DIGITS = 6;
+/** Steps of clock drift accepted each side of now: one, as RFC 6238 §5.2 recommends. */
+export const TOTP_DRIFT_STEPS = 1;
+/** Bytes of a generated secret: 160 bits, RFC 4226 §4's recommendation. */
+export const TOTP_SECRET_BYTES = 20;
+/**
+ * How long a replay mark is kept: a step accepted now is at most one step ahead, and its code
+ * stays acceptable until two steps after that; four periods outlive it with room, after which
+ * the clock alone refuses every step the mark would.
+ */
+export const TOTP_REPLAY_MARK_TTL_MS = 4 * TOTP_PERIOD_SECONDS * 1000;
+/**
+ * Rounds of read-then-compareAndSet before giving up: another round is needed only when a
+ * different, earlier step was accepted between the read and the write; more than a few such
+ * races on one secret at once is an attack, answered false.
+ */
+export const TOTP_MAX_MARK_ATTEMPTS = 4;
+/**
+ * Longest `otpauth://` URI made: a QR code holds 2,331 bytes at error correction M; 2 KiB leaves
+ * room and keeps the code scannable from a screen.
+ */
+export const MAX_OTPAUTH_URI_CHARS = 2048;
+/** Width of the PNG QR code in pixels: scannable from a phone held to a screen, a few KiB. */
+export const TOTP_QR_WIDTH_PX = 256;
+/** The store key prefix of replay marks. */
+const MARK_PREFIX = 'auth:totp:last:';
+
+/** Milliseconds since the epoch; tests pass their own clock. */
+export type Clock = () => number;
+
+/** The secret's text when it is text or a secret value; null otherwise. */
+function secretText(secret: Value | undefined): string | null {
+  if (secret instanceof SecretText) return secret.reveal();
+  return typeof secret === 'string' ? secret : null;
+}
+
+/**
+ * The store key of a secret's replay mark: a SHA-256 of its key bytes, never the secret, and
+ * the same for every spelling of one secret (case, padding), so a lowercase copy of a code's
+ * secret cannot replay it.
+ */
+export function replayMarkKey(key: Uint8Array): string {
+  return MARK_PREFIX + createHash('sha256').update(key).digest('base64url');
+}
+
+/** Whether `code` is exactly TOTP_DIGITS ASCII digits. */
+function wellFormedCode(code: Value | undefined): code is string {
+  if (typeof code !== 'string' || code.length !== TOTP_DIGITS) return false;
+  for (let i = 0; i < code.length; i++) {
+    const c = code.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** The last accepted step stored, as read; a value that is not a step counts as none. */
+function storedStep(value: Value | undefined): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) ? value : -1;
+}
+
+/**
+ * True when `code` is the TOTP code of `secret` at a step within TOTP_DRIFT_STEPS of `nowMs`
+ * that is later than the last step accepted for this secret, and this call is the one that
+ * recorded it. False — never an error — for anything else: a code that is not six digits, a
+ * secret that is not Base32 of at least 16 bytes, a wrong code, a replay, or a lost race.
+ */
+export async function verifyTotp(store: KeyValueStore, code: Value | undefined, secret: Value | undefined, nowMs: number): Promise<boolean> {
+  if (!wellFormedCode(code)) return false;
+  const text = secretText(secret);
+  const key = text === null ? null : decodeBase32Secret(text);
+  if (key === null) return false;
+  const now = timeStep(nowMs, TOTP_PERIOD_SECONDS);
+  // Every step of the window is compared, without stopping at a match; a wrong code (the common
+  // refusal) is then answered without touching the store.
+  const matches: number[] = [];
+  for (let step = Math.max(now - TOTP_DRIFT_STEPS, 0); step <= now + TOTP_DRIFT_STEPS; step++) {
+    if (sameCode(hotp(key, step, TOTP_DIGITS), code)) matches.push(step);
+  }
+  if (matches.length === 0) return false;
+  const markKey = replayMarkKey(key);
+  let seen = await store.get(markKey);
+  // Earliest step after the mark: a code matching two steps (one in a million) takes the earlier,
+  // leaving the later one usable.
+  const matched = matches.find((step) => step > storedStep(seen)) ?? -1;
+  if (matched < 0) return false;
+  for (let attempt = 0; attempt < TOTP_MAX_MARK_ATTEMPTS; attempt++) {
+    if (await store.compareAndSet(markKey, seen, matched, TOTP_REPLAY_MARK_TTL_MS)) return true;
+    seen = await store.get(markKey);
+    // Someone recorded this step or a later one first: this submission is the replay.
+    if (storedStep(seen) >= matched) return false;
+  }
+  return false;
+}
+
+/** A generated secret: TOTP_SECRET_BYTES from the CSPRNG, as 32 Base32 characters. */
+export function newTotpSecret(): string {
+  return generateSecret({ length: TOTP_SECRET_BYTES });
+}
+
+/** Throws `invalid_argument` naming `fn` and `param` unless `value` is non-empty text without a colon. */
+function uriPart(fn: string, param: string, value: string): string {
+  if (value === '' || value.includes(':')) {
+    throw new RvmError(`${fn}() expects ${param} to be non-empty text without ':' (the otpauth label separator)`, RUNTIME.invalid_argument);
+  }
+  return value;
+}
+
+/**
+ * The `otpauth://totp/ISSUER:LABEL?secret=…&issuer=ISSUER` link authenticator apps scan. Throws
+ * RvmError `invalid_argument` for a secret that is not Base32 of at least 16 bytes, an empty
+ * label or issuer or one with ':', or a link over MAX_OTPAUTH_URI_CHARS; `type_error` for a
+ * secret that is not text.
+ */
+export function totpUri(fn: string, secret: Value | undefined, label: string, issuer: string): string {
+  const text = secretText(secret);
+  if (text === null) throw new RvmError(`${fn}() expects secret to be text, got ${typeName(secret)}`, RUNTIME.type_error);
+  if (decodeBase32Secret(text) === null) {
+    throw new RvmError(`${fn}() expects secret to be Base32 of at least 16 bytes (totp_secret() makes one)`, RUNTIME.invalid_argument);
+  }
+  const uri = generateURI({ issuer: uriPart(fn, 'issuer', issuer), label: uriPart(fn, 'label', label), secret: text.replace(/=+$/, '').toUpperCase() });
+  if (uri.length > MAX_OTPAUTH_URI_CHARS) {
+    throw new RvmError(`${fn}(): the otpauth link would be longer than ${MAX_OTPAUTH_URI_CHARS} characters; shorten the label or issuer`, RUNTIME.invalid_argument);
+  }
+  return uri;
+}
+
+/** The QR code of the `otpauth://` link: a PNG data URL, or with `format` 'svg' the SVG text. */
+export async function totpQr(ctx: CallContext, secret: Value | undefined, label: string, issuer: string, format: string | null | undefined): Promise<string> {
+  const uri = totpUri('totp_qr', secret, label, issuer);
+  // Encoding grows with the link: charge for it like any text work of the request.
+  ctx.budget.chargeText(uri.length);
+  if (format === 'svg') return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+  if (format === undefined || format === null || format === 'png') return QRCode.toDataURL(uri, { type: 'image/png', errorCorrectionLevel: 'M', margin: 4, width: TOTP_QR_WIDTH_PX });
+  throw new RvmError(`totp_qr() expects format to be 'png' or 'svg', got '${format}'`, RUNTIME.invalid_argument);
+}
+
+/** What registering TOTP takes: the clock, so tests can set the time. */
+export interface TotpOptions {
+  now?: Clock;
+}
+
+/** Registers totp_secret, totp_uri, totp_qr and totp_verify. */
+export function registerTotp(rvm: PluginApi, options: TotpOptions = {}): void {
+  const now = options.now ?? Date.now;
+
+  rvm.native('totp_secret', () => newTotpSecret(), {
+    params: [],
+    returns: 'text',
+    doc: `A new TOTP secret: ${TOTP_SECRET_BYTES} random bytes as ${(TOTP_SECRET_BYTES * 8) / 5} Base32 characters. Store it with the user (hidden from responses) and show it once as totp_qr().`,
+  });
+
+  rvm.native('totp_uri', (_ctx, secret, label, issuer) => totpUri('totp_uri', secret, label, issuer), {
+    params: [
+      // A secret value from secret() or env() is accepted too.
+      { name: 'secret', type: 'text', selfChecked: true },
+      { name: 'label', type: 'text', doc: 'The account, usually the e-mail address.' },
+      { name: 'issuer', type: 'text', doc: 'The service name the app shows.' },
+    ],
+    returns: 'text',
+    doc: `The otpauth://totp/ISSUER:LABEL?secret=…&issuer=ISSUER link authenticator apps scan (SHA-1, ${TOTP_DIGITS} digits, ${TOTP_PERIOD_SECONDS} s). A secret that is not Base32 of at least 16 bytes, a label or issuer that is empty or has ':', or a link over ${MAX_OTPAUTH_URI_CHARS} characters is an invalid_argument error.`,
+  });
+
+  rvm.native('totp_qr', (ctx, secret, label, issuer, format) => totpQr(ctx, secret, label, issuer, format), {
+    params: [
+      { name: 'secret', type: 'text', selfChecked: true },
+      { name: 'label', type: 'text' },
+      { name: 'issuer', type: 'text' },
+      { name: 'format', type: 'text', optional: true, doc: "'png' (default) or 'svg'." },
+    ],
+    returns: 'text',
+    doc: `The QR code of totp_uri(secret, label, issuer): a ${TOTP_QR_WIDTH_PX}×${TOTP_QR_WIDTH_PX} PNG as a data URL (data:image/png;base64,…), or with format 'svg' the SVG document as text. Errors as totp_uri; another format is invalid_argument.`,
+  });
+
+  rvm.native('totp_verify', (ctx, code, secret) => verifyTotp(ctx.store, code, secret, now()), {
+    params: [
+      // Anything that is not a six-digit code or a Base32 secret verifies false, never an error.
+      { name: 'code', type: 'text', selfChecked: true },
+      { name: 'secret', type: 'text', selfChecked: true },
+    ],
+    returns: 'bool',
+    doc: `True when the code is the secret's ${TOTP_DIGITS}-digit TOTP code (SHA-1, ${TOTP_PERIOD_SECONDS} s, ±${TOTP_DRIFT_STEPS} step) at a time step later than the last one accepted for this secret; a code is accepted once, in every process sharing the store. Malformed input, a wrong code or a replay is false, never an error.`,
+  });
+}

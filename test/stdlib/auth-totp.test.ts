@@ -1,0 +1,313 @@
+/**
+ * TOTP (issue 16): the RFC 6238 vectors through the code path totp_verify accepts, agreement with
+ * otplib, drift edges, replay refused (an accepted step also refuses every earlier one), two
+ * concurrent submissions of one code (one wins, in-process and through an asynchronous store),
+ * malformed input false, the otpauth link, the QR code as PNG and SVG, and the limits.
+ */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateSync } from 'otplib';
+import QRCode from 'qrcode';
+import { RvmError, SecretText } from '../../plugins/sdk.js';
+import type { KeyValueStore, Value } from '../../plugins/sdk.js';
+import { fakeContext, testApp } from '../../plugins/testing.js';
+import { createMemoryStore } from '../../vm/runtime/store.js';
+import { MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
+import { MAX_OTPAUTH_URI_CHARS, TOTP_MAX_MARK_ATTEMPTS, TOTP_QR_WIDTH_PX, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
+
+/** RFC 6238 Appendix B, SHA-1: seed ASCII 12345678901234567890 (SECURITY-FACTS.md). */
+const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
+const RFC_VECTORS: [number, string][] = [
+  [59, '94287082'],
+  [1111111109, '07081804'],
+  [1111111111, '14050471'],
+  [1234567890, '89005924'],
+  [2000000000, '69279037'],
+  [20000000000, '65353130'],
+];
+
+/** otplib's code for `secret` at `seconds`: the independent oracle. */
+function codeAt(secret: string, seconds: number, digits: 6 | 8 = 6): string {
+  return generateSync({ secret, epoch: seconds, digits });
+}
+
+function rvmErrorCode(code: string) {
+  return (error: unknown) => error instanceof RvmError && error.code === code;
+}
+
+describe('totp codes', () => {
+  test('the six RFC 6238 SHA-1 vectors, 8 digits, from the code path verify uses and from otplib', () => {
+    const key = decodeBase32Secret(RFC_SECRET)!;
+    assert.equal(key.toString('latin1'), '12345678901234567890');
+    for (const [seconds, expected] of RFC_VECTORS) {
+      assert.equal(hotp(key, Math.floor(seconds / 30), 8), expected, `t=${seconds}`);
+      assert.equal(codeAt(RFC_SECRET, seconds, 8), expected, `otplib t=${seconds}`);
+    }
+  });
+
+  test('the 6-digit codes at the RFC times (their last six digits) are accepted by totp_verify at those times', async () => {
+    for (const [seconds, expected] of RFC_VECTORS) {
+      assert.equal(await verifyTotp(createMemoryStore(), expected.slice(2), RFC_SECRET, seconds * 1000), true, `t=${seconds}`);
+      assert.equal(await verifyTotp(createMemoryStore(), expected.slice(2), RFC_SECRET, seconds * 1000 + 5 * 30_000), false, `t=${seconds} + 5 steps`);
+    }
+  });
+
+  test('agrees with otplib on random secrets and times', () => {
+    for (let i = 0; i < 50; i++) {
+      const secret = newTotpSecret();
+      const seconds = Math.floor(Math.random() * 4_000_000_000);
+      assert.equal(hotp(decodeBase32Secret(secret)!, Math.floor(seconds / 30), 6), codeAt(secret, seconds));
+    }
+  });
+
+  test('a generated secret is 32 Base32 characters, 20 bytes, different each time', () => {
+    const a = newTotpSecret();
+    assert.match(a, /^[A-Z2-7]{32}$/);
+    assert.equal(decodeBase32Secret(a)!.length, 20);
+    assert.notEqual(newTotpSecret(), a);
+  });
+});
+
+describe('totp_verify', () => {
+  const secret = RFC_SECRET;
+  // Mid-step, so ±1 step is unambiguous.
+  const now = 1_700_000_000_000 - (1_700_000_000_000 % 30_000) + 15_000;
+  const step = now / 30_000 - 0.5;
+
+  test('drift: codes of steps −1, 0 and +1 are accepted; −2 and +2 refused', async () => {
+    for (const delta of [-1, 0, 1]) {
+      assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + delta) * 30), secret, now), true, `delta ${delta}`);
+    }
+    for (const delta of [-2, 2]) {
+      assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + delta) * 30), secret, now), false, `delta ${delta}`);
+    }
+  });
+
+  test('edges of a step: the first and last millisecond of a step count as that step', async () => {
+    const start = (step + 3) * 30_000;
+    assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + 1) * 30), secret, start), false, 'two steps back');
+    assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + 2) * 30), secret, start), true, 'one step back at the first ms');
+    assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + 1) * 30), secret, start - 1), true, 'one step back at the last ms of the step before');
+  });
+
+  test('replay: a code accepted once is refused the second time', async () => {
+    const store = createMemoryStore();
+    const code = codeAt(secret, step * 30);
+    assert.equal(await verifyTotp(store, code, secret, now), true);
+    assert.equal(await verifyTotp(store, code, secret, now), false);
+    assert.equal(await verifyTotp(store, code, secret, now + 30_000), false, 'still within drift a step later');
+  });
+
+  test('an accepted step refuses every earlier one, and a later one is still accepted', async () => {
+    const store = createMemoryStore();
+    assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), true);
+    assert.equal(await verifyTotp(store, codeAt(secret, (step - 1) * 30), secret, now), false);
+    assert.equal(await verifyTotp(store, codeAt(secret, (step + 1) * 30), secret, now), true);
+    assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), false);
+  });
+
+  test('another spelling of the same secret (lower case, padding) shares the replay mark', async () => {
+    const store = createMemoryStore();
+    const code = codeAt(secret, step * 30);
+    assert.equal(await verifyTotp(store, code, secret, now), true);
+    assert.equal(await verifyTotp(store, code, secret.toLowerCase(), now), false);
+    assert.equal(await verifyTotp(store, code, secret + '====', now), false);
+  });
+
+  test('the store keeps a hash of the secret, never the secret', async () => {
+    const store = createMemoryStore();
+    assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), true);
+    const key = replayMarkKey(decodeBase32Secret(secret)!);
+    assert.equal(store.get(key), step);
+    assert.ok(!key.includes(secret) && !key.includes('12345678901234567890'));
+  });
+
+  test('two concurrent submissions of one code: exactly one is accepted', async () => {
+    const store = createMemoryStore();
+    const code = codeAt(secret, step * 30);
+    const results = await Promise.all([verifyTotp(store, code, secret, now), verifyTotp(store, code, secret, now)]);
+    assert.deepEqual(results.sort(), [false, true]);
+  });
+
+  test('twenty concurrent submissions through an asynchronous store (as a shared one answers): exactly one', async () => {
+    const store = laggingStore();
+    const code = codeAt(secret, step * 30);
+    const results = await Promise.all(Array.from({ length: 20 }, () => verifyTotp(store, code, secret, now)));
+    assert.equal(results.filter(Boolean).length, 1);
+  });
+
+  test('racing codes of different steps: the later step wins over an earlier one already stored', async () => {
+    const store = laggingStore();
+    const results = await Promise.all([verifyTotp(store, codeAt(secret, (step - 1) * 30), secret, now), verifyTotp(store, codeAt(secret, (step + 1) * 30), secret, now)]);
+    assert.equal(results[1], true);
+    assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), false, 'step 0 after step +1 was accepted');
+  });
+
+  test(`gives up after TOTP_MAX_MARK_ATTEMPTS (${TOTP_MAX_MARK_ATTEMPTS}) lost compareAndSets`, async () => {
+    let attempts = 0;
+    const store: KeyValueStore = { get: () => undefined, set: () => {}, delete: () => {}, compareAndSet: () => (attempts++, false) };
+    assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), false);
+    assert.equal(attempts, TOTP_MAX_MARK_ATTEMPTS);
+  });
+
+  test(`the replay mark lives TOTP_REPLAY_MARK_TTL_MS (${TOTP_REPLAY_MARK_TTL_MS} ms), longer than the code stays acceptable`, async () => {
+    let clock = now;
+    const store = createMemoryStore({ now: () => clock });
+    const code = codeAt(secret, (step + 1) * 30);
+    assert.equal(await verifyTotp(store, code, secret, clock), true);
+    const key = replayMarkKey(decodeBase32Secret(secret)!);
+    clock = now + TOTP_REPLAY_MARK_TTL_MS - 1;
+    assert.equal(store.get(key), step + 1);
+    // The last moment the code would verify without a mark: two steps after its own.
+    assert.equal(await verifyTotp(store, code, secret, (step + 2) * 30_000 + 29_999), false);
+    clock = now + TOTP_REPLAY_MARK_TTL_MS;
+    assert.equal(store.get(key), undefined);
+    assert.equal(await verifyTotp(store, code, secret, clock), false, 'the clock alone refuses it now');
+  });
+
+  test('malformed input is false, never an exception', async () => {
+    const code = codeAt(secret, step * 30);
+    const bad: [Value | undefined, Value | undefined][] = [
+      [Number(code), secret],
+      [null, secret],
+      [undefined, secret],
+      [code + '0', secret],
+      [code.slice(1), secret],
+      [` ${code.slice(1)}`, secret],
+      ['12345a', secret],
+      ['１２３４５６', secret],
+      ['', secret],
+      [[code], secret],
+      [code, null],
+      [code, 42],
+      [code, ''],
+      [code, 'not base32!'],
+      [code, 'JBSWY3DPEHPK3PXP'], // 10 bytes: under the 16-byte minimum
+      [code, secret.slice(0, 31) + '1'],
+      [code, { secret }],
+    ];
+    for (const [c, s] of bad) assert.equal(await verifyTotp(createMemoryStore(), c, s, now), false, JSON.stringify([c, s]));
+  });
+
+  test('a secret value (secret()/env()) is accepted', async () => {
+    assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, step * 30), new SecretText(secret), now), true);
+  });
+
+  test(`secret limits: ${MIN_SECRET_BYTES} bytes and ${MAX_SECRET_CHARS} characters are read, one less / one more is not`, async () => {
+    const min = 'A'.repeat(Math.ceil((MIN_SECRET_BYTES * 8) / 5)); // 26 chars = 16 bytes
+    assert.equal(decodeBase32Secret(min)!.length, MIN_SECRET_BYTES);
+    assert.equal(await verifyTotp(createMemoryStore(), hotp(decodeBase32Secret(min)!, step, 6), min, now), true);
+    assert.equal(decodeBase32Secret(min.slice(1)), null);
+    const max = 'B'.repeat(MAX_SECRET_CHARS);
+    assert.equal(await verifyTotp(createMemoryStore(), hotp(decodeBase32Secret(max)!, step, 6), max, now), true);
+    assert.equal(decodeBase32Secret(max + 'B'), null);
+  });
+});
+
+describe('totp_uri and totp_qr', () => {
+  const secret = newTotpSecret();
+
+  test('the otpauth link names issuer and label, encoded', () => {
+    const uri = totpUri('totp_uri', secret, 'ann smith@example.com', 'rvm Showcase & Co');
+    assert.equal(uri, `otpauth://totp/rvm%20Showcase%20%26%20Co:ann%20smith%40example.com?secret=${secret}&issuer=rvm%20Showcase%20%26%20Co`);
+    assert.equal(totpUri('totp_uri', secret.toLowerCase() + '====', 'a', 'b'), `otpauth://totp/b:a?secret=${secret}&issuer=b`);
+  });
+
+  test('a bad secret, an empty or colon-bearing label or issuer are invalid_argument; a non-text secret type_error', () => {
+    assert.throws(() => totpUri('totp_uri', 'JBSWY3DPEHPK3PXP', 'a', 'b'), rvmErrorCode('invalid_argument'));
+    assert.throws(() => totpUri('totp_uri', 'nope!', 'a', 'b'), rvmErrorCode('invalid_argument'));
+    assert.throws(() => totpUri('totp_uri', secret, '', 'b'), rvmErrorCode('invalid_argument'));
+    assert.throws(() => totpUri('totp_uri', secret, 'a', ''), rvmErrorCode('invalid_argument'));
+    assert.throws(() => totpUri('totp_uri', secret, 'a:b', 'c'), rvmErrorCode('invalid_argument'));
+    assert.throws(() => totpUri('totp_uri', secret, 'a', 'b:c'), rvmErrorCode('invalid_argument'));
+    assert.throws(() => totpUri('totp_uri', 42, 'a', 'b'), rvmErrorCode('type_error'));
+  });
+
+  test(`MAX_OTPAUTH_URI_CHARS (${MAX_OTPAUTH_URI_CHARS}): a link of exactly that length is made, one character more is refused`, () => {
+    const base = totpUri('totp_uri', secret, 'x', 'y').length - 1;
+    const label = 'x'.repeat(MAX_OTPAUTH_URI_CHARS - base);
+    assert.equal(totpUri('totp_uri', secret, label, 'y').length, MAX_OTPAUTH_URI_CHARS);
+    assert.throws(() => totpUri('totp_uri', secret, label + 'x', 'y'), rvmErrorCode('invalid_argument'));
+  });
+
+  test(`the PNG data URL holds a ${TOTP_QR_WIDTH_PX}×${TOTP_QR_WIDTH_PX} PNG of sane size`, async () => {
+    const url = await totpQr(fakeContext(), secret, 'ann@example.com', 'rvm', undefined);
+    assert.match(url, /^data:image\/png;base64,/);
+    const png = Buffer.from(url.slice('data:image/png;base64,'.length), 'base64');
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    assert.equal(png.subarray(12, 16).toString('latin1'), 'IHDR');
+    assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [TOTP_QR_WIDTH_PX, TOTP_QR_WIDTH_PX]);
+    assert.ok(png.length > 300 && png.length < 20_000, `${png.length} bytes`);
+    assert.equal(await totpQr(fakeContext(), secret, 'ann@example.com', 'rvm', 'png'), url);
+  });
+
+  test("'svg' gives the SVG text whose path is the QR code of the otpauth link", async () => {
+    const svg = await totpQr(fakeContext(), secret, 'ann@example.com', 'rvm', 'svg');
+    assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    const path = (s: string) => /<path[^>]* d="([^"]+)"[^>]*stroke="#000000"/.exec(s)?.[1] ?? /<path[^>]*stroke="#000000"[^>]* d="([^"]+)"/.exec(s)?.[1];
+    const expected = await QRCode.toString(`otpauth://totp/rvm:ann%40example.com?secret=${secret}&issuer=rvm`, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+    assert.ok(path(svg), 'the modules path');
+    assert.equal(path(svg), path(expected));
+    const other = await QRCode.toString(`otpauth://totp/rvm:bob%40example.com?secret=${secret}&issuer=rvm`, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+    assert.notEqual(path(svg), path(other));
+  });
+
+  test('another format is invalid_argument', async () => {
+    await assert.rejects(totpQr(fakeContext(), secret, 'a', 'b', 'gif'), rvmErrorCode('invalid_argument'));
+  });
+});
+
+describe('TOTP through routes', () => {
+  test('enrol, verify once, refuse the replay; concurrent requests with one code: one accepted', async () => {
+    const app = await testApp({
+      files: {
+        'totp.rvm': `
+route GET /enrol {
+  s = totp_secret()
+  response.ok({ secret: s, uri: totp_uri(s, 'ann@example.com', 'rvm'), qr: totp_qr(s, 'ann@example.com', 'rvm'), svg: totp_qr(s, 'ann@example.com', 'rvm', 'svg') })
+}
+route POST /verify {
+  response.ok({ ok: totp_verify(request.body.code, request.body.secret) })
+}
+route GET /bad-format {
+  response.ok(totp_qr(totp_secret(), 'a', 'b', 'gif'))
+}
+`,
+      },
+    });
+    try {
+      const enrol = (await app.inject({ url: '/enrol' })).json() as { secret: string; uri: string; qr: string; svg: string };
+      assert.match(enrol.secret, /^[A-Z2-7]{32}$/);
+      assert.equal(enrol.uri, `otpauth://totp/rvm:ann%40example.com?secret=${enrol.secret}&issuer=rvm`);
+      assert.match(enrol.qr, /^data:image\/png;base64,iVBORw0KGgo/);
+      assert.match(enrol.svg, /^<svg /);
+      const verify = async (body: unknown) => (await app.inject({ method: 'POST', url: '/verify', body: body as object })).json() as { ok: boolean };
+      const code = generateSync({ secret: enrol.secret });
+      assert.deepEqual(await verify({ code, secret: enrol.secret }), { ok: true });
+      assert.deepEqual(await verify({ code, secret: enrol.secret }), { ok: false });
+      assert.deepEqual(await verify({ code: 123456, secret: enrol.secret }), { ok: false });
+      assert.deepEqual(await verify({ code: null, secret: null }), { ok: false });
+      const other = (await app.inject({ url: '/enrol' })).json() as { secret: string };
+      const otherCode = generateSync({ secret: other.secret });
+      const both = await Promise.all([verify({ code: otherCode, secret: other.secret }), verify({ code: otherCode, secret: other.secret })]);
+      assert.equal(both.filter((r) => r.ok).length, 1);
+      const bad = await app.inject({ url: '/bad-format' });
+      assert.equal(bad.status, 500);
+      assert.equal((bad.json() as { code: string }).code, 'invalid_argument');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+/** The in-process store behind a turn of the event loop on every call, as a store over the network answers. */
+function laggingStore(): KeyValueStore {
+  const inner = createMemoryStore();
+  const later = <T>(f: () => T) => new Promise<T>((resolve) => setImmediate(() => resolve(f())));
+  return {
+    get: (key) => later(() => inner.get(key)),
+    set: (key, value, ttl) => later(() => inner.set(key, value, ttl)),
+    delete: (key) => later(() => inner.delete(key)),
+    compareAndSet: (key, expected, next, ttl) => later(() => inner.compareAndSet(key, expected, next, ttl)),
+  };
+}
