@@ -205,6 +205,17 @@ const HTTP_TABLE = {
   service_unavailable: { status: 503, message: 'Service unavailable', doc: '`fail 503`' },
   request_timeout: { status: 408, message: 'Request took too long to arrive', doc: 'the server: the request line and headers did not arrive within the header timeout (answered before any route runs, with `Connection: close`)' },
   headers_too_large: { status: 431, message: 'Request headers are too large', doc: 'the server: the request headers are larger than Node\'s header limit (answered before any route runs, with `Connection: close`)' },
+  invalid_phone: { status: 422, message: 'Invalid phone number', doc: '`whatsapp_send_otp` given a phone that is not a full international number (`+` or `00`, country code, 8–15 digits)' },
+  otp_resend_throttled: { status: 429, message: 'A code was sent to this number recently', doc: '`whatsapp_send_otp` to a number that was sent a code less than 30 s ago (with `Retry-After`)' },
+  whatsapp_not_configured: { status: 503, message: 'WhatsApp is not configured', doc: '`whatsapp_send_otp` in production without `WHATSAPP_TOKEN` and `WHATSAPP_PHONE_NUMBER_ID` (or with a `WHATSAPP_API_URL` that is not an http(s) URL)' },
+  whatsapp_undeliverable: { status: 422, message: 'This number cannot receive WhatsApp messages', doc: '`whatsapp_send_otp`: the Cloud API answered 131026 (not a WhatsApp number, or its app cannot receive the message)' },
+  whatsapp_throttled: { status: 429, message: 'Too many WhatsApp messages; try again shortly', doc: '`whatsapp_send_otp`: the Cloud API answered 130429 (throughput) or 131056 (too many to one number)' },
+  whatsapp_window_closed: { status: 502, message: 'WhatsApp refused a text message outside the customer-service window', doc: '`whatsapp_send_otp`: the Cloud API answered 131047 (a text message outside the user\'s 24-hour window: set `WHATSAPP_TEMPLATE`)' },
+  whatsapp_token_expired: { status: 502, message: 'The WhatsApp access token was refused', doc: '`whatsapp_send_otp`: the Cloud API answered 190 (`WHATSAPP_TOKEN` expired or revoked)' },
+  whatsapp_template_error: { status: 502, message: 'WhatsApp refused the message template', doc: '`whatsapp_send_otp`: the Cloud API answered 132000 (parameter count) or 132001 (`WHATSAPP_TEMPLATE` missing in that language)' },
+  whatsapp_failed: { status: 502, message: 'WhatsApp refused the message', doc: '`whatsapp_send_otp`: any other Cloud API error, or an answer that is not the Cloud API\'s' },
+  whatsapp_unavailable: { status: 503, message: 'WhatsApp cannot be reached', doc: '`whatsapp_send_otp`: no connection to the Cloud API' },
+  whatsapp_timeout: { status: 504, message: 'WhatsApp did not answer in time', doc: '`whatsapp_send_otp`: the Cloud API did not connect, answer or finish its answer within its timeouts (5 s, 10 s, 5 s)' },
   missing_header: { status: 400, message: 'Missing header', doc: 'the example third-party plugin (`plugins/example-plugin`) when its required header is absent' },
 } as const satisfies Record<string, { status: number; message: string; doc: string }>;
 

@@ -1,8 +1,8 @@
 /**
  * The `auth` standard plugin: JWT (jose, HS256), Argon2id password hashing, the caller's identity
- * (`auth_user()`, `auth_check()`) and the `auth`, `role` and `api_key` guards. Written only
- * against the plugin SDK. Each facility registers from its own module, so the later parts
- * (TOTP, one-time codes, social login) slot in beside them.
+ * (`auth_user()`, `auth_check()`), the `auth`, `role` and `api_key` guards, and one-time codes
+ * over WhatsApp. Written only against the plugin SDK. Each facility registers from its own
+ * module, so the later parts (TOTP, social login) slot in beside them.
  */
 import { definePlugin } from '../../plugins/sdk.js';
 import { ApiKeyring } from './api-keys.js';
@@ -10,9 +10,11 @@ import { registerBackupCodes } from './backup-codes.js';
 import { registerGuards } from './guards.js';
 import { registerJwt } from './jwt.js';
 import { registerPasswords } from './passwords.js';
+import { registerPhone } from './phone.js';
 import { AuthSession, registerSession } from './session.js';
 import { storedUserLookup } from './stored-user.js';
 import { registerTotp } from './totp.js';
+import { registerWhatsApp } from './whatsapp.js';
 
 /** The auth plugin definition; its state (key, token cache, API keys) lives per loaded app. */
 export const auth = definePlugin({
@@ -28,6 +30,8 @@ export const auth = definePlugin({
     registerGuards(rvm, session, apiKeys);
     registerTotp(rvm);
     registerBackupCodes(rvm);
+    registerPhone(rvm);
+    registerWhatsApp(rvm);
   },
 });
 
