@@ -13,9 +13,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -25,6 +23,7 @@ import { PostgresStore } from '../../stdlib/records/postgres.js';
 import { SqliteStore } from '../../stdlib/records/sqlite.js';
 import { DatabaseUnavailableError, InvalidQueryError, MAX_LIMIT, type RecordStore, type Row, type TableSpec } from '../../stdlib/records/store.js';
 import { usePostgres } from '../support/postgres.js';
+import { lockHolder } from '../support/sqlite-lock.js';
 
 /** Operations kept in flight at once, as the issue's "under load" asks. */
 const CONCURRENCY = 20;
@@ -163,34 +162,6 @@ describe('PostgreSQL stopped and started under load', () => {
     }
   });
 });
-
-/** A child process that opens `path`, takes the write lock (BEGIN IMMEDIATE), says so, and lets go when its stdin closes. */
-function lockHolder(path: string): Promise<{ release(): Promise<void> }> {
-  const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
-  const program = `
-    const Database = require(${JSON.stringify(betterSqlite)});
-    const db = new Database(${JSON.stringify(path)});
-    db.exec('BEGIN IMMEDIATE');
-    process.stdout.write('locked\\n');
-    process.stdin.resume();
-    process.stdin.on('end', () => { db.exec('ROLLBACK'); db.close(); process.exit(0); });
-  `;
-  const child = spawn(process.execPath, ['-e', program], { stdio: ['pipe', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`the lock holder exited early (${code})`)));
-    child.stdout.once('data', () => {
-      child.removeAllListeners('exit');
-      resolve({
-        release: () =>
-          new Promise<void>((done) => {
-            child.once('exit', () => done());
-            child.stdin.end();
-          }),
-      });
-    });
-  });
-}
 
 describe('SQLite write lock held by another process under load', () => {
   /** Shortened waits so the test is quick; the defaults (SQLITE_BUSY_TIMEOUT_MS, SQLITE_LOCK_WAIT_MS) behave alike, only slower. */
