@@ -7,7 +7,7 @@
  * (test/support/postgres.ts wraps it in a file's before/after hooks).
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,8 @@ export interface PostgresServer {
   startAsync(): Promise<void>;
   /** Stops it and removes its data directory. */
   destroy(): void;
+  /** The postmaster's process id while it runs (from its postmaster.pid), else null. */
+  pid(): number | null;
 }
 
 /** The bin directory of the newest installed PostgreSQL, or an error saying how to install one. */
@@ -118,6 +120,15 @@ export async function startPostgres(): Promise<PostgresServer> {
       if (!running) return;
       await pgRunAsync(bin, 'pg_ctl', stopArgs);
       running = false;
+    },
+    pid() {
+      if (!running) return null;
+      try {
+        const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        return Number.isInteger(pid) && pid > 0 ? pid : null;
+      } catch {
+        return null;
+      }
     },
     destroy() {
       try {
