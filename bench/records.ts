@@ -2,19 +2,25 @@
  * The records benchmark (issue 15): rvm (bench/apps/records through the CLI, production mode,
  * records in its SQLite file) against Fastify + better-sqlite3 with hand-written prepared
  * statements and the same validation (bench/servers/fastify-records.ts), side by side in one run
- * and pinned as bench/http.ts is. Routes: POST /api/users (validate + create, a fresh e-mail per
+ * and pinned as bench/http.ts is. With BENCH_DB=postgres, both keep their users on one throwaway
+ * PostgreSQL server (test/support/postgres-server.ts), each in a database of its own: rvm through
+ * DATABASE_URL, against Fastify + pg (bench/servers/fastify-records-pg.ts), both pools
+ * PG_POOL_SIZE connections; the PostgreSQL processes are pinned with the servers. Routes: POST /api/users (validate + create, a fresh e-mail per
  * request), GET /api/users/:id (find) and GET /api/users?role=user (where + order + limit 20).
  * Before loading, each server gets the same SEED_USERS users through its own POST route, so the
  * queries run on tables of one size; the create route is measured last, as it grows the table.
  *
  * Env: as bench/http.ts (BENCH_DURATION, BENCH_ROUNDS, BENCH_WARMUP, BENCH_CONNECTIONS,
- * BENCH_PIPELINING), plus BENCH_SEED_USERS. Always exits 0: it measures, it does not test.
+ * BENCH_PIPELINING), plus BENCH_SEED_USERS and BENCH_DB (`sqlite`, the default, or `postgres`). Always exits 0: it measures, it does not test.
  */
-import type { ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
+import { PG_POOL_SIZE } from '../stdlib/records/postgres.js';
+import { startPostgres, type PostgresServer } from '../test/support/postgres-server.js';
 import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
 
 const PIN = pinning();
@@ -23,34 +29,92 @@ const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS, connections: C
 /** Users created before loading: a table where role=user matches far more than one page. */
 const SEED_USERS = Math.floor(positiveEnv('BENCH_SEED_USERS', 2000));
 
-/** The issue's targets: rvm's req/s over Fastify + better-sqlite3's. */
-const TARGETS: Record<string, number> = { 'POST /api/users': 0.95, 'GET /api/users/:id': 0.95, 'GET /api/users?role=user': 0.9 };
+/** Where both servers keep their users (BENCH_DB): their own SQLite files, or databases of one throwaway PostgreSQL server. */
+const DB: 'sqlite' | 'postgres' = process.env.BENCH_DB === 'postgres' ? 'postgres' : 'sqlite';
+const PEER = DB === 'postgres' ? 'Fastify + pg' : 'Fastify + better-sqlite3';
+
+/** The issue's targets: rvm's req/s over the peer's (on PostgreSQL, ≥ 0.9× on every route). */
+const TARGETS: Record<string, number> =
+  DB === 'postgres'
+    ? { 'POST /api/users': 0.9, 'GET /api/users/:id': 0.9, 'GET /api/users?role=user': 0.9 }
+    : { 'POST /api/users': 0.95, 'GET /api/users/:id': 0.95, 'GET /api/users?role=user': 0.9 };
 
 const USER_FIELDS = ['id', 'email', 'name', 'role', 'created_at', 'updated_at'];
 
+/** The databases of the servers on the throwaway PostgreSQL server (BENCH_DB=postgres). */
+interface PostgresDatabases {
+  server: PostgresServer;
+  /** A connection URL per server name. */
+  urls: Record<string, string>;
+}
+
 interface ServerCase {
   name: string;
-  /** Arguments to `node`, given the port and a fresh working directory. */
-  args(port: number, dir: string): string[];
-  /** The SQLite file this server keeps its users in, under its working directory. */
-  database(dir: string): string;
+  /** Arguments to `node`, given the port, a fresh working directory and the PostgreSQL databases (null on SQLite). */
+  args(port: number, dir: string, pgDbs: PostgresDatabases | null): string[];
+  /** Environment over this process's. */
+  env(pgDbs: PostgresDatabases | null): NodeJS.ProcessEnv;
+  /** Why the seeded users are not where this server should keep them, or null. */
+  misplaced(dir: string, pgDbs: PostgresDatabases | null): Promise<string | null>;
   note: string;
 }
 
-const SERVERS: ServerCase[] = [
+/** How many rows `table` holds in the database at `url`. */
+async function countRows(url: string, table: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A problem when the database at `url` does not hold the seeded users in `table`. */
+async function seededIn(url: string, table: string): Promise<string | null> {
+  try {
+    const n = await countRows(url, table);
+    return n >= SEED_USERS ? null : `${n} rows in ${table}, not the ${SEED_USERS} seeded`;
+  } catch (err) {
+    return `no ${table} table in its PostgreSQL database (${String(err)})`;
+  }
+}
+
+const SQLITE_SERVERS: ServerCase[] = [
   {
     name: 'rvm',
     args: (port, dir) => [join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(dir, 'app'), '--port', String(port), '--host', '127.0.0.1', '--prod'],
-    database: (dir) => join(dir, 'app', '.rvm', 'data.sqlite'),
+    env: () => ({ DATABASE_URL: '' }),
+    misplaced: async (dir) => (existsSync(join(dir, 'app', '.rvm', 'data.sqlite')) ? null : `records not stored in ${join(dir, 'app', '.rvm', 'data.sqlite')}`),
     note: 'rvm run --prod on a fresh copy of bench/apps/records, default logging (stdout to /dev/null), records in app/.rvm/data.sqlite',
   },
   {
     name: 'fastify',
     args: (port, dir) => [join(REPO_ROOT, 'dist/bench/servers/fastify-records.js'), String(port), join(dir, 'data.sqlite')],
-    database: (dir) => join(dir, 'data.sqlite'),
+    env: () => ({}),
+    misplaced: async (dir) => (existsSync(join(dir, 'data.sqlite')) ? null : `users not stored in ${join(dir, 'data.sqlite')}`),
     note: 'Fastify defaults, logger off, ajv body schema, better-sqlite3 prepared statements, WAL + synchronous=NORMAL',
   },
 ];
+
+const POSTGRES_SERVERS: ServerCase[] = [
+  {
+    name: 'rvm',
+    args: (port, dir) => [join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(dir, 'app'), '--port', String(port), '--host', '127.0.0.1', '--prod'],
+    env: (dbs) => ({ DATABASE_URL: dbs!.urls.rvm }),
+    misplaced: (_dir, dbs) => seededIn(dbs!.urls.rvm!, '"User"'),
+    note: `rvm run --prod on a fresh copy of bench/apps/records, default logging (stdout to /dev/null), DATABASE_URL to its own database, its default pool of PG_POOL_SIZE = ${PG_POOL_SIZE} connections`,
+  },
+  {
+    name: 'fastify',
+    args: (port, _dir, dbs) => [join(REPO_ROOT, 'dist/bench/servers/fastify-records-pg.js'), String(port), dbs!.urls.fastify!, String(PG_POOL_SIZE)],
+    env: () => ({}),
+    misplaced: (_dir, dbs) => seededIn(dbs!.urls.fastify!, 'users'),
+    note: `Fastify defaults, logger off, ajv body schema, a pg Pool of ${PG_POOL_SIZE} connections (as rvm's) with named (prepared) queries, in its own database`,
+  },
+];
+
+const SERVERS = DB === 'postgres' ? POSTGRES_SERVERS : SQLITE_SERVERS;
 
 interface Running {
   child: ChildProcess;
@@ -58,7 +122,7 @@ interface Running {
   dir: string;
   /** A seeded user, for the find route and its check. */
   known: Record<string, unknown>;
-  /** Why this server's figures do not compare (rvm not storing in SQLite yet), or null. */
+  /** Why this server's figures do not compare (its users are not in its database), or null. */
   caveat: string | null;
 }
 
@@ -112,12 +176,12 @@ async function post(base: string, body: unknown): Promise<{ status: number; body
 }
 
 /** Starts a server in a fresh directory, waits until it answers, and seeds its users. */
-async function startServer(server: ServerCase): Promise<Running> {
+async function startServer(server: ServerCase, pgDbs: PostgresDatabases | null): Promise<Running> {
   const dir = mkdtempSync(join(tmpdir(), `rvm-bench-records-${server.name}-`));
   if (server.name === 'rvm') cpSync(join(REPO_ROOT, 'bench/apps/records'), join(dir, 'app'), { recursive: true });
   let started: ServerChild;
   try {
-    started = await spawnServer(PIN, (port) => server.args(port, dir));
+    started = await spawnServer(PIN, (port) => server.args(port, dir, pgDbs), server.env(pgDbs));
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -130,7 +194,8 @@ async function startServer(server: ServerCase): Promise<Running> {
       if (answer.status !== 201) throw new Error(`seeding user ${i}: status ${answer.status}, ${JSON.stringify(answer.body).slice(0, 200)}`);
       if (i === SEED_USERS >> 1) known = answer.body as Record<string, unknown>;
     }
-    const caveat = existsSync(server.database(dir)) ? null : `records not stored in ${server.database(dir)} (the records plugin is not on SQLite yet): figures do not compare`;
+    const misplaced = await server.misplaced(dir, pgDbs);
+    const caveat = misplaced === null ? null : `${misplaced}: figures do not compare`;
     return { child, base, dir, known: known!, caveat };
   } catch (err) {
     await stopServer(child);
@@ -171,13 +236,13 @@ async function load(server: Running, route: RouteCase, duration: number): Promis
 }
 
 /** Starts every server; one that fails is recorded and left out. */
-async function startAll(results: Results): Promise<Map<string, Running>> {
+async function startAll(results: Results, pgDbs: PostgresDatabases | null): Promise<Map<string, Running>> {
   const running = new Map<string, Running>();
   for (const server of SERVERS) {
     const row = new Map<string, Measurement | string>();
     results.set(server.name, row);
     try {
-      const started = await startServer(server);
+      const started = await startServer(server, pgDbs);
       running.set(server.name, started);
       if (started.caveat) console.error(`[${server.name}] ${started.caveat}`);
     } catch (err) {
@@ -200,11 +265,11 @@ function report(results: Results, running: Map<string, Running>): void {
       }
       const f = measurement(results, 'fastify', route.name);
       const paired = f ? pairedRatio(m.rounds, f.rounds) : null;
-      const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : '', running.get(server.name)?.caveat ? 'not on SQLite' : ''].filter(Boolean).join(', ');
+      const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : '', running.get(server.name)?.caveat ? `not in its ${DB === 'postgres' ? 'PostgreSQL' : 'SQLite'} database` : ''].filter(Boolean).join(', ');
       rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), paired ? `${paired.ratio.toFixed(2)}×` : '-', notes]);
     }
   }
-  console.log(`\nRecords benchmark — ${machineDescription()}`);
+  console.log(`\nRecords benchmark on ${DB === 'postgres' ? `PostgreSQL ${pgVersion} (a throwaway server on loopback, fsync off, a database per server; ${PIN.serverCores === null ? 'unpinned' : 'pinned with the servers'})` : 'SQLite'} — ${machineDescription()}`);
   console.log(`autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; ${SEED_USERS} users seeded per server; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`);
   console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'vs fastify', 'notes'], rows));
   console.log('');
@@ -217,19 +282,67 @@ function report(results: Results, running: Map<string, Running>): void {
     const f = measurement(results, 'fastify', route.name);
     const paired = r && f ? pairedRatio(r.rounds, f.rounds) : null;
     const verdict = paired === null || caveat ? 'n/a ' : paired.ratio >= target ? 'PASS' : 'MISS';
-    console.log(`${verdict}  rvm ${route.name} ≥ ${target}× Fastify + better-sqlite3 req/s (${paired ? `${paired.ratio.toFixed(3)}×, ${paired.range}` : '-'})${caveat ? ` — ${caveat}` : ''}`);
+    console.log(`${verdict}  rvm ${route.name} ≥ ${target}× ${PEER} req/s (${paired ? `${paired.ratio.toFixed(3)}×, ${paired.range}` : '-'})${caveat ? ` — ${caveat}` : ''}`);
+  }
+}
+
+/** PostgreSQL's version, for the report header (BENCH_DB=postgres). */
+let pgVersion = '';
+
+/**
+ * Pins the PostgreSQL server's processes to the servers' cores: the postmaster and its children
+ * now; the backends it forks for the pools later inherit its affinity.
+ */
+function pinPostgres(server: PostgresServer): void {
+  const pid = server.pid();
+  if (PIN.serverCores === null || pid === null) return;
+  let children: string[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  } catch {
+    // No /proc children list: the postmaster alone is pinned, and what it forks from now on.
+  }
+  for (const p of [String(pid), ...children]) spawnSync('taskset', ['-a', '-cp', PIN.serverCores, p], { stdio: 'ignore' });
+}
+
+/** Starts the throwaway PostgreSQL server and makes a database per server. */
+async function startDatabases(): Promise<PostgresDatabases> {
+  const server = await startPostgres();
+  try {
+    pinPostgres(server);
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    try {
+      pgVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+      const urls: Record<string, string> = {};
+      for (const s of SERVERS) {
+        await admin.query(`CREATE DATABASE bench_${s.name}`);
+        urls[s.name] = server.url.replace(/\/postgres$/, `/bench_${s.name}`);
+      }
+      return { server, urls };
+    } finally {
+      await admin.end();
+    }
+  } catch (err) {
+    server.destroy();
+    throw err;
   }
 }
 
 async function main(): Promise<void> {
   const results: Results = new Map();
-  const running = await startAll(results);
+  const pgDbs = DB === 'postgres' ? await startDatabases() : null;
   try {
-    await measureSideBySide(running, ROUTES, results, { check: checkRoute, load: load, warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
+    const running = await startAll(results, pgDbs);
+    try {
+      await measureSideBySide(running, ROUTES, results, { check: checkRoute, load: load, warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
+    } finally {
+      await Promise.all([...running.values()].map(stopRunning));
+    }
+    report(results, running);
   } finally {
-    await Promise.all([...running.values()].map(stopRunning));
+    pgDbs?.server.destroy();
   }
-  report(results, running);
 }
 
 main().catch((err: unknown) => {

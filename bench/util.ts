@@ -91,15 +91,16 @@ export function pairedRatio(a: readonly number[], b: readonly number[]): { ratio
  * CPU pinning for the HTTP benchmarks: on a machine of two cores or more with `taskset`, servers
  * run on core 0 and the load generator (this process) on core 1, so neither steals the other's
  * core and ratios between servers stop depending on the scheduler. BENCH_PIN=0 turns it off.
- * Returns how to start a server (command and leading arguments) and a line for the report.
+ * Returns how to start a server (command and leading arguments), a line for the report, and the
+ * servers' cores as taskset takes them (null when not pinned), for processes started otherwise.
  */
-export function pinning(): { command: string; prefix: string[]; note: string } {
+export function pinning(): { command: string; prefix: string[]; note: string; serverCores: string | null } {
   // Cores are counted before pinning: afterwards this process sees only its own.
   const wanted = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2;
   if (!wanted || spawnSync('taskset', ['-cp', '1', String(process.pid)], { encoding: 'utf8' }).status !== 0) {
-    return { command: process.execPath, prefix: [], note: 'servers and load generator share the cores' };
+    return { command: process.execPath, prefix: [], note: 'servers and load generator share the cores', serverCores: null };
   }
-  return { command: 'taskset', prefix: ['-c', '0', process.execPath], note: 'server pinned to core 0, load generator to core 1' };
+  return { command: 'taskset', prefix: ['-c', '0', process.execPath], note: 'server pinned to core 0, load generator to core 1', serverCores: '0' };
 }
 
 /** One server on one route: median req/s and p99 over the rounds, and what went wrong. */
@@ -216,12 +217,12 @@ export interface ServerChild {
 }
 
 /**
- * Spawns `node args` (pinned by `pin`) on a free port, stdout discarded as in production, and
- * waits until `/hello` answers; a server that fails to start is killed and its stderr reported.
+ * Spawns `node args` (pinned by `pin`) on a free port, with `env` over this process's environment,
+ * stdout discarded as in production, and waits until `/hello` answers; a server that fails to start is killed and its stderr reported.
  */
-export async function spawnServer(pin: { command: string; prefix: string[] }, args: (port: number) => string[]): Promise<ServerChild> {
+export async function spawnServer(pin: { command: string; prefix: string[] }, args: (port: number) => string[], env: NodeJS.ProcessEnv = {}): Promise<ServerChild> {
   const port = await freePort();
-  const child = spawn(pin.command, [...pin.prefix, ...args(port)], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
+  const child = spawn(pin.command, [...pin.prefix, ...args(port)], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env, NODE_ENV: 'production' } });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);

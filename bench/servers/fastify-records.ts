@@ -7,10 +7,10 @@
  * stamps, and the same validation (ajv through Fastify's schema, ajv-formats' `email`).
  * Usage: `node dist/bench/servers/fastify-records.js PORT DATABASE_FILE`.
  */
-import { randomFillSync } from 'node:crypto';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { USER_SCHEMA } from './user-schema.js';
+import { uuidv7 } from './uuidv7.js';
 
 const port = Number(process.argv[2] ?? 3000);
 const file = process.argv[3];
@@ -38,17 +38,6 @@ const insert = db.prepare('INSERT INTO users (id, email, name, role, created_at,
 const byId = db.prepare('SELECT id, email, name, role, created_at, updated_at FROM users WHERE id = ?');
 const byRole = db.prepare('SELECT id, email, name, role, created_at, updated_at FROM users WHERE role = ? ORDER BY created_at DESC, id ASC LIMIT 20');
 const create = db.transaction((row: unknown[]) => insert.run(...row));
-
-const bytes = Buffer.alloc(16);
-/** A UUIDv7 (RFC 9562 §5.7): 48 bits of Unix ms, then random bits with version and variant set. */
-function uuidv7(ms: number): string {
-  randomFillSync(bytes, 6, 10);
-  bytes.writeUIntBE(ms, 0, 6);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
 
 const app = Fastify({ logger: false });
 

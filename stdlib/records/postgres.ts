@@ -84,7 +84,8 @@ export const postgresDialect: Dialect = {
       case 'number':
         return Number(raw);
       case 'datetime':
-        return (raw instanceof Date ? raw : new Date(raw as string)).toISOString();
+        // The pool's type parser already made the text ISO-8601 UTC (TYPES): parsing it again would cost a Date per value.
+        return typeof raw === 'string' ? raw : (raw as Date).toISOString();
       case 'list':
       case 'object':
         return (typeof raw === 'string' ? JSON.parse(raw) : raw) as StoredValue;
@@ -108,13 +109,27 @@ const OID_INT8 = 20;
 const OID_DATE = 1082;
 const OID_TIMESTAMPTZ = 1184;
 
+/** PostgreSQL's text of a timestamptz in UTC under the ISO DateStyle (`2026-11-25 09:05:03.007+00`): date, time, fraction. */
+const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+
+/**
+ * A timestamptz as PostgreSQL writes it, as ISO-8601 UTC with milliseconds (finer digits cut, as
+ * a Date cuts them). Text in UTC is rewritten directly, without a Date; any other (another
+ * session time zone or DateStyle, BC, years past 9999) goes through `parse`, pg's own parser.
+ */
+export function timestamptzIso(text: string, parse: (value: string) => unknown): string {
+  const m = UTC_TIMESTAMP.exec(text);
+  if (m === null) return (parse(text) as Date).toISOString();
+  return `${m[1]}T${m[2]}.${`${m[3] ?? ''}000`.slice(0, 3)}Z`;
+}
+
 /** Type parsers of the pool: bigint as a number (only safe integers are stored), dates as their text, timestamptz as ISO-8601 UTC. */
 const TYPES = {
   getTypeParser(oid: number, format?: string): (value: string) => unknown {
     if (oid === OID_INT8) return (v: string) => Number(v);
     if (oid === OID_DATE) return (v: string) => v;
     const parse = pg.types.getTypeParser(oid, format as 'text') as (value: string) => unknown;
-    if (oid === OID_TIMESTAMPTZ) return (v: string) => (parse(v) as Date).toISOString();
+    if (oid === OID_TIMESTAMPTZ) return (v: string) => timestamptzIso(v, parse);
     return parse;
   },
 };

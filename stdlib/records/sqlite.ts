@@ -172,13 +172,15 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
 
   /**
    * Runs `work` again while another process holds the file's write lock (SQLITE_BUSY), pausing
-   * without blocking the event loop, for at most `busyWaitMs`; then the error as 503.
+   * without blocking the event loop, for at most `busyWaitMs`; then the error as 503. With
+   * `gated`, each attempt takes the gate and the pauses leave it free, so this process's reads
+   * (WAL lets them read past another process's write) go on while a write waits for the file.
    */
-  private async retryBusy<T>(work: () => T): Promise<T> {
+  private async retryBusy<T>(work: () => T, gated: boolean): Promise<T> {
     const deadline = Date.now() + this.busyWaitMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        return work();
+        return gated ? await this.gate.run(work) : work();
       } catch (error) {
         const left = deadline - Date.now();
         if (!(error instanceof FileLockedError) || left <= 0) throw error;
@@ -192,16 +194,15 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   /**
    * `work` with the gate just entered and free of waiters: run at once and answered at once (no
    * promise: the request goes on without suspending), unless another process holds the file
-   * (then it retries as retryBusy does).
+   * (then the gate is let go and it retries as retryBusy does).
    */
   private runEntered<T>(work: () => T): Answer<T> {
     let result: T;
     try {
       result = work();
     } catch (error) {
-      if (error instanceof FileLockedError) return this.retryBusy(work).finally(() => this.gate.release());
       this.gate.release();
-      return Promise.reject(error);
+      return error instanceof FileLockedError ? this.retryBusy(work, true) : Promise.reject(error);
     }
     this.gate.release();
     return result;
@@ -217,7 +218,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
           })
         : this.gate.tryEnter()
           ? this.runEntered(work)
-          : this.gate.run(() => this.retryBusy(work));
+          : this.retryBusy(work, true);
     return {
       rows: (st: Statement, write: boolean) =>
         through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as Record<string, unknown>[])),
@@ -281,7 +282,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
         } catch (error) {
           throw mapError(error);
         }
-      });
+      }, false);
     } catch (error) {
       this.gate.release();
       throw error;

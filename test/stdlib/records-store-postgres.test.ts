@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { PostgresStore } from '../../stdlib/records/postgres.js';
+import { PostgresStore, timestamptzIso } from '../../stdlib/records/postgres.js';
 import { DatabaseUnavailableError } from '../../stdlib/records/store.js';
 import { usePostgres } from '../support/postgres.js';
 import { PEOPLE, recordsConformance } from './records-conformance.js';
@@ -76,5 +76,63 @@ test('a COMMIT after a failed statement does not claim success', async () => {
     assert.equal(await store.find('people', kept.id as string), null);
   } finally {
     await store.close();
+  }
+});
+
+/** pg's own parser of timestamptz text, which timestamptzIso falls back to. */
+const pgParse = pg.types.getTypeParser(1184, 'text') as (value: string) => unknown;
+
+test('timestamptz text in UTC is rewritten as pg parses it; finer digits are cut; other text goes to the parser', () => {
+  for (let ms = 0; ms < 1000; ms++) {
+    const fraction = String(ms).padStart(3, '0').replace(/0+$/, '');
+    const text = `2026-11-25 09:05:03${fraction ? `.${fraction}` : ''}+00`;
+    assert.equal(timestamptzIso(text, () => assert.fail(`${text} went to the parser`)), (pgParse(text) as Date).toISOString());
+  }
+  assert.equal(timestamptzIso('0099-01-01 00:00:00+00', pgParse), '0099-01-01T00:00:00.000Z');
+  assert.equal(timestamptzIso('2026-11-25 09:05:03.1239+00', pgParse), '2026-11-25T09:05:03.123Z');
+  assert.equal(timestamptzIso('2026-11-25 09:05:03.999999+00', pgParse), '2026-11-25T09:05:03.999Z');
+  const parsed: string[] = [];
+  const spy = (text: string) => {
+    parsed.push(text);
+    return pgParse(text);
+  };
+  assert.equal(timestamptzIso('2026-11-25 14:35:03.007+05:30', spy), '2026-11-25T09:05:03.007Z');
+  assert.equal(timestamptzIso('2026-11-25 10:05:03+01', spy), '2026-11-25T09:05:03.000Z');
+  assert.equal(timestamptzIso('0044-03-15 12:00:00+00 BC', spy), (pgParse('0044-03-15 12:00:00+00 BC') as Date).toISOString());
+  assert.deepEqual(parsed, ['2026-11-25 14:35:03.007+05:30', '2026-11-25 10:05:03+01', '0044-03-15 12:00:00+00 BC']);
+});
+
+test('datetimes read back as the instants written, whatever the session time zone', async () => {
+  const admin = new pg.Client({ connectionString: server().url });
+  await admin.connect();
+  try {
+    for (const [database, zone] of [
+      ['tz_utc', 'UTC'],
+      ['tz_kolkata', 'Asia/Kolkata'],
+      ['tz_ny', 'America/New_York'],
+    ] as const) {
+      await admin.query(`CREATE DATABASE ${database}`);
+      await admin.query(`ALTER DATABASE ${database} SET timezone TO '${zone}'`);
+      const store = new PostgresStore({ connectionString: server().url.replace(/\/postgres$/, `/${database}`), max: 2 });
+      try {
+        await store.sync([PEOPLE], { allowDestructive: false });
+        const seen = '2026-03-08T07:30:00.007Z';
+        const row = await store.insert('people', { name: 'x', seen });
+        assert.equal(row.seen, seen, zone);
+        const found = (await store.find('people', row.id as string))!;
+        assert.equal(found.seen, seen, zone);
+        assert.match(found.created_at as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, zone);
+        assert.equal(found.created_at, row.created_at, zone);
+        assert.deepEqual(
+          (await store.select('people', { filter: { seen: { gte: '2026-03-08T07:30:00.007Z' } }, order: [], limit: 10, offset: 0 })).map((r) => r.id),
+          [row.id],
+          zone,
+        );
+      } finally {
+        await store.close();
+      }
+    }
+  } finally {
+    await admin.end();
   }
 });

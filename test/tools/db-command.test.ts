@@ -37,14 +37,29 @@ function tempApp(t: { after(fn: () => void): void }): string {
 
 const NO_DATABASE = { env: {} };
 
-test('rvm db diff prints what a start would apply and changes nothing', (t) => {
+test('rvm db diff with no SQLite file yet plans every table against an empty schema and creates no file', (t) => {
   const dir = tempApp(t);
   const r = db('diff', dir);
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /^database: sqlite .*data\.sqlite$/m);
+  assert.match(r.stdout, /^database: sqlite .*data\.sqlite \(no database yet: every table would be created\)$/m);
   assert.match(r.stdout, /^would apply:\n {2}create table User$/m);
   assert.doesNotMatch(r.stdout, /withheld/);
-  assert.match(db('diff', dir).stdout, /^ {2}create table User$/m, 'a second diff plans the same: the first made no table');
+  assert.equal(existsSync(join(dir, '.rvm', 'data.sqlite')), false, 'a read-only command made the database file');
+  assert.equal(existsSync(join(dir, '.rvm')), false, 'a read-only command made the .rvm folder');
+  assert.match(db('diff', dir).stdout, /^ {2}create table User$/m, 'a second diff plans the same');
+});
+
+test('rvm db diff on an existing SQLite file plans against it and changes nothing', async (t) => {
+  const dir = tempApp(t);
+  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
+  await app.close();
+  writeFileSync(join(dir, 'user.rvm'), USER.replace('age?: int', 'age?: int\n  nick?: text'));
+  const r = db('diff', dir);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^database: sqlite .*data\.sqlite$/m);
+  assert.match(r.stdout, /^would apply:\n {2}.*nick.*$/m);
+  assert.doesNotMatch(r.stdout, /create table User/);
+  assert.match(db('diff', dir).stdout, /^would apply:\n {2}.*nick.*$/m, 'a second diff plans the same: the first added no column');
 });
 
 test('rvm db diff lists a withheld change at its type with its SQL; apply without the flag withholds it (exit 1), with it applies it', async (t) => {

@@ -1,9 +1,14 @@
 /**
  * `rvm db diff [DIR]` and `rvm db apply [DIR] [--allow-destructive]`: the schema plan of an
  * app's records against its database (the one `rvm run` would use), and applying it. Start-up
- * applies additive changes by itself; these are for the changes it withholds.
+ * applies additive changes by itself; these are for the changes it withholds. `diff` writes
+ * nothing: an app whose SQLite file does not exist yet is planned against an empty schema, and
+ * the file is not made.
  */
+import { existsSync } from 'node:fs';
+import { databaseTarget } from '../../stdlib/records/database.js';
 import { schemaAccess } from '../../stdlib/records/provider.js';
+import { SqliteStore } from '../../stdlib/records/sqlite.js';
 import type { SchemaChange, SchemaPlan } from '../../stdlib/records/store.js';
 import { buildApp } from '../host.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, UsageError, errorsOf, formatDiagnostics, out, requireDir, type ParsedArgs } from './common.js';
@@ -40,6 +45,19 @@ export async function dbCommand(args: ParsedArgs): Promise<number> {
   const schema = provider === undefined ? null : schemaAccess(provider);
   if (schema === null || schema.tables().length === 0) {
     out('no record types: the app uses no database');
+    return EXIT_OK;
+  }
+  const target = databaseTarget(build.settings);
+  if (action === 'diff' && target.kind === 'sqlite' && !existsSync(target.path)) {
+    // Opening the file would create it: plan against an empty in-memory database instead.
+    const empty = new SqliteStore(':memory:');
+    let plan: SchemaPlan;
+    try {
+      plan = await empty.diff(schema.tables());
+    } finally {
+      await empty.close();
+    }
+    out(formatPlan(`${schema.database} (no database yet: every table would be created)`, plan, 'would apply'));
     return EXIT_OK;
   }
   const store = schema.acquire();
