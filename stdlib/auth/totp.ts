@@ -10,6 +10,7 @@ import QRCode from 'qrcode';
 import { RUNTIME, RvmError, SecretText, typeName } from '../../plugins/sdk.js';
 import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
 import { decodeBase32Secret, hotp, sameCode, timeStep } from './one-time-password.js';
+import { then, type Answer } from '../../plugins/kit/answer.js';
 
 /** Seconds per time step: what authenticator apps use (RFC 6238 §5.2 recommends 30 s). */
 export const TOTP_PERIOD_SECONDS = 30;
@@ -80,32 +81,39 @@ function storedStep(value: Value | undefined): number {
  * recorded it. False — never an error — for anything else: a code that is not six digits, a
  * secret that is not Base32 of at least 16 bytes, a wrong code, a replay, or a lost race.
  */
-export async function verifyTotp(store: KeyValueStore, code: Value | undefined, secret: Value | undefined, nowMs: number): Promise<boolean> {
+export function verifyTotp(store: KeyValueStore, code: Value | undefined, secret: Value | undefined, nowMs: number): Answer<boolean> {
   if (!wellFormedCode(code)) return false;
   const text = secretText(secret);
   const key = text === null ? null : decodeBase32Secret(text);
   if (key === null) return false;
   const now = timeStep(nowMs, TOTP_PERIOD_SECONDS);
   // Every step of the window is compared, without stopping at a match; a wrong code (the common
-  // refusal) is then answered without touching the store.
+  // refusal) is then answered at once, without touching the store.
   const matches: number[] = [];
   for (let step = Math.max(now - TOTP_DRIFT_STEPS, 0); step <= now + TOTP_DRIFT_STEPS; step++) {
     if (sameCode(hotp(key, step, TOTP_DIGITS), code)) matches.push(step);
   }
   if (matches.length === 0) return false;
   const markKey = replayMarkKey(key);
-  let seen = await store.get(markKey);
+  return then(store.get(markKey), (seen) => claimStep(store, markKey, matches, seen, 0));
+}
+
+/**
+ * Moves the secret's replay mark to the earliest matched step after it, with compareAndSet;
+ * false when the mark is already there or later (a replay, or another request was first). A
+ * lost race re-reads the mark and tries again, at most TOTP_MAX_MARK_ATTEMPTS times. Answers at
+ * once on an in-process store.
+ */
+function claimStep(store: KeyValueStore, markKey: string, matches: readonly number[], seen: Value | undefined, attempt: number): Answer<boolean> {
   // Earliest step after the mark: a code matching two steps (one in a million) takes the earlier,
   // leaving the later one usable.
-  const matched = matches.find((step) => step > storedStep(seen)) ?? -1;
-  if (matched < 0) return false;
-  for (let attempt = 0; attempt < TOTP_MAX_MARK_ATTEMPTS; attempt++) {
-    if (await store.compareAndSet(markKey, seen, matched, TOTP_REPLAY_MARK_TTL_MS)) return true;
-    seen = await store.get(markKey);
-    // Someone recorded this step or a later one first: this submission is the replay.
-    if (storedStep(seen) >= matched) return false;
-  }
-  return false;
+  const matched = matches.find((step) => step > storedStep(seen));
+  if (matched === undefined) return false;
+  return then(store.compareAndSet(markKey, seen, matched, TOTP_REPLAY_MARK_TTL_MS), (won) => {
+    if (won) return true;
+    if (attempt + 1 >= TOTP_MAX_MARK_ATTEMPTS) return false;
+    return then(store.get(markKey), (now) => claimStep(store, markKey, matches, now, attempt + 1));
+  });
 }
 
 /** A generated secret: TOTP_SECRET_BYTES from the CSPRNG, as 32 Base32 characters. */

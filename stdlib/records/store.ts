@@ -5,6 +5,14 @@
  * conformance suite. Every value reaches SQL as a bound parameter; table and column names come
  * only from declared types, never from a request.
  */
+import type { Answer } from '../../plugins/kit/answer.js';
+
+/**
+ * What an operation answers (`Answer`): its result, or a Promise of it. SQLite answers at once
+ * when its connection is free (no promise, no suspended request); PostgreSQL always later. A
+ * failure is always a rejected Promise, never a throw, so callers have one failure path.
+ */
+export { answerOf, then, type Answer } from '../../plugins/kit/answer.js';
 
 /** Column types, as DESIGN §6 maps field types. */
 export type ColumnType = 'text' | 'int' | 'number' | 'bool' | 'date' | 'datetime' | 'list' | 'object';
@@ -98,27 +106,6 @@ export interface SchemaChange {
 export interface SchemaPlan {
   applied: string[];
   withheld: SchemaChange[];
-}
-
-/**
- * What an operation answers: its result, or a Promise of it. SQLite answers at once when its
- * connection is free (no promise, no suspended request); PostgreSQL always later. A failure is
- * always a rejected Promise, never a throw, so callers have one failure path.
- */
-export type Answer<T> = T | Promise<T>;
-
-/** Applies `f` to an answer: now when it is a value, when it settles when it is a Promise. */
-export function then<T, U>(answer: Answer<T>, f: (value: T) => Answer<U>): Answer<U> {
-  return answer instanceof Promise ? answer.then(f) : f(answer);
-}
-
-/** `work`'s answer, with anything it throws as a rejected Promise (the Answer contract). */
-export function answerOf<T>(work: () => Answer<T>): Answer<T> {
-  try {
-    return work();
-  } catch (error) {
-    return Promise.reject(error);
-  }
 }
 
 /** The operations on one table set, inside or outside a transaction. */
