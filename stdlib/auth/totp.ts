@@ -10,7 +10,7 @@ import QRCode from 'qrcode';
 import { RUNTIME, RvmError, SecretText, typeName } from '../../plugins/sdk.js';
 import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
 import { decodeBase32Secret, hotp, sameCode, timeStep } from './one-time-password.js';
-import { then, type Answer } from '../../plugins/kit/answer.js';
+import { then, type Answer } from '../../plugins/sdk.js';
 
 /** Seconds per time step: what authenticator apps use (RFC 6238 §5.2 recommends 30 s). */
 export const TOTP_PERIOD_SECONDS = 30;

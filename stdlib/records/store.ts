@@ -5,14 +5,14 @@
  * conformance suite. Every value reaches SQL as a bound parameter; table and column names come
  * only from declared types, never from a request.
  */
-import type { Answer } from '../../plugins/kit/answer.js';
+import type { Answer } from '../../plugins/sdk.js';
 
 /**
  * What an operation answers (`Answer`): its result, or a Promise of it. SQLite answers at once
  * when its connection is free (no promise, no suspended request); PostgreSQL always later. A
  * failure is always a rejected Promise, never a throw, so callers have one failure path.
  */
-export { answerOf, then, type Answer } from '../../plugins/kit/answer.js';
+export { answerOf, then, type Answer } from '../../plugins/sdk.js';
 
 /** Column types, as DESIGN §6 maps field types. */
 export type ColumnType = 'text' | 'int' | 'number' | 'bool' | 'date' | 'datetime' | 'list' | 'object';
