@@ -10,6 +10,7 @@ import { registerGuards } from './guards.js';
 import { registerJwt } from './jwt.js';
 import { registerPasswords } from './passwords.js';
 import { AuthSession, registerSession } from './session.js';
+import { registerSocialLogin } from './social/login.js';
 import { storedUserLookup } from './stored-user.js';
 
 /** The auth plugin definition; its state (key, token cache, API keys) lives per loaded app. */
@@ -24,6 +25,7 @@ export const auth = definePlugin({
     registerPasswords(rvm);
     registerSession(rvm, session);
     registerGuards(rvm, session, apiKeys);
+    registerSocialLogin(rvm);
   },
 });
 
