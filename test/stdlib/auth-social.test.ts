@@ -7,7 +7,6 @@
  */
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +14,11 @@ import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
-import { FLOW_TTL_MS, MAX_FLOW_COOKIE_LENGTH, flowCookieName, openFlow, sealFlow } from '../../stdlib/auth/social/flow-cookie.js';
+import { FLOW_TTL_MS, MAX_FLOW_COOKIE_LENGTH, openFlow, sealFlow } from '../../stdlib/auth/social/flow-cookie.js';
 import { PROVIDER_TIMEOUT_MS } from '../../stdlib/auth/social/provider-http.js';
 import { MAX_CALLBACK_PARAM_LENGTH } from '../../stdlib/auth/social/login.js';
-import { FAKE_PEOPLE, startFakeOAuth, type FakeOAuth, type FakeProvider } from '../support/fake-oauth.js';
+import { cookieLine, get, pair, type Answer } from '../support/http-client.js';
+import { FAKE_PEOPLE, signIn as signInAt, startFakeOAuth, startFlow as startFlowAt, type FakeOAuth, type FakeProvider } from '../support/fake-oauth.js';
 
 const APP_SECRET = 'a'.repeat(43);
 
@@ -35,40 +35,6 @@ route GET /auth/${p}/callback {
 `,
   )
   .join('\n');
-
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-  json(): Record<string, unknown>;
-}
-
-/** One GET over a socket, redirects not followed. */
-function get(url: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: 'GET', headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode!, headers: res.headers, body, json: () => JSON.parse(body) as Record<string, unknown> });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** The `name=value` pair of a Set-Cookie line for `name`. */
-function cookieLine(answer: Answer, name: string): string {
-  const line = (answer.headers['set-cookie'] ?? []).find((l) => l.startsWith(`${name}=`));
-  assert.ok(line, `expected a Set-Cookie for ${name}, got ${JSON.stringify(answer.headers['set-cookie'])}`);
-  return line;
-}
-
-function pair(line: string): string {
-  return line.split(';')[0]!;
-}
 
 let fake: FakeOAuth;
 let app: App;
@@ -99,21 +65,12 @@ after(async () => {
 
 afterEach(() => fake.reset());
 
-/** The first two legs: the app's login redirect, and the fake's redirect back with code and state. */
-async function startFlow(provider: FakeProvider): Promise<{ login: Answer; cookie: string; callbackUrl: string }> {
-  const login = await get(`${server.url}/auth/${provider}`);
-  assert.equal(login.status, 302, login.body);
-  const cookie = pair(cookieLine(login, flowCookieName(provider)));
-  const atProvider = await get(login.headers.location!);
-  assert.equal(atProvider.status, 302, atProvider.body);
-  return { login, cookie, callbackUrl: atProvider.headers.location! };
+function startFlow(provider: FakeProvider) {
+  return startFlowAt(server.url, provider);
 }
 
-/** A whole sign-in; the callback's answer. */
-async function signIn(provider: FakeProvider): Promise<{ callback: Answer; cookie: string; callbackUrl: string; login: Answer }> {
-  const flow = await startFlow(provider);
-  const callback = await get(flow.callbackUrl, { cookie: flow.cookie });
-  return { ...flow, callback };
+function signIn(provider: FakeProvider) {
+  return signInAt(server.url, provider);
 }
 
 function assertCode(answer: Answer, status: number, code: string): void {

@@ -8,7 +8,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import assert from 'node:assert/strict';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { cookieLine, get, pair, type Answer } from './http-client.js';
 
 export type FakeProvider = 'google' | 'github' | 'microsoft';
 
@@ -41,6 +43,8 @@ export interface FakeBehaviour {
   foreignKey: boolean;
   /** The `iss` of Microsoft ID tokens; default the tenant template filled with the token's tid. */
   microsoftIssuer: string | null;
+  /** When set, Google signs in another account (this `sub`) with the same e-mail. */
+  googleSub: string | null;
 }
 
 const DEFAULT_BEHAVIOUR: FakeBehaviour = {
@@ -52,6 +56,7 @@ const DEFAULT_BEHAVIOUR: FakeBehaviour = {
   tokenDelayMs: 0,
   foreignKey: false,
   microsoftIssuer: null,
+  googleSub: null,
 };
 
 /** One request the fake received (for assertions on what rvm sent). */
@@ -127,7 +132,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
       .setProtectedHeader({ alg: 'RS256', kid: 'fake-1', typ: 'JWT' })
       .setIssuer(issuer)
       .setAudience(behaviour.audience ?? FAKE_CLIENT_ID)
-      .setSubject(person.sub)
+      .setSubject(provider === 'google' ? (behaviour.googleSub ?? person.sub) : person.sub)
       .setIssuedAt()
       .setExpirationTime('5m')
       .sign(behaviour.foreignKey ? foreign.privateKey : privateKey);
@@ -197,7 +202,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
       case 'userinfo': {
         if (!bearer(req, provider)) return json(res, 401, { error: 'invalid_token' });
         const p = provider === 'google' ? FAKE_PEOPLE.google : FAKE_PEOPLE.microsoft;
-        return json(res, 200, provider === 'google' ? p : { sub: p.sub, email: p.email, name: p.name, picture: 'https://graph.microsoft.com/v1.0/me/photo/$value' });
+        return json(res, 200, provider === 'google' ? { ...p, sub: behaviour.googleSub ?? p.sub } : { sub: p.sub, email: p.email, name: p.name, picture: 'https://graph.microsoft.com/v1.0/me/photo/$value' });
       }
       case 'user':
         if (!req.headers['user-agent']) return json(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
@@ -244,4 +249,21 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A browser's first two legs: the app's login redirect (with its flow cookie), and the fake's redirect back with code and state. */
+export async function startFlow(appUrl: string, provider: FakeProvider): Promise<{ login: Answer; cookie: string; callbackUrl: string }> {
+  const login = await get(`${appUrl}/auth/${provider}`);
+  assert.equal(login.status, 302, login.body);
+  const cookie = pair(cookieLine(login, `rvm_oauth_${provider}`));
+  const atProvider = await get(login.headers.location!);
+  assert.equal(atProvider.status, 302, atProvider.body);
+  return { login, cookie, callbackUrl: atProvider.headers.location! };
+}
+
+/** A whole sign-in as a browser makes it; the callback's answer with the legs before it. */
+export async function signIn(appUrl: string, provider: FakeProvider): Promise<{ callback: Answer; cookie: string; callbackUrl: string; login: Answer }> {
+  const flow = await startFlow(appUrl, provider);
+  const callback = await get(flow.callbackUrl, { cookie: flow.cookie });
+  return { ...flow, callback };
 }
