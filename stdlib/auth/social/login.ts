@@ -131,12 +131,14 @@ export function registerSocialLogin(rvm: PluginApi, now: () => number = Date.now
       returns: 'text',
       doc: `Starts a ${title} sign-in: sets the signed, HttpOnly flow cookie (state, PKCE verifier${provider === 'github' ? '' : ', nonce'}; 10 minutes, scoped to the callback path) and returns the ${title} URL to redirect to: response.redirect(auth_${provider}_login()).`,
       responses: [NOT_CONFIGURED],
+      headers: ['Set-Cookie'],
     });
     rvm.native(`auth_${provider}_callback`, (ctx) => answering(ctx, () => callback(ctx, provider, now, jwks)), {
       params: [],
       returns: 'object',
       doc: `Completes a ${title} sign-in on its redirect_uri: checks state against the flow cookie, exchanges the code with the PKCE verifier${provider === 'github' ? '' : ', validates the ID token'}, deletes the cookie and returns {provider, id, email, email_verified, name, avatar_url}; failures end the request with a coded 4xx (502/504 when ${title} is down).`,
       responses: [...CALLBACK_RESPONSES],
+      headers: ['Set-Cookie'],
     });
   }
 }
