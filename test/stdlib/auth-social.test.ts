@@ -298,6 +298,17 @@ describe('configuration and providers down', () => {
     }
   });
 
+  test('a redirect URI that is not absolute, or whose path cannot be a cookie Path, is refused as not configured', async () => {
+    for (const uri of ['/auth/google/callback', `${server.url}/auth/google;x/callback`, 'ftp://example.com/cb']) {
+      env.GOOGLE_REDIRECT_URI = uri;
+      try {
+        assertCode(await get(`${server.url}/auth/google`), 503, 'oauth_not_configured');
+      } finally {
+        delete env.GOOGLE_REDIRECT_URI;
+      }
+    }
+  });
+
   test('a token endpoint that refuses connections answers 502 oauth_provider_unavailable', async () => {
     const saved = env.GITHUB_TOKEN_URL!;
     try {

@@ -181,6 +181,8 @@ function absoluteHttpUrl(variable: string, text: string): string {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new NotConfigured(`${variable} must be an http or https URL`);
   if (url.hash !== '' || url.username !== '' || url.password !== '') throw new NotConfigured(`${variable} must not carry a fragment or credentials`);
+  // The flow cookie's Path is the callback's path: it must be a valid cookie attribute.
+  if (/[;,]/.test(url.pathname)) throw new NotConfigured(`${variable} must not have ';' or ',' in its path`);
   return url.href;
 }
 
