@@ -320,6 +320,19 @@ describe('configuration and providers down', () => {
     }
   });
 
+  test('a JWKS or userinfo endpoint that is down answers 502 oauth_provider_unavailable', async () => {
+    for (const variable of ['GOOGLE_JWKS_URL', 'GOOGLE_USERINFO_URL']) {
+      const saved = env[variable]!;
+      try {
+        const flow = await startFlow('google');
+        env[variable] = 'http://127.0.0.1:1/down';
+        assertCode(await get(flow.callbackUrl, { cookie: flow.cookie }), 502, 'oauth_provider_unavailable');
+      } finally {
+        env[variable] = saved;
+      }
+    }
+  });
+
   test(`a token endpoint slower than PROVIDER_TIMEOUT_MS (${PROVIDER_TIMEOUT_MS} ms) answers 504; just under it succeeds`, async () => {
     fake.behaviour.tokenDelayMs = PROVIDER_TIMEOUT_MS - 750;
     assert.equal((await signIn('github')).callback.status, 200);

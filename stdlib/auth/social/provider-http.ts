@@ -47,14 +47,17 @@ export function transportFailure(error: unknown, what: string): SocialFailure {
     : new SocialFailure(HTTP.oauth_provider_unavailable, `${what} could not be reached`);
 }
 
-/** Runs one provider call, turning a failed request into its coded failure. */
+/**
+ * Runs one request to a provider: a request that got no answer is 502/504, and anything else the
+ * client library refuses before an answer is read is 502 too, so no provider reaches a 500.
+ */
 export async function callProvider<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (error instanceof SocialFailure) throw error;
     if (isTransportError(error)) throw transportFailure(error, what);
-    throw error;
+    throw new SocialFailure(HTTP.oauth_provider_unavailable, `${what} could not be asked: ${error instanceof Error ? error.message : 'unexpected failure'}`);
   }
 }
 

@@ -6,7 +6,7 @@
 import * as oauth from 'oauth4webapi';
 import { HTTP, type CallContext } from '../../../plugins/sdk.js';
 import type { FlowState } from './flow-cookie.js';
-import { SocialFailure, callProvider, jsonBody, requestOptions } from './provider-http.js';
+import { SocialFailure, callProvider, isTransportError, jsonBody, requestOptions, transportFailure } from './provider-http.js';
 import { expectedIssuer, type ProviderConfig } from './providers.js';
 
 /** What the exchange yields: the access token (for the profile) and the checked ID-token claims. */
@@ -82,9 +82,9 @@ async function verifySignature(ctx: CallContext, config: ProviderConfig, as: oau
   let cache = jwks.get(config.jwksUrl);
   if (cache === undefined) jwks.set(config.jwksUrl, (cache = {}));
   try {
-    await callProvider('the JWKS endpoint', () => oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(ctx, config.jwksUrl), [oauth.jwksCache]: cache }));
+    await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(ctx, config.jwksUrl), [oauth.jwksCache]: cache });
   } catch (error) {
-    if (error instanceof SocialFailure) throw error;
+    if (isTransportError(error)) throw transportFailure(error, 'the JWKS endpoint');
     if (error instanceof oauth.OperationProcessingError && (error.code === oauth.RESPONSE_IS_NOT_CONFORM || error.code === oauth.RESPONSE_IS_NOT_JSON)) {
       throw new SocialFailure(HTTP.oauth_provider_unavailable, 'the JWKS endpoint answered something that is not a key set');
     }
