@@ -8,7 +8,7 @@ import { HTTP, constantTimeEqual, setCookie, type CallContext, type ErrorRespons
 import { FLOW_TTL_MS, flowCookieName, openFlow, sealFlow, type FlowState } from './flow-cookie.js';
 import { SocialFailure } from './provider-http.js';
 import { NotConfigured, PROVIDERS, providerConfig, type ProviderConfig, type ProviderName } from './providers.js';
-import { readProfile } from './profile.js';
+import { readProfile, type SocialProfile } from './profile.js';
 import { exchangeCode, type JwksCaches } from './token-exchange.js';
 
 /** Key prefix in `ctx.store` of flows whose callback ran: a replay with the same cookie is refused before the provider is asked. */
@@ -99,7 +99,7 @@ function queryParam(ctx: CallContext, name: string): string | null {
 }
 
 /** auth_<p>_callback(): the cookie's flow, checked against the query, exchanged for the profile. */
-async function callback(ctx: CallContext, provider: ProviderName, now: () => number, jwks: JwksCaches) {
+async function callback(ctx: CallContext, provider: ProviderName, now: () => number, jwks: JwksCaches): Promise<SocialProfile> {
   const config = configOf(ctx, provider);
   const cookie = ctx.request.cookies[flowCookieName(provider)];
   if (cookie === undefined || cookie === '') throw new SocialFailure(HTTP.oauth_cookie_missing);
