@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
@@ -337,7 +339,16 @@ describe('configuration and providers down', () => {
     fake.behaviour.tokenDelayMs = PROVIDER_TIMEOUT_MS - 750;
     assert.equal((await signIn('github')).callback.status, 200);
     fake.behaviour.tokenDelayMs = PROVIDER_TIMEOUT_MS + 500;
-    assertCode((await signIn('github')).callback, 504, 'oauth_provider_timeout');
+    // Garbage collection while waiting: a deadline held only weakly (AbortSignal.any of an
+    // AbortSignal.timeout) is collected and never fires; this one must.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const collector = setInterval(gc, 100);
+    try {
+      assertCode((await signIn('github')).callback, 504, 'oauth_provider_timeout');
+    } finally {
+      clearInterval(collector);
+    }
   });
 });
 

@@ -24,10 +24,17 @@ export class SocialFailure extends Error {
   }
 }
 
-/** oauth4webapi's per-request options for a call to `url`. */
+/** oauth4webapi's per-request options for a call to `url`: it ends after PROVIDER_TIMEOUT_MS, or when the request is aborted. */
 export function requestOptions(ctx: CallContext, url: string): { signal: AbortSignal; [allowInsecureRequests]: boolean } {
+  // A timer of our own rather than AbortSignal.timeout(): AbortSignal.any() holds its sources
+  // weakly, and a timeout signal nothing else references can be collected before it fires (seen
+  // under load: a hung provider was waited for past the limit). The timer holds the controller.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${PROVIDER_TIMEOUT_MS} ms`, 'TimeoutError')), PROVIDER_TIMEOUT_MS);
+  timer.unref();
+  ctx.atEnd(() => clearTimeout(timer));
   return {
-    signal: AbortSignal.any([ctx.budget.signal, AbortSignal.timeout(PROVIDER_TIMEOUT_MS)]),
+    signal: AbortSignal.any([ctx.budget.signal, deadline.signal]),
     // oauth4webapi refuses http: endpoints unless told; only a loopback fake or dev proxy may be one.
     [allowInsecureRequests]: isLoopbackHttp(url),
   };
