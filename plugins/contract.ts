@@ -59,6 +59,8 @@ export interface NativeMeta {
   scope?: 'middleware';
   /** Error responses calling it can end the request with (`auth_user()` → 401), for the reference. */
   responses?: ErrorResponseSpec[];
+  /** Headers calling it adds to whatever the route answers (`Set-Cookie`), for the reference. */
+  headers?: string[];
 }
 
 /** Read-only view of the incoming request. Header names are lower-case. */
@@ -387,6 +389,15 @@ export interface RouteInfo {
   body: FieldInfo[] | null;
   query: FieldInfo[] | null;
   responses: ResponseInfo[];
+  /** The natives it calls (itself or through its `fn`s) that declare error responses or headers, for the reference. */
+  natives?: CalledNativeInfo[];
+}
+
+/** A native a route calls, with what calling it can answer and the headers it adds. */
+export interface CalledNativeInfo {
+  name: string;
+  responses: ErrorResponseSpec[];
+  headers: string[];
 }
 
 /** A `type` declaration of the app, as the API reference shows it. */

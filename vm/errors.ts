@@ -216,6 +216,18 @@ const HTTP_TABLE = {
   whatsapp_failed: { status: 502, message: 'WhatsApp refused the message', doc: '`whatsapp_send_otp`: any other Cloud API error, or an answer that is not the Cloud API\'s' },
   whatsapp_unavailable: { status: 503, message: 'WhatsApp cannot be reached', doc: '`whatsapp_send_otp`: no connection to the Cloud API' },
   whatsapp_timeout: { status: 504, message: 'WhatsApp did not answer in time', doc: '`whatsapp_send_otp`: the Cloud API did not connect, answer or finish its answer within its timeouts (5 s, 10 s, 5 s)' },
+  oauth_not_configured: { status: 503, message: 'This sign-in provider is not configured', doc: '`auth_<p>_login()`/`auth_<p>_callback()` for a provider without `<P>_CLIENT_ID` and `<P>_CLIENT_SECRET`, without `<P>_REDIRECT_URI` or `PUBLIC_URL`, or with an endpoint that is neither https nor http on loopback' },
+  oauth_cookie_missing: { status: 400, message: 'The sign-in has expired or was not started here', doc: '`auth_<p>_callback()` without the flow cookie `auth_<p>_login()` set (absent, or older than 10 minutes): start the sign-in again' },
+  oauth_cookie_invalid: { status: 400, message: 'The sign-in cookie is not valid', doc: '`auth_<p>_callback()` with a flow cookie whose signature does not match (tampered, another app secret) or that belongs to another provider' },
+  oauth_state_mismatch: { status: 400, message: 'The sign-in state does not match', doc: '`auth_<p>_callback()` whose `state` is missing or differs from the one the flow cookie holds (a forged or crossed callback)' },
+  oauth_replayed: { status: 400, message: 'This sign-in was already completed', doc: '`auth_<p>_callback()` for a flow whose callback already ran once (a replayed callback URL with its cookie)' },
+  oauth_denied: { status: 403, message: 'Sign-in was cancelled at the provider', doc: '`auth_<p>_callback()` when the provider answered `error=access_denied` (the user declined)' },
+  oauth_provider_error: { status: 400, message: 'The provider refused the sign-in', doc: '`auth_<p>_callback()` when the provider answered with an `error` other than `access_denied`' },
+  oauth_code_missing: { status: 400, message: 'The callback carries no authorization code', doc: '`auth_<p>_callback()` without a `code` in the query' },
+  oauth_exchange_failed: { status: 400, message: 'The authorization code was refused', doc: '`auth_<p>_callback()` when the token endpoint refused the code (used, expired, wrong verifier or redirect_uri; GitHub answers this as HTTP 200 with `error`)' },
+  oauth_invalid_id_token: { status: 400, message: 'The ID token is not valid', doc: '`auth_google_callback()`/`auth_microsoft_callback()` when the ID token fails its checks: signature against the provider JWKS, `iss`, `aud`, `exp`, `nonce`' },
+  oauth_provider_unavailable: { status: 502, message: 'The sign-in provider is unavailable', doc: '`auth_<p>_callback()` when the provider could not be reached, answered 5xx, or answered something that is not a token or profile' },
+  oauth_provider_timeout: { status: 504, message: 'The sign-in provider did not answer in time', doc: '`auth_<p>_callback()` when a provider call took longer than `PROVIDER_TIMEOUT_MS` (5 s)' },
   missing_header: { status: 400, message: 'Missing header', doc: 'the example third-party plugin (`plugins/example-plugin`) when its required header is absent' },
 } as const satisfies Record<string, { status: number; message: string; doc: string }>;
 

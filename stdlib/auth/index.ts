@@ -1,8 +1,8 @@
 /**
  * The `auth` standard plugin: JWT (jose, HS256), Argon2id password hashing, the caller's identity
- * (`auth_user()`, `auth_check()`), the `auth`, `role` and `api_key` guards, and one-time codes
- * over WhatsApp. Written only against the plugin SDK. Each facility registers from its own
- * module, so the later parts (TOTP, social login) slot in beside them.
+ * (`auth_user()`, `auth_check()`), the `auth`, `role` and `api_key` guards, TOTP and backup
+ * codes, one-time codes over WhatsApp, and social login with PKCE. Written only against the
+ * plugin SDK; each facility registers from its own module.
  */
 import { definePlugin } from '../../plugins/sdk.js';
 import { ApiKeyring } from './api-keys.js';
@@ -12,6 +12,7 @@ import { registerJwt } from './jwt.js';
 import { registerPasswords } from './passwords.js';
 import { registerPhone } from './phone.js';
 import { AuthSession, registerSession } from './session.js';
+import { registerSocialLogin } from './social/login.js';
 import { storedUserLookup } from './stored-user.js';
 import { registerTotp } from './totp.js';
 import { registerWhatsApp } from './whatsapp.js';
@@ -32,6 +33,7 @@ export const auth = definePlugin({
     registerBackupCodes(rvm);
     registerPhone(rvm);
     registerWhatsApp(rvm);
+    registerSocialLogin(rvm);
   },
 });
 

@@ -28,6 +28,7 @@ const HEADER_DOCS: Readonly<Record<string, { description: string; schema: JsonSc
   RateLimit: { description: 'Remaining requests and reset, as the IETF RateLimit draft writes them.', schema: { type: 'string' } },
   Allow: { description: 'The methods the route allows.', schema: { type: 'string' } },
   Location: { description: 'Where the redirect points.', schema: { type: 'string' } },
+  'Set-Cookie': { description: 'A cookie the route sets (or deletes), named in the description of the native that sets it.', schema: { type: 'string' } },
 };
 
 /** Everything known about one status before it is written out. */
@@ -85,6 +86,11 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
     }
   }
   if (route.body !== null) for (const spec of BODY_ERRORS) addError(group(spec.status), spec, 'body');
+  for (const native of route.natives ?? []) {
+    for (const spec of native.responses) addError(group(spec.status), spec, `\`${native.name}()\``);
+    // Headers a native adds go out with whatever the handler answers, never with an error body.
+    for (const [status, g] of groups) if (status < 400) for (const header of native.headers) g.headers.add(header);
+  }
 
   const out: Record<string, unknown> = {};
   for (const status of [...groups.keys()].sort((a, b) => a - b)) out[String(status)] = renderGroup(status, groups.get(status)!);

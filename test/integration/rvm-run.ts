@@ -1,4 +1,4 @@
-/** Starts `rvm run DIR --prod --port 0` as a child process and waits for the URL it prints. */
+/** Starts `rvm run DIR --prod --port PORT` (0: any free port) as a child process and waits for the URL it prints. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -13,8 +13,8 @@ export interface RunningCli {
   port: number;
 }
 
-export function startRvm(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningCli> {
-  const child = spawn(process.execPath, [CLI, 'run', dir, '--prod', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startRvm(dir: string, env: NodeJS.ProcessEnv = process.env, port = 0): Promise<RunningCli> {
+  const child = spawn(process.execPath, [CLI, 'run', dir, '--prod', '--port', String(port)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise<RunningCli>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`rvm run did not print its URL:\n${output}`)), START_TIMEOUT_MS);

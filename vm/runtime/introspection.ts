@@ -69,6 +69,7 @@ export function routeInfo(route: RouteTarget, registry: PluginRegistry): RouteIn
     body: m.body?.map((f) => fieldInfo(f, registry)) ?? null,
     query: m.query?.map((f) => fieldInfo(f, registry)) ?? null,
     responses: route.responses(),
+    natives: route.natives(),
   };
 }
 

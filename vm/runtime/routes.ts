@@ -11,7 +11,7 @@ import { DIAG } from '../errors.js';
 import { arityMismatch } from '../arity.js';
 import type { LinkedCallable, LinkResult } from '../interp/link.js';
 import type { Literal } from '../lang.js';
-import type { ErrorResponseSpec, GuardInfo } from '../../plugins/contract.js';
+import type { CalledNativeInfo, ErrorResponseSpec, GuardInfo } from '../../plugins/contract.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { defaultErrorCode } from './response.js';
 import type { RouteTarget } from './types.js';
@@ -63,6 +63,7 @@ export function assembleRoutes(modules: readonly CompiledModule[], linked: LinkR
       const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
       const chunk = offsets[i]! + r.chunk;
       let responses: ResponseMeta[] | null = null;
+      let natives: CalledNativeInfo[] | null = null;
       routes.push({
         meta: r,
         file: m.file,
@@ -70,6 +71,7 @@ export function assembleRoutes(modules: readonly CompiledModule[], linked: LinkR
         middleware: chain,
         guards,
         responses: () => (responses ??= mergeResponses([...r.responses, ...calledResponses(chunk, callables, dataOf)])),
+        natives: () => (natives ??= calledNatives(chunk, callables, dataOf, registry)),
       });
     }
   });
@@ -106,6 +108,33 @@ function resolveGuard(
   // An optional guard never rejects.
   if (mode === 'optional') guard.responses = [];
   return guard;
+}
+
+/**
+ * The natives the chunk calls, itself or through the `fn`s it calls however deep, that declare
+ * error responses or headers (`auth_google_callback()`: its coded errors and `Set-Cookie`), each once.
+ */
+function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): CalledNativeInfo[] {
+  const out = new Map<string, CalledNativeInfo>();
+  const seen = new Set<number>([chunk]);
+  const pending = [chunk];
+  while (pending.length > 0) {
+    for (const ref of dataOf(pending.pop()!).refs) {
+      if (ref.kind !== 'call') continue;
+      const callee = callables.get(ref.name);
+      if (callee !== undefined) {
+        if (callee.kind === 'fn' && !seen.has(callee.chunk)) {
+          seen.add(callee.chunk);
+          pending.push(callee.chunk);
+        }
+        continue;
+      }
+      const meta = registry.natives.get(ref.name)?.meta;
+      if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined)) continue;
+      out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])] });
+    }
+  }
+  return [...out.values()];
 }
 
 /**

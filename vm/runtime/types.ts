@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { PathSegment } from '../lang.js';
 import type { ResponseMeta, RouteMeta } from '../bytecode/module.js';
-import type { GuardInfo } from '../../plugins/contract.js';
+import type { CalledNativeInfo, GuardInfo } from '../../plugins/contract.js';
 import type { Admission } from './http/admission.js';
 import type { ContextDeps, RequestContext } from './context.js';
 import type { Watchdog } from './watchdog.js';
@@ -54,6 +54,8 @@ export interface RouteTarget {
    * deep. Worked out on first read (the reference's), so a start that binds lazily stays lazy.
    */
   responses(): ResponseMeta[];
+  /** The natives it calls, itself or through its `fn`s, that declare error responses or headers; worked out on first read. */
+  natives(): CalledNativeInfo[];
   /** Declared file fields and their byte limits, when the route takes uploads. */
   uploads?: UploadSpec;
 }

@@ -1,0 +1,79 @@
+/**
+ * Calls to a provider: the options every oauth4webapi request gets (a timeout joined with the
+ * request's abort signal; plain HTTP allowed only to loopback) and the one error type a sign-in
+ * fails with, carrying its catalogue entry, so the natives answer coded errors and never a 500.
+ */
+import { allowInsecureRequests } from 'oauth4webapi';
+import { HTTP, type CallContext, type HttpErrorEntry } from '../../../plugins/sdk.js';
+import { isLoopbackHttp } from './providers.js';
+
+/**
+ * Longest wait for one provider call (token, JWKS, userinfo, GitHub API). They answer in well
+ * under a second; 5 s leaves room for a slow moment while a hung provider still gets a 504 well
+ * inside the request's 30 s wall time, not a deadline error.
+ */
+export const PROVIDER_TIMEOUT_MS = 5_000;
+
+/** A sign-in that cannot go on: the coded answer, and a message safe to show (no token, no code). */
+export class SocialFailure extends Error {
+  constructor(
+    readonly entry: HttpErrorEntry,
+    message: string = entry.message,
+  ) {
+    super(message);
+  }
+}
+
+/** oauth4webapi's per-request options for a call to `url`: it ends after PROVIDER_TIMEOUT_MS, or when the request is aborted. */
+export function requestOptions(ctx: CallContext, url: string): { signal: AbortSignal; [allowInsecureRequests]: boolean } {
+  // A timer of our own rather than AbortSignal.timeout(): AbortSignal.any() holds its sources
+  // weakly, and a timeout signal nothing else references can be collected before it fires (seen
+  // under load: a hung provider was waited for past the limit). The timer holds the controller.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${PROVIDER_TIMEOUT_MS} ms`, 'TimeoutError')), PROVIDER_TIMEOUT_MS);
+  timer.unref();
+  ctx.atEnd(() => clearTimeout(timer));
+  return {
+    signal: AbortSignal.any([ctx.budget.signal, deadline.signal]),
+    // oauth4webapi refuses http: endpoints unless told; only a loopback fake or dev proxy may be one.
+    [allowInsecureRequests]: isLoopbackHttp(url),
+  };
+}
+
+/** True when `error` is a failed request (refused connection, timeout, abort) rather than an answer. */
+export function isTransportError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === 'TimeoutError' || error.name === 'AbortError' || (error instanceof TypeError && /fetch failed|terminated|network/i.test(error.message));
+}
+
+/** The coded failure of a request that got no answer: 504 on timeout, 502 otherwise. */
+export function transportFailure(error: unknown, what: string): SocialFailure {
+  const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+  return timedOut
+    ? new SocialFailure(HTTP.oauth_provider_timeout, `${what} did not answer within ${PROVIDER_TIMEOUT_MS} ms`)
+    : new SocialFailure(HTTP.oauth_provider_unavailable, `${what} could not be reached`);
+}
+
+/**
+ * Runs one request to a provider: a request that got no answer is 502/504, and anything else the
+ * client library refuses before an answer is read is 502 too, so no provider reaches a 500.
+ */
+export async function callProvider<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof SocialFailure) throw error;
+    if (isTransportError(error)) throw transportFailure(error, what);
+    throw new SocialFailure(HTTP.oauth_provider_unavailable, `${what} could not be asked: ${error instanceof Error ? error.message : 'unexpected failure'}`);
+  }
+}
+
+/** The JSON body of a provider answer, or 502 when it is not JSON. */
+export async function jsonBody(response: Response, what: string): Promise<unknown> {
+  try {
+    return await response.json();
+  } catch (error) {
+    if (isTransportError(error)) throw transportFailure(error, what);
+    throw new SocialFailure(HTTP.oauth_provider_unavailable, `${what} answered something that is not JSON`);
+  }
+}
