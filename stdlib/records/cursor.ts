@@ -11,7 +11,10 @@ export const MAX_CURSOR_LENGTH = 4096;
 
 /**
  * The order a query really runs in: the given keys up to the first `id` (later keys cannot
- * change a total order), each field once, and `id` ascending last when not already there.
+ * change a total order), each field once, and `id` last when not already there, in the direction
+ * of the key before it (ascending when there is none). Ids are time-ordered (UUIDv7), so
+ * `'-created_at'` breaks ties newest first too, and an index on the keys then `id` serves the
+ * whole order, read in one direction.
  */
 export function effectiveOrder(order: readonly OrderKey[]): OrderKey[] {
   const out: OrderKey[] = [];
@@ -22,7 +25,7 @@ export function effectiveOrder(order: readonly OrderKey[]): OrderKey[] {
     out.push({ field: key.field, desc: key.desc === true });
     if (key.field === 'id') return out;
   }
-  out.push({ field: 'id', desc: false });
+  out.push({ field: 'id', desc: out.at(-1)?.desc ?? false });
   return out;
 }
 

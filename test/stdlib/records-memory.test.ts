@@ -102,8 +102,9 @@ describe('memory store', () => {
     await seed(s);
     assert.deepEqual(await names(s, { order: [{ field: 'name', desc: false }] }), [null, 'al', 'bo', 'cy']);
     assert.deepEqual(await names(s, { order: [{ field: 'name', desc: true }] }), ['cy', 'bo', 'al', null]);
-    // Ties on age fall back to insertion order (ids increase).
-    assert.deepEqual(await names(s, { order: [{ field: 'age', desc: true }] }), ['bo', 'cy', null, 'al']);
+    // Ties on age are broken by id in the same direction: newest first here (ids increase).
+    assert.deepEqual(await names(s, { order: [{ field: 'age', desc: true }] }), ['cy', 'bo', null, 'al']);
+    assert.deepEqual(await names(s, { order: [{ field: 'age', desc: false }] }), ['al', null, 'bo', 'cy']);
     await assert.rejects(async () => s.select('Person', query({ order: [{ field: 'nope', desc: false }] })), InvalidQueryError);
   });
 
@@ -111,7 +112,7 @@ describe('memory store', () => {
     const s = await store();
     await seed(s);
     const order = [{ field: 'age', desc: true }];
-    assert.deepEqual(await names(s, { order, limit: 2, offset: 1 }), ['cy', null]);
+    assert.deepEqual(await names(s, { order, limit: 2, offset: 1 }), ['bo', null]);
     const first = await s.select('Person', query({ order, limit: 2 }));
     const last = first.at(-1)!;
     assert.deepEqual(await names(s, { order, after: [last.age!, last.id!] }), [null, 'al']);

@@ -35,9 +35,10 @@ test('a cursor round-trips; garbage, another order, or an over-long cursor is In
   const cursor = encodeCursor(order, row);
   assert.match(cursor, /^[A-Za-z0-9_-]+$/);
   assert.deepEqual(decodeCursor(cursor, order), [3, row.id]);
-  assert.deepEqual(decodeCursor(cursor, [...order, { field: 'id', desc: false }]), [3, row.id], 'id last is implied');
+  assert.deepEqual(decodeCursor(cursor, [...order, { field: 'id', desc: true }]), [3, row.id], 'id last is implied, in the direction of the key before it');
   const invalid = (value: unknown, ord = order) => assert.throws(() => decodeCursor(value, ord), (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query');
   invalid(encodeCursor(order, row), [{ field: 'age', desc: false }]);
+  invalid(cursor, [...order, { field: 'id', desc: false }]);
   for (const bad of ['', '!!!', 'e30', Buffer.from('[1]').toString('base64url'), Buffer.from('{"o":"age","v":[1]}').toString('base64url'), 42, null]) invalid(bad);
   fc.assert(fc.property(fc.string(), (text) => {
     try {
@@ -48,7 +49,7 @@ test('a cursor round-trips; garbage, another order, or an over-long cursor is In
   }));
   const long = encodeCursor(order, { ...row, age: 'x'.repeat(10_000) });
   invalid(long);
-  const padded = (n: number) => Buffer.from(JSON.stringify({ o: '-age,id', v: ['y'.repeat(n), row.id] })).toString('base64url');
+  const padded = (n: number) => Buffer.from(JSON.stringify({ o: '-age,-id', v: ['y'.repeat(n), row.id] })).toString('base64url');
   let n = 0;
   while (padded(n + 1).length <= MAX_CURSOR_LENGTH) n++;
   assert.equal(decodeCursor(padded(n), order).length, 2, 'a cursor at the limit is read');
