@@ -155,7 +155,9 @@ const ROUTES: RouteCase[] = [
       if (status !== 200 || !Array.isArray(body) || body.length !== 20) return 'not a list of 20';
       const rows = body as Record<string, string>[];
       if (!rows.every((r) => r.role === 'user' && JSON.stringify(Object.keys(r)) === JSON.stringify(USER_FIELDS))) return 'rows of another role or shape';
-      return rows.every((r, i) => i === 0 || rows[i - 1]!.created_at! >= r.created_at!) ? null : 'not newest first';
+      // Newest first, ties of one instant by id descending (time-ordered ids): one order on both servers.
+      const before = (a: Record<string, string>, b: Record<string, string>) => a.created_at! > b.created_at! || (a.created_at === b.created_at && a.id! > b.id!);
+      return rows.every((r, i) => i === 0 || before(rows[i - 1]!, r)) ? null : 'not newest first';
     },
   },
   {

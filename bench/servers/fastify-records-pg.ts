@@ -31,7 +31,8 @@ await pool.query(`
     updated_at timestamptz NOT NULL
   );
   CREATE UNIQUE INDEX IF NOT EXISTS users_email_key ON users (email);
-  CREATE INDEX IF NOT EXISTS users_role_idx ON users (role);
+  CREATE INDEX IF NOT EXISTS users_role_idx ON users (role, created_at, id);
+  CREATE INDEX IF NOT EXISTS users_created_at_idx ON users (created_at, id);
 `);
 
 const COLUMNS = 'id, email, name, role, created_at, updated_at';
@@ -63,7 +64,7 @@ app.get<{ Params: { id: string } }>('/api/users/:id', async (request, reply) => 
 });
 
 app.get<{ Querystring: { role?: string } }>('/api/users', async (request) => {
-  const found = await pool.query({ name: 'users-by-role', text: `SELECT ${COLUMNS} FROM users WHERE role = $1 ORDER BY created_at DESC, id ASC LIMIT 20`, values: [request.query.role ?? 'user'] });
+  const found = await pool.query({ name: 'users-by-role', text: `SELECT ${COLUMNS} FROM users WHERE role = $1 ORDER BY created_at DESC, id DESC LIMIT 20`, values: [request.query.role ?? 'user'] });
   return found.rows;
 });
 

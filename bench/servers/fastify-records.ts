@@ -36,7 +36,7 @@ db.exec(`
 
 const insert = db.prepare('INSERT INTO users (id, email, name, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)');
 const byId = db.prepare('SELECT id, email, name, role, created_at, updated_at FROM users WHERE id = ?');
-const byRole = db.prepare('SELECT id, email, name, role, created_at, updated_at FROM users WHERE role = ? ORDER BY created_at DESC, id ASC LIMIT 20');
+const byRole = db.prepare('SELECT id, email, name, role, created_at, updated_at FROM users WHERE role = ? ORDER BY created_at DESC, id DESC LIMIT 20');
 const create = db.transaction((row: unknown[]) => insert.run(...row));
 
 const app = Fastify({ logger: false });
