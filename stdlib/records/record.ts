@@ -86,6 +86,9 @@ export class RecordValue extends HostObject {
   }
 
   toJSON(): unknown {
+    // A stored record of a type without hidden fields holds exactly what it shows, in that order
+    // (stores give rows in row order): its row is its JSON form, read as it is, not copied.
+    if (this.shape.hidden.size === 0 && this.id !== null) return this.#row;
     const out: Record<string, unknown> = {};
     for (const name of this.keys()) put(out, name, own(this.#row, name));
     return out;
@@ -100,7 +103,8 @@ export function unknownField(shape: TypeShape, key: string): RvmError {
 
 /** A value as stored: language values are JSON data already; host values keep their JSON form. */
 export function storedValue(value: Value): StoredValue {
-  if (value instanceof HostObject) return value.toJSON() as StoredValue;
+  // A copy: a record's JSON form may be its own row, which must not be shared with another.
+  if (value instanceof HostObject) return structuredClone(value.toJSON()) as StoredValue;
   return value as StoredValue;
 }
 
