@@ -9,11 +9,12 @@ import { type Table } from './columns.js';
 import { countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 
-/** How statements run on one connection (or pool): raw rows, or the number of rows changed. */
+/** How statements run on one connection (or pool): rows as arrays, or the number of rows changed. */
 export interface Executor {
-  rows(statement: Statement, write: boolean): Answer<Record<string, unknown>[]>;
+  /** The rows a statement answers, each an array of its columns in order. */
+  rows(statement: Statement, write: boolean): Answer<unknown[][]>;
   /** The first row a read answers, or undefined (a lookup by key: no list to build). */
-  first(statement: Statement): Answer<Record<string, unknown> | undefined>;
+  first(statement: Statement): Answer<unknown[] | undefined>;
   run(statement: Statement): Answer<number>;
 }
 
@@ -83,7 +84,7 @@ export class SqlOps implements RecordOps {
   }
 
   count(table: string, filter: Filter): Answer<number> {
-    return answerOf(() => then(this.executor.first(countStatement(this.dialect, this.table(table), filter)), (raw) => Number(raw?.['n'] ?? 0)));
+    return answerOf(() => then(this.executor.first(countStatement(this.dialect, this.table(table), filter)), (raw) => Number(raw?.[0] ?? 0)));
   }
 }
 

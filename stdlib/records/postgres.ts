@@ -9,7 +9,7 @@
  * processes starting at once sync once.
  */
 import pg from 'pg';
-import type { PoolClient, QueryConfig } from 'pg';
+import type { PoolClient, QueryArrayConfig } from 'pg';
 import {
   ConflictError,
   DatabaseUnavailableError,
@@ -198,13 +198,14 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     this.ops = new SqlOps(postgresDialect, this.tables, this.executor(this.pool));
   }
 
-  private config(st: Statement): QueryConfig {
+  private config(st: Statement): QueryArrayConfig {
     let name = this.names.get(st.sql);
     if (name === undefined && this.names.size < STATEMENT_CACHE_SIZE) {
       name = `rvm_${this.names.size}`;
       this.names.set(st.sql, name);
     }
-    return name === undefined ? { text: st.sql, values: st.params } : { name, text: st.sql, values: st.params };
+    // Rows as arrays: decodeRow reads columns by position.
+    return name === undefined ? { text: st.sql, values: st.params, rowMode: 'array' } : { name, text: st.sql, values: st.params, rowMode: 'array' };
   }
 
   private executor(on: pg.Pool | PoolClient, open: () => void = () => {}): Executor {
@@ -217,8 +218,8 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
       }
     };
     return {
-      rows: async (st) => (await query(st)).rows as Record<string, unknown>[],
-      first: async (st) => (await query(st)).rows[0] as Record<string, unknown> | undefined,
+      rows: async (st) => (await query(st)).rows as unknown[][],
+      first: async (st) => (await query(st)).rows[0] as unknown[] | undefined,
       run: async (st) => (await query(st)).rowCount ?? 0,
     };
   }

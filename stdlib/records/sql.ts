@@ -208,16 +208,13 @@ function where(conditions: string[]): string {
 interface TableText {
   /** The quoted table name. */
   name: string;
-  /** The quoted columns in row order (INSERT). */
-  columns: string;
   /**
-   * The columns a SELECT or RETURNING reads, each named by its position (`c0`, `c1`…): drivers
-   * build rows by assignment, so a column named `__proto__` would set the row's prototype and lose
-   * its value; decodeRow reads them back by position.
+   * The quoted columns in row order: what INSERT writes and SELECT or RETURNING read. Drivers
+   * answer reads as arrays, by position (never objects built by assignment, where a column named
+   * `__proto__` would set the row's prototype), and decodeRow maps them back to fields.
    */
-  results: string;
-  /** The names the results are read back by (`c0`, `c1`…), and each column's field type, in row order. */
-  aliases: string[];
+  columns: string;
+  /** Each column's field type, in row order. */
   types: FieldType[];
 }
 
@@ -229,8 +226,6 @@ function textOf(table: Table): TableText {
     text = {
       name: quote(table.name),
       columns: table.order.map(quote).join(', '),
-      results: table.order.map((name, i) => `${quote(name)} AS "c${i}"`).join(', '),
-      aliases: table.order.map((_, i) => `c${i}`),
       types: table.order.map((name) => table.fields.get(name)!.type),
     };
     tableTexts.set(table, text);
@@ -252,7 +247,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   // The limit is written into the text (a checked integer): SQLite plans a known limit better
   // (~15 % on a page of 20); the offset is bound, and left out when there is none.
   const skip = offset === 0 ? '' : ` OFFSET ${params.add(offset)}`;
-  const sql = `SELECT ${textOf(table).results} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${limit}${skip}`;
+  const sql = `SELECT ${textOf(table).columns} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${limit}${skip}`;
   return { sql, params: params.values };
 }
 
@@ -266,7 +261,7 @@ export function countStatement(dialect: Dialect, table: Table, filter: Filter): 
 /** SELECT of one row by id. */
 export function findStatement(dialect: Dialect, table: Table, id: string): Statement {
   const text = textOf(table);
-  return { sql: `SELECT ${text.results} FROM ${text.name} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
+  return { sql: `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
 }
 
 /** DELETE of one row by id. */
@@ -323,17 +318,17 @@ export function updateStatement(dialect: Dialect, table: Table, id: string, chan
     sets.push(`${quote(name)} = ${params.add(dialect.encode(field.type, writeValue(field, value)))}`);
   }
   sets.push(`"updated_at" = ${params.add(dialect.encode('datetime', now))}`);
-  const sql = `UPDATE ${textOf(table).name} SET ${sets.join(', ')} WHERE "id" = ${params.add(dialect.encode('uuid', id))} RETURNING ${textOf(table).results}`;
+  const sql = `UPDATE ${textOf(table).name} SET ${sets.join(', ')} WHERE "id" = ${params.add(dialect.encode('uuid', id))} RETURNING ${textOf(table).columns}`;
   return { sql, params: params.values };
 }
 
 
-/** A row as the driver returned it (columns by position, see TableText.results), back to JSON data, fields in row order. */
-export function decodeRow(dialect: Dialect, table: Table, raw: Record<string, unknown>): Row {
-  const { aliases, types } = textOf(table);
+/** A row as the driver returned it (an array, columns in row order), back to JSON data, fields in row order. */
+export function decodeRow(dialect: Dialect, table: Table, raw: readonly unknown[]): Row {
+  const { types } = textOf(table);
   const row: Row = {};
-  for (let i = 0; i < aliases.length; i++) {
-    const value = raw[aliases[i]!];
+  for (let i = 0; i < types.length; i++) {
+    const value = raw[i];
     put(row, table.order[i]!, value === null || value === undefined ? null : dialect.decode(types[i]!, value));
   }
   return row;

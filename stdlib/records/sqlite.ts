@@ -161,6 +161,11 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     return this.statements.get(sql, () => this.db.prepare(sql));
   }
 
+  /** A statement that reads rows, answering them as arrays (cheaper than objects; decodeRow reads by position). */
+  private prepareReader(sql: string): Database.Statement {
+    return this.statements.get(sql, () => this.db.prepare(sql).raw(true));
+  }
+
   /** Runs one statement now (the caller holds the gate); writes outside a transaction get their own BEGIN IMMEDIATE. */
   private execute<T>(write: boolean, inTransaction: boolean, work: () => T): T {
     try {
@@ -221,8 +226,8 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
           : this.retryBusy(work, true);
     return {
       rows: (st: Statement, write: boolean) =>
-        through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as Record<string, unknown>[])),
-      first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as Record<string, unknown> | undefined)),
+        through(() => this.execute(write, inTransaction, () => this.prepareReader(st.sql).all(...st.params) as unknown[][])),
+      first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepareReader(st.sql).get(...st.params) as unknown[] | undefined)),
       run: (st: Statement) => through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)),
     };
   }
