@@ -95,7 +95,7 @@ async function overHttp(): Promise<void> {
     const { ratio, range } = pairedRatio(results['/totp']!, results['/open']!)!;
     console.log(`\nTOTP on the hot path — ${ROUNDS} rounds of ${DURATION} s per route, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each; ${pin.note}\n`);
     console.log(formatTable(['route', 'req/s (median)', 'ratio (median of rounds)'], [
-      ['GET /open (no second factor)', fmt(median(results['/open']!)), '1.00'],
+      ['GET /open (reads the code, no second factor)', fmt(median(results['/open']!)), '1.00'],
       ['GET /totp (totp_verify, wrong code)', fmt(median(results['/totp']!)), ratio.toFixed(3)],
     ]));
     console.log(`\n${ratio >= 0.8 ? 'PASS' : 'MISS'}  totp route ≥ 0.8× the route without it (${ratio.toFixed(3)}×, ${range})`);

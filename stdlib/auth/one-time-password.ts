@@ -2,12 +2,12 @@
  * The arithmetic of time-based one-time passwords: a Base32 secret read into key bytes, the
  * RFC 4226 code (HMAC-SHA-1, dynamic truncation) at a counter, and the RFC 6238 time step.
  *
- * otplib computes the same codes, and the tests hold this module to otplib and to the RFC 6238
- * vectors; verification runs here because otplib's `verify` costs about 35 µs per call on this
- * machine (its option checks and pure-JS SHA-1), twice a whole guarded request, where three
- * HMACs through node:crypto cost about 5 µs (bench/second-factor.ts).
+ * otplib computes the same codes, and the tests hold this module to otplib, to node:crypto's
+ * HMAC and to the RFC 6238 vectors; verification runs here because otplib's `verify` costs about
+ * 35 µs per call on this machine (its option checks and generic SHA-1), twice a whole guarded
+ * request, and three HMACs through node:crypto about 5 µs (bench/second-factor.ts).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 /** RFC 4648 Base32 alphabet, the one authenticator apps read. */
 const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
@@ -60,23 +60,135 @@ export function decodeBase32Secret(text: string): Buffer | null {
   return at < MIN_SECRET_BYTES ? null : out;
 }
 
+/** SHA-1's initial hash value (FIPS 180-4 §5.3.1). */
+const SHA1_INIT = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0];
+/** The message schedule of one compression, and a block and state to work in: reused, as nothing here runs two at once. */
+const SCHEDULE = new Int32Array(80);
+const BLOCK = new Int32Array(16);
+const STATE = new Int32Array(5);
+
+/**
+ * One SHA-1 compression (FIPS 180-4 §6.1.2) of the 16 big-endian words of `block` into `state`.
+ * Only additions, rotations and bitwise operations: no branch or table lookup depends on the key.
+ * The four rounds are four loops, so none chooses its function per step.
+ */
+function compress(state: Int32Array, block: Int32Array): void {
+  const w = SCHEDULE;
+  for (let t = 0; t < 16; t++) w[t] = block[t]!;
+  for (let t = 16; t < 80; t++) {
+    const x = w[t - 3]! ^ w[t - 8]! ^ w[t - 14]! ^ w[t - 16]!;
+    w[t] = (x << 1) | (x >>> 31);
+  }
+  let a = state[0]!;
+  let b = state[1]!;
+  let c = state[2]!;
+  let d = state[3]!;
+  let e = state[4]!;
+  let t = 0;
+  for (; t < 20; t++) {
+    const next = (((a << 5) | (a >>> 27)) + ((b & c) | (~b & d)) + e + w[t]! + 0x5a827999) | 0;
+    e = d;
+    d = c;
+    c = (b << 30) | (b >>> 2);
+    b = a;
+    a = next;
+  }
+  for (; t < 40; t++) {
+    const next = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + w[t]! + 0x6ed9eba1) | 0;
+    e = d;
+    d = c;
+    c = (b << 30) | (b >>> 2);
+    b = a;
+    a = next;
+  }
+  for (; t < 60; t++) {
+    const next = (((a << 5) | (a >>> 27)) + ((b & c) | (b & d) | (c & d)) + e + w[t]! + 0x8f1bbcdc) | 0;
+    e = d;
+    d = c;
+    c = (b << 30) | (b >>> 2);
+    b = a;
+    a = next;
+  }
+  for (; t < 80; t++) {
+    const next = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + w[t]! + 0xca62c1d6) | 0;
+    e = d;
+    d = c;
+    c = (b << 30) | (b >>> 2);
+    b = a;
+    a = next;
+  }
+  state[0] = (state[0]! + a) | 0;
+  state[1] = (state[1]! + b) | 0;
+  state[2] = (state[2]! + c) | 0;
+  state[3] = (state[3]! + d) | 0;
+  state[4] = (state[4]! + e) | 0;
+}
+
+/**
+ * HMAC-SHA-1 (RFC 2104) of 8-byte counters under one key, for the few codes of a verification:
+ * the key's inner and outer pads are compressed once, then each counter costs two compressions
+ * (node:crypto's createHmac sets the key up again per call; three codes cost about 5 µs there).
+ * Held to createHmac by the tests, on random keys and counters.
+ */
+export class HotpKey {
+  private readonly inner = new Int32Array(5);
+  private readonly outer = new Int32Array(5);
+
+  constructor(key: Uint8Array) {
+    // A key longer than SHA-1's block is hashed first (RFC 2104 §2).
+    const k = key.length > 64 ? createHash('sha1').update(key).digest() : key;
+    this.padded(k, 0x36, this.inner);
+    this.padded(k, 0x5c, this.outer);
+  }
+
+  /** The state after compressing the key xor `pad`, zero-filled to a block. */
+  private padded(key: Uint8Array, pad: number, into: Int32Array): void {
+    const block = BLOCK;
+    for (let i = 0; i < 16; i++) {
+      const at = i * 4;
+      block[i] = (((key[at] ?? 0) ^ pad) << 24) | (((key[at + 1] ?? 0) ^ pad) << 16) | (((key[at + 2] ?? 0) ^ pad) << 8) | ((key[at + 3] ?? 0) ^ pad);
+    }
+    into.set(SHA1_INIT);
+    compress(into, block);
+  }
+
+  /** RFC 4226's dynamically truncated 31-bit value at `counter` (a whole number ≥ 0): the code is it mod 10^digits. */
+  truncated(counter: number): number {
+    const block = BLOCK;
+    const state = STATE;
+    // Inner hash: the counter, padding, and the length of pad block + counter in bits.
+    block.fill(0);
+    block[0] = Math.floor(counter / TWO_POW_32);
+    block[1] = counter % TWO_POW_32;
+    block[2] = 0x80000000 | 0;
+    block[15] = (64 + 8) * 8;
+    state.set(this.inner);
+    compress(state, block);
+    // Outer hash: the inner digest, padding, and the length of pad block + digest in bits.
+    block.fill(0);
+    block.set(state);
+    block[5] = 0x80000000 | 0;
+    block[15] = (64 + 20) * 8;
+    state.set(this.outer);
+    compress(state, block);
+    // Dynamic truncation (RFC 4226 §5.3) over the 20 digest bytes, big-endian in the words.
+    const byte = (i: number): number => (state[i >> 2]! >>> (24 - (i & 3) * 8)) & 0xff;
+    const offset = byte(19) & 0x0f;
+    return ((byte(offset) & 0x7f) << 24) | (byte(offset + 1) << 16) | (byte(offset + 2) << 8) | byte(offset + 3);
+  }
+
+  /** The RFC 4226 HOTP code at `counter` (a whole number ≥ 0), `digits` long, zero-padded. */
+  code(counter: number, digits: number): string {
+    return String(this.truncated(counter) % 10 ** digits).padStart(digits, '0');
+  }
+}
+
 /** The RFC 4226 HOTP code of `key` at `counter` (a whole number ≥ 0), `digits` long, zero-padded. */
 export function hotp(key: Uint8Array, counter: number, digits: number): string {
-  const message = Buffer.allocUnsafe(8);
-  message.writeUInt32BE(Math.floor(counter / TWO_POW_32), 0);
-  message.writeUInt32BE(counter % TWO_POW_32, 4);
-  const mac = createHmac('sha1', key).update(message).digest();
-  const offset = mac[19]! & 0x0f;
-  const binary = ((mac[offset]! & 0x7f) << 24) | (mac[offset + 1]! << 16) | (mac[offset + 2]! << 8) | mac[offset + 3]!;
-  return String(binary % 10 ** digits).padStart(digits, '0');
+  return new HotpKey(key).code(counter, digits);
 }
 
 /** The RFC 6238 time step of `nowMs` for a period of `periodSeconds` (T0 = 0). */
 export function timeStep(nowMs: number, periodSeconds: number): number {
   return Math.floor(nowMs / 1000 / periodSeconds);
-}
-
-/** Two codes of equal length compared without stopping at the first difference. */
-export function sameCode(a: string, b: string): boolean {
-  return a.length === b.length && timingSafeEqual(Buffer.from(a, 'latin1'), Buffer.from(b, 'latin1'));
 }

@@ -6,13 +6,15 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
 import { generateSync } from 'otplib';
 import QRCode from 'qrcode';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
 import type { KeyValueStore, Value } from '../../plugins/sdk.js';
 import { fakeContext, testApp } from '../../plugins/testing.js';
 import { createMemoryStore } from '../../vm/runtime/store.js';
-import { MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
+import { HotpKey, MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
 import { MAX_OTPAUTH_URI_CHARS, TOTP_MAX_MARK_ATTEMPTS, TOTP_QR_WIDTH_PX, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
 
 /** RFC 6238 Appendix B, SHA-1: seed ASCII 12345678901234567890 (SECURITY-FACTS.md). */
@@ -36,6 +38,24 @@ function rvmErrorCode(code: string) {
 }
 
 describe('totp codes', () => {
+  test('the HMAC-SHA-1 of HotpKey is node:crypto\'s, for keys of every length (hashed past 64 bytes) and counters up to 2^53', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 130 }), fc.maxSafeNat(), fc.integer({ min: 6, max: 8 }), (key, counter, digits) => {
+        const message = Buffer.alloc(8);
+        message.writeUInt32BE(Math.floor(counter / 0x1_0000_0000), 0);
+        message.writeUInt32BE(counter % 0x1_0000_0000, 4);
+        const mac = createHmac('sha1', key).update(message).digest();
+        const offset = mac[19]! & 0x0f;
+        const expected = String((mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits).padStart(digits, '0');
+        const hmac = new HotpKey(key);
+        assert.equal(hmac.code(counter, digits), expected);
+        // The key's state is reused: a second counter under the same key is right too.
+        assert.equal(hmac.code(counter, digits), expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   test('the six RFC 6238 SHA-1 vectors, 8 digits, from the code path verify uses and from otplib', () => {
     const key = decodeBase32Secret(RFC_SECRET)!;
     assert.equal(key.toString('latin1'), '12345678901234567890');
