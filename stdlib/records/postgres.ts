@@ -26,7 +26,7 @@ import { indexName, planSchema, type LiveSchema } from './schema.js';
 
 /** Connections per process: PostgreSQL's default max_connections (100) shared by several workers. */
 export const PG_POOL_SIZE = 10;
-/** How long getting a connection may take before 503: a database that is down must answer fast, not hang requests. */
+/** How long opening a connection may take before 503: a database that is down or unreachable must answer fast, not hang requests. */
 export const PG_CONNECT_TIMEOUT_MS = 5000;
 /** The longest one statement may run (server-side): a runaway query must not hold a connection forever. */
 export const PG_STATEMENT_TIMEOUT_MS = 10_000;
@@ -185,10 +185,20 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
   constructor(options: PostgresStoreOptions) {
     super();
     if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) throw new Error(`schema name '${options.schema}' is not an identifier`);
+    const connectTimeout = options.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.max ?? PG_POOL_SIZE,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS,
+      // The connect timeout bounds opening a connection (a server down or unreachable: 503 within
+      // it), set on each client. Not on the pool, where pg-pool would also arm a timer for every
+      // request queued for a busy connection: a cost per request under load, and a 503
+      // database_unavailable for a database that is up but busy. A queued request is bounded
+      // by the request's own wall-time limit instead.
+      Client: class extends pg.Client {
+        constructor(config?: pg.ClientConfig) {
+          super({ ...config, connectionTimeoutMillis: connectTimeout });
+        }
+      },
       statement_timeout: options.statementTimeoutMs ?? PG_STATEMENT_TIMEOUT_MS,
       options: options.schema ? `-c search_path=${options.schema}` : undefined,
       types: TYPES,
@@ -209,18 +219,16 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
   }
 
   private executor(on: pg.Pool | PoolClient, open: () => void = () => {}): Executor {
-    const query = async (st: Statement) => {
+    const query = (st: Statement): Promise<pg.QueryArrayResult> => {
       open();
-      try {
-        return await on.query(this.config(st));
-      } catch (error) {
+      return on.query(this.config(st)).catch((error: unknown) => {
         throw mapError(error, this.tables);
-      }
+      });
     };
     return {
-      rows: async (st) => (await query(st)).rows as unknown[][],
-      first: async (st) => (await query(st)).rows[0] as unknown[] | undefined,
-      run: async (st) => (await query(st)).rowCount ?? 0,
+      rows: (st) => query(st).then((r) => r.rows),
+      first: (st) => query(st).then((r) => r.rows[0]),
+      run: (st) => query(st).then((r) => r.rowCount ?? 0),
     };
   }
 

@@ -222,6 +222,9 @@ interface TableText {
   columns: string;
   /** Each column's field type, in row order. */
   types: FieldType[];
+  /** The INSERT of a whole row and the SELECT by id, by dialect name: the same text for every call. */
+  insert: Record<string, string>;
+  find: Record<string, string>;
 }
 
 const tableTexts = new WeakMap<Table, TableText>();
@@ -233,6 +236,8 @@ function textOf(table: Table): TableText {
       name: quote(table.name),
       columns: table.order.map(quote).join(', '),
       types: table.order.map((name) => table.fields.get(name)!.type),
+      insert: {},
+      find: {},
     };
     tableTexts.set(table, text);
   }
@@ -267,7 +272,7 @@ export function countStatement(dialect: Dialect, table: Table, filter: Filter): 
 /** SELECT of one row by id. */
 export function findStatement(dialect: Dialect, table: Table, id: string): Statement {
   const text = textOf(table);
-  return { sql: `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}`, params: [dialect.encode('uuid', id)] };
+  return { sql: (text.find[dialect.name] ??= `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}`), params: [dialect.encode('uuid', id)] };
 }
 
 /** DELETE of one row by id. */
@@ -307,10 +312,9 @@ export function insertStatement(dialect: Dialect, table: Table, fields: Row, id:
       put(row, name, writeValue(field, value as StoredValue));
     }
   }
-  const params = new Params(dialect);
-  const placeholders = table.order.map((name) => params.add(dialect.encode(table.fields.get(name)!.type, row[name]!)));
-  const sql = `INSERT INTO ${textOf(table).name} (${textOf(table).columns}) VALUES (${placeholders.join(', ')})`;
-  return { row, statement: { sql, params: params.values } };
+  const text = textOf(table);
+  const params = text.types.map((type, i) => dialect.encode(type, row[table.order[i]!]!));
+  return { row, statement: { sql: (text.insert[dialect.name] ??= `INSERT INTO ${text.name} (${text.columns}) VALUES (${text.types.map((_, i) => dialect.param(i + 1)).join(', ')})`), params } };
 }
 
 /** UPDATE of the given fields (checked) and `updated_at`, returning the row. */
