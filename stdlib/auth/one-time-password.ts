@@ -131,25 +131,26 @@ function compress(state: Int32Array, block: Int32Array): void {
  * Held to createHmac by the tests, on random keys and counters.
  */
 export class HotpKey {
-  private readonly inner = new Int32Array(5);
-  private readonly outer = new Int32Array(5);
+  /** The states after the key's inner and outer pads: words 0–4 and 5–9 of one array. */
+  private readonly pads = new Int32Array(10);
 
   constructor(key: Uint8Array) {
     // A key longer than SHA-1's block is hashed first (RFC 2104 §2).
     const k = key.length > 64 ? createHash('sha1').update(key).digest() : key;
-    this.padded(k, 0x36, this.inner);
-    this.padded(k, 0x5c, this.outer);
+    this.padded(k, 0x36, 0);
+    this.padded(k, 0x5c, 5);
   }
 
-  /** The state after compressing the key xor `pad`, zero-filled to a block. */
-  private padded(key: Uint8Array, pad: number, into: Int32Array): void {
+  /** Compresses the key xor `pad`, zero-filled to a block, into `pads` from word `at`. */
+  private padded(key: Uint8Array, pad: number, at: number): void {
     const block = BLOCK;
     for (let i = 0; i < 16; i++) {
-      const at = i * 4;
-      block[i] = (((key[at] ?? 0) ^ pad) << 24) | (((key[at + 1] ?? 0) ^ pad) << 16) | (((key[at + 2] ?? 0) ^ pad) << 8) | ((key[at + 3] ?? 0) ^ pad);
+      const j = i * 4;
+      block[i] = (((key[j] ?? 0) ^ pad) << 24) | (((key[j + 1] ?? 0) ^ pad) << 16) | (((key[j + 2] ?? 0) ^ pad) << 8) | ((key[j + 3] ?? 0) ^ pad);
     }
-    into.set(SHA1_INIT);
-    compress(into, block);
+    STATE.set(SHA1_INIT);
+    compress(STATE, block);
+    for (let i = 0; i < 5; i++) this.pads[at + i] = STATE[i]!;
   }
 
   /** RFC 4226's dynamically truncated 31-bit value at `counter` (a whole number ≥ 0): the code is it mod 10^digits. */
@@ -162,14 +163,14 @@ export class HotpKey {
     block[1] = counter % TWO_POW_32;
     block[2] = 0x80000000 | 0;
     block[15] = (64 + 8) * 8;
-    state.set(this.inner);
+    for (let i = 0; i < 5; i++) state[i] = this.pads[i]!;
     compress(state, block);
     // Outer hash: the inner digest, padding, and the length of pad block + digest in bits.
     block.fill(0);
     block.set(state);
     block[5] = 0x80000000 | 0;
     block[15] = (64 + 20) * 8;
-    state.set(this.outer);
+    for (let i = 0; i < 5; i++) state[i] = this.pads[5 + i]!;
     compress(state, block);
     // Dynamic truncation (RFC 4226 §5.3) over the 20 digest bytes, big-endian in the words.
     const byte = (i: number): number => (state[i >> 2]! >>> (24 - (i & 3) * 8)) & 0xff;

@@ -94,11 +94,11 @@ export function verifyTotp(store: KeyValueStore, code: Value | undefined, secret
   const hmac = new HotpKey(key);
   // Six digits as a number (wellFormedCode checked them), compared with each step's value.
   const submitted = Number(code);
-  const matches: number[] = [];
+  let matches: number[] | null = null;
   for (let step = Math.max(now - TOTP_DRIFT_STEPS, 0); step <= now + TOTP_DRIFT_STEPS; step++) {
-    if (hmac.truncated(step) % CODE_MODULUS === submitted) matches.push(step);
+    if (hmac.truncated(step) % CODE_MODULUS === submitted) (matches ??= []).push(step);
   }
-  if (matches.length === 0) return false;
+  if (matches === null) return false;
   const markKey = replayMarkKey(key);
   return then(store.get(markKey), (seen) => claimStep(store, markKey, matches, seen, 0));
 }
