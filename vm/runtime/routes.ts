@@ -111,51 +111,48 @@ function resolveGuard(
 }
 
 /**
- * The natives the chunk calls, itself or through the `fn`s it calls however deep, that declare
- * error responses or headers (`auth_google_callback()`: its coded errors and `Set-Cookie`), each once.
+ * The refs of `chunk` and of every `fn` it calls, and those they call, each chunk once (so
+ * recursion ends), with the `fn` each came from (null for `chunk` itself). One walk serves the
+ * route's reference entries: the responses of the fns and the natives it reaches.
  */
-function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): CalledNativeInfo[] {
-  const out = new Map<string, CalledNativeInfo>();
+function reachable(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, visit: (ref: ChunkData['refs'][number], fn: LinkedCallable | undefined) => void): void {
   const seen = new Set<number>([chunk]);
   const pending = [chunk];
   while (pending.length > 0) {
     for (const ref of dataOf(pending.pop()!).refs) {
       if (ref.kind !== 'call') continue;
       const callee = callables.get(ref.name);
-      if (callee !== undefined) {
-        if (callee.kind === 'fn' && !seen.has(callee.chunk)) {
-          seen.add(callee.chunk);
-          pending.push(callee.chunk);
-        }
-        continue;
+      if (callee !== undefined && callee.kind === 'fn') {
+        if (seen.has(callee.chunk)) continue;
+        seen.add(callee.chunk);
+        pending.push(callee.chunk);
       }
-      const meta = registry.natives.get(ref.name)?.meta;
-      if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined)) continue;
-      out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])] });
+      visit(ref, callee);
     }
   }
-  return [...out.values()];
 }
 
 /**
- * The responses of every `fn` the chunk calls, and of those they call: a walk over the call
- * graph that visits each chunk once, so recursion ends (the fixed point of a union is reached
- * when nothing new is visited).
+ * The natives `chunk` calls, itself or through its fns, that declare error responses or headers
+ * (`auth_google_callback()`: its coded errors and `Set-Cookie`), each once.
  */
+function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): CalledNativeInfo[] {
+  const out = new Map<string, CalledNativeInfo>();
+  reachable(chunk, callables, dataOf, (ref, callee) => {
+    if (callee !== undefined) return;
+    const meta = registry.natives.get(ref.name)?.meta;
+    if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined)) return;
+    out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])] });
+  });
+  return [...out.values()];
+}
+
+/** The responses of every `fn` the chunk calls, and of those they call. */
 function calledResponses(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData): ResponseMeta[] {
   const out: ResponseMeta[] = [];
-  const seen = new Set<number>([chunk]);
-  const pending = [chunk];
-  while (pending.length > 0) {
-    for (const ref of dataOf(pending.pop()!).refs) {
-      if (ref.kind !== 'call') continue;
-      const callee = callables.get(ref.name);
-      if (callee === undefined || callee.kind !== 'fn' || seen.has(callee.chunk)) continue;
-      seen.add(callee.chunk);
-      pending.push(callee.chunk);
-      out.push(...(callee.meta.responses ?? []));
-    }
-  }
+  reachable(chunk, callables, dataOf, (_ref, callee) => {
+    if (callee !== undefined && callee.kind === 'fn') out.push(...(callee.meta.responses ?? []));
+  });
   return out;
 }
 
