@@ -189,6 +189,7 @@ const HTTP_TABLE = {
   conflict: { status: 409, message: 'Conflict', doc: '`fail 409`, `response.conflict()`, a record write clashing with a `@unique` field' },
   invalid_query: { status: 400, message: 'Invalid query', doc: 'a record filter, option or cursor computed at run time that names an unknown field or operator, has a value of the wrong type, or is malformed (a limit over 1000, a damaged `after` cursor)' },
   database_unavailable: { status: 503, message: 'The database is unavailable', doc: 'the records database could not be reached or did not answer in time' },
+  store_unavailable: { status: 503, message: 'The shared store is unavailable', doc: 'the shared store (Redis, or the primary process under `--workers`) could not be reached or did not answer within its command timeout' },
   payload_too_large: { status: 413, message: 'Payload too large', doc: 'a body over the limit (1 MiB by default)' },
   unsupported_media_type: { status: 415, message: 'Unsupported media type', doc: 'a body whose content type rvm does not parse, or a charset other than UTF-8' },
   validation_failed: { status: 422, message: 'Validation failed', doc: '`validate {}` / `query {}` failures, and record writes (`T.create`, `save`, `T.update`) refused by their type\'s decorators (with `details`)' },
