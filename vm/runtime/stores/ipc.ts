@@ -256,7 +256,8 @@ export class IpcStore implements KeyValueStore {
   }
 
   private request(op: StoreOp, args: StoreArgs): Promise<unknown> {
-    if (this.channel.connected === false) {
+    // `process.send` is undefined in a process started without a channel (not a worker).
+    if (this.channel.connected === false || typeof this.channel.send !== 'function') {
       return Promise.reject(new StoreUnavailableError('the channel to the primary process is closed'));
     }
     const id = this.nextId++;

@@ -11,6 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, type IpcChannel, type StoreRequest } from '../../../../vm/runtime/stores/ipc.js';
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { RvmError } from '../../../../vm/values.js';
+import type { KeyValueStore } from '../../../../plugins/contract.js';
+import type { RateLimitStore } from '../../../../stdlib/ratelimit/store.js';
+
+// Both seams, checked by the compiler: a worker's IpcStore stands wherever either is expected.
+const asSeams = (s: IpcStore): [KeyValueStore, RateLimitStore] => [s, s];
 
 const WORKER = fileURLToPath(new URL('../../../support/ipc-store-worker.js', import.meta.url));
 const PRIMARY = fileURLToPath(new URL('../../../support/ipc-store-primary.js', import.meta.url));
@@ -277,6 +282,14 @@ describe('primary-held store: timeouts', () => {
     const t0 = performance.now();
     await assert.rejects(s.compareAndSet('k', undefined, 1), (e: unknown) => e instanceof StoreUnavailableError);
     assert.ok(performance.now() - t0 < 50);
+    s.close();
+  });
+
+  test('a process without a channel (not a worker) fails at once', async () => {
+    const s = new IpcStore(Object.assign(new EventEmitter(), { send: undefined }) as unknown as IpcChannel);
+    const [kv, windows] = asSeams(s);
+    await assert.rejects(Promise.resolve().then(() => kv.get('k')), (e: unknown) => e instanceof StoreUnavailableError);
+    await assert.rejects(Promise.resolve().then(() => windows.hit('k', 1, 1_000, 0)), (e: unknown) => e instanceof StoreUnavailableError);
     s.close();
   });
 
