@@ -6,6 +6,7 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fork, type ChildProcess } from 'node:child_process';
+import cluster from 'node:cluster';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, type IpcChannel, type StoreRequest } from '../../../../vm/runtime/stores/ipc.js';
@@ -132,6 +133,32 @@ describe('primary-held store: workers racing on one primary', () => {
     await stop([...others, fresh!]);
     primary.close();
   });
+});
+
+test('with node:cluster workers, as `rvm run --workers` forks them: 400 hits → exactly 100', async () => {
+  const primary = new PrimaryStore();
+  cluster.setupPrimary({ exec: WORKER, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const four = Array.from({ length: 4 }, () => {
+    const w = cluster.fork();
+    primary.attach(w);
+    return w;
+  });
+  const next = (w: (typeof four)[number], done: string): Promise<{ allowed: number }> =>
+    new Promise((resolve) => {
+      const on = (m: { harness?: unknown; done?: string; allowed: number }): void => {
+        if (m?.harness !== true || m.done !== done) return;
+        w.off('message', on);
+        resolve(m);
+      };
+      w.on('message', on);
+    });
+  await Promise.all(four.map((w) => next(w, 'ready')));
+  const replies = four.map((w) => next(w, 'hits'));
+  for (const w of four) w.send({ cmd: 'hits', key: 'cluster', n: 100, limit: 100, windowMs: 60_000 });
+  const allowed = (await Promise.all(replies)).map((r) => r.allowed);
+  assert.equal(allowed.reduce((a, b) => a + b, 0), 100, allowed.join(' + '));
+  await Promise.all(four.map((w) => new Promise((r) => (w.once('exit', r), w.disconnect()))));
+  primary.close();
 });
 
 describe('primary-held store: key/value semantics through the channel', () => {
