@@ -137,14 +137,16 @@ export class RedisStore implements KeyValueStore {
   /** Unique per store, so window members from different clients (machines) never collide. */
   private readonly memberPrefix = randomBytes(8).toString('base64url');
   private hits = 0;
+  private readonly connectTimeoutMs: number;
 
   /** Connects in the background; commands sent before the connection is ready fail fast as unavailable. */
   constructor(options: RedisStoreOptions) {
     const prefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
     this.kvPrefix = `${prefix}kv:`;
     this.windowPrefix = `${prefix}rl:`;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? REDIS_CONNECT_TIMEOUT_MS;
     const client = new Redis(options.url, {
-      connectTimeout: options.connectTimeoutMs ?? REDIS_CONNECT_TIMEOUT_MS,
+      connectTimeout: this.connectTimeoutMs,
       commandTimeout: options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
       // Fail at once while disconnected rather than queue requests behind an outage.
       enableOfflineQueue: false,
@@ -156,6 +158,25 @@ export class RedisStore implements KeyValueStore {
     client.defineCommand('rvmCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
     client.defineCommand('rvmWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
     this.client = client as ScriptedRedis;
+  }
+
+  /**
+   * Resolves once the connection is ready; rejects with StoreUnavailableError when it is not
+   * within the connect timeout (the store keeps trying in the background either way).
+   */
+  ready(): Promise<void> {
+    if (this.client.status === 'ready') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        reject(new StoreUnavailableError(`Redis is unavailable: not connected within ${this.connectTimeoutMs} ms`));
+      }, this.connectTimeoutMs);
+      this.client.once('ready', onReady);
+    });
   }
 
   /** Runs one command, with a failure to reach Redis as StoreUnavailableError. */
