@@ -1,0 +1,248 @@
+/**
+ * The Redis store: `ctx.store`'s key/value methods and the rate-limit window methods over one
+ * ioredis 5 client, for state shared by many processes and machines. Each operation that must be
+ * atomic (compare-and-set, a sliding-window check) is one Lua script, so every client sees it as
+ * one step; the window reads the server's clock (`TIME`), the one clock all machines share.
+ *
+ * Failure policy (../shared/SECURITY-FACTS.md): no offline queue and a command timeout, so a Redis
+ * that is down or hung fails each command within REDIS_COMMAND_TIMEOUT_MS instead of holding the
+ * request; the client reconnects by itself, and the same store works again once Redis is back.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis, ReplyError } from 'ioredis';
+import { RUNTIME } from '../../errors.js';
+import { RvmError, type Value } from '../../values.js';
+import type { KeyValueStore } from '../../../plugins/contract.js';
+import { StoreUnavailableError } from './unavailable.js';
+import type { WindowResult } from './sliding-window.js';
+
+/** Prefix of every key the store writes, so rvm shares a Redis with other users without clashes. */
+export const DEFAULT_REDIS_KEY_PREFIX = 'rvm:';
+/** How long opening the TCP connection may take: loopback and LAN connect in well under a second. */
+export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+/** How long one command may wait for its answer: a healthy Redis answers in < 1 ms, so 1 s means hung, and a request waiting on it answers 503 soon. */
+export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
+/** Longest pause between reconnection attempts while Redis is down: recovery is noticed within it. */
+export const REDIS_RECONNECT_MAX_DELAY_MS = 500;
+
+export interface RedisStoreOptions {
+  /** `redis://[user:password@]host:port[/db]` (or `rediss://` for TLS). */
+  url: string;
+  /** Prefix of every key (default DEFAULT_REDIS_KEY_PREFIX). */
+  keyPrefix?: string;
+  /** Default REDIS_CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number;
+  /** Default REDIS_COMMAND_TIMEOUT_MS. */
+  commandTimeoutMs?: number;
+  /** Called with each connection error ioredis reports (commands fail on their own meanwhile). */
+  onError?: (error: Error) => void;
+}
+
+/**
+ * GET, compare with the expected JSON text (ARGV[1] '1' when a value is expected, then ARGV[2]
+ * its text; absent is nil), then SET (PX when ARGV[5] is not empty) or DEL (ARGV[3] '0').
+ */
+const COMPARE_AND_SET = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '1' then
+  if current ~= ARGV[2] then return 0 end
+elseif current then
+  return 0
+end
+if ARGV[3] == '0' then
+  redis.call('DEL', KEYS[1])
+elseif ARGV[5] ~= '' then
+  redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[5])
+else
+  redis.call('SET', KEYS[1], ARGV[4])
+end
+return 1`;
+
+/**
+ * The exact sliding window on a sorted set (score: the server's ms clock; member: unique per hit):
+ * drop what left (now - window, now], count, and when below the limit and ARGV[3] is '1' add this
+ * hit and extend the key's life to one window. Answers {allowed, remaining, resetAt}.
+ */
+const SLIDING_WINDOW = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+local allowed = 0
+if count < limit then
+  allowed = 1
+  if ARGV[3] == '1' then
+    redis.call('ZADD', KEYS[1], now, ARGV[4])
+    redis.call('PEXPIRE', KEYS[1], window)
+    count = count + 1
+  end
+end
+local resetAt = now
+if count > 0 then
+  resetAt = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) + window
+end
+local remaining = limit - count
+if remaining < 0 then remaining = 0 end
+return {allowed, remaining, resetAt}`;
+
+/** The client with the two scripts defined (sent by SHA, the text only when Redis lacks it). */
+type ScriptedRedis = Redis & {
+  rvmCompareAndSet(key: string, hasExpected: string, expected: string, hasNext: string, next: string, ttl: string): Promise<number>;
+  rvmWindow(key: string, limit: number, windowMs: number, add: string, member: string): Promise<[number, number, number]>;
+};
+
+/** Server replies that mean "cannot serve now", as opposed to a mistake in the command. */
+const UNAVAILABLE_REPLIES = /^(LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN)\b/;
+
+/** A failure to reach Redis (refused, closed, timed out, not connected) as StoreUnavailableError; other errors unchanged. */
+function classify(error: unknown): unknown {
+  if (error instanceof ReplyError && !UNAVAILABLE_REPLIES.test((error as Error).message)) return error;
+  const cause = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(`Redis is unavailable: ${cause}`, { cause: error });
+}
+
+/** The ttl as Redis's PX argument: a positive whole number of ms (rounded up), or invalid_ttl. */
+function pxOf(ttlMs: number | undefined): string {
+  if (ttlMs === undefined) return '';
+  if (!(Number.isFinite(ttlMs) && ttlMs > 0)) {
+    throw new RvmError(`store ttl must be a positive number of milliseconds, got ${ttlMs}`, RUNTIME.invalid_ttl);
+  }
+  return String(Math.ceil(ttlMs));
+}
+
+/**
+ * A shared store on Redis: `KeyValueStore` (values as JSON text) and the rate-limit store's
+ * `hit`/`peek`/`reset`. Every method answers a Promise; one that cannot reach Redis rejects with
+ * StoreUnavailableError within the command timeout.
+ */
+export class RedisStore implements KeyValueStore {
+  private readonly client: ScriptedRedis;
+  /** Key/value keys (strings) and window keys (sorted sets) live apart, so one name cannot hit the other's type. */
+  private readonly kvPrefix: string;
+  private readonly windowPrefix: string;
+  /** Unique per store, so window members from different clients (machines) never collide. */
+  private readonly memberPrefix = randomBytes(8).toString('base64url');
+  private hits = 0;
+  private readonly connectTimeoutMs: number;
+
+  /** Connects in the background; commands sent before the connection is ready fail fast as unavailable. */
+  constructor(options: RedisStoreOptions) {
+    const prefix = options.keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+    this.kvPrefix = `${prefix}kv:`;
+    this.windowPrefix = `${prefix}rl:`;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? REDIS_CONNECT_TIMEOUT_MS;
+    const client = new Redis(options.url, {
+      connectTimeout: this.connectTimeoutMs,
+      commandTimeout: options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
+      // Fail at once while disconnected rather than queue requests behind an outage.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_RECONNECT_MAX_DELAY_MS),
+    });
+    // Without a listener ioredis prints every connection error; the commands report them anyway.
+    client.on('error', options.onError ?? (() => {}));
+    client.defineCommand('rvmCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+    client.defineCommand('rvmWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
+    this.client = client as ScriptedRedis;
+  }
+
+  /**
+   * Resolves once the connection is ready; rejects with StoreUnavailableError when it is not
+   * within the connect timeout (the store keeps trying in the background either way).
+   */
+  ready(): Promise<void> {
+    if (this.client.status === 'ready') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        reject(new StoreUnavailableError(`Redis is unavailable: not connected within ${this.connectTimeoutMs} ms`));
+      }, this.connectTimeoutMs);
+      this.client.once('ready', onReady);
+    });
+  }
+
+  /** Runs one command, with a failure to reach Redis as StoreUnavailableError. */
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw classify(error);
+    }
+  }
+
+  /** The value of `key` (parsed from its JSON text), undefined when absent or expired. */
+  async get(key: string): Promise<Value | undefined> {
+    const text = await this.run(() => this.client.get(this.kvPrefix + key));
+    return text === null ? undefined : (JSON.parse(text) as Value);
+  }
+
+  /** Stores `value` as JSON text, expiring after `ttlMs` (PX) when given. */
+  async set(key: string, value: Value, ttlMs?: number): Promise<void> {
+    const px = pxOf(ttlMs);
+    const text = JSON.stringify(value);
+    await this.run(() => (px === '' ? this.client.set(this.kvPrefix + key, text) : this.client.set(this.kvPrefix + key, text, 'PX', px)));
+  }
+
+  /** Removes `key`. */
+  async delete(key: string): Promise<void> {
+    await this.run(() => this.client.del(this.kvPrefix + key));
+  }
+
+  /**
+   * One script: sets `key` to `next` (removes it when undefined) only if its JSON text is still
+   * `expected`'s (undefined: absent), the comparison `sameJson` makes in process.
+   */
+  async compareAndSet(key: string, expected: Value | undefined, next: Value | undefined, ttlMs?: number): Promise<boolean> {
+    const px = next === undefined ? '' : pxOf(ttlMs);
+    const hasExpected = expected === undefined ? '0' : '1';
+    const expectedText = expected === undefined ? '' : JSON.stringify(expected);
+    const hasNext = next === undefined ? '0' : '1';
+    const nextText = next === undefined ? '' : JSON.stringify(next);
+    const swapped = await this.run(() => this.client.rvmCompareAndSet(this.kvPrefix + key, hasExpected, expectedText, hasNext, nextText, px));
+    return swapped === 1;
+  }
+
+  /**
+   * Checks and, when allowed, counts one request of `key` in an exact sliding window of `windowMs`
+   * holding at most `limit`. `now` is ignored: the window runs on the Redis server's clock, the one
+   * clock every machine sharing it agrees on (resetAt is on that clock too).
+   */
+  hit(key: string, limit: number, windowMs: number, now?: number): Promise<WindowResult> {
+    return this.window(key, limit, windowMs, true);
+  }
+
+  /** Like `hit`, without counting (`now` ignored likewise). */
+  peek(key: string, limit: number, windowMs: number, now?: number): Promise<WindowResult> {
+    return this.window(key, limit, windowMs, false);
+  }
+
+  /** Forgets every request counted for `key`. */
+  async reset(key: string): Promise<void> {
+    await this.run(() => this.client.del(this.windowPrefix + key));
+  }
+
+  private async window(key: string, limit: number, windowMs: number, add: boolean): Promise<WindowResult> {
+    const member = add ? `${this.memberPrefix}:${this.hits++}` : '';
+    const [allowed, remaining, resetAt] = await this.run(() => this.client.rvmWindow(this.windowPrefix + key, limit, windowMs, add ? '1' : '0', member));
+    return { allowed: allowed === 1, remaining, resetAt };
+  }
+
+  /** Closes the connection (QUIT, or at once when Redis is unreachable). */
+  async close(): Promise<void> {
+    if (this.client.status === 'ready') {
+      try {
+        await this.client.quit();
+        return;
+      } catch {
+        // Fall through: the connection is gone either way.
+      }
+    }
+    this.client.disconnect();
+  }
+}
