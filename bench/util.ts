@@ -3,29 +3,17 @@
  * server, the machine description and plain-text tables.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/support/free-port.js';
+export { freePort };
 
 /** The repository root (this file runs as dist/bench/util.js). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** How often a starting server is polled, in ms: short enough not to inflate start-up waits. */
 const POLL_INTERVAL_MS = 50;
-
-/** A free TCP port on loopback, chosen by the kernel. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Resolves once `url` answers any HTTP response; rejects after `timeoutMs` or when `alive()` turns false. */
 export async function waitForServer(url: string, timeoutMs: number, alive: () => boolean): Promise<void> {

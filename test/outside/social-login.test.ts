@@ -10,10 +10,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRvm, type RunningCli } from '../integration/rvm-run.js';
+import { freePort } from '../support/free-port.js';
 
 const PYTHON = '/usr/bin/python3';
 /** How long the Python fake may take to make its RSA key and print its port. */
@@ -154,18 +154,6 @@ if sys.argv[1] == 'serve':
 else:
     client(sys.argv[2], sys.argv[3])
 `;
-
-/** A port free right now on loopback: rvm's public origin must be known before it starts. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the Python fake; resolves with its base URL. */
 function startFake(script: string, appOrigin: string): Promise<{ child: ChildProcess; url: string }> {

@@ -8,9 +8,9 @@
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 const PG_ROOT = '/usr/lib/postgresql';
 /** How long pg_ctl waits for the server to start or stop. */
@@ -43,17 +43,6 @@ export function findPostgresBin(): string {
     throw new Error(`PostgreSQL is not installed (no ${PG_ROOT}/*/bin/initdb): run .ci/run, which installs Debian's postgresql package, or apt-get install postgresql`);
   }
   return join(PG_ROOT, versions[0]!, 'bin');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const asRoot = process.getuid?.() === 0;
