@@ -27,7 +27,7 @@ import { RequestContext } from './context.js';
 import { answered } from './answer.js';
 import { Introspection } from './introspection.js';
 import { createLogger, describeError, type Logger } from './log.js';
-import { HTTP, RUNTIME } from '../errors.js';
+import { HTTP, RUNTIME, type HttpErrorEntry } from '../errors.js';
 import { catalogueBody, catalogueResponse, errorBody } from './response.js';
 import { DuplicateRouteError, createRouter } from './router.js';
 import { createMemoryStore } from './store.js';
@@ -50,6 +50,12 @@ const RELOAD_DEBOUNCE_MS = 20;
  * code even in production, as they tell nothing secret.
  */
 const LIMIT_ERRORS: ReadonlySet<string> = new Set([RUNTIME.cpu_budget_exceeded, RUNTIME.fuel_exhausted, RUNTIME.call_depth_exceeded, RUNTIME.text_too_long, RUNTIME.list_too_long]);
+
+/**
+ * Failures of a service the app depends on, answered with their own status and body rather than
+ * 500: the request was fine, the service was not (a shared store that cannot be reached: 503).
+ */
+const SERVICE_ERRORS: ReadonlyMap<string, HttpErrorEntry> = new Map([[HTTP.store_unavailable.code, HTTP.store_unavailable]]);
 
 /** Route and middleware chunks take no arguments; one shared empty list. */
 const NO_ARGS: readonly Value[] = Object.freeze([]);
@@ -456,6 +462,12 @@ export class App implements AppHandle {
       }
       const trace = e.trace.length > 1 ? ` (via ${compactTrace(e.trace.slice(1))})` : '';
       this.log.error(`[${ctx.request.id}] runtime error ${e.code} at ${e.at}: ${e.message}${trace}`);
+      const service = SERVICE_ERRORS.get(e.code);
+      if (service !== undefined) {
+        ctx.respond(service.status, catalogueBody(service) as unknown as Value, 'json');
+        r.answered = true;
+        return;
+      }
       const shown = this.settings.dev || LIMIT_ERRORS.has(e.code);
       const body = shown ? errorBody(e.message, e.code) : catalogueBody(HTTP.internal_error);
       ctx.respond(HTTP.internal_error.status, (this.settings.dev ? { ...body, at: e.at } : body) as unknown as Value, 'json');
