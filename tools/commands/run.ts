@@ -13,6 +13,8 @@ import { DiagnosticError } from '../../vm/diagnostics.js';
 import { buildApp, loadApp } from '../host.js';
 import type { Logger } from '../../vm/runtime/log.js';
 import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
+import { IpcStore, PrimaryStore } from '../../vm/runtime/stores/ipc.js';
+import type { KeyValueStore } from '../../plugins/contract.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';
 import { CliError, UsageError, err, errorsOf, flagValue, out, rvmVersion, type ParsedArgs } from './common.js';
 
@@ -105,8 +107,8 @@ function listenError(e: unknown, o: RunOptions): unknown {
 }
 
 /** Loads the app and starts listening; closing the result closes the server, then the app. */
-async function serve(o: RunOptions): Promise<{ running: RunningServer; log: Logger; reference: boolean }> {
-  const app = await loadApp(o.target, { dev: !o.prod });
+async function serve(o: RunOptions, store?: KeyValueStore): Promise<{ running: RunningServer; log: Logger; reference: boolean }> {
+  const app = await loadApp(o.target, { dev: !o.prod, store });
   let running: RunningServer;
   try {
     running = await startServer(app, { port: o.port, host: o.host });
@@ -146,7 +148,8 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
 
 /** A cluster worker: serve, tell the primary where, and shut down once on its word or a signal. */
 async function work(o: RunOptions): Promise<null> {
-  const { running, reference } = await serve(o);
+  // `ctx.store` is the primary's: one-time codes and replay marks hold across the workers.
+  const { running, reference } = await serve(o, new IpcStore());
   let closing = false;
   const shutdown = (): void => {
     if (closing) return;
@@ -179,6 +182,8 @@ async function supervise(o: RunOptions): Promise<null> {
     if (errors.length > 0) throw new DiagnosticError(errors);
   }
   const alive = new Map<number, Worker>();
+  // The state the workers share (ctx.store): held here, so it outlives any one worker.
+  const shared = new PrimaryStore();
   const started = new Set<number>();
   const restarts: number[] = [];
   let announced = false;
@@ -206,6 +211,8 @@ async function supervise(o: RunOptions): Promise<null> {
   const fork = (): void => {
     const w = cluster.fork();
     alive.set(w.id, w);
+    const detach = shared.attach(w);
+    w.once('exit', detach);
     w.on('message', (m: ClusterMessage) => {
       if (m?.rvm !== 'listening') return;
       started.add(w.id);

@@ -77,6 +77,11 @@ export interface LoadOptions {
   /** Extra plugins (after the standard ones and those the config lists). */
   plugins?: PluginDefinition[];
   logger?: Logger;
+  /**
+   * The store behind `ctx.store` (default: one in this process). Under `rvm run --workers N` each
+   * worker gets an IpcStore, so the primary holds one store for all of them.
+   */
+  store?: KeyValueStore;
   /** Receives every line the app writes with `log()` (tests). */
   onAppLog?: (message: string) => void;
 }
@@ -345,7 +350,7 @@ export class App implements AppHandle {
       lastErrors: () => this.lastErrors,
       restartNeeded: () => [...this.changedPlugins].sort(),
     });
-    this.store = createMemoryStore();
+    this.store = options.store ?? createMemoryStore();
     this.admission = new Admission(build.settings.limits);
     this.log = logger;
     this.onAppLog = options.onAppLog;
