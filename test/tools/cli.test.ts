@@ -272,6 +272,7 @@ describe('rvm on an app', () => {
         assert.ok(url, stdout);
         // --prod without "reference" in rvm.config.json serves no reference: no URL that answers 404.
         assert.match(stdout, /API reference: off in production/);
+        assert.match(stdout, /Store: +in this process/, 'rvm run says which store it uses');
         assert.doesNotMatch(stdout, /_app\/rest-api/);
         assert.equal((await fetch(`${url}/_app/rest-api`)).status, 404);
         const res = await fetch(`${url}/users/42`);

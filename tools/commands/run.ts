@@ -131,6 +131,7 @@ function announce(o: RunOptions, url: string, reference: boolean): void {
   out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
   out(`  App:           ${url}`);
   out(reference ? `  API reference: ${url}${REFERENCE_PATH}` : '  API reference: off in production (set "reference": true in rvm.config.json to serve it)');
+  out(o.workers === null ? '  Store:         in this process' : `  Store:         held by the primary, shared by the ${o.workers} workers over IPC (rate-limit windows: per worker)`);
 }
 
 /** Runs `rvm run`; resolves to null once serving (the process then lives until a signal). */
