@@ -157,13 +157,15 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     this.ops = new SqlOps(sqliteDialect, this.tables, this.executor(false));
   }
 
+  /**
+   * The prepared statement of `sql`, made once per shape. One that returns rows answers them as
+   * arrays (cheaper than objects; decodeRow reads by position), whichever method runs it.
+   */
   private prepare(sql: string): Database.Statement {
-    return this.statements.get(sql, () => this.db.prepare(sql));
-  }
-
-  /** A statement that reads rows, answering them as arrays (cheaper than objects; decodeRow reads by position). */
-  private prepareReader(sql: string): Database.Statement {
-    return this.statements.get(sql, () => this.db.prepare(sql).raw(true));
+    return this.statements.get(sql, () => {
+      const statement = this.db.prepare(sql);
+      return statement.reader ? statement.raw(true) : statement;
+    });
   }
 
   /** Runs one statement now (the caller holds the gate); writes outside a transaction get their own BEGIN IMMEDIATE. */
@@ -226,8 +228,8 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
           : this.retryBusy(work, true);
     return {
       rows: (st: Statement, write: boolean) =>
-        through(() => this.execute(write, inTransaction, () => this.prepareReader(st.sql).all(...st.params) as unknown[][])),
-      first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepareReader(st.sql).get(...st.params) as unknown[] | undefined)),
+        through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as unknown[][])),
+      first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as unknown[] | undefined)),
       run: (st: Statement) => through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)),
     };
   }
