@@ -15,8 +15,9 @@ import { encodeCursor } from './cursor.js';
 /** Where a request keeps its open transaction (`ctx.locals`). */
 const TRANSACTION = 'records.transaction';
 
-/** A store's failure as the answer it makes; anything else is rethrown. */
+/** A store's failure (or a query the provider refused) as the answer it makes; anything else is rethrown. */
 function answerFailure(ctx: CallContext, e: unknown): Halt {
+  if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e));
   if (e instanceof ConflictError) return ctx.fail(409, e.field === null ? 'Conflict' : `Conflict: ${e.field} is already taken`, 'conflict');
   if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
   if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
@@ -131,14 +132,13 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
    * the request does not suspend.
    */
   const run = (ctx: CallContext, work: (ops: RecordOps) => Answer<Value | Halt>): Answer<Value | Halt> => {
-    const failed = (e: unknown): Halt => answerFailure(ctx, e instanceof QueryProblem ? invalidQuery(e) : e);
     let result: Answer<Value | Halt>;
     try {
       result = isSynced ? work(opsOf(ctx)) : ready().then(() => work(opsOf(ctx)));
     } catch (e) {
-      return failed(e);
+      return answerFailure(ctx, e);
     }
-    return result instanceof Promise ? result.catch(failed) : result;
+    return result instanceof Promise ? result.catch((e: unknown) => answerFailure(ctx, e)) : result;
   };
 
   const record = (shape: TypeShape, row: Row | null): Value => (row === null ? null : new RecordValue(shape, row));
