@@ -15,6 +15,7 @@ import { SqliteStore } from '../../stdlib/records/sqlite.js';
 import { PostgresStore } from '../../stdlib/records/postgres.js';
 import type { Filter, FilterOp, OrderKey, RecordStore, Row, StoredValue, TableSpec } from '../../stdlib/records/store.js';
 import { usePostgres } from '../support/postgres.js';
+import { PEOPLE } from './records-conformance.js';
 
 /**
  * Sequences per run and commands per sequence: 30 × up to 24 keeps the PostgreSQL side to a few
@@ -23,23 +24,8 @@ import { usePostgres } from '../support/postgres.js';
 const MODEL_RUNS = Number(process.env.FC_MODEL_RUNS) || 30;
 const MAX_COMMANDS = 24;
 
-const ITEMS: TableSpec = {
-  name: 'items',
-  file: 'app/items.rvm',
-  line: 1,
-  col: 1,
-  columns: [
-    { name: 'name', type: 'text', optional: false, unique: false, index: true },
-    { name: 'email', type: 'text', optional: true, unique: true, index: false },
-    { name: 'age', type: 'int', optional: true, unique: false, index: false },
-    { name: 'score', type: 'number', optional: true, unique: false, index: false },
-    { name: 'active', type: 'bool', optional: false, default: true, unique: false, index: false },
-    { name: 'born', type: 'date', optional: true, unique: false, index: false },
-    { name: 'seen', type: 'datetime', optional: true, unique: false, index: false },
-    { name: 'tags', type: 'list', optional: true, unique: false, index: false },
-    { name: 'meta', type: 'object', optional: true, unique: false, index: false },
-  ],
-};
+/** The conformance suite's table under another name: every field type, a unique and an indexed field. */
+const ITEMS: TableSpec = { ...PEOPLE, name: 'items', file: 'app/items.rvm', line: 1 };
 
 // Small domains, so filters hit, ties happen and the unique email clashes.
 const texts = fc.constantFrom('a', 'A', 'ab', 'aB', 'b', 'b%c', '_x', 'x_', '\\', "o'k", 'é', 'e', '☃', '😀', '', 'a b', 'Z');
