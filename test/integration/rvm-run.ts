@@ -1,10 +1,6 @@
-/** Starts `rvm run DIR --prod --port PORT` (0: any free port) as a child process and waits for the URL it prints. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const CLI = fileURLToPath(new URL('../../tools/cli.js', import.meta.url));
-/** How long a server may take to print its URL before the test gives up. */
-const START_TIMEOUT_MS = 15_000;
+/** Starts `rvm run DIR --prod --port PORT` (0: any free port) as a child process and waits for its banner (test/support/rvm-cluster.ts). */
+import type { ChildProcess } from 'node:child_process';
+import { startRvmServer } from '../support/rvm-cluster.js';
 
 export interface RunningCli {
   child: ChildProcess;
@@ -13,24 +9,8 @@ export interface RunningCli {
   port: number;
 }
 
-export function startRvm(dir: string, env: NodeJS.ProcessEnv = process.env, port = 0): Promise<RunningCli> {
-  const child = spawn(process.execPath, [CLI, 'run', dir, '--prod', '--port', String(port)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  return new Promise<RunningCli>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`rvm run did not print its URL:\n${output}`)), START_TIMEOUT_MS);
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      const m = /App:\s+(http:\/\/[^\s:]+:(\d+))/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, port: Number(m[2]) });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`rvm run exited with ${code}:\n${output}`));
-    });
-  });
+/** One `rvm run --prod` with `env` as its environment; stopping it is the caller's (kill `child`). */
+export async function startRvm(dir: string, env: NodeJS.ProcessEnv = process.env, port = 0): Promise<RunningCli> {
+  const server = await startRvmServer(dir, { env, port: port === 0 ? undefined : port });
+  return { child: server.child, url: server.url, port: server.port };
 }

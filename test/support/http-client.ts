@@ -40,3 +40,43 @@ export function cookieLine(answer: Answer, name: string): string {
 export function pair(line: string): string {
   return line.split(';')[0]!;
 }
+
+/** An answer to `send`, with how long it took. */
+export interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Milliseconds from sending to the end of the answer. */
+  ms: number;
+}
+
+/**
+ * One request on a connection of its own (no agent, `Connection: close`), so concurrent sends
+ * spread over the workers of a cluster as separate clients do. A JSON `body` is sent as
+ * application/json. Rejects when no answer has ended within `timeoutMs` (the socket is destroyed).
+ */
+export function send(url: string, options: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number }): Promise<Reply> {
+  const started = performance.now();
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers: Record<string, string> = { connection: 'close', ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers };
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: options.method ?? 'GET', headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started });
+      });
+      res.on('error', reject);
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`${options.method ?? 'GET'} ${url}: no answer within ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
+    req.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    req.end(payload);
+  });
+}
