@@ -80,3 +80,15 @@ export function send(url: string, options: { method?: string; body?: unknown; he
     req.end(payload);
   });
 }
+
+/** Sends to every URL at once, each on its own connection; the replies in the same order. */
+export function sendAll(urls: readonly string[], options: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number }): Promise<Reply[]> {
+  return Promise.all(urls.map((url) => send(url, options)));
+}
+
+/** How many replies had each status: `{200: 100, 429: 300}`. */
+export function statusCounts(replies: readonly Reply[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const r of replies) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+}
