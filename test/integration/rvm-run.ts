@@ -16,6 +16,8 @@ export interface RunningCli {
   port: number;
   /** Everything it printed so far, stdout and stderr (the start lines, then the log). */
   output(): string;
+  /** Resolves once the output matches `pattern` (a start line printed after the URL); rejects after START_TIMEOUT_MS. */
+  waitFor(pattern: RegExp): Promise<void>;
 }
 
 export function startRvm(dir: string, env: NodeJS.ProcessEnv = process.env, port = 0, args: readonly string[] = []): Promise<RunningCli> {
@@ -28,7 +30,7 @@ export function startRvm(dir: string, env: NodeJS.ProcessEnv = process.env, port
       const m = /App:\s+(http:\/\/[^\s:]+:(\d+))/.exec(output);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, url: m[1]!, port: Number(m[2]), output: () => output });
+        resolve({ child, url: m[1]!, port: Number(m[2]), output: () => output, waitFor: (pattern) => waitFor(() => output, pattern) });
       }
     };
     child.stdout!.on('data', onData);
@@ -38,4 +40,13 @@ export function startRvm(dir: string, env: NodeJS.ProcessEnv = process.env, port
       reject(new Error(`rvm run exited with ${code}:\n${output}`));
     });
   });
+}
+
+/** Polls `output` until it matches `pattern`, for at most START_TIMEOUT_MS. */
+async function waitFor(output: () => string, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!pattern.test(output())) {
+    if (Date.now() > deadline) throw new Error(`rvm run did not print ${pattern}:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

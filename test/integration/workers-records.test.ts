@@ -74,6 +74,8 @@ test(`--workers ${WORKERS} on one SQLite file: ${CREATES} creates, ${PAIRS} tran
   const running = await startRvm(dir, process.env, 0, ['--workers', String(WORKERS)]);
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   try {
+    // The primary prints the database its workers announced, after the store.
+    await running.waitFor(new RegExp(`\\n  Store: .*\\n  Database:      SQLite \\S*\\.rvm/data\\.sqlite, shared by the ${WORKERS} workers\\n`));
     const port = running.port;
     // Interleaved, so reads and both kinds of write are in flight together all along.
     const jobs: Promise<{ status: number; expect: number }>[] = [];
@@ -103,6 +105,31 @@ test(`--workers ${WORKERS} on one SQLite file: ${CREATES} creates, ${PAIRS} tran
     const exited = new Promise((resolve) => running.child.once('exit', resolve));
     running.child.kill('SIGTERM');
     await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('one process prints the SQLite file it uses; an app without a type prints no database', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-records-line-'));
+  try {
+    for (const [source, line] of [
+      [APP, /\n  Database:      SQLite \S*\.rvm\/data\.sqlite\n/],
+      ['route GET / {\n  response.ok({})\n}\n', null],
+    ] as const) {
+      writeFileSync(join(dir, 'app.rvm'), source);
+      const running = await startRvm(dir);
+      const exited = new Promise((resolve) => running.child.once('exit', resolve));
+      try {
+        // The store's line is the one before: once it is out, a database line would be too (one write each, in order).
+        await running.waitFor(/\n  Store: .*\n/);
+        if (line === null) assert.doesNotMatch(running.output(), /Database:/);
+        else await running.waitFor(line);
+      } finally {
+        running.child.kill('SIGTERM');
+        await exited;
+      }
+    }
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

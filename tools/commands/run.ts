@@ -60,8 +60,11 @@ export function ensureGitignore(dir: string): void {
   }
 }
 
+/** A start line a plugin announced (`PluginApi.announce`). */
+type Announced = { label: string; text: string };
+
 /** Messages between the primary and its workers. */
-type ClusterMessage = { rvm: 'listening'; url: string; reference: boolean } | { rvm: 'shutdown' };
+type ClusterMessage = { rvm: 'listening'; url: string; reference: boolean; announced: Announced[] } | { rvm: 'shutdown' };
 
 function parsePort(text: string, from: string): number {
   const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
@@ -107,8 +110,8 @@ function listenError(e: unknown, o: RunOptions): unknown {
 }
 
 /** Loads the app and starts listening; closing the result closes the server, then the app. */
-async function serve(o: RunOptions, store?: KeyValueStore): Promise<{ running: RunningServer; log: Logger; reference: boolean }> {
-  const app = await loadApp(o.target, { dev: !o.prod, store });
+async function serve(o: RunOptions, store?: KeyValueStore): Promise<{ running: RunningServer; log: Logger; reference: boolean; announced: Announced[] }> {
+  const app = await loadApp(o.target, { dev: !o.prod, store, settings: { workers: o.workers ?? 1 } });
   let running: RunningServer;
   try {
     running = await startServer(app, { port: o.port, host: o.host });
@@ -121,17 +124,21 @@ async function serve(o: RunOptions, store?: KeyValueStore): Promise<{ running: R
     await running.close();
     await app.close();
   };
-  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log, reference: referenceAccess(app.settings).enabled };
+  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log, reference: referenceAccess(app.settings).enabled, announced: [...app.announcements] };
 }
 
-/** Prints where the app is; the reference's URL only when it is served (production turns it off unless configured). */
-function announce(o: RunOptions, url: string, reference: boolean): void {
+/**
+ * Prints where the app is; the reference's URL only when it is served (production turns it off
+ * unless configured); then what the plugins announced (the database), labels aligned.
+ */
+function announce(o: RunOptions, url: string, reference: boolean, announced: readonly Announced[]): void {
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
   const workers = o.workers === null ? '' : `, ${o.workers} workers`;
   out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
   out(`  App:           ${url}`);
   out(reference ? `  API reference: ${url}${REFERENCE_PATH}` : '  API reference: off in production (set "reference": true in rvm.config.json to serve it)');
   out(o.workers === null ? '  Store:         in this process' : `  Store:         held by the primary, shared by the ${o.workers} workers over IPC (rate-limit windows: per worker)`);
+  for (const line of announced) out(`  ${`${line.label}:`.padEnd(15)}${line.text}`);
 }
 
 /** Runs `rvm run`; resolves to null once serving (the process then lives until a signal). */
@@ -141,16 +148,16 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
   if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
   if (o.workers !== null && cluster.isPrimary) return supervise(o);
   if (cluster.isWorker) return work(o);
-  const { running, log, reference } = await serve(o);
+  const { running, log, reference, announced } = await serve(o);
   installSignalHandlers(running, log);
-  announce(o, running.url, reference);
+  announce(o, running.url, reference, announced);
   return null;
 }
 
 /** A cluster worker: serve, tell the primary where, and shut down once on its word or a signal. */
 async function work(o: RunOptions): Promise<null> {
   // `ctx.store` is the primary's: one-time codes and replay marks hold across the workers.
-  const { running, reference } = await serve(o, new IpcStore());
+  const { running, reference, announced } = await serve(o, new IpcStore());
   let closing = false;
   const shutdown = (): void => {
     if (closing) return;
@@ -168,7 +175,7 @@ async function work(o: RunOptions): Promise<null> {
   process.on('message', (m: ClusterMessage) => {
     if (m?.rvm === 'shutdown') shutdown();
   });
-  process.send?.({ rvm: 'listening', url: running.url, reference } satisfies ClusterMessage);
+  process.send?.({ rvm: 'listening', url: running.url, reference, announced } satisfies ClusterMessage);
   return null;
 }
 
@@ -219,7 +226,7 @@ async function supervise(o: RunOptions): Promise<null> {
       started.add(w.id);
       if (!announced && started.size >= o.workers!) {
         announced = true;
-        announce(o, m.url, m.reference);
+        announce(o, m.url, m.reference, m.announced);
       }
     });
   };
