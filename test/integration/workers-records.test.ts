@@ -6,11 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SQLITE_PATH } from '../../stdlib/records/database.js';
+import { send } from '../support/http-client.js';
 import { startRvm } from './rvm-run.js';
 
 /** Worker processes writing the one file. */
@@ -53,20 +54,6 @@ route GET /notes/count {
   response.ok({ count: Note.count() })
 }
 `;
-
-/** One request on the shared keep-alive agent; resolves with the status and the body text. */
-function send(agent: Agent, port: number, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.once('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
 
 test(`--workers ${WORKERS} on one SQLite file: ${CREATES} creates, ${PAIRS} transactions and ${READS} reads over ${CONNECTIONS} connections, every one answered, no SQLITE_BUSY`, { timeout: 120_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-workers-records-'));
