@@ -153,7 +153,22 @@ export interface SecretSource {
   appSecret(): string;
 }
 
-/** A small key/value store for state plugins keep between requests (in-process by default). */
+/** The outcome of a sliding-window `hit` or `peek`. */
+export interface WindowResult {
+  /** Whether this request is (for `peek`: would be) allowed. */
+  allowed: boolean;
+  /** How many more requests the key may make right now. */
+  remaining: number;
+  /** Epoch ms at which the oldest counted request leaves the window (one more becomes allowed); `now` when none is counted. */
+  resetAt: number;
+}
+
+/**
+ * The state plugins keep between requests, behind `ctx.store`: values with a TTL, and exact
+ * sliding windows (rate limits). In process for one process, held by the primary under
+ * `--workers N`, on Redis for many machines (spec/stores.md); each method answers a value or a
+ * Promise. A store that cannot be reached rejects with code `store_unavailable` (answered 503).
+ */
 export interface KeyValueStore {
   get(key: string): Value | undefined | Promise<Value | undefined>;
   set(key: string, value: Value, ttlMs?: number): void | Promise<void>;
@@ -165,6 +180,17 @@ export interface KeyValueStore {
    * of two requests racing on one key, exactly one wins, in one process or across many.
    */
   compareAndSet(key: string, expected: Value | undefined, next: Value | undefined, ttlMs?: number): boolean | Promise<boolean>;
+  /**
+   * Checks and, when allowed, counts one request of `key` in an exact sliding window: allowed iff
+   * fewer than `limit` requests were allowed in `(now - windowMs, now]`; a refused one is not
+   * counted. Windows live apart from values (`delete` never touches one). `now` is the caller's
+   * clock; a shared store runs on its own (the primary's, the Redis server's), one for all.
+   */
+  hit(key: string, limit: number, windowMs: number, now: number): WindowResult | Promise<WindowResult>;
+  /** Like `hit`, without counting. */
+  peek(key: string, limit: number, windowMs: number, now: number): WindowResult | Promise<WindowResult>;
+  /** Forgets every request counted in `key`'s window. */
+  reset(key: string): void | Promise<void>;
 }
 
 /** What a native or guard sees of the request it runs for. */

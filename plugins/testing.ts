@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { HALT } from './contract.js';
-import type { AppSettings, BodyKind, CallContext, Halt, NativeFn, PluginDefinition, RequestInfo, ResponseDraft } from './contract.js';
+import type { AppSettings, BodyKind, CallContext, Halt, KeyValueStore, NativeFn, PluginDefinition, RequestInfo, ResponseDraft } from './contract.js';
 import { loadPlugins, type PluginRegistry, type RegisteredGuard } from './registry.js';
 import type { Value } from '../vm/values.js';
 import { Budget } from '../vm/interp/budget.js';
@@ -47,6 +47,8 @@ export interface FakeContextOptions {
   request?: Partial<RequestInfo>;
   next?: () => Value | Promise<Value>;
   app?: AppSettings;
+  /** `ctx.store` (default: a new in-process store per context). */
+  store?: KeyValueStore;
 }
 
 /** Settings of an app loaded from nowhere, in dev mode, with the default limits and no secrets. */
@@ -75,6 +77,23 @@ function draft(): ResponseDraft {
     removeHeader(name) {
       headers.delete(name.toLowerCase());
     },
+  };
+}
+
+/**
+ * The in-process store answering every call one turn of the event loop later, as a store over the
+ * network (Redis, the primary's) does: for testing that a plugin accepts Promises from `ctx.store`.
+ */
+export function laggingStore(inner: KeyValueStore = createMemoryStore()): KeyValueStore {
+  const later = <T>(f: () => T | Promise<T>) => new Promise<T>((resolve, reject) => setImmediate(() => Promise.resolve().then(f).then(resolve, reject)));
+  return {
+    get: (key) => later(() => inner.get(key)),
+    set: (key, value, ttl) => later(() => inner.set(key, value, ttl)),
+    delete: (key) => later(() => inner.delete(key)),
+    compareAndSet: (key, expected, next, ttl) => later(() => inner.compareAndSet(key, expected, next, ttl)),
+    hit: (key, limit, windowMs, now) => later(() => inner.hit(key, limit, windowMs, now)),
+    peek: (key, limit, windowMs, now) => later(() => inner.peek(key, limit, windowMs, now)),
+    reset: (key) => later(() => inner.reset(key)),
   };
 }
 
@@ -115,7 +134,7 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
     response,
     app: options.app ?? TEST_APP,
     budget: new Budget(),
-    store: createMemoryStore(),
+    store: options.store ?? createMemoryStore(),
     locals: new Map(),
     logs,
     answers,

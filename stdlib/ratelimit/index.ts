@@ -1,13 +1,12 @@
 /**
  * The `ratelimit` standard plugin: exact sliding-window limits by key, IP, user or route, with the
- * `rate_limit(limit, window_seconds)` guard. State lives behind `RateLimitStore` (in-process by
- * default); the clock is injectable for tests.
+ * `rate_limit(limit, window_seconds)` guard. The windows live in `ctx.store` (in this process, in
+ * the primary under `--workers`, or in Redis: spec/stores.md); the clock is injectable for tests.
  */
 import { HTTP, RUNTIME, RvmError, SecretText, argumentProblem, definePlugin, revealText, typeName } from '../../plugins/sdk.js';
-import type { CallContext, GuardFn, GuardUse, Halt, PluginApi, PluginDefinition, Value, ValueObject } from '../../plugins/sdk.js';
+import type { CallContext, GuardFn, GuardUse, Halt, PluginApi, PluginDefinition, Value, ValueObject, WindowResult } from '../../plugins/sdk.js';
 import { rateLimitField, rateLimitHeaders, secondsUntil } from './headers.js';
 import { GuardKeys, ipKey, rawKey, userKey } from './keys.js';
-import { createMemoryRateLimitStore, type RateLimitResult, type RateLimitStore } from './store.js';
 
 /**
  * Largest limit: the exact window keeps one timestamp (8 bytes) per counted request, so a full
@@ -17,15 +16,10 @@ export const MAX_LIMIT = 100_000;
 /** Longest window: one year, beyond which a "rate" is a quota better kept in records. */
 export const MAX_WINDOW_SECONDS = 366 * 24 * 60 * 60;
 
-export { createMemoryRateLimitStore, DEFAULT_MAX_KEYS } from './store.js';
-export type { MemoryRateLimitStore, RateLimitResult, RateLimitStore } from './store.js';
-
 /** What the plugin can be built with; the defaults serve apps. */
 export interface RateLimitPluginOptions {
-  /** Clock in epoch ms (default Date.now). */
+  /** Clock in epoch ms (default Date.now); a shared store keeps its own. */
   now?: () => number;
-  /** A store shared by every app the plugin is loaded into; by default each app gets its own in-process store. */
-  store?: RateLimitStore;
 }
 
 function invalid(message: string): RvmError {
@@ -56,25 +50,51 @@ function keyArg(fn: string, param: string, v: Value | undefined): string {
 }
 
 /** The language value of a result: `{ allowed, remaining, reset_at }` with reset_at in Unix seconds. */
-function resultValue(r: RateLimitResult): Value {
+function resultValue(r: WindowResult): Value {
   const out: ValueObject = { allowed: r.allowed, remaining: r.remaining, reset_at: Math.ceil(r.resetAt / 1000) };
   return out;
 }
 
-function then<T>(value: T | Promise<T>, f: (v: T) => Value | Halt | undefined): Value | Halt | undefined | Promise<Value | Halt | undefined> {
-  return value instanceof Promise ? value.then(f) : f(value);
+/** Whether `error` says the shared store could not be reached (the one failure failing open forgives). */
+function unreachable(error: unknown): boolean {
+  return error instanceof RvmError && error.code === HTTP.store_unavailable.code;
 }
 
-/** The store an app uses: the given one, or its own in-process store sized by `rateLimit.maxKeys`. */
-function storeFor(rvm: PluginApi, options: RateLimitPluginOptions): RateLimitStore {
-  if (options.store !== undefined) return options.store;
+/**
+ * Whether limits let requests through while the store cannot be reached (`"rateLimit":
+ * {"failOpen": true}`); by default such a request answers 503 `store_unavailable`, as a limit
+ * that cannot be checked is not enforced.
+ */
+function failOpenOf(rvm: PluginApi): boolean {
   const config = rvm.app.config.rateLimit;
-  if (config === undefined) return createMemoryRateLimitStore({ now: options.now });
-  const maxKeys = typeof config === 'object' && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>).maxKeys : config;
-  if (maxKeys !== undefined && !(typeof maxKeys === 'number' && Number.isInteger(maxKeys) && maxKeys >= 1)) {
-    throw new Error(`rvm.config.json: rateLimit.maxKeys must be a positive integer, got ${JSON.stringify(maxKeys)}`);
+  if (config === undefined) return false;
+  const section = typeof config === 'object' && config !== null && !Array.isArray(config) ? (config as Record<string, unknown>) : null;
+  if (section === null) throw new Error(`rvm.config.json: rateLimit must be an object, got ${JSON.stringify(config)}`);
+  for (const key of Object.keys(section)) {
+    if (key === 'maxKeys') throw new Error('rvm.config.json: rateLimit.maxKeys is now store.maxWindowKeys (the windows live in the store)');
+    if (key !== 'failOpen') throw new Error(`rvm.config.json: unknown setting rateLimit.${key} (known: failOpen)`);
   }
-  return createMemoryRateLimitStore({ now: options.now, maxKeys: maxKeys as number | undefined });
+  const failOpen = section.failOpen ?? false;
+  if (typeof failOpen !== 'boolean') throw new Error(`rvm.config.json: rateLimit.failOpen must be true or false, got ${JSON.stringify(failOpen)}`);
+  return failOpen;
+}
+
+/** How the plugin reaches the windows: the clock, and what an unreachable store means. */
+interface Windows {
+  now: () => number;
+  failOpen: boolean;
+}
+
+/**
+ * `then` for a window answer: `f` on the result, on the spot when the store answered at once (the
+ * in-process store: no Promise, no closure). Unreachable and failing open, `open()` answers.
+ */
+function settle<R>(w: Windows, answer: WindowResult | Promise<WindowResult>, f: (r: WindowResult) => R, open: () => R): R | Promise<R> {
+  if (!(answer instanceof Promise)) return f(answer);
+  return answer.then(f, (error: unknown) => {
+    if (w.failOpen && unreachable(error)) return open();
+    throw error;
+  });
 }
 
 /** Builds the ratelimit plugin; `ratelimit` below is the one apps load. */
@@ -84,9 +104,9 @@ export function createRateLimitPlugin(options: RateLimitPluginOptions = {}): Plu
     name: 'ratelimit',
     version: '1.0.0',
     setup(rvm) {
-      const store = storeFor(rvm, options);
-      registerNatives(rvm, store, now);
-      rvm.guard('rate_limit', rateLimitGuard(store, now), {
+      const windows: Windows = { now, failOpen: failOpenOf(rvm) };
+      registerNatives(rvm, windows);
+      rvm.guard('rate_limit', rateLimitGuard(windows), {
         checkArgs: (args) => argumentProblem(() => (limitArg('rate_limit', args[0] ?? null), windowArg('rate_limit', args[1] ?? null))),
         params: [
           { name: 'limit', type: 'int', doc: `Requests allowed per window (1 to ${MAX_LIMIT}).` },
@@ -95,7 +115,8 @@ export function createRateLimitPlugin(options: RateLimitPluginOptions = {}): Plu
         doc:
           'Allows at most limit requests per client IP (request.ip; /64 for IPv6) to this route (method and path pattern) in any window_seconds, as an exact sliding window. ' +
           'Every response carries RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy and RateLimit; over the limit it answers 429 too_many_requests with Retry-After. ' +
-          '`rate_limit(...): optional` counts and sends the headers but never rejects.',
+          '`rate_limit(...): optional` counts and sends the headers but never rejects. ' +
+          'When the shared store cannot be reached it answers 503 store_unavailable, or lets the request through without headers with "rateLimit": {"failOpen": true}.',
         responses: [
           {
             status: HTTP.too_many_requests.status,
@@ -137,19 +158,20 @@ function policyCache(): (limit: Value | undefined, window: Value | undefined) =>
   };
 }
 
-function rateLimitGuard(store: RateLimitStore, now: () => number): GuardFn {
+function rateLimitGuard(w: Windows): GuardFn {
   const policyOf = policyCache();
   return (ctx, args, use) => {
     const policy = policyOf(args[0], args[1]);
-    const t = now();
-    const r = store.hit(policy.keys.of(ctx.request), policy.limit, policy.windowMs, t);
+    const t = w.now();
+    const r = ctx.store.hit(policy.keys.of(ctx.request), policy.limit, policy.windowMs, t);
     // No closure on the synchronous path (the in-process store): this runs on every request of a limited route.
-    return r instanceof Promise ? r.then((settled) => answer(ctx, use, policy, t, settled)) : answer(ctx, use, policy, t, r);
+    if (!(r instanceof Promise)) return answer(ctx, use, policy, t, r);
+    return settle(w, r, (settled) => answer(ctx, use, policy, t, settled), () => undefined);
   };
 }
 
 /** The guard's verdict on one hit: a 429 over the limit, else the rate-limit headers (the tightest policy's, with several). */
-function answer(ctx: CallContext, use: GuardUse, policy: Policy, t: number, r: RateLimitResult): Halt | undefined {
+function answer(ctx: CallContext, use: GuardUse, policy: Policy, t: number, r: WindowResult): Halt | undefined {
   const seconds = secondsUntil(r.resetAt, t);
   if (!r.allowed && use.mode === 'required') {
     const headers = rateLimitHeaders(policy.limit, r.remaining, seconds, policy.windowSeconds);
@@ -181,10 +203,13 @@ const KEY_PARAMS = (what: string, doc: string) => [
 
 const RESULT_DOC = 'Returns {allowed, remaining, reset_at}: reset_at is absolute Unix seconds, the moment the oldest counted request leaves the window (one more request becomes allowed).';
 
-function registerNatives(rvm: PluginApi, store: RateLimitStore, now: () => number): void {
-  const hit = (key: string, limit: number, windowSeconds: number) => then(store.hit(key, limit, windowSeconds * 1000, now()), resultValue) as Value | Promise<Value>;
+function registerNatives(rvm: PluginApi, w: Windows): void {
+  /** Failing open, an unreachable store answers "allowed, nothing counted". */
+  const openResult = (limit: number) => () => resultValue({ allowed: true, remaining: limit, resetAt: w.now() });
+  const hit = (ctx: CallContext, key: string, limit: number, windowSeconds: number) =>
+    settle(w, ctx.store.hit(key, limit, windowSeconds * 1000, w.now()), resultValue, openResult(limit));
 
-  rvm.native('rate_limit', (_ctx, key, limit, window) => hit(rawKey(keyArg('rate_limit', 'key', key)), limitArg('rate_limit', limit), windowArg('rate_limit', window)), {
+  rvm.native('rate_limit', (ctx, key, limit, window) => hit(ctx, rawKey(keyArg('rate_limit', 'key', key)), limitArg('rate_limit', limit), windowArg('rate_limit', window)), {
     params: KEY_PARAMS('key', 'Any text naming what is limited (a secret is accepted).'),
     returns: 'object',
     doc: `Checks and counts one request of key against an exact sliding window of at most limit requests per window_seconds (a refused request is not counted). ${RESULT_DOC}`,
@@ -192,10 +217,10 @@ function registerNatives(rvm: PluginApi, store: RateLimitStore, now: () => numbe
 
   rvm.native(
     'rate_limit_check',
-    (_ctx, key, limit, window) => {
+    (ctx, key, limit, window) => {
       const l = limitArg('rate_limit_check', limit);
-      const w = windowArg('rate_limit_check', window);
-      return then(store.peek(rawKey(keyArg('rate_limit_check', 'key', key)), l, w * 1000, now()), resultValue) as Value | Promise<Value>;
+      const seconds = windowArg('rate_limit_check', window);
+      return settle(w, ctx.store.peek(rawKey(keyArg('rate_limit_check', 'key', key)), l, seconds * 1000, w.now()), resultValue, openResult(l));
     },
     {
       params: KEY_PARAMS('key', 'The key, as given to rate_limit.'),
@@ -204,7 +229,7 @@ function registerNatives(rvm: PluginApi, store: RateLimitStore, now: () => numbe
     },
   );
 
-  rvm.native('rate_limit_ip', (_ctx, ip, limit, window) => hit(ipKey(keyArg('rate_limit_ip', 'ip', ip)), limitArg('rate_limit_ip', limit), windowArg('rate_limit_ip', window)), {
+  rvm.native('rate_limit_ip', (ctx, ip, limit, window) => hit(ctx, ipKey(keyArg('rate_limit_ip', 'ip', ip)), limitArg('rate_limit_ip', limit), windowArg('rate_limit_ip', window)), {
     params: KEY_PARAMS('ip', 'A client address, usually request.ip; IPv6 addresses count per /64.'),
     returns: 'object',
     doc: `rate_limit for a client address, in its own namespace (never shared with rate_limit keys or users). ${RESULT_DOC}`,
@@ -212,7 +237,7 @@ function registerNatives(rvm: PluginApi, store: RateLimitStore, now: () => numbe
 
   rvm.native(
     'rate_limit_user',
-    (_ctx, id, limit, window) => hit(userKey(keyArg('rate_limit_user', 'user_id', id)), limitArg('rate_limit_user', limit), windowArg('rate_limit_user', window)),
+    (ctx, id, limit, window) => hit(ctx, userKey(keyArg('rate_limit_user', 'user_id', id)), limitArg('rate_limit_user', limit), windowArg('rate_limit_user', window)),
     {
       params: KEY_PARAMS('user_id', 'The user id (text or number), e.g. auth_user().sub.'),
       returns: 'object',
@@ -222,9 +247,16 @@ function registerNatives(rvm: PluginApi, store: RateLimitStore, now: () => numbe
 
   rvm.native(
     'rate_limit_reset',
-    (_ctx, key) => {
-      const done = store.reset(rawKey(keyArg('rate_limit_reset', 'key', key)));
-      return done instanceof Promise ? done.then(() => null) : null;
+    (ctx, key) => {
+      const done = ctx.store.reset(rawKey(keyArg('rate_limit_reset', 'key', key)));
+      if (!(done instanceof Promise)) return null;
+      return done.then(
+        () => null,
+        (error: unknown) => {
+          if (w.failOpen && unreachable(error)) return null;
+          throw error;
+        },
+      );
     },
     {
       params: [{ name: 'key', type: 'any', doc: 'The key, as given to rate_limit.' }],
@@ -239,8 +271,8 @@ function registerNatives(rvm: PluginApi, store: RateLimitStore, now: () => numbe
       if (typeof remaining !== 'number' || !Number.isInteger(remaining) || remaining < 0) throw invalid(`rate_limit_headers() expects remaining to be an int of at least 0, got ${typeName(remaining)}`);
       const l = limitArg('rate_limit_headers', limit);
       if (typeof resetAt !== 'number' || !Number.isFinite(resetAt)) throw invalid(`rate_limit_headers() expects reset_at to be Unix seconds, got ${typeName(resetAt)}`);
-      const w = window === undefined || window === null ? undefined : windowArg('rate_limit_headers', window);
-      return rateLimitHeaders(l, remaining, secondsUntil(resetAt * 1000, now()), w) as ValueObject;
+      const seconds = window === undefined || window === null ? undefined : windowArg('rate_limit_headers', window);
+      return rateLimitHeaders(l, remaining, secondsUntil(resetAt * 1000, w.now()), seconds) as ValueObject;
     },
     {
       // Checked with their ranges above: a wrong one, of whatever type, is invalid_argument.

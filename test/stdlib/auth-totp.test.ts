@@ -12,7 +12,7 @@ import { generateSync } from 'otplib';
 import QRCode from 'qrcode';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
 import type { KeyValueStore, Value } from '../../plugins/sdk.js';
-import { fakeContext, testApp } from '../../plugins/testing.js';
+import { fakeContext, laggingStore, testApp } from '../../plugins/testing.js';
 import { createMemoryStore } from '../../vm/runtime/store.js';
 import { HotpKey, MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
 import { MAX_OTPAUTH_URI_CHARS, TOTP_MAX_MARK_ATTEMPTS, TOTP_QR_WIDTH_PX, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
@@ -165,7 +165,7 @@ describe('totp_verify', () => {
 
   test(`gives up after TOTP_MAX_MARK_ATTEMPTS (${TOTP_MAX_MARK_ATTEMPTS}) lost compareAndSets`, async () => {
     let attempts = 0;
-    const store: KeyValueStore = { get: () => undefined, set: () => {}, delete: () => {}, compareAndSet: () => (attempts++, false) };
+    const store: KeyValueStore = { ...createMemoryStore(), compareAndSet: () => (attempts++, false) };
     assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), false);
     assert.equal(attempts, TOTP_MAX_MARK_ATTEMPTS);
   });
@@ -320,14 +320,3 @@ route GET /bad-format {
   });
 });
 
-/** The in-process store behind a turn of the event loop on every call, as a store over the network answers. */
-function laggingStore(): KeyValueStore {
-  const inner = createMemoryStore();
-  const later = <T>(f: () => T) => new Promise<T>((resolve) => setImmediate(() => resolve(f())));
-  return {
-    get: (key) => later(() => inner.get(key)),
-    set: (key, value, ttl) => later(() => inner.set(key, value, ttl)),
-    delete: (key) => later(() => inner.delete(key)),
-    compareAndSet: (key, expected, next, ttl) => later(() => inner.compareAndSet(key, expected, next, ttl)),
-  };
-}

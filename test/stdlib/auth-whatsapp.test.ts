@@ -244,9 +244,8 @@ describe('whatsapp_send_otp and whatsapp_verify_otp', () => {
     const inner = createMemoryStore();
     const written: unknown[] = [];
     const recording: KeyValueStore = {
-      get: (k) => inner.get(k),
+      ...inner,
       set: (k, v, ttl) => void written.push(k, v, ttl),
-      delete: (k) => inner.delete(k),
       compareAndSet(k, expected, next, ttl) {
         written.push(k, next);
         return inner.compareAndSet(k, expected, next, ttl);

@@ -4,25 +4,35 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { RvmError, SecretText, type AppSettings, type GuardFn, type GuardMeta, type NativeFn, type RequestInfo, type Value } from '../../plugins/sdk.js';
-import { createRateLimitPlugin, createMemoryRateLimitStore, type RateLimitStore } from '../../stdlib/ratelimit/index.js';
+import { RvmError, SecretText, type AppSettings, type GuardFn, type GuardMeta, type KeyValueStore, type NativeFn, type RequestInfo, type Value } from '../../plugins/sdk.js';
+import { createRateLimitPlugin } from '../../stdlib/ratelimit/index.js';
 import { rateLimitHeaders, secondsUntil } from '../../stdlib/ratelimit/headers.js';
 import { GuardKeys, guardKey, ipKey, rawKey, userKey, MAX_KEY_LENGTH, MAX_REMEMBERED_GUARD_KEYS } from '../../stdlib/ratelimit/keys.js';
-import { fakeContext, loadForTest, TEST_APP } from '../../plugins/testing.js';
+import { fakeContext, laggingStore, loadForTest, TEST_APP } from '../../plugins/testing.js';
+import { createMemoryStore } from '../../vm/runtime/store.js';
+import { StoreUnavailableError } from '../../vm/runtime/stores/unavailable.js';
 
 interface Loaded {
   natives: Map<string, NativeFn>;
   guards: Map<string, { fn: GuardFn; meta: GuardMeta }>;
+  /** The app's `ctx.store`, shared by every call of the test. */
+  store: KeyValueStore;
 }
 
-/** Loads the plugin as an app does: natives behind their argument checks. */
-async function load(options: Parameters<typeof createRateLimitPlugin>[0], app: AppSettings = TEST_APP): Promise<Loaded> {
+/** Loads the plugin as an app does (natives behind their argument checks), with one in-process store. */
+async function load(options: Parameters<typeof createRateLimitPlugin>[0], app: AppSettings = TEST_APP, store: KeyValueStore = createMemoryStore({ sweepIntervalMs: 0 })): Promise<Loaded> {
   const { registry } = await loadForTest([createRateLimitPlugin(options)], app);
-  return { natives: new Map([...registry.natives].map(([name, n]) => [name, n.fn])), guards: new Map(registry.guards) };
+  return { natives: new Map([...registry.natives].map(([name, n]) => [name, n.fn])), guards: new Map(registry.guards), store };
 }
 
 function call(l: Loaded, name: string, ...args: Value[]): any {
-  return l.natives.get(name)!(fakeContext(), ...args);
+  return l.natives.get(name)!(fakeContext({ store: l.store }), ...args);
+}
+
+/** A store that cannot be reached: every window call rejects as Redis or the primary would. */
+function unreachableStore(): KeyValueStore {
+  const down = () => Promise.reject(new StoreUnavailableError('Redis is unavailable: connection refused'));
+  return { get: down, set: down, delete: down, compareAndSet: down, hit: down, peek: down, reset: down };
 }
 
 function codeOf(f: () => unknown): string {
@@ -38,7 +48,7 @@ function codeOf(f: () => unknown): string {
 describe('rate limit natives', () => {
   test('rate_limit counts and refuses; reset_at is Unix seconds when the oldest leaves', async () => {
     let now = 1_700_000_000_000;
-    const l = await load({ now: () => now, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
+    const l = await load({ now: () => now });
     assert.deepEqual(call(l, 'rate_limit', 'login:ann', 2, 60), { allowed: true, remaining: 1, reset_at: 1_700_000_060 });
     now += 1_500;
     assert.deepEqual(call(l, 'rate_limit', 'login:ann', 2, 60), { allowed: true, remaining: 0, reset_at: 1_700_000_060 });
@@ -48,19 +58,19 @@ describe('rate limit natives', () => {
   });
 
   test('reset_at is rounded up to the next whole second, never earlier', async () => {
-    const l = await load({ now: () => 1_700_000_000_250, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
+    const l = await load({ now: () => 1_700_000_000_250 });
     assert.equal(call(l, 'rate_limit', 'k', 1, 1).reset_at, 1_700_000_002);
   });
 
   test('rate_limit_check does not count', async () => {
-    const l = await load({ now: () => 5_000, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
+    const l = await load({ now: () => 5_000 });
     for (let i = 0; i < 3; i++) assert.deepEqual(call(l, 'rate_limit_check', 'k', 1, 10), { allowed: true, remaining: 1, reset_at: 5 });
     call(l, 'rate_limit', 'k', 1, 10);
     assert.deepEqual(call(l, 'rate_limit_check', 'k', 1, 10), { allowed: false, remaining: 0, reset_at: 15 });
   });
 
   test('ip, user and raw keys never share a window', async () => {
-    const l = await load({ now: () => 0, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
+    const l = await load({ now: () => 0 });
     assert.equal(call(l, 'rate_limit', '10.0.0.1', 1, 60).allowed, true);
     assert.equal(call(l, 'rate_limit_ip', '10.0.0.1', 1, 60).allowed, true);
     assert.equal(call(l, 'rate_limit_user', '10.0.0.1', 1, 60).allowed, true);
@@ -71,14 +81,14 @@ describe('rate limit natives', () => {
   });
 
   test('rate_limit_ip counts an IPv6 /64 as one client', async () => {
-    const l = await load({ now: () => 0, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
+    const l = await load({ now: () => 0 });
     assert.equal(call(l, 'rate_limit_ip', '2001:db8:1:2::1', 1, 60).allowed, true);
     assert.equal(call(l, 'rate_limit_ip', '2001:db8:1:2:ffff::9', 1, 60).allowed, false);
     assert.equal(call(l, 'rate_limit_ip', '2001:db8:1:3::1', 1, 60).allowed, true);
   });
 
   test('rate_limit_reset starts a fresh window', async () => {
-    const l = await load({ now: () => 0, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
+    const l = await load({ now: () => 0 });
     call(l, 'rate_limit', 'k', 1, 60);
     assert.equal(call(l, 'rate_limit', 'k', 1, 60).allowed, false);
     assert.equal(call(l, 'rate_limit_reset', 'k'), null);
@@ -86,7 +96,7 @@ describe('rate limit natives', () => {
   });
 
   test('a secret key is accepted and counts as its value', async () => {
-    const l = await load({ now: () => 0, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
+    const l = await load({ now: () => 0 });
     call(l, 'rate_limit', new SecretText('tok'), 1, 60);
     assert.equal(call(l, 'rate_limit', 'tok', 1, 60).allowed, false);
   });
@@ -104,22 +114,38 @@ describe('rate limit natives', () => {
   });
 
   test('a store answering with Promises is accepted', async () => {
-    const inner = createMemoryRateLimitStore({ sweepIntervalMs: 0 });
-    const store: RateLimitStore = {
-      hit: async (...a) => inner.hit(...a),
-      peek: async (...a) => inner.peek(...a),
-      reset: async (k) => inner.reset(k),
-    };
-    const l = await load({ now: () => 0, store });
+    const l = await load({ now: () => 0 }, TEST_APP, laggingStore());
     assert.deepEqual(await call(l, 'rate_limit', 'k', 1, 60), { allowed: true, remaining: 0, reset_at: 60 });
     assert.equal((await call(l, 'rate_limit_check', 'k', 1, 60)).allowed, false);
     assert.equal(await call(l, 'rate_limit_reset', 'k'), null);
     assert.equal((await call(l, 'rate_limit', 'k', 1, 60)).allowed, true);
   });
 
-  test('rateLimit.maxKeys in the config sizes the store; a bad value fails setup', async () => {
-    await load({}, { ...TEST_APP, config: { rateLimit: { maxKeys: 10 } } });
-    await assert.rejects(load({}, { ...TEST_APP, config: { rateLimit: { maxKeys: -1 } } }));
+  test('an unreachable store fails the call with store_unavailable by default', async () => {
+    const l = await load({ now: () => 0 }, TEST_APP, unreachableStore());
+    for (const name of ['rate_limit', 'rate_limit_check', 'rate_limit_ip', 'rate_limit_user']) {
+      await assert.rejects(call(l, name, 'k', 5, 60), (e: unknown) => e instanceof RvmError && e.code === 'store_unavailable', name);
+    }
+    await assert.rejects(call(l, 'rate_limit_reset', 'k'), (e: unknown) => e instanceof RvmError && e.code === 'store_unavailable');
+  });
+
+  test('failOpen: an unreachable store allows, counting nothing; other errors still fail', async () => {
+    const app = { ...TEST_APP, config: { rateLimit: { failOpen: true } } };
+    const l = await load({ now: () => 7_000 }, app, unreachableStore());
+    assert.deepEqual(await call(l, 'rate_limit', 'k', 5, 60), { allowed: true, remaining: 5, reset_at: 7 });
+    assert.deepEqual(await call(l, 'rate_limit_check', 'k', 5, 60), { allowed: true, remaining: 5, reset_at: 7 });
+    assert.equal(await call(l, 'rate_limit_reset', 'k'), null);
+    const broken: KeyValueStore = { ...unreachableStore(), hit: () => Promise.reject(new RvmError('bad ttl', 'invalid_ttl')) };
+    const l2 = await load({ now: () => 0 }, app, broken);
+    await assert.rejects(call(l2, 'rate_limit', 'k', 5, 60), (e: unknown) => e instanceof RvmError && e.code === 'invalid_ttl');
+  });
+
+  test('the rateLimit config section: failOpen a boolean, nothing else; maxKeys moved to the store', async () => {
+    await load({}, { ...TEST_APP, config: { rateLimit: { failOpen: false } } });
+    await assert.rejects(load({}, { ...TEST_APP, config: { rateLimit: { failOpen: 'yes' } } }), /failOpen must be true or false/);
+    await assert.rejects(load({}, { ...TEST_APP, config: { rateLimit: { maxKeys: 10 } } }), /store\.maxWindowKeys/);
+    await assert.rejects(load({}, { ...TEST_APP, config: { rateLimit: { failopen: true } } }), /unknown setting rateLimit\.failopen/);
+    await assert.rejects(load({}, { ...TEST_APP, config: { rateLimit: 5 } }), /must be an object/);
   });
 });
 
@@ -138,7 +164,7 @@ describe('rate limit headers', () => {
 
   test('the values of a rate_limit result feed rate_limit_headers', async () => {
     const now = 1_700_000_000_400;
-    const l = await load({ now: () => now, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
+    const l = await load({ now: () => now });
     const r = call(l, 'rate_limit', 'k', 3, 30);
     const h = call(l, 'rate_limit_headers', r.remaining, 3, r.reset_at, 30);
     // 30 s away, reset_at rounded up to whole seconds: 30.6 s, announced as 31 (never early).
@@ -205,15 +231,16 @@ describe('rate limit keys', () => {
 });
 
 describe('rate_limit guard', () => {
-  async function guard(now: () => number) {
-    const l = await load({ now, store: createMemoryRateLimitStore({ sweepIntervalMs: 0 }) });
-    return l.guards.get('rate_limit')!;
+  /** The guard, and contexts sharing one store (one app's requests). */
+  async function guard(now: () => number, app: AppSettings = TEST_APP, store?: KeyValueStore) {
+    const l = await load({ now }, app, store);
+    return { ...l.guards.get('rate_limit')!, ctx: () => fakeContext({ store: l.store }) };
   }
 
   test('sets both header forms when allowed, 429 with Retry-After when not', async () => {
     let now = 1_000_000;
     const g = await guard(() => now);
-    const ok = fakeContext();
+    const ok = g.ctx();
     assert.equal(g.fn(ok, [2, 10], { mode: 'required' }), undefined);
     assert.equal(ok.response.getHeader('ratelimit-limit'), '2');
     assert.equal(ok.response.getHeader('ratelimit-remaining'), '1');
@@ -221,8 +248,8 @@ describe('rate_limit guard', () => {
     assert.equal(ok.response.getHeader('ratelimit-policy'), '"default";q=2;w=10');
     assert.equal(ok.response.getHeader('ratelimit'), '"default";r=1;t=10');
     now += 4_500;
-    g.fn(fakeContext(), [2, 10], { mode: 'required' });
-    const refused = fakeContext();
+    g.fn(g.ctx(), [2, 10], { mode: 'required' });
+    const refused = g.ctx();
     g.fn(refused, [2, 10], { mode: 'required' });
     assert.equal(refused.failures[0]?.status, 429);
     assert.equal(refused.failures[0]?.code, 'too_many_requests');
@@ -231,13 +258,13 @@ describe('rate_limit guard', () => {
     assert.equal(refused.response.getHeader('ratelimit'), '"default";r=0;t=6');
     // Waiting Retry-After seconds is enough.
     now += 6_000;
-    assert.equal(g.fn(fakeContext(), [2, 10], { mode: 'required' }), undefined);
+    assert.equal(g.fn(g.ctx(), [2, 10], { mode: 'required' }), undefined);
   });
 
   test('optional: counts and sends headers, never refuses', async () => {
     const g = await guard(() => 0);
-    g.fn(fakeContext(), [1, 10], { mode: 'optional' });
-    const ctx = fakeContext();
+    g.fn(g.ctx(), [1, 10], { mode: 'optional' });
+    const ctx = g.ctx();
     assert.equal(g.fn(ctx, [1, 10], { mode: 'optional' }), undefined);
     assert.equal(ctx.failures.length, 0);
     assert.equal(ctx.response.getHeader('ratelimit-remaining'), '0');
@@ -245,7 +272,7 @@ describe('rate_limit guard', () => {
 
   test('two guards on one route: the headers show the tighter', async () => {
     const g = await guard(() => 0);
-    const ctx = fakeContext();
+    const ctx = g.ctx();
     g.fn(ctx, [2, 10], { mode: 'required' });
     g.fn(ctx, [100, 3600], { mode: 'required' });
     assert.equal(ctx.response.getHeader('ratelimit-limit'), '2');
@@ -253,8 +280,26 @@ describe('rate_limit guard', () => {
 
   test('bad guard arguments are invalid_argument errors', async () => {
     const g = await guard(() => 0);
-    assert.equal(codeOf(() => g.fn(fakeContext(), [0, 10], { mode: 'required' })), 'invalid_argument');
-    assert.equal(codeOf(() => g.fn(fakeContext(), [5, -1], { mode: 'required' })), 'invalid_argument');
+    assert.equal(codeOf(() => g.fn(g.ctx(), [0, 10], { mode: 'required' })), 'invalid_argument');
+    assert.equal(codeOf(() => g.fn(g.ctx(), [5, -1], { mode: 'required' })), 'invalid_argument');
+  });
+
+  test('an unreachable store: 503 store_unavailable by default; failOpen lets the request through without headers', async () => {
+    const g = await guard(() => 0, TEST_APP, unreachableStore());
+    await assert.rejects(Promise.resolve(g.fn(g.ctx(), [2, 10], { mode: 'required' })), (e: unknown) => e instanceof RvmError && e.code === 'store_unavailable');
+    const open = await guard(() => 0, { ...TEST_APP, config: { rateLimit: { failOpen: true } } }, unreachableStore());
+    const ctx = open.ctx();
+    assert.equal(await open.fn(ctx, [2, 10], { mode: 'required' }), undefined);
+    assert.equal(ctx.failures.length, 0);
+    assert.equal(ctx.response.getHeader('ratelimit-remaining'), undefined);
+  });
+
+  test('a store answering with Promises: the same verdicts', async () => {
+    const g = await guard(() => 0, TEST_APP, laggingStore());
+    assert.equal(await g.fn(g.ctx(), [1, 10], { mode: 'required' }), undefined);
+    const refused = g.ctx();
+    await g.fn(refused, [1, 10], { mode: 'required' });
+    assert.equal(refused.failures[0]?.status, 429);
   });
 
   test('meta documents 429 with its headers', async () => {

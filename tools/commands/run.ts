@@ -13,8 +13,8 @@ import { DiagnosticError } from '../../vm/diagnostics.js';
 import { buildApp, loadApp } from '../host.js';
 import type { Logger } from '../../vm/runtime/log.js';
 import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
-import { IpcStore, PrimaryStore } from '../../vm/runtime/stores/ipc.js';
-import type { KeyValueStore } from '../../plugins/contract.js';
+import { IpcStore, PrimaryStore, type IpcChannel } from '../../vm/runtime/stores/ipc.js';
+import { storeSettings, type WorkerStore } from '../../vm/runtime/stores/open.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';
 import { CliError, UsageError, err, errorsOf, flagValue, out, rvmVersion, type ParsedArgs } from './common.js';
 
@@ -64,7 +64,7 @@ export function ensureGitignore(dir: string): void {
 type Announced = { label: string; text: string };
 
 /** Messages between the primary and its workers. */
-type ClusterMessage = { rvm: 'listening'; url: string; reference: boolean; announced: Announced[] } | { rvm: 'shutdown' };
+type ClusterMessage = { rvm: 'listening'; url: string; reference: boolean; store: string; announced: Announced[] } | { rvm: 'shutdown' };
 
 function parsePort(text: string, from: string): number {
   const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
@@ -109,9 +109,20 @@ function listenError(e: unknown, o: RunOptions): unknown {
   }
 }
 
+/** What `serve` started, and what `announce` prints of it. */
+interface Served {
+  running: RunningServer;
+  log: Logger;
+  reference: boolean;
+  /** Which store serves `ctx.store` (App.storeDescription). */
+  store: string;
+  /** The start lines the plugins announced (App.announcements). */
+  announced: Announced[];
+}
+
 /** Loads the app and starts listening; closing the result closes the server, then the app. */
-async function serve(o: RunOptions, store?: KeyValueStore): Promise<{ running: RunningServer; log: Logger; reference: boolean; announced: Announced[] }> {
-  const app = await loadApp(o.target, { dev: !o.prod, store, settings: { workers: o.workers ?? 1 } });
+async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> {
+  const app = await loadApp(o.target, { dev: !o.prod, workerStore, settings: { workers: o.workers ?? 1 } });
   let running: RunningServer;
   try {
     running = await startServer(app, { port: o.port, host: o.host });
@@ -124,20 +135,20 @@ async function serve(o: RunOptions, store?: KeyValueStore): Promise<{ running: R
     await running.close();
     await app.close();
   };
-  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log, reference: referenceAccess(app.settings).enabled, announced: [...app.announcements] };
+  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log, reference: referenceAccess(app.settings).enabled, store: app.storeDescription, announced: [...app.announcements] };
 }
 
 /**
- * Prints where the app is; the reference's URL only when it is served (production turns it off
- * unless configured); then what the plugins announced (the database), labels aligned.
+ * Prints where the app is, the reference's URL only when it is served (production turns it off
+ * unless configured), which store it uses, then what the plugins announced (the database).
  */
-function announce(o: RunOptions, url: string, reference: boolean, announced: readonly Announced[]): void {
+function announce(o: RunOptions, url: string, reference: boolean, store: string, announced: readonly Announced[]): void {
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
   const workers = o.workers === null ? '' : `, ${o.workers} workers`;
   out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
   out(`  App:           ${url}`);
   out(reference ? `  API reference: ${url}${REFERENCE_PATH}` : '  API reference: off in production (set "reference": true in rvm.config.json to serve it)');
-  out(o.workers === null ? '  Store:         in this process' : `  Store:         held by the primary, shared by the ${o.workers} workers over IPC (rate-limit windows: per worker)`);
+  out(`  Store:         ${store}`);
   for (const line of announced) out(`  ${`${line.label}:`.padEnd(15)}${line.text}`);
 }
 
@@ -148,16 +159,17 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
   if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
   if (o.workers !== null && cluster.isPrimary) return supervise(o);
   if (cluster.isWorker) return work(o);
-  const { running, log, reference, announced } = await serve(o);
+  const { running, log, reference, store, announced } = await serve(o);
   installSignalHandlers(running, log);
-  announce(o, running.url, reference, announced);
+  announce(o, running.url, reference, store, announced);
   return null;
 }
 
 /** A cluster worker: serve, tell the primary where, and shut down once on its word or a signal. */
 async function work(o: RunOptions): Promise<null> {
-  // `ctx.store` is the primary's: one-time codes and replay marks hold across the workers.
-  const { running, reference, announced } = await serve(o, new IpcStore());
+  // Unless Redis is configured, `ctx.store` is the primary's: rate limits, one-time codes and
+  // replay marks hold across the workers.
+  const { running, reference, store, announced } = await serve(o, (log) => new IpcStore(process as unknown as IpcChannel, { log }));
   let closing = false;
   const shutdown = (): void => {
     if (closing) return;
@@ -175,7 +187,7 @@ async function work(o: RunOptions): Promise<null> {
   process.on('message', (m: ClusterMessage) => {
     if (m?.rvm === 'shutdown') shutdown();
   });
-  process.send?.({ rvm: 'listening', url: running.url, reference, announced } satisfies ClusterMessage);
+  process.send?.({ rvm: 'listening', url: running.url, reference, store, announced } satisfies ClusterMessage);
   return null;
 }
 
@@ -183,15 +195,19 @@ async function work(o: RunOptions): Promise<null> {
 async function supervise(o: RunOptions): Promise<null> {
   // Compiling here reports errors once rather than once per worker, and warms the cache; for a
   // bundle, a missing or other plugin is reported once too.
+  let caps = {};
   if (o.isBundle) await resolveBundlePlugins(readBundle(o.target).plugins, o.target);
   else {
     const build = await buildApp(o.target);
     const errors = errorsOf(build.diagnostics);
     if (errors.length > 0) throw new DiagnosticError(errors);
+    const { maxKeys, maxWindowKeys } = storeSettings(build.settings);
+    caps = { maxKeys, maxWindowKeys };
   }
   const alive = new Map<number, Worker>();
-  // The state the workers share (ctx.store): held here, so it outlives any one worker.
-  const shared = new PrimaryStore();
+  // The state the workers share (ctx.store) when no Redis is configured: held here, so it
+  // outlives any one worker.
+  const shared = new PrimaryStore({ state: caps });
   const started = new Set<number>();
   const restarts: number[] = [];
   let announced = false;
@@ -226,7 +242,7 @@ async function supervise(o: RunOptions): Promise<null> {
       started.add(w.id);
       if (!announced && started.size >= o.workers!) {
         announced = true;
-        announce(o, m.url, m.reference, m.announced);
+        announce(o, m.url, m.reference, m.store, m.announced);
       }
     });
   };

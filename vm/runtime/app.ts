@@ -30,7 +30,7 @@ import { createLogger, describeError, type Logger } from './log.js';
 import { HTTP, RUNTIME, type HttpErrorEntry } from '../errors.js';
 import { catalogueBody, catalogueResponse, errorBody } from './response.js';
 import { DuplicateRouteError, createRouter } from './router.js';
-import { createMemoryStore } from './store.js';
+import { openStore, type OpenedStore, type WorkerStore } from './stores/open.js';
 import { Admission } from './http/admission.js';
 import { Watchdog } from './watchdog.js';
 import { performance } from 'node:perf_hooks';
@@ -77,11 +77,13 @@ export interface LoadOptions {
   /** Extra plugins (after the standard ones and those the config lists). */
   plugins?: PluginDefinition[];
   logger?: Logger;
-  /**
-   * The store behind `ctx.store` (default: one in this process). Under `rvm run --workers N` each
-   * worker gets an IpcStore, so the primary holds one store for all of them.
-   */
+  /** The store behind `ctx.store`, fixed (tests); by default the settings choose (vm/runtime/stores/open.ts). */
   store?: KeyValueStore;
+  /**
+   * Under `rvm run --workers N`: the store reaching the primary, used when no Redis is configured,
+   * so the primary holds one store for all the workers.
+   */
+  workerStore?: WorkerStore;
   /** Receives every line the app writes with `log()` (tests). */
   onAppLog?: (message: string) => void;
 }
@@ -314,6 +316,10 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
 export class App implements AppHandle {
   readonly settings: AppSettings;
   readonly store: KeyValueStore;
+  /** Which store `ctx.store` is, for `rvm run` to print. */
+  readonly storeDescription: string;
+  /** The store this app opened (and closes); null when it was given one. */
+  private readonly opened: OpenedStore | null;
   readonly log: Logger;
   readonly onAppLog: ((message: string) => void) | undefined;
   readonly admission: Admission;
@@ -350,9 +356,11 @@ export class App implements AppHandle {
       lastErrors: () => this.lastErrors,
       restartNeeded: () => [...this.changedPlugins].sort(),
     });
-    this.store = options.store ?? createMemoryStore();
-    this.admission = new Admission(build.settings.limits);
     this.log = logger;
+    this.opened = options.store === undefined ? openStore(build.settings, (line) => logger.error(line), options.workerStore) : null;
+    this.store = this.opened?.store ?? options.store!;
+    this.storeDescription = this.opened?.description ?? 'given by the host';
+    this.admission = new Admission(build.settings.limits);
     this.onAppLog = options.onAppLog;
   }
 
@@ -470,14 +478,15 @@ export class App implements AppHandle {
         if (this.reportedAborts.has(reason)) return;
         this.reportedAborts.add(reason);
       }
-      const trace = e.trace.length > 1 ? ` (via ${compactTrace(e.trace.slice(1))})` : '';
-      this.log.error(`[${ctx.request.id}] runtime error ${e.code} at ${e.at}: ${e.message}${trace}`);
       const service = SERVICE_ERRORS.get(e.code);
       if (service !== undefined) {
+        // Not logged per request: the store logs each outage once, and the request line shows the 503.
         ctx.respond(service.status, catalogueBody(service) as unknown as Value, 'json');
         r.answered = true;
         return;
       }
+      const trace = e.trace.length > 1 ? ` (via ${compactTrace(e.trace.slice(1))})` : '';
+      this.log.error(`[${ctx.request.id}] runtime error ${e.code} at ${e.at}: ${e.message}${trace}`);
       const shown = this.settings.dev || LIMIT_ERRORS.has(e.code);
       const body = shown ? errorBody(e.message, e.code) : catalogueBody(HTTP.internal_error);
       ctx.respond(HTTP.internal_error.status, (this.settings.dev ? { ...body, at: e.at } : body) as unknown as Value, 'json');
@@ -569,6 +578,7 @@ export class App implements AppHandle {
     this.releasePending = null;
     await this.pending;
     await this.build.registry.records?.provider.close?.();
+    await this.opened?.close();
     this.log.flush();
   }
 }

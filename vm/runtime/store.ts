@@ -1,18 +1,24 @@
 /**
- * The in-process key/value store (the default behind `ctx.store`): a Map with per-key TTL,
- * bounded in size. Values are kept by reference, as a single process shares them anyway.
+ * The in-process store (the default behind `ctx.store`, and the primary's under `--workers N`):
+ * values in a Map with per-key TTL, bounded in size, kept by reference as a single process shares
+ * them anyway; and exact sliding windows (vm/runtime/stores/sliding-window.ts).
  */
 import { RvmError, type Value } from '../values.js';
 import { RUNTIME } from '../errors.js';
-import type { KeyValueStore } from '../../plugins/contract.js';
+import type { KeyValueStore, WindowResult } from '../../plugins/contract.js';
+import { createSlidingWindows } from './stores/sliding-window.js';
 
 /** Most keys kept: bounds memory when clients can create keys (rate-limit keys per IP). Oldest are evicted first. */
 export const MAX_STORE_KEYS = 100_000;
-/** How often expired keys nobody reads are swept: often enough to free memory, rare enough to cost nothing. */
-export const STORE_SWEEP_INTERVAL_MS = 60_000;
+/** How often expired values and idle windows nobody reads are swept: often enough to free memory, rare enough to cost nothing. */
+export const STORE_SWEEP_INTERVAL_MS = 30_000;
 
 export interface MemoryStoreOptions {
+  /** Most values held (default MAX_STORE_KEYS). */
   maxKeys?: number;
+  /** Most rate-limit windows held (default MAX_WINDOW_KEYS). */
+  maxWindowKeys?: number;
+  /** Period of the expiry sweeps; 0 turns the timers off (tests sweep by hand). */
   sweepIntervalMs?: number;
   /** Clock for tests (ms). */
   now?: () => number;
@@ -24,8 +30,14 @@ export interface MemoryStore extends KeyValueStore {
   set(key: string, value: Value, ttlMs?: number): void;
   delete(key: string): void;
   compareAndSet(key: string, expected: Value | undefined, next: Value | undefined, ttlMs?: number): boolean;
+  hit(key: string, limit: number, windowMs: number, now: number): WindowResult;
+  peek(key: string, limit: number, windowMs: number, now: number): WindowResult;
+  reset(key: string): void;
+  /** Values held now. */
   readonly size: number;
-  /** Removes expired keys now (the timer calls this). */
+  /** Windows held now. */
+  readonly windowCount: number;
+  /** Removes expired values and idle windows now (the timers call this). */
   sweep(): void;
   close(): void;
 }
@@ -48,12 +60,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const now = options.now ?? Date.now;
   const map = new Map<string, Slot>();
 
+  const windows = createSlidingWindows({ maxKeys: options.maxWindowKeys });
   const sweep = (): void => {
     const t = now();
     for (const [key, slot] of map) if (slot.expires <= t) map.delete(key);
+    windows.sweep(t);
   };
-  const timer = setInterval(sweep, options.sweepIntervalMs ?? STORE_SWEEP_INTERVAL_MS);
-  timer.unref();
+  const interval = options.sweepIntervalMs ?? STORE_SWEEP_INTERVAL_MS;
+  const timer = interval > 0 ? setInterval(sweep, interval) : null;
+  timer?.unref();
 
   return {
     get(key) {
@@ -84,12 +99,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       else this.set(key, next, ttlMs);
       return true;
     },
+    hit: (key, limit, windowMs, t) => windows.hit(key, limit, windowMs, t),
+    peek: (key, limit, windowMs, t) => windows.peek(key, limit, windowMs, t),
+    reset: (key) => windows.reset(key),
     get size() {
       return map.size;
     },
+    get windowCount() {
+      return windows.size;
+    },
     sweep,
     close() {
-      clearInterval(timer);
+      if (timer !== null) clearInterval(timer);
     },
   };
 }

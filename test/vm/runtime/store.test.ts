@@ -40,11 +40,14 @@ describe('createMemoryStore', () => {
     s.close();
   });
 
-  test('the periodic sweep runs on its own', async () => {
+  test('the periodic sweep runs on its own, for values and idle windows', async () => {
     const s = createMemoryStore({ sweepIntervalMs: 5 });
     s.set('k', 1, 1);
+    s.hit('idle', 5, 1, Date.now());
+    s.hit('busy', 5, 60_000, Date.now());
     await new Promise((r) => setTimeout(r, 40));
     assert.equal(s.size, 0);
+    assert.equal(s.windowCount, 1, 'the window still counting a request stays');
     s.close();
   });
 

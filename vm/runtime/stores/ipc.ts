@@ -15,10 +15,9 @@
  * Messages without `rvmStore: 1` are someone else's (the cluster's own `{ rvm: … }`) and ignored.
  */
 import { RvmError, type Value } from '../../values.js';
-import type { KeyValueStore } from '../../../plugins/contract.js';
+import type { KeyValueStore, WindowResult } from '../../../plugins/contract.js';
 import { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from '../store.js';
-import { createSlidingWindows, type SlidingWindows, type SlidingWindowsOptions, type WindowResult } from './sliding-window.js';
-import { StoreUnavailableError } from './unavailable.js';
+import { OutageLog, StoreUnavailableError } from './unavailable.js';
 
 /**
  * How long a worker waits for the primary's answer before the request fails 503: a healthy
@@ -80,23 +79,20 @@ const isReply = (m: unknown): m is StoreReply =>
 export interface PrimaryStoreOptions {
   /** The primary's clock (epoch ms) for TTLs and windows; tests pass their own. */
   now?: () => number;
-  /** Options of the key/value store (key cap, sweep period). */
-  keyValue?: Omit<MemoryStoreOptions, 'now'>;
-  /** Options of the windows (key cap, sweep period). */
-  windows?: Omit<SlidingWindowsOptions, 'now'>;
+  /** Options of the in-process store that holds the state (key caps, sweep period). */
+  state?: Omit<MemoryStoreOptions, 'now'>;
 }
 
 /** The primary's side: the shared state, answering the requests of every attached channel. */
 export class PrimaryStore {
-  readonly keyValue: MemoryStore;
-  readonly windows: SlidingWindows;
+  /** The state itself: values and windows, in this process. */
+  readonly state: MemoryStore;
   private readonly now: () => number;
 
   /** A store with empty state. */
   constructor(options: PrimaryStoreOptions = {}) {
     this.now = options.now ?? Date.now;
-    this.keyValue = createMemoryStore({ ...options.keyValue, now: this.now });
-    this.windows = createSlidingWindows({ ...options.windows, now: this.now });
+    this.state = createMemoryStore({ ...options.state, now: this.now });
   }
 
   /** Serves the requests arriving on `channel` (a worker); returns a function that stops serving it. */
@@ -131,27 +127,26 @@ export class PrimaryStore {
 
   /** Stops the sweep timers. */
   close(): void {
-    this.keyValue.close();
-    this.windows.close();
+    this.state.close();
   }
 
   private run(op: StoreOp, a: StoreArgs): unknown {
     if (typeof a.key !== 'string') throw new Error(`store request ${op} without a key`);
     switch (op) {
       case 'get':
-        return this.keyValue.get(a.key);
+        return this.state.get(a.key);
       case 'set':
-        return this.keyValue.set(a.key, a.value as Value, a.ttlMs);
+        return this.state.set(a.key, a.value as Value, a.ttlMs);
       case 'delete':
-        return this.keyValue.delete(a.key);
+        return this.state.delete(a.key);
       case 'compareAndSet':
-        return this.keyValue.compareAndSet(a.key, a.expected, a.next, a.ttlMs);
+        return this.state.compareAndSet(a.key, a.expected, a.next, a.ttlMs);
       case 'hit':
-        return this.windows.hit(a.key, a.limit!, a.windowMs!, this.now());
+        return this.state.hit(a.key, a.limit!, a.windowMs!, this.now());
       case 'peek':
-        return this.windows.peek(a.key, a.limit!, a.windowMs!, this.now());
+        return this.state.peek(a.key, a.limit!, a.windowMs!, this.now());
       case 'reset':
-        return this.windows.reset(a.key);
+        return this.state.reset(a.key);
       default:
         throw new Error(`unknown store operation ${String(op)}`);
     }
@@ -159,6 +154,8 @@ export class PrimaryStore {
 }
 
 export interface IpcStoreOptions {
+  /** Where the start and end of an outage are logged, once each (default: nowhere). */
+  log?: (line: string) => void;
   /** How long to wait for each answer (default IPC_COMMAND_TIMEOUT_MS). */
   timeoutMs?: number;
 }
@@ -179,19 +176,21 @@ export class IpcStore implements KeyValueStore {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private readonly timeoutMs: number;
+  private readonly outage: OutageLog | undefined;
   private readonly onMessage = (message: unknown): void => {
     if (!isReply(message)) return;
     const p = this.pending.get(message.id);
     // A reply after its timeout finds nobody waiting: the request already failed 503.
     if (p === undefined) return;
     this.settle(message.id);
+    this.outage?.reached();
     if (message.ok) p.resolve(message.value);
     else p.reject(new RvmError(message.error.message, message.error.code));
   };
   private readonly onDisconnect = (): void => {
     for (const [id, p] of [...this.pending]) {
       this.settle(id);
-      p.reject(new StoreUnavailableError('the primary process closed the channel'));
+      p.reject(this.unavailable('the primary process closed the channel'));
     }
   };
 
@@ -201,6 +200,7 @@ export class IpcStore implements KeyValueStore {
     options: IpcStoreOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? IPC_COMMAND_TIMEOUT_MS;
+    this.outage = options.log === undefined ? undefined : new OutageLog('the primary process (--workers)', options.log);
     channel.on('message', this.onMessage);
     channel.on('disconnect', this.onDisconnect);
   }
@@ -258,22 +258,29 @@ export class IpcStore implements KeyValueStore {
   private request(op: StoreOp, args: StoreArgs): Promise<unknown> {
     // `process.send` is undefined in a process started without a channel (not a worker).
     if (this.channel.connected === false || typeof this.channel.send !== 'function') {
-      return Promise.reject(new StoreUnavailableError('the channel to the primary process is closed'));
+      return Promise.reject(this.unavailable('the channel to the primary process is closed'));
     }
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.settle(id);
-        reject(new StoreUnavailableError(`the primary process did not answer ${op} within ${this.timeoutMs} ms`));
+        reject(this.unavailable(`the primary process did not answer ${op} within ${this.timeoutMs} ms`));
       }, this.timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       const message: StoreRequest = { rvmStore: 1, id, op, args };
       this.channel.send(message, (error) => {
         if (error === null || error === undefined || !this.pending.has(id)) return;
         this.settle(id);
-        reject(new StoreUnavailableError(`the channel to the primary process failed: ${error.message}`));
+        reject(this.unavailable(`the channel to the primary process failed: ${error.message}`));
       });
     });
+  }
+
+  /** The error for a request that could not reach the primary, its outage logged once. */
+  private unavailable(message: string): StoreUnavailableError {
+    const error = new StoreUnavailableError(message);
+    this.outage?.failed(error);
+    return error;
   }
 
   private settle(id: number): void {

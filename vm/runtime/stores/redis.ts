@@ -12,9 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { RUNTIME } from '../../errors.js';
 import { RvmError, type Value } from '../../values.js';
-import type { KeyValueStore } from '../../../plugins/contract.js';
-import { StoreUnavailableError } from './unavailable.js';
-import type { WindowResult } from './sliding-window.js';
+import { OutageLog, StoreUnavailableError } from './unavailable.js';
+import type { KeyValueStore, WindowResult } from '../../../plugins/contract.js';
 
 /** Prefix of every key the store writes, so rvm shares a Redis with other users without clashes. */
 export const DEFAULT_REDIS_KEY_PREFIX = 'rvm:';
@@ -34,8 +33,8 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
   /** Default REDIS_COMMAND_TIMEOUT_MS. */
   commandTimeoutMs?: number;
-  /** Called with each connection error ioredis reports (commands fail on their own meanwhile). */
-  onError?: (error: Error) => void;
+  /** Where the start and end of an outage are logged, once each (default: nowhere). */
+  log?: (line: string) => void;
 }
 
 /**
@@ -103,6 +102,16 @@ function classify(error: unknown): unknown {
   return new StoreUnavailableError(`Redis is unavailable: ${cause}`, { cause: error });
 }
 
+/** Where `url` points, without its user or password: what logs and `rvm run` may show. */
+export function redisAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.length > 1 ? u.pathname : ''}`;
+  } catch {
+    return 'an unparsable REDIS_URL';
+  }
+}
+
 /** The ttl as Redis's PX argument: a positive whole number of ms (rounded up), or invalid_ttl. */
 function pxOf(ttlMs: number | undefined): string {
   if (ttlMs === undefined) return '';
@@ -126,6 +135,7 @@ export class RedisStore implements KeyValueStore {
   private readonly memberPrefix = randomBytes(8).toString('base64url');
   private hits = 0;
   private readonly connectTimeoutMs: number;
+  private readonly outage: OutageLog | undefined;
 
   /** Connects in the background; commands sent before the connection is ready fail fast as unavailable. */
   constructor(options: RedisStoreOptions) {
@@ -141,8 +151,9 @@ export class RedisStore implements KeyValueStore {
       maxRetriesPerRequest: 0,
       retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_RECONNECT_MAX_DELAY_MS),
     });
-    // Without a listener ioredis prints every connection error; the commands report them anyway.
-    client.on('error', options.onError ?? (() => {}));
+    // Without a listener ioredis prints every connection error; the commands report them, once per outage.
+    client.on('error', () => {});
+    this.outage = options.log === undefined ? undefined : new OutageLog(`Redis at ${redisAddress(options.url)}`, options.log);
     client.defineCommand('rvmCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
     client.defineCommand('rvmWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
     this.client = client as ScriptedRedis;
@@ -169,11 +180,16 @@ export class RedisStore implements KeyValueStore {
 
   /** Runs one command, with a failure to reach Redis as StoreUnavailableError. */
   private async run<T>(command: () => Promise<T>): Promise<T> {
+    let answer: T;
     try {
-      return await command();
+      answer = await command();
     } catch (error) {
-      throw classify(error);
+      const e = classify(error);
+      if (e instanceof StoreUnavailableError) this.outage?.failed(e);
+      throw e;
     }
+    this.outage?.reached();
+    return answer;
   }
 
   /** The value of `key` (parsed from its JSON text), undefined when absent or expired. */

@@ -1,119 +1,176 @@
 /**
- * Exact sliding windows for the primary-held store: per key, the timestamps of the allowed
- * requests still inside the window; a request is allowed iff fewer than `limit` lie in
- * `(now - windowMs, now]`, and denied requests are not recorded. The semantics are those of
- * stdlib/ratelimit/store.ts's in-process store (its property tests run against this one too);
- * the runtime may not import stdlib, so the window is implemented again here, more simply
- * (a sorted array per key, least recently used key dropped first).
+ * Exact sliding windows in process: the rate-limit state of `ctx.store` for one process, and the
+ * primary's under `--workers N`. Per key the store keeps the timestamps of the allowed requests
+ * still inside the window (at most `limit` of them, in a ring buffer), and a request is allowed
+ * iff fewer than `limit` lie in `(now - window, now]`. Denied requests are not recorded.
  */
+import type { WindowResult } from '../../../plugins/contract.js';
 
-/** The outcome of a hit or a peek; structurally stdlib/ratelimit's `RateLimitResult`. */
-export interface WindowResult {
-  /** Whether this request is (for `peek`: would be) allowed. */
-  allowed: boolean;
-  /** How many more requests the key may make right now. */
-  remaining: number;
-  /** Epoch ms at which the oldest counted request leaves the window; `now` when none is counted. */
-  resetAt: number;
-}
-
-/** Most keys held: bounds the primary's memory when clients create keys (one per IP); the same cap as the in-process rate-limit store. */
+/**
+ * Keys the in-process store holds at most; past it the least recently used key is dropped (its
+ * client starts a fresh window). At about 250 bytes per one-hit key on a 64-bit Node (see
+ * test/vm/runtime/stores/sliding-window-memory.test.ts) a flood of distinct clients costs at most ~50 MB of heap;
+ * a deployment that needs more keys raises `store.maxWindowKeys` or shares a Redis store.
+ */
 export const MAX_WINDOW_KEYS = 200_000;
-/** How often keys whose newest request left the window are swept: often enough to return memory, rare enough to cost nothing. */
-export const WINDOW_SWEEP_INTERVAL_MS = 30_000;
 
-interface Slot {
-  /** Allowed requests still (possibly) in the window, oldest first. */
+/**
+ * One key's allowed requests still in the window: a ring buffer of epoch-ms timestamps, oldest at
+ * `head`. It is also a node of the store's recency list (`older`/`newer`), so touching and
+ * evicting a key are O(1) without re-inserting it into the Map.
+ */
+class Window {
   times: number[];
-  /** The window of the latest hit: how long the newest request keeps the key alive. */
-  windowMs: number;
+  head = 0;
+  count: number;
+  older: Window | null = null;
+  newer: Window | null = null;
+
+  /** A window holding its first allowed request, at `first`. */
+  constructor(
+    readonly key: string,
+    public windowMs: number,
+    first: number,
+  ) {
+    // An array literal is allocated at its exact size: a one-hit key holds one double.
+    this.times = [first];
+    this.count = 1;
+  }
+
+  /** Drops timestamps that left the window `(now - windowMs, now]`. */
+  expire(now: number, windowMs: number): void {
+    const edge = now - windowMs;
+    const times = this.times;
+    while (this.count > 0 && times[this.head]! <= edge) {
+      this.head = this.head + 1 === times.length ? 0 : this.head + 1;
+      this.count--;
+    }
+  }
+
+  /** Appends `now`; a full ring grows by doubling, at most to `limit` (callers push only below it). */
+  push(now: number, limit: number): void {
+    let times = this.times;
+    if (this.count === times.length) {
+      const capacity = Math.min(times.length * 2, limit);
+      const grown = new Array<number>(capacity);
+      for (let i = 0; i < capacity; i++) grown[i] = i < this.count ? times[(this.head + i) % times.length]! : 0;
+      this.times = times = grown;
+      this.head = 0;
+    }
+    const tail = this.head + this.count;
+    times[tail >= times.length ? tail - times.length : tail] = now;
+    this.count++;
+  }
+
+  oldest(): number {
+    return this.times[this.head]!;
+  }
+
+  newest(): number {
+    const i = this.head + this.count - 1;
+    return this.times[i >= this.times.length ? i - this.times.length : i]!;
+  }
 }
 
-/** Exact sliding windows keyed by text, with `now` given by the caller. */
+export interface SlidingWindowsOptions {
+  /** Most keys held (default MAX_WINDOW_KEYS). */
+  maxKeys?: number;
+}
+
+/** Exact sliding windows keyed by text, with what tests and the memory figures need to see. */
 export interface SlidingWindows {
   hit(key: string, limit: number, windowMs: number, now: number): WindowResult;
   peek(key: string, limit: number, windowMs: number, now: number): WindowResult;
   reset(key: string): void;
   /** Keys held now. */
   readonly size: number;
-  /** Drops every key whose newest request left its window. */
+  readonly maxKeys: number;
+  /** Drops every key whose newest request left its window (the owning store's timer calls this). */
   sweep(now: number): void;
-  /** Stops the sweep timer. */
-  close(): void;
 }
 
-export interface SlidingWindowsOptions {
-  maxKeys?: number;
-  /** Period of the idle-key sweep; 0 turns the timer off. */
-  sweepIntervalMs?: number;
-  /** Clock of the timer's sweeps. */
-  now?: () => number;
-}
-
-/** Creates an empty set of windows with a periodic, unref'd sweep. */
+/** Creates an empty set of exact sliding windows: idle keys dropped lazily and by `sweep`, at most `maxKeys` keys (LRU). */
 export function createSlidingWindows(options: SlidingWindowsOptions = {}): SlidingWindows {
   const maxKeys = options.maxKeys ?? MAX_WINDOW_KEYS;
-  const clock = options.now ?? Date.now;
-  // A Map iterates in insertion order: re-inserting a key on use keeps the least recently used first.
-  const slots = new Map<string, Slot>();
+  if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new Error(`store maxWindowKeys must be a positive integer, got ${maxKeys}`);
+  const windows = new Map<string, Window>();
+  // Recency list through the windows themselves: `oldest` is the least recently used key.
+  let oldest: Window | null = null;
+  let newest: Window | null = null;
 
-  const expire = (slot: Slot, now: number, windowMs: number): void => {
-    const edge = now - windowMs;
-    let n = 0;
-    while (n < slot.times.length && slot.times[n]! <= edge) n++;
-    if (n > 0) slot.times.splice(0, n);
+  const unlink = (w: Window): void => {
+    if (w.older === null) oldest = w.newer;
+    else w.older.newer = w.newer;
+    if (w.newer === null) newest = w.older;
+    else w.newer.older = w.older;
+    w.older = w.newer = null;
   };
-  const result = (slot: Slot | undefined, allowed: boolean, limit: number, now: number): WindowResult => {
-    const count = slot === undefined ? 0 : slot.times.length;
-    return { allowed, remaining: Math.max(0, limit - count), resetAt: count === 0 ? now : slot!.times[0]! + slot!.windowMs };
+  const append = (w: Window): void => {
+    w.older = newest;
+    if (newest === null) oldest = w;
+    else newest.newer = w;
+    newest = w;
+  };
+  const drop = (w: Window): void => {
+    unlink(w);
+    windows.delete(w.key);
   };
 
-  const windows: SlidingWindows = {
+  const result = (w: Window | undefined, allowed: boolean, limit: number, now: number): WindowResult => {
+    const count = w === undefined ? 0 : w.count;
+    return { allowed, remaining: Math.max(0, limit - count), resetAt: count === 0 ? now : w!.oldest() + w!.windowMs };
+  };
+
+  const store: SlidingWindows = {
+    maxKeys,
     get size() {
-      return slots.size;
+      return windows.size;
     },
     hit(key, limit, windowMs, now) {
-      let slot = slots.get(key);
-      if (slot === undefined) {
+      let w = windows.get(key);
+      if (w === undefined) {
         if (limit < 1) return result(undefined, false, limit, now);
-        if (slots.size >= maxKeys) slots.delete(slots.keys().next().value as string);
-        slot = { times: [now], windowMs };
-        slots.set(key, slot);
-        return result(slot, true, limit, now);
+        if (windows.size >= maxKeys) drop(oldest!);
+        // Reading a character makes V8 flatten a key built by concatenation into one compact
+        // string; kept as built, every piece would stay alive (about 3x the memory).
+        key.charCodeAt(0);
+        w = new Window(key, windowMs, now);
+        windows.set(key, w);
+        append(w);
+        return result(w, true, limit, now);
       }
-      slots.delete(key);
-      slots.set(key, slot);
-      expire(slot, now, windowMs);
-      slot.windowMs = windowMs;
-      if (slot.times.length >= limit) return result(slot, false, limit, now);
-      slot.times.push(now);
-      return result(slot, true, limit, now);
+      if (w !== newest) {
+        unlink(w);
+        append(w);
+      }
+      w.expire(now, windowMs);
+      w.windowMs = windowMs;
+      if (w.count >= limit) return result(w, false, limit, now);
+      w.push(now, limit);
+      return result(w, true, limit, now);
     },
     peek(key, limit, windowMs, now) {
-      const slot = slots.get(key);
-      if (slot === undefined) return result(undefined, limit > 0, limit, now);
-      expire(slot, now, windowMs);
-      if (slot.times.length === 0) {
-        slots.delete(key);
+      const w = windows.get(key);
+      if (w === undefined) return result(undefined, limit > 0, limit, now);
+      w.expire(now, windowMs);
+      if (w.count === 0) {
+        drop(w);
         return result(undefined, limit > 0, limit, now);
       }
-      return result(slot, slot.times.length < limit, limit, now);
+      return result(w, w.count < limit, limit, now);
     },
     reset(key) {
-      slots.delete(key);
+      const w = windows.get(key);
+      if (w !== undefined) drop(w);
     },
     sweep(now) {
-      for (const [key, slot] of slots) {
-        const newest = slot.times[slot.times.length - 1];
-        if (newest === undefined || newest <= now - slot.windowMs) slots.delete(key);
+      for (let w = oldest; w !== null; ) {
+        const next = w.newer;
+        if (w.count === 0 || w.newest() <= now - w.windowMs) drop(w);
+        w = next;
       }
     },
-    close() {
-      if (timer !== null) clearInterval(timer);
-    },
   };
-  const interval = options.sweepIntervalMs ?? WINDOW_SWEEP_INTERVAL_MS;
-  const timer = interval > 0 ? setInterval(() => windows.sweep(clock()), interval) : null;
-  timer?.unref();
-  return windows;
+
+  return store;
 }

@@ -14,3 +14,32 @@ export class StoreUnavailableError extends RvmError {
     if (options !== undefined) this.cause = options.cause;
   }
 }
+
+/**
+ * Logs a shared store's outage once when it starts and once when it ends, however many requests
+ * fail meanwhile: a flood of identical lines would hide everything else in the log (and cost the
+ * time the server needs while it is degraded).
+ */
+export class OutageLog {
+  private down = false;
+
+  /** `what` names the store in the lines (`Redis at redis://127.0.0.1:6379`); `write` takes each line. */
+  constructor(
+    private readonly what: string,
+    private readonly write: (line: string) => void,
+  ) {}
+
+  /** A call could not reach the store. */
+  failed(error: Error): void {
+    if (this.down) return;
+    this.down = true;
+    this.write(`store unavailable: ${this.what}: ${error.message}; requests that need it answer 503 store_unavailable until it is back`);
+  }
+
+  /** A call reached the store. */
+  reached(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.write(`store available again: ${this.what}`);
+  }
+}

@@ -19,12 +19,8 @@ const CAS_RACES = 50;
 
 type Answer<T> = T | Promise<T>;
 
-/** The window methods, as stdlib/ratelimit's RateLimitStore declares them. */
-export interface WindowStore {
-  hit(key: string, limit: number, windowMs: number, now: number): Answer<{ allowed: boolean; remaining: number; resetAt: number }>;
-  peek(key: string, limit: number, windowMs: number, now: number): Answer<{ allowed: boolean; remaining: number; resetAt: number }>;
-  reset(key: string): Answer<void>;
-}
+/** The window methods of the store contract. */
+export type WindowStore = Pick<KeyValueStore, 'hit' | 'peek' | 'reset'>;
 
 /** A store under test and how to let it go after. */
 export interface Made<S> {

@@ -13,10 +13,9 @@ import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, type IpcChannel, type S
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { RvmError } from '../../../../vm/values.js';
 import type { KeyValueStore } from '../../../../plugins/contract.js';
-import type { RateLimitStore } from '../../../../stdlib/ratelimit/store.js';
 
-// Both seams, checked by the compiler: a worker's IpcStore stands wherever either is expected.
-const asSeams = (s: IpcStore): [KeyValueStore, RateLimitStore] => [s, s];
+// Checked by the compiler: a worker's IpcStore stands wherever the store contract is expected.
+const asStore = (s: IpcStore): KeyValueStore => s;
 
 const WORKER = fileURLToPath(new URL('../../../support/ipc-store-worker.js', import.meta.url));
 const PRIMARY = fileURLToPath(new URL('../../../support/ipc-store-primary.js', import.meta.url));
@@ -73,7 +72,7 @@ describe('primary-held store: workers racing on one primary', () => {
         100,
         `round ${round}: ${allowed.join(' + ')}`,
       );
-      assert.deepEqual(primary.windows.peek(key, 100, 60_000, Date.now()).remaining, 0);
+      assert.deepEqual(primary.state.peek(key, 100, 60_000, Date.now()).remaining, 0);
     }
     await stop(four);
     primary.close();
@@ -89,7 +88,7 @@ describe('primary-held store: workers racing on one primary', () => {
     for (const key of keys) {
       const winners = won.map((w, i) => (w.includes(key) ? `w${i}` : null)).filter((w) => w !== null);
       assert.equal(winners.length, 1, `${key}: ${winners.join(', ')}`);
-      assert.equal(primary.keyValue.get(key), winners[0], 'the stored value is the winner’s');
+      assert.equal(primary.state.get(key), winners[0], 'the stored value is the winner’s');
     }
     await stop(four);
     primary.close();
@@ -101,7 +100,7 @@ describe('primary-held store: workers racing on one primary', () => {
     const replies = four.map((c) => answer<{ retries: number }>(c, 'increment'));
     for (const c of four) c.send({ cmd: 'increment', key: 'counter', times: 50 });
     const retries = (await Promise.all(replies)).reduce((a, r) => a + r.retries, 0);
-    assert.equal(primary.keyValue.get('counter'), 200, `${retries} retries`);
+    assert.equal(primary.state.get('counter'), 200, `${retries} retries`);
     await stop(four);
     primary.close();
   });
@@ -314,9 +313,9 @@ describe('primary-held store: timeouts', () => {
 
   test('a process without a channel (not a worker) fails at once', async () => {
     const s = new IpcStore(Object.assign(new EventEmitter(), { send: undefined }) as unknown as IpcChannel);
-    const [kv, windows] = asSeams(s);
+    const kv = asStore(s);
     await assert.rejects(Promise.resolve().then(() => kv.get('k')), (e: unknown) => e instanceof StoreUnavailableError);
-    await assert.rejects(Promise.resolve().then(() => windows.hit('k', 1, 1_000, 0)), (e: unknown) => e instanceof StoreUnavailableError);
+    await assert.rejects(Promise.resolve().then(() => kv.hit('k', 1, 1_000, 0)), (e: unknown) => e instanceof StoreUnavailableError);
     s.close();
   });
 

@@ -1,5 +1,5 @@
 /**
- * Memory of the in-process rate-limit store under a flood of one million distinct clients: each
+ * Memory of the in-process sliding windows under a flood of one million distinct clients: each
  * figure comes from a child `node --expose-gc` (so heap is measured after a full collection,
  * apart from the test runner's own heap). The store must never hold more than its cap, and its
  * heap must stay under BYTES_PER_KEY per held key.
@@ -7,7 +7,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { DEFAULT_MAX_KEYS } from '../../stdlib/ratelimit/store.js';
+import { MAX_WINDOW_KEYS } from '../../../../vm/runtime/stores/sliding-window.js';
 
 /** Distinct keys inserted per run. */
 const KEYS = 1_000_000;
@@ -29,16 +29,16 @@ interface Figures {
 
 /** Runs one flood in a child process and returns its figures. */
 function flood(cap: number): Figures {
-  const store = new URL('../../stdlib/ratelimit/store.js', import.meta.url).href;
-  const keys = new URL('../../stdlib/ratelimit/keys.js', import.meta.url).href;
+  const store = new URL('../../../../vm/runtime/stores/sliding-window.js', import.meta.url).href;
+  const keys = new URL('../../../../stdlib/ratelimit/keys.js', import.meta.url).href;
   const script = `
-    const { createMemoryRateLimitStore } = await import(${JSON.stringify(store)});
+    const { createSlidingWindows } = await import(${JSON.stringify(store)});
     const { guardKey } = await import(${JSON.stringify(keys)});
     const request = { id: '1', method: 'POST', path: '/login', url: '/login', headers: {}, ip: '', secure: false, params: {}, query: {}, cookies: {}, body: null };
     global.gc();
     const before = process.memoryUsage().heapUsed;
     const started = Date.now();
-    const s = createMemoryRateLimitStore({ maxKeys: ${cap}, sweepIntervalMs: 0 });
+    const s = createSlidingWindows({ maxKeys: ${cap} });
     let maxHeld = 0;
     const t0 = Date.now();
     for (let i = 0; i < ${KEYS}; i++) {
@@ -55,7 +55,6 @@ function flood(cap: number): Figures {
     global.gc();
     const sweptBytes = process.memoryUsage().heapUsed - before;
     process.stdout.write(JSON.stringify({ cap: ${cap}, held, maxHeld, heapBytes, ms, afterSweep: s.size, sweptBytes }));
-    s.close();
   `;
   const child = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(child.status, 0, child.stderr);
@@ -64,12 +63,12 @@ function flood(cap: number): Figures {
 
 function report(f: Figures): string {
   const mb = (f.heapBytes / 1024 / 1024).toFixed(1);
-  return `rate-limit store, ${KEYS.toLocaleString('en')} distinct keys, cap ${f.cap.toLocaleString('en')}: holds ${f.held.toLocaleString('en')} (max ${f.maxHeld.toLocaleString('en')}), heap +${mb} MB (${Math.round(f.heapBytes / f.held)} B/key), ${f.ms} ms; after the window a sweep leaves ${f.afterSweep} keys, heap +${(f.sweptBytes / 1024 / 1024).toFixed(1)} MB`;
+  return `sliding windows, ${KEYS.toLocaleString('en')} distinct keys, cap ${f.cap.toLocaleString('en')}: holds ${f.held.toLocaleString('en')} (max ${f.maxHeld.toLocaleString('en')}), heap +${mb} MB (${Math.round(f.heapBytes / f.held)} B/key), ${f.ms} ms; after the window a sweep leaves ${f.afterSweep} keys, heap +${(f.sweptBytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-describe('rate-limit store memory with one million distinct keys', () => {
-  for (const cap of [DEFAULT_MAX_KEYS, 50_000, KEYS]) {
-    test(`cap ${cap}${cap === DEFAULT_MAX_KEYS ? ' (default)' : ''}`, (t) => {
+describe('sliding-window memory with one million distinct keys', () => {
+  for (const cap of [MAX_WINDOW_KEYS, 50_000, KEYS]) {
+    test(`cap ${cap}${cap === MAX_WINDOW_KEYS ? ' (default)' : ''}`, (t) => {
       const f = flood(cap);
       t.diagnostic(report(f));
       console.log(report(f));

@@ -1,0 +1,73 @@
+/**
+ * Which store serves an app's `ctx.store` (spec/stores.md): Redis when `REDIS_URL` (or
+ * `"store": {"redis": …}` in rvm.config.json) names one, shared by every process and machine that
+ * uses it; else the primary's under `rvm run --workers N`; else one in this process.
+ */
+import type { AppSettings, KeyValueStore } from '../../../plugins/contract.js';
+import { ConfigError } from '../config.js';
+import { MAX_STORE_KEYS, createMemoryStore } from '../store.js';
+import { RedisStore, redisAddress } from './redis.js';
+import { MAX_WINDOW_KEYS } from './sliding-window.js';
+
+/** The `store` section of rvm.config.json, checked. */
+export interface StoreSettings {
+  /** The Redis URL (`REDIS_URL` first), or null for none. */
+  redis: string | null;
+  /** Most values the in-process store holds. */
+  maxKeys: number;
+  /** Most rate-limit windows the in-process store holds. */
+  maxWindowKeys: number;
+}
+
+const KNOWN = ['redis', 'maxKeys', 'maxWindowKeys'];
+
+/** Reads and checks the store settings; a mistake is a one-line Error naming the setting. */
+export function storeSettings(settings: AppSettings): StoreSettings {
+  const raw = settings.config.store ?? {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`rvm.config.json: store must be an object, got ${JSON.stringify(raw)}`);
+  const section = raw as Record<string, unknown>;
+  for (const key of Object.keys(section)) {
+    if (!KNOWN.includes(key)) throw new ConfigError(`rvm.config.json: unknown setting store.${key} (known: ${KNOWN.join(', ')})`);
+  }
+  const count = (name: string, fallback: number): number => {
+    const v = section[name] ?? fallback;
+    if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1)) throw new ConfigError(`rvm.config.json: store.${name} must be a positive integer, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const fromEnv = settings.secrets.env('REDIS_URL');
+  const redis = fromEnv !== undefined && fromEnv !== '' ? fromEnv : (section.redis ?? null);
+  if (redis !== null && !(typeof redis === 'string' && /^rediss?:\/\//.test(redis))) {
+    throw new ConfigError(`${fromEnv ? 'REDIS_URL' : 'rvm.config.json: store.redis'} must be a redis:// or rediss:// URL`);
+  }
+  return { redis, maxKeys: count('maxKeys', MAX_STORE_KEYS), maxWindowKeys: count('maxWindowKeys', MAX_WINDOW_KEYS) };
+}
+
+/** An app's store, what `rvm run` says of it, and how to let it go. */
+export interface OpenedStore {
+  store: KeyValueStore;
+  /** `in this process`, `held by the primary process…` or `Redis at redis://host:port…` (no password). */
+  description: string;
+  close(): void | Promise<void>;
+}
+
+/** A store reaching the primary process (a worker's), closed with the app. */
+export type WorkerStore = (log: (line: string) => void) => KeyValueStore & { close(): void };
+
+/**
+ * Opens the store the settings choose; `worker` builds the primary-held one when this process is
+ * a worker of `rvm run --workers N` and no Redis is configured. `log` receives the start and end of
+ * each outage of a shared store.
+ */
+export function openStore(settings: AppSettings, log: (line: string) => void, worker?: WorkerStore): OpenedStore {
+  const chosen = storeSettings(settings);
+  if (chosen.redis !== null) {
+    const store = new RedisStore({ url: chosen.redis, log });
+    return { store, description: `Redis at ${redisAddress(chosen.redis)} (shared by every process and machine using it)`, close: () => store.close() };
+  }
+  if (worker !== undefined) {
+    const store = worker(log);
+    return { store, description: 'held by the primary process, shared by its workers over IPC', close: () => store.close() };
+  }
+  const store = createMemoryStore({ maxKeys: chosen.maxKeys, maxWindowKeys: chosen.maxWindowKeys });
+  return { store, description: 'in this process', close: () => store.close() };
+}
