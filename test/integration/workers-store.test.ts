@@ -54,7 +54,7 @@ test('under --workers 2 a TOTP code is accepted once across the workers: ctx.sto
       const timer = setTimeout(() => reject(new Error(`the workers did not start:\n${output}`)), START_TIMEOUT_MS);
       const read = (d: Buffer): void => {
         output += d.toString();
-        if (/Store: +held by the primary process, shared by its workers/.test(output)) {
+        if (/Store: +held by the primary process, shared by its 2 workers over IPC/.test(output)) {
           clearTimeout(timer);
           resolve();
         }
