@@ -113,6 +113,11 @@ export interface AppSettings {
   readonly config: Readonly<Record<string, unknown>>;
   /** Secret files and the environment of this app. */
   readonly secrets: SecretSource;
+  /**
+   * How many processes serve this app on this machine: N under `rvm run --workers N`, else 1.
+   * A plugin holding a per-process resource (a database pool) divides its budget by it.
+   */
+  readonly workers: number;
 }
 
 /** The limits that keep one request from taking time, memory or connections from the others. */
@@ -611,6 +616,15 @@ export interface PluginApi {
   endpoint(path: string, fn: EndpointFn, meta: EndpointMeta): void;
   /** The record provider of the app (one per app: a second is `E_PLUGIN_CLASH`). */
   records(provider: RecordProvider): void;
+  /**
+   * One line `rvm run` prints at start under the app's URL, aligned with its own
+   * (`  Database:      PostgreSQL 127.0.0.1:5432/app, pool 5 per worker`): what the plugin
+   * uses that an operator should see. `label` is a capitalised word or two (at most 13
+   * characters), `text` one line; never a secret (a password, a token). Callable in `setup` and
+   * until the app serves (a record provider's `start`); the same plugin announcing a label again
+   * replaces its line, another plugin's label is `E_PLUGIN_CLASH`.
+   */
+  announce(label: string, text: string): void;
   /**
    * Reads the app's stored records from another plugin (auth_user() merges the stored `User`).
    * The loader always gives it; optional so that hand-made APIs (test doubles) may leave it out.

@@ -103,6 +103,18 @@ export interface RegisteredEndpoint {
 /** What an endpoint path under `/_app/` may look like: lower-case segments, no `..`. */
 const ENDPOINT_PATH = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/;
 
+/** What an announce label may be: a capitalised word or two that, with its colon, fits `rvm run`'s 15-column label field. */
+const ANNOUNCE_LABEL = /^[A-Z][A-Za-z ]{0,11}[A-Za-z]$|^[A-Z]$/;
+/** The longest announce text: one terminal line after the label. */
+export const MAX_ANNOUNCE_TEXT = 200;
+
+/** A line `rvm run` prints at start (`PluginApi.announce`). */
+export interface Announcement {
+  readonly label: string;
+  readonly text: string;
+  readonly plugin: string;
+}
+
 export class PluginRegistry {
   readonly natives: ReadonlyMap<string, RegisteredNative>;
   readonly guards: ReadonlyMap<string, RegisteredGuard>;
@@ -117,6 +129,8 @@ export class PluginRegistry {
   readonly endpoints: ReadonlyMap<string, RegisteredEndpoint>;
   /** The record provider, when a plugin registered one. */
   readonly records: RegisteredRecords | null;
+  /** The start lines the plugins announced, by label in the order first announced (it grows until the app serves). */
+  readonly announcements: ReadonlyMap<string, Announcement>;
 
   constructor(
     /** The settings the plugins were set up with (guards check their setup against them). */
@@ -127,7 +141,9 @@ export class PluginRegistry {
     plugins: { name: string; version: string }[],
     endpoints: Map<string, RegisteredEndpoint> = new Map(),
     records: RegisteredRecords | null = null,
+    announcements: Map<string, Announcement> = new Map(),
   ) {
+    this.announcements = announcements;
     this.endpoints = endpoints;
     this.records = records;
     this.natives = natives;
@@ -155,11 +171,11 @@ export async function loadPlugins(definitions: PluginDefinition[], app: AppSetti
   const guards = new Map<string, RegisteredGuard>();
   const validators = new Map<string, RegisteredValidator>();
   const endpoints = new Map<string, RegisteredEndpoint>();
-  const tables: Tables = { natives, guards, validators, endpoints, records: null };
+  const tables: Tables = { natives, guards, validators, endpoints, records: null, announcements: new Map() };
   for (const plugin of ordered) {
     await runSetup(plugin, app, tables);
   }
-  return new PluginRegistry(app, natives, guards, validators, ordered, endpoints, tables.records);
+  return new PluginRegistry(app, natives, guards, validators, ordered, endpoints, tables.records, tables.announcements);
 }
 
 interface Tables {
@@ -168,6 +184,7 @@ interface Tables {
   validators: Map<string, RegisteredValidator>;
   endpoints: Map<string, RegisteredEndpoint>;
   records: RegisteredRecords | null;
+  announcements: Map<string, Announcement>;
 }
 
 async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tables): Promise<void> {
@@ -246,6 +263,18 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
         methods.set(name, Object.freeze({ params: meta.params, doc: meta.doc, returns: meta.returns, bind }));
       }
       tables.records = { provider, methods, decorators: new Set(provider.decorators), plugin: plugin.name, declared: new Map() };
+    },
+    // Not closed with setup: a record provider announces its database when it opens it, at start.
+    announce(label, text) {
+      if (typeof label !== 'string' || !ANNOUNCE_LABEL.test(label)) {
+        refuse(invalid(plugin.name, `announce label '${String(label)}': a capitalised word or two of letters, at most 13 characters`));
+      }
+      if (typeof text !== 'string' || text === '' || text.length > MAX_ANNOUNCE_TEXT || /[\u0000-\u001f\u007f]/.test(text)) {
+        refuse(invalid(plugin.name, `announce '${label}': the text must be one line of 1 to ${MAX_ANNOUNCE_TEXT} characters`));
+      }
+      const previous = tables.announcements.get(label);
+      if (previous && previous.plugin !== plugin.name) refuse(clash('announce label', label, previous.plugin, plugin.name));
+      tables.announcements.set(label, Object.freeze({ label, text, plugin: plugin.name }));
     },
   };
   try {

@@ -13,11 +13,31 @@ import type { RecordStore } from './store.js';
 /** The largest `database.pool`: PostgreSQL's default allows 100 connections in all, for every process. */
 export const MAX_PG_POOL_SIZE = 100;
 
+/**
+ * The fewest connections a worker's pool gets, whatever `database.pool / workers` comes to: a
+ * `transaction { }` block holds one connection across its awaits, and with a pool of one every
+ * other request of that worker would wait behind it.
+ */
+export const MIN_PG_POOL_PER_WORKER = 2;
+
+/**
+ * The pool of each of `workers` processes sharing `pool` connections (`database.pool`, what one
+ * machine opens in all): an even share, rounded down so the total stays within `pool`, and
+ * never under MIN_PG_POOL_PER_WORKER (then the total is `workers` × that floor, and the
+ * announce line says so). One process keeps the whole pool.
+ */
+export function poolPerWorker(pool: number, workers: number): number {
+  return workers <= 1 ? pool : Math.max(MIN_PG_POOL_PER_WORKER, Math.floor(pool / workers));
+}
+
 /** Where the SQLite file lives, relative to the app folder. */
 export const SQLITE_PATH = join('.rvm', 'data.sqlite');
 
-/** The database of an app, with the name `rvm run` prints (never a password). */
-export type DatabaseTarget = { kind: 'sqlite'; path: string; shown: string } | { kind: 'postgres'; url: string; pool: number; shown: string };
+/**
+ * The database of an app: `shown` names it in logs and `rvm db`, `line` is what `rvm run`
+ * prints after `Database:` (neither ever holds a password); `pool` is this process's.
+ */
+export type DatabaseTarget = { kind: 'sqlite'; path: string; shown: string; line: string } | { kind: 'postgres'; url: string; pool: number; shown: string; line: string };
 
 /** `host/db` of a PostgreSQL URL; `postgres` alone when it is not a URL (a key=value string). */
 function shownUrl(url: string): string {
@@ -42,11 +62,23 @@ export function databaseTarget(settings: AppSettings): DatabaseTarget {
     throw new Error(`rvm.config.json: "database.pool" must be an integer from 1 to ${MAX_PG_POOL_SIZE}`);
   }
   const url = settings.secrets.env('DATABASE_URL') || (section.url as string | undefined);
-  if (url) return { kind: 'postgres', url, pool, shown: `postgres ${shownUrl(url)}` };
+  const workers = settings.workers;
+  if (url) {
+    const mine = poolPerWorker(pool, workers);
+    return { kind: 'postgres', url, pool: mine, shown: `postgres ${shownUrl(url)}`, line: `PostgreSQL ${shownUrl(url)}, ${poolText(pool, mine, workers)}` };
+  }
   const dir = settings.dir ?? process.cwd();
   const path = join(dir, SQLITE_PATH);
   const rel = relative(process.cwd(), path);
-  return { kind: 'sqlite', path, shown: `sqlite ${rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel}` };
+  const file = rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+  return { kind: 'sqlite', path, shown: `sqlite ${file}`, line: workers > 1 ? `SQLite ${file}, shared by the ${workers} workers` : `SQLite ${file}` };
+}
+
+/** How the announce line states the pool: per worker under workers, with the total when the floor lifts it above `database.pool`. */
+function poolText(pool: number, mine: number, workers: number): string {
+  if (workers <= 1) return `pool ${pool}`;
+  const total = mine * workers;
+  return total > pool ? `pool ${mine} per worker (${total} in all: database.pool ${pool} is below ${MIN_PG_POOL_PER_WORKER} per worker)` : `pool ${mine} per worker (${total} in all)`;
 }
 
 /** Opens a new store on `target`. */

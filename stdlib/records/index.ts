@@ -11,11 +11,18 @@ import { recordProvider, type StoreSource } from './provider.js';
 /**
  * The store an app's records live in (database.ts): SQLite at `<app>/.rvm/data.sqlite` by
  * default, PostgreSQL when `DATABASE_URL` is set. Nothing is opened until the app starts with
- * at least one `type`.
+ * at least one `type`; opening it calls `opened` with the line `rvm run` prints.
  */
-export function makeStore(settings: AppSettings): StoreSource {
+export function makeStore(settings: AppSettings, opened: (line: string) => void = () => {}): StoreSource {
   const target = databaseTarget(settings);
-  return { name: target.shown, acquire: () => acquireStore(target), release: () => releaseStore(target) };
+  return {
+    name: target.shown,
+    acquire: () => {
+      opened(target.line);
+      return acquireStore(target);
+    },
+    release: () => releaseStore(target),
+  };
 }
 
 /** The records plugin definition. */
@@ -24,7 +31,8 @@ export const records = definePlugin({
   version: '1.0.0',
   dependencies: ['validation'],
   setup(rvm) {
-    rvm.records(recordProvider(makeStore(rvm.app)));
+    // Announced when the app opens it (it declares a type): an app without types uses no database.
+    rvm.records(recordProvider(makeStore(rvm.app, (line) => rvm.announce('Database', line))));
   },
 });
 

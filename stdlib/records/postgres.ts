@@ -173,6 +173,10 @@ export interface PostgresStoreOptions {
   schema?: string;
 }
 
+const rowsOf = (r: pg.QueryArrayResult) => r.rows;
+const firstOf = (r: pg.QueryArrayResult) => r.rows[0];
+const countOf = (r: pg.QueryArrayResult) => r.rowCount ?? 0;
+
 /** Records in a PostgreSQL database. */
 export class PostgresStore extends DelegatedOps implements RecordStore {
   readonly kind = 'postgres';
@@ -219,16 +223,19 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
   }
 
   private executor(on: pg.Pool | PoolClient, open: () => void = () => {}): Executor {
-    const query = (st: Statement): Promise<pg.QueryArrayResult> => {
+    const fail = (error: unknown): never => {
+      throw mapError(error, this.tables);
+    };
+    // One `then` per statement, taking the answer and mapping the failure at once: each promise
+    // more on this path is garbage on every request.
+    const query = <T>(st: Statement, answer: (r: pg.QueryArrayResult) => T): Promise<T> => {
       open();
-      return on.query(this.config(st)).catch((error: unknown) => {
-        throw mapError(error, this.tables);
-      });
+      return on.query(this.config(st)).then(answer, fail);
     };
     return {
-      rows: (st) => query(st).then((r) => r.rows),
-      first: (st) => query(st).then((r) => r.rows[0]),
-      run: (st) => query(st).then((r) => r.rowCount ?? 0),
+      rows: (st) => query(st, rowsOf),
+      first: (st) => query(st, firstOf),
+      run: (st) => query(st, countOf),
     };
   }
 

@@ -44,6 +44,7 @@ export const reference = definePlugin({
       validator: (name, spec) => rvm.validator(name, spec),
       endpoint: (path, fn, meta) => rvm.endpoint(path, guarded(fn, access), meta),
       records: (provider) => rvm.records(provider),
+      announce: (label, text) => rvm.announce(label, text),
       storedRecords: rvm.storedRecords,
     };
     gated.endpoint('rest-api/openapi.json', specEndpoint('json'), { doc: 'The OpenAPI 3.1 document of the app (?version=3.0 for 3.0).' });

@@ -9,7 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../vm/runtime/stores/redis.js';
-import { send } from '../support/http-client.js';
+import { sendFresh } from '../support/http-client.js';
 import { useRedis } from '../support/redis.js';
 import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
 
@@ -66,7 +66,7 @@ function hammer(servers: Record<Outcome['server'], RvmServer>): { outcomes: Outc
     while (running) {
       const sentAt = Date.now();
       try {
-        const reply = await send(`${servers[server].url}/limited`, { timeoutMs: ANSWER_BOUND_MS });
+        const reply = await sendFresh(`${servers[server].url}/limited`, { timeoutMs: ANSWER_BOUND_MS });
         let code: string | undefined;
         if (reply.status >= 400) code = (JSON.parse(reply.body) as { code?: string }).code;
         outcomes.push({ server, sentAt, endedAt: Date.now(), status: reply.status, code });

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { send, statusCounts, type Reply } from '../support/http-client.js';
+import { sendFresh, statusCounts, type Reply } from '../support/http-client.js';
 import { useRedis } from '../support/redis.js';
 import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
 
@@ -64,7 +64,7 @@ async function withServers(starts: Promise<RvmServer>[], body: (servers: RvmServ
 /** REQUESTS GETs of /limited at once, spread in turn over the servers' URLs; a request that failed is a reply of status 0 with the error as its body, so the counts show it. */
 function burst(servers: readonly RvmServer[]): Promise<Reply[]> {
   const urls = Array.from({ length: REQUESTS }, (_, i) => `${servers[i % servers.length]!.url}/limited`);
-  return Promise.all(urls.map((url) => send(url, { timeoutMs: ANSWER_TIMEOUT_MS }).catch((e: unknown): Reply => ({ status: 0, headers: {}, body: String(e), ms: 0 }))));
+  return Promise.all(urls.map((url) => sendFresh(url, { timeoutMs: ANSWER_TIMEOUT_MS }).catch((e: unknown): Reply => ({ status: 0, headers: {}, body: String(e), ms: 0 }))));
 }
 
 /** Exactly LIMIT allowed and the rest refused with the guard's 429. */

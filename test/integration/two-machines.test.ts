@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
 import { startFakeWhatsApp, type FakeWhatsApp } from '../support/fake-whatsapp.js';
-import { send } from '../support/http-client.js';
+import { sendFresh } from '../support/http-client.js';
 import { usePostgres } from '../support/postgres.js';
 import { useRedis } from '../support/redis.js';
 import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
@@ -57,7 +57,7 @@ route POST /totp {
 
 /** POSTs `body` to `server`; the status and the JSON answer. */
 async function post(server: RvmServer, path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const reply = await send(`${server.url}${path}`, { method: 'POST', body, timeoutMs: ANSWER_TIMEOUT_MS });
+  const reply = await sendFresh(`${server.url}${path}`, { method: 'POST', body, timeoutMs: ANSWER_TIMEOUT_MS });
   return { status: reply.status, json: JSON.parse(reply.body) as Record<string, unknown> };
 }
 
@@ -96,7 +96,7 @@ describe('two rvm run servers sharing one Redis and one PostgreSQL', () => {
   test('a record created on A is read on B', async () => {
     const created = await post(a, '/notes', { title: 'written on A' });
     assert.equal(created.status, 201, JSON.stringify(created.json));
-    const read = await send(`${b.url}/notes/${String(created.json.id)}`, { timeoutMs: ANSWER_TIMEOUT_MS });
+    const read = await sendFresh(`${b.url}/notes/${String(created.json.id)}`, { timeoutMs: ANSWER_TIMEOUT_MS });
     assert.equal(read.status, 200, read.body);
     assert.deepEqual(JSON.parse(read.body), created.json);
   });

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { send, sendAll, statusCounts } from '../support/http-client.js';
+import { sendFresh, sendAll, statusCounts } from '../support/http-client.js';
 import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
 
 /** The rate-limited route's limit. */
@@ -76,7 +76,7 @@ describe('a worker killed under load (--workers 2, the primary\'s store)', () =>
       while (running) {
         const sentAt = Date.now();
         let error: string | undefined;
-        const ok = await send(`${server.url}/hello`, { timeoutMs: LOAD_TIMEOUT_MS }).then(
+        const ok = await sendFresh(`${server.url}/hello`, { timeoutMs: LOAD_TIMEOUT_MS }).then(
           (r) => r.status === 200,
           (e) => ((error = String(e)), false),
         );

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
-import { send } from '../support/http-client.js';
+import { sendFresh } from '../support/http-client.js';
 import { startRvmServer } from '../support/rvm-cluster.js';
 
 const SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
@@ -28,7 +28,7 @@ route POST /verify {
 
 /** POSTs `{code}` on a connection of its own; the status and the JSON answer. */
 async function post(url: string, code: string): Promise<{ status: number; json: { accepted?: boolean } }> {
-  const reply = await send(`${url}/verify`, { method: 'POST', body: { code }, timeoutMs: ANSWER_TIMEOUT_MS });
+  const reply = await sendFresh(`${url}/verify`, { method: 'POST', body: { code }, timeoutMs: ANSWER_TIMEOUT_MS });
   return { status: reply.status, json: JSON.parse(reply.body) as { accepted?: boolean } };
 }
 
@@ -37,7 +37,7 @@ test('under --workers 2 a TOTP code is accepted once across the workers: ctx.sto
   writeFileSync(join(dir, 'routes.rvm'), ROUTES);
   const server = await startRvmServer(dir, { workers: 2 });
   try {
-    assert.match(server.output(), /Store: +held by the primary process, shared by its workers/);
+    assert.match(server.output(), /Store: +held by the primary process, shared by its 2 workers over IPC/);
     const code = hotp(decodeBase32Secret(SECRET)!, Math.floor(Date.now() / 30_000), 6);
     const answers = await Promise.all(Array.from({ length: SUBMISSIONS }, () => post(server.url, code)));
     assert.ok(answers.every((a) => a.status === 200), JSON.stringify(answers.filter((a) => a.status !== 200)));

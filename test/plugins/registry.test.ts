@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { definePlugin } from '../../plugins/sdk.js';
 import type { NativeMeta, PluginApi, PluginDefinition, ValidatorSpec } from '../../plugins/sdk.js';
-import { PluginLoadError, loadPlugins, pluginFingerprint } from '../../plugins/registry.js';
+import { MAX_ANNOUNCE_TEXT, PluginLoadError, loadPlugins, pluginFingerprint } from '../../plugins/registry.js';
 import { TEST_APP } from '../../plugins/testing.js';
 
 const META: NativeMeta = { params: [], doc: 'Does a thing.' };
@@ -146,6 +146,47 @@ describe('loadPlugins', () => {
     meta.params.push({ name: 'y' });
     meta.params[0].name = 'changed';
     assert.deepEqual(registry.natives.get('f')?.meta.params, [{ name: 'x', type: 'text' }]);
+  });
+});
+
+describe('announce', () => {
+  test('collects start lines by label in order; the same plugin replaces its line, also after setup (a provider opening its database)', async () => {
+    let api: PluginApi | null = null;
+    const registry = await loadPlugins(
+      [
+        plugin('db', (rvm) => {
+          api = rvm;
+          rvm.announce('Database', 'SQLite .rvm/data.sqlite');
+        }),
+        plugin('mail', (rvm) => rvm.announce('Mail', 'SMTP 127.0.0.1:25')),
+      ],
+      TEST_APP,
+    );
+    api!.announce('Database', 'PostgreSQL 127.0.0.1:5432/app, pool 10');
+    assert.deepEqual(
+      [...registry.announcements.values()],
+      [
+        { label: 'Database', text: 'PostgreSQL 127.0.0.1:5432/app, pool 10', plugin: 'db' },
+        { label: 'Mail', text: 'SMTP 127.0.0.1:25', plugin: 'mail' },
+      ],
+    );
+  });
+
+  test("another plugin's label is a clash naming both", async () => {
+    const a = plugin('a', (rvm) => rvm.announce('Database', 'one'));
+    const b = plugin('b', (rvm) => rvm.announce('Database', 'two'));
+    await rejectsWith(loadPlugins([a, b], TEST_APP), 'E_PLUGIN_CLASH', 'Database', 'a', 'b');
+  });
+
+  test(`a label that would not align, or a text that is not one line of 1 to ${MAX_ANNOUNCE_TEXT} characters, is invalid`, async () => {
+    for (const label of ['', 'database', 'Database engine', 'Store:', 'Dat\nabase', 'Db ']) {
+      await rejectsWith(loadPlugins([plugin('a', (rvm) => rvm.announce(label, 'x'))], TEST_APP), 'E_PLUGIN_INVALID', 'a');
+    }
+    for (const text of ['', 'two\nlines', 'bell\u0007', 'x'.repeat(MAX_ANNOUNCE_TEXT + 1)]) {
+      await rejectsWith(loadPlugins([plugin('a', (rvm) => rvm.announce('Database', text))], TEST_APP), 'E_PLUGIN_INVALID', 'a');
+    }
+    const longest = await loadPlugins([plugin('a', (rvm) => rvm.announce('Message queue', 'x'.repeat(MAX_ANNOUNCE_TEXT)))], TEST_APP);
+    assert.equal(longest.announcements.get('Message queue')?.text.length, MAX_ANNOUNCE_TEXT);
   });
 });
 

@@ -78,7 +78,7 @@ describe('IP addresses and CIDR ranges', () => {
 function guards(now: () => number, config: Record<string, unknown> = {}): Map<string, { fn: GuardFn; meta: GuardMeta }> {
   const out = new Map<string, { fn: GuardFn; meta: GuardMeta }>();
   const app: AppSettings = { ...TEST_APP, config };
-  const api: PluginApi = { app, native: () => {}, guard: (name, fn, meta) => void out.set(name, { fn, meta }), validator: () => {}, endpoint: () => {}, records: () => {} };
+  const api: PluginApi = { app, native: () => {}, guard: (name, fn, meta) => void out.set(name, { fn, meta }), validator: () => {}, endpoint: () => {}, records: () => {}, announce: () => {} };
   registerGuards(api, { now });
   return out;
 }

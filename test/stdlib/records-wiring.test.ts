@@ -14,7 +14,7 @@ import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { loadSettings } from '../../vm/runtime/config.js';
-import { MAX_PG_POOL_SIZE, databaseTarget, openStoreCount } from '../../stdlib/records/database.js';
+import { MAX_PG_POOL_SIZE, MIN_PG_POOL_PER_WORKER, databaseTarget, openStoreCount, poolPerWorker } from '../../stdlib/records/database.js';
 import { PG_POOL_SIZE } from '../../stdlib/records/postgres.js';
 
 const USER = `type User {
@@ -153,14 +153,14 @@ test('in dev, a withheld change is a reload error and the previous version keeps
 });
 
 /** The settings of an app in `dir` with `config` and `env`. */
-function settingsOf(t: { after(fn: () => void): void }, config: unknown, env: Record<string, string>) {
+function settingsOf(t: { after(fn: () => void): void }, config: unknown, env: Record<string, string>, workers = 1) {
   const dir = appDir(t, { 'rvm.config.json': JSON.stringify(config) });
-  return { dir, settings: loadSettings(dir, { env }) };
+  return { dir, settings: loadSettings(dir, { env, workers }) };
 }
 
 test('DATABASE_URL (the environment first, then database.url) chooses PostgreSQL; the start line never shows the password', (t) => {
   const fromEnv = databaseTarget(settingsOf(t, { database: { url: 'postgres://x@elsewhere/other' } }, { DATABASE_URL: 'postgres://app:s3cret@db.example:5433/shop' }).settings);
-  assert.deepEqual(fromEnv, { kind: 'postgres', url: 'postgres://app:s3cret@db.example:5433/shop', pool: PG_POOL_SIZE, shown: 'postgres db.example:5433/shop' });
+  assert.deepEqual(fromEnv, { kind: 'postgres', url: 'postgres://app:s3cret@db.example:5433/shop', pool: PG_POOL_SIZE, shown: 'postgres db.example:5433/shop', line: `PostgreSQL db.example:5433/shop, pool ${PG_POOL_SIZE}` });
   const fromConfig = databaseTarget(settingsOf(t, { database: { url: 'postgres://u:pw@h/d', pool: 3 } }, {}).settings);
   assert.equal(fromConfig.kind, 'postgres');
   assert.equal(fromConfig.shown, 'postgres h/d');
@@ -169,6 +169,28 @@ test('DATABASE_URL (the environment first, then database.url) chooses PostgreSQL
   const sqlite = databaseTarget(settings);
   assert.equal(sqlite.kind, 'sqlite');
   assert.equal((sqlite as { path: string }).path, join(dir, '.rvm', 'data.sqlite'));
+});
+
+test(`database.pool is what one machine opens: under N workers each gets an even share rounded down, at least MIN_PG_POOL_PER_WORKER (${MIN_PG_POOL_PER_WORKER})`, (t) => {
+  assert.equal(poolPerWorker(10, 1), 10);
+  assert.equal(poolPerWorker(10, 2), 5);
+  assert.equal(poolPerWorker(10, 3), 3, 'rounded down: 9 in all, not 12');
+  assert.equal(poolPerWorker(10, 8), MIN_PG_POOL_PER_WORKER, 'the floor: a transaction holds one connection, requests beside it need another');
+  for (let pool = 1; pool <= 40; pool++) {
+    for (let workers = 1; workers <= 16; workers++) {
+      const each = poolPerWorker(pool, workers);
+      assert.ok(each * workers <= Math.max(pool, MIN_PG_POOL_PER_WORKER * workers), `${pool} over ${workers}: ${each} each`);
+    }
+  }
+  const url = 'postgres://app:s3cret@db.example:5433/shop';
+  const four = databaseTarget(settingsOf(t, { database: { pool: 20 } }, { DATABASE_URL: url }, 4).settings);
+  assert.equal((four as { pool: number }).pool, 5);
+  assert.equal(four.line, 'PostgreSQL db.example:5433/shop, pool 5 per worker (20 in all)');
+  const over = databaseTarget(settingsOf(t, { database: { pool: 4 } }, { DATABASE_URL: url }, 4).settings);
+  assert.equal(over.line, 'PostgreSQL db.example:5433/shop, pool 2 per worker (8 in all: database.pool 4 is below 2 per worker)');
+  assert.doesNotMatch(four.line + over.line, /s3cret|app@/);
+  const { settings } = settingsOf(t, {}, {}, 3);
+  assert.match(databaseTarget(settings).line, /^SQLite .*data\.sqlite, shared by the 3 workers$/);
 });
 
 test(`database.pool is 1 to MAX_PG_POOL_SIZE (${MAX_PG_POOL_SIZE}) per process`, (t) => {

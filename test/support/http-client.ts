@@ -1,9 +1,10 @@
 /**
- * The client side of browser-like tests: one GET over a real socket that does not follow
- * redirects, and reading a Set-Cookie back as the `Cookie` a browser would send.
+ * The client side of tests over real sockets: one GET that does not follow redirects, reading a
+ * Set-Cookie back as the `Cookie` a browser would send, requests on a shared keep-alive agent,
+ * and requests each on a connection of its own (spread over a cluster's workers as clients are).
  */
 import assert from 'node:assert/strict';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type Agent, type IncomingHttpHeaders } from 'node:http';
 
 /** An answer as the client received it. */
 export interface Answer {
@@ -41,7 +42,21 @@ export function pair(line: string): string {
   return line.split(';')[0]!;
 }
 
-/** An answer to `send`, with how long it took. */
+/** One request to 127.0.0.1:`port` on `agent` (keep-alive connections shared by a load), a JSON body when given; the status and the body text. */
+export function send(agent: Agent, port: number, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.once('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+/** An answer to `sendFresh`, with how long it took. */
 export interface Reply {
   status: number;
   headers: IncomingHttpHeaders;
@@ -55,7 +70,7 @@ export interface Reply {
  * spread over the workers of a cluster as separate clients do. A JSON `body` is sent as
  * application/json. Rejects when no answer has ended within `timeoutMs` (the socket is destroyed).
  */
-export function send(url: string, options: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number }): Promise<Reply> {
+export function sendFresh(url: string, options: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number }): Promise<Reply> {
   const started = performance.now();
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   const headers: Record<string, string> = { connection: 'close', ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers };
@@ -83,7 +98,7 @@ export function send(url: string, options: { method?: string; body?: unknown; he
 
 /** Sends to every URL at once, each on its own connection; the replies in the same order. */
 export function sendAll(urls: readonly string[], options: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number }): Promise<Reply[]> {
-  return Promise.all(urls.map((url) => send(url, options)));
+  return Promise.all(urls.map((url) => sendFresh(url, options)));
 }
 
 /** How many replies had each status: `{200: 100, 429: 300}`. */

@@ -46,6 +46,8 @@ export interface RvmOptions {
   port?: number;
   /** `--prod` (default true). */
   prod?: boolean;
+  /** More arguments after the others. */
+  args?: readonly string[];
 }
 
 /** A running `rvm run`. */
@@ -86,6 +88,7 @@ export async function startRvmServer(dir: string, options: RvmOptions = {}): Pro
   const args = [RVM_CLI, 'run', dir, '--port', String(port)];
   if (options.prod !== false) args.push('--prod');
   if (options.workers !== undefined) args.push('--workers', String(options.workers));
+  args.push(...(options.args ?? []));
   // Its own process group, so stopping it reaches the workers too.
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   let text = '';

@@ -60,8 +60,11 @@ export function ensureGitignore(dir: string): void {
   }
 }
 
+/** A start line a plugin announced (`PluginApi.announce`). */
+type Announced = { label: string; text: string };
+
 /** Messages between the primary and its workers. */
-type ClusterMessage = { rvm: 'listening'; url: string; reference: boolean; store: string } | { rvm: 'shutdown' };
+type ClusterMessage = { rvm: 'listening'; url: string; reference: boolean; store: string; announced: Announced[] } | { rvm: 'shutdown' };
 
 function parsePort(text: string, from: string): number {
   const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
@@ -113,11 +116,13 @@ interface Served {
   reference: boolean;
   /** Which store serves `ctx.store` (App.storeDescription). */
   store: string;
+  /** The start lines the plugins announced (App.announcements). */
+  announced: Announced[];
 }
 
 /** Loads the app and starts listening; closing the result closes the server, then the app. */
 async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> {
-  const app = await loadApp(o.target, { dev: !o.prod, workerStore });
+  const app = await loadApp(o.target, { dev: !o.prod, workerStore, settings: { workers: o.workers ?? 1 } });
   let running: RunningServer;
   try {
     running = await startServer(app, { port: o.port, host: o.host });
@@ -130,17 +135,21 @@ async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> 
     await running.close();
     await app.close();
   };
-  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log, reference: referenceAccess(app.settings).enabled, store: app.storeDescription };
+  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log, reference: referenceAccess(app.settings).enabled, store: app.storeDescription, announced: [...app.announcements] };
 }
 
-/** Prints where the app is, the reference's URL only when it is served (production turns it off unless configured), and which store it uses. */
-function announce(o: RunOptions, url: string, reference: boolean, store: string): void {
+/**
+ * Prints where the app is, the reference's URL only when it is served (production turns it off
+ * unless configured), which store it uses, then what the plugins announced (the database).
+ */
+function announce(o: RunOptions, url: string, reference: boolean, store: string, announced: readonly Announced[]): void {
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
   const workers = o.workers === null ? '' : `, ${o.workers} workers`;
   out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
   out(`  App:           ${url}`);
   out(reference ? `  API reference: ${url}${REFERENCE_PATH}` : '  API reference: off in production (set "reference": true in rvm.config.json to serve it)');
   out(`  Store:         ${store}`);
+  for (const line of announced) out(`  ${`${line.label}:`.padEnd(15)}${line.text}`);
 }
 
 /** Runs `rvm run`; resolves to null once serving (the process then lives until a signal). */
@@ -150,9 +159,9 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
   if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
   if (o.workers !== null && cluster.isPrimary) return supervise(o);
   if (cluster.isWorker) return work(o);
-  const { running, log, reference, store } = await serve(o);
+  const { running, log, reference, store, announced } = await serve(o);
   installSignalHandlers(running, log);
-  announce(o, running.url, reference, store);
+  announce(o, running.url, reference, store, announced);
   return null;
 }
 
@@ -160,7 +169,7 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
 async function work(o: RunOptions): Promise<null> {
   // Unless Redis is configured, `ctx.store` is the primary's: rate limits, one-time codes and
   // replay marks hold across the workers.
-  const { running, reference, store } = await serve(o, (log) => new IpcStore(process as unknown as IpcChannel, { log }));
+  const { running, reference, store, announced } = await serve(o, (log) => new IpcStore(process as unknown as IpcChannel, { log }));
   let closing = false;
   const shutdown = (): void => {
     if (closing) return;
@@ -178,7 +187,7 @@ async function work(o: RunOptions): Promise<null> {
   process.on('message', (m: ClusterMessage) => {
     if (m?.rvm === 'shutdown') shutdown();
   });
-  process.send?.({ rvm: 'listening', url: running.url, reference, store } satisfies ClusterMessage);
+  process.send?.({ rvm: 'listening', url: running.url, reference, store, announced } satisfies ClusterMessage);
   return null;
 }
 
@@ -233,7 +242,7 @@ async function supervise(o: RunOptions): Promise<null> {
       started.add(w.id);
       if (!announced && started.size >= o.workers!) {
         announced = true;
-        announce(o, m.url, m.reference, m.store);
+        announce(o, m.url, m.reference, m.store, m.announced);
       }
     });
   };

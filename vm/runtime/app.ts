@@ -364,6 +364,11 @@ export class App implements AppHandle {
     this.onAppLog = options.onAppLog;
   }
 
+  /** The start lines the plugins announced (`PluginApi.announce`), in the order first announced: `rvm run` prints them. */
+  get announcements(): readonly { label: string; text: string }[] {
+    return [...this.build.registry.announcements.values()].map(({ label, text }) => ({ label, text }));
+  }
+
   get router(): Router<RouteTarget> {
     return this.build.linked.router;
   }

@@ -40,6 +40,8 @@ export interface SettingsOverrides {
   limits?: Partial<Limits>;
   /** Environment to read `RVM_*` from (default process.env). */
   env?: Record<string, string | undefined>;
+  /** Processes serving the app (`rvm run --workers N`); default 1. */
+  workers?: number;
   /** Config to use instead of reading `rvm.config.json` (a deploy bundle carries its own); validated the same way. */
   config?: Record<string, unknown>;
 }
@@ -117,7 +119,9 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
     limits = parseLimits(overrides.limits, limits);
     if (typeof limits === 'string') throw new ConfigError(limits);
   }
-  return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, limits, config: Object.freeze(config), secrets: createSecretSource(appDir, env) });
+  const workers = overrides.workers ?? 1;
+  if (!Number.isInteger(workers) || workers < 1) throw new ConfigError(`workers must be a whole number of at least 1, got ${JSON.stringify(workers)}`);
+  return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, limits, config: Object.freeze(config), secrets: createSecretSource(appDir, env), workers });
 }
 
 /** The parsed config object; `{}` when the file does not exist. */

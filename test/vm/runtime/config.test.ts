@@ -19,9 +19,14 @@ describe('loadSettings', () => {
     const dir = appWith(null);
     const s = loadSettings(dir, { env: {} });
     const { secrets, ...plain } = s;
-    assert.deepEqual({ ...plain, config: { ...plain.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {} });
+    assert.deepEqual({ ...plain, config: { ...plain.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, workers: 1 });
     assert.equal(secrets.read('missing'), null);
     assert.equal(loadSettings(null, { env: {}, dev: true }).dev, true);
+  });
+
+  test('workers: how many processes serve the app (rvm run --workers N), a whole number of at least 1', () => {
+    assert.equal(loadSettings(null, { env: {}, workers: 4 }).workers, 4);
+    for (const workers of [0, -1, 1.5, NaN]) assert.throws(() => loadSettings(null, { env: {}, workers }), ConfigError);
   });
 
   test('limits: each over its default, sizes in text, anything else a one-line error', () => {

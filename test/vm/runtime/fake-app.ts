@@ -31,7 +31,7 @@ export function segments(path: string): PathSegment[] {
 }
 
 export function settings(over: Partial<AppSettings> = {}): AppSettings {
-  return { dir: null, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, secrets: createSecretSource(null, {}), ...over };
+  return { dir: null, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, secrets: createSecretSource(null, {}), workers: 1, ...over };
 }
 
 export interface FakeApp extends AppHandle {
