@@ -4,7 +4,7 @@
  * DATABASE_URL, the WhatsApp fake's settings…). It resolves once the server has announced itself
  * (its `Store:` line, the last of the banner, printed by the primary once every worker listens),
  * keeps everything it writes on stdout and stderr for the test to read, finds its workers' pids,
- * and stops the whole process group. No node:test here, so bench/ can use it too.
+ * and stops it with its workers. No node:test here, so bench/ can use it too.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -65,7 +65,7 @@ export interface RvmServer {
   workerPids(): number[];
   /** Whether the primary is still running. */
   alive(): boolean;
-  /** SIGTERM to the whole group, SIGKILL after a grace period; resolves once the primary exited. */
+  /** SIGTERM to the primary (it shuts its workers down), SIGKILL to all after a grace period; resolves once the primary exited. */
   stop(): Promise<void>;
 }
 
@@ -89,8 +89,10 @@ export async function startRvmServer(dir: string, options: RvmOptions = {}): Pro
   if (options.prod !== false) args.push('--prod');
   if (options.workers !== undefined) args.push('--workers', String(options.workers));
   args.push(...(options.args ?? []));
-  // Its own process group, so stopping it reaches the workers too.
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+  // Not detached: a session of its own changes how the scheduler shares the CPU with it (Linux
+  // autogroups), and with it the timing the tests see. Its workers are reached through the primary
+  // (SIGTERM: it shuts them down) or by their pids.
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   let text = '';
   const listeners = new Set<() => void>();
   const read = (d: Buffer): void => {
@@ -101,14 +103,17 @@ export async function startRvmServer(dir: string, options: RvmOptions = {}): Pro
   child.stderr!.on('data', read);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const alive = (): boolean => child.exitCode === null && child.signalCode === null;
-  const signalGroup = (signal: NodeJS.Signals): void => {
-    try {
-      process.kill(-child.pid!, signal);
-    } catch {
-      // The group is gone already.
+  /** SIGKILL to the workers, then the primary (so it does not fork replacements). */
+  const killAll = (): void => {
+    for (const pid of [...childPids(child.pid!), child.pid!]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
     }
   };
-  const atExit = (): void => signalGroup('SIGKILL');
+  const atExit = (): void => killAll();
   process.once('exit', atExit);
   child.once('exit', () => process.off('exit', atExit));
 
@@ -150,12 +155,19 @@ export async function startRvmServer(dir: string, options: RvmOptions = {}): Pro
     async stop() {
       process.off('exit', atExit);
       if (!alive()) return;
-      signalGroup('SIGTERM');
-      const timer = setTimeout(() => signalGroup('SIGKILL'), RVM_STOP_GRACE_MS);
+      const workers = childPids(child.pid!);
+      child.kill('SIGTERM');
+      const timer = setTimeout(killAll, RVM_STOP_GRACE_MS);
       await exited;
       clearTimeout(timer);
       // Workers that outlived their primary (they should not) go too.
-      signalGroup('SIGKILL');
+      for (const pid of workers) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Exited with the primary, as they should.
+        }
+      }
     },
   };
   try {
