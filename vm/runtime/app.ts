@@ -285,6 +285,12 @@ async function startServing(build: AppBuild, logger: Logger): Promise<void> {
   if (database !== null) logger.info(`records: ${database}`);
 }
 
+/** `app` once its store is ready (connected, or known unreachable for now). */
+async function ready(app: App): Promise<App> {
+  await app.storeReady();
+  return app;
+}
+
 /** Loads an app folder or a `.rvmb` bundle, ready to serve. Throws DiagnosticError when it does not compile or link. */
 export async function loadApp(target: string, options: LoadOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger();
@@ -301,7 +307,7 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
     if (linked === null || errorsIn(validation).length > 0) throw new DiagnosticError(errorsIn(diagnostics));
     const build: AppBuild = { dir: null, modules: bundle.modules, diagnostics, settings, registry, linked };
     await startServing(build, logger);
-    return new App(null, build, logger, options);
+    return ready(new App(null, build, logger, options));
   }
   if (!existsSync(target)) throw new DiagnosticError([diagnostic(DIAG.E_NO_APP, `no such app folder or bundle: ${target}`, { file: target, line: 1, col: 1 })]);
   const build = await buildApp(target, options);
@@ -309,7 +315,7 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
   // A diagnostic shows its source line under a caret: one log line per line of it.
   for (const w of build.diagnostics) for (const line of formatDiagnostic(w).split('\n')) logger.info(line);
   await startServing(build, logger);
-  return new App(build.dir, build, logger, options);
+  return ready(new App(build.dir, build, logger, options));
 }
 
 /** A loaded app: what the transport dispatches to. */
@@ -367,6 +373,11 @@ export class App implements AppHandle {
   /** The start lines the plugins announced (`PluginApi.announce`), in the order first announced: `rvm run` prints them. */
   get announcements(): readonly { label: string; text: string }[] {
     return [...this.build.registry.announcements.values()].map(({ label, text }) => ({ label, text }));
+  }
+
+  /** Resolves once `ctx.store` can answer, or is known unreachable for now (its outage logged). */
+  storeReady(): Promise<void> {
+    return this.opened?.ready() ?? Promise.resolve();
   }
 
   get router(): Router<RouteTarget> {

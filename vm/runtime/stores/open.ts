@@ -47,6 +47,11 @@ export interface OpenedStore {
   store: KeyValueStore;
   /** `in this process`, `held by the primary process…` or `Redis at redis://host:port…` (no password). */
   description: string;
+  /**
+   * Resolves once the store can answer, or once it is clear it cannot yet (the outage logged):
+   * a server waits for it before taking requests, so its first ones do not fail while it connects.
+   */
+  ready(): Promise<void>;
   close(): void | Promise<void>;
 }
 
@@ -62,12 +67,18 @@ export function openStore(settings: AppSettings, log: (line: string) => void, wo
   const chosen = storeSettings(settings);
   if (chosen.redis !== null) {
     const store = new RedisStore({ url: chosen.redis, log });
-    return { store, description: `Redis at ${redisAddress(chosen.redis)} (shared by every process and machine using it)`, close: () => store.close() };
+    return {
+      store,
+      description: `Redis at ${redisAddress(chosen.redis)} (shared by every process and machine using it)`,
+      // Not reachable within the connect timeout: serve anyway, answering 503 until it is.
+      ready: () => store.ready().catch(() => {}),
+      close: () => store.close(),
+    };
   }
   if (worker !== undefined) {
     const store = worker(log);
-    return { store, description: `held by the primary process, shared by its ${settings.workers} workers over IPC`, close: () => store.close() };
+    return { store, description: `held by the primary process, shared by its ${settings.workers} workers over IPC`, ready: async () => {}, close: () => store.close() };
   }
   const store = createMemoryStore({ maxKeys: chosen.maxKeys, maxWindowKeys: chosen.maxWindowKeys });
-  return { store, description: 'in this process', close: () => store.close() };
+  return { store, description: 'in this process', ready: async () => {}, close: () => store.close() };
 }

@@ -172,7 +172,9 @@ export class RedisStore implements KeyValueStore {
       };
       const timer = setTimeout(() => {
         this.client.off('ready', onReady);
-        reject(new StoreUnavailableError(`Redis is unavailable: not connected within ${this.connectTimeoutMs} ms`));
+        const error = new StoreUnavailableError(`Redis is unavailable: not connected within ${this.connectTimeoutMs} ms`);
+        this.outage?.failed(error);
+        reject(error);
       }, this.connectTimeoutMs);
       this.client.once('ready', onReady);
     });
