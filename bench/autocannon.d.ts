@@ -25,6 +25,7 @@ declare module 'autocannon' {
     timeouts: number;
     non2xx: number;
     '2xx': number;
+    '5xx': number;
   }
   function autocannon(options: Options): Promise<Result>;
   export default autocannon;

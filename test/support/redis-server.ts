@@ -35,6 +35,8 @@ export interface RedisServer {
   resume(): void;
   /** Stops it and removes its directory. */
   destroy(): Promise<void>;
+  /** The server's process id while it runs, else null (a benchmark pins it to a core). */
+  pid(): number | null;
 }
 
 /** Whether a Redis server answers PING on `port` (one attempt). */
@@ -116,6 +118,7 @@ export async function startRedis(): Promise<RedisServer> {
     resume() {
       child?.kill('SIGCONT');
     },
+    pid: () => child?.pid ?? null,
     async destroy() {
       try {
         await stop();
