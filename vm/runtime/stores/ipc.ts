@@ -6,12 +6,14 @@
  * windows run on one clock (the primary's). The state lives as long as the primary: a worker that
  * dies and is restarted finds it intact.
  *
- * Messages (JSON over the channel, as cluster and `fork` send them):
- *   request  `{ rvmStore: 1, id, op, args }` — `op` one of STORE_OPS, `args` an object whose
- *            absent properties stand for `undefined` (JSON would turn an `undefined` in an array
- *            into `null`, which `compareAndSet` must tell apart);
- *   reply    `{ rvmStore: 1, id, ok: true, value? }` (no `value`: undefined) or
- *            `{ rvmStore: 1, id, ok: false, error: { message, code } }`.
+ * Messages (JSON over the channel, as cluster and `fork` send them) carry batches: a worker sends
+ * the requests of one event-loop turn together, and the primary answers them together, so a
+ * loaded worker pays one message and one system call for many requests.
+ *   requests `{ rvmStore: 1, requests: [{ id, op, args }, …] }` — `op` one of STORE_OPS, `args` an
+ *            object whose absent properties stand for `undefined` (JSON would turn an `undefined`
+ *            in an array into `null`, which `compareAndSet` must tell apart);
+ *   replies  `{ rvmStore: 1, replies: [{ id, ok: true, value? }, …] }` (no `value`: undefined) or
+ *            `{ id, ok: false, error: { message, code } }` for a request that failed.
  * Messages without `rvmStore: 1` are someone else's (the cluster's own `{ rvm: … }`) and ignored.
  */
 import { RvmError, type Value } from '../../values.js';
@@ -42,18 +44,27 @@ export interface StoreArgs {
   windowMs?: number;
 }
 
-/** A request from a worker. */
+/** One request from a worker. */
 export interface StoreRequest {
-  rvmStore: 1;
   id: number;
   op: StoreOp;
   args: StoreArgs;
 }
 
 /** The primary's answer to one request. */
-export type StoreReply =
-  | { rvmStore: 1; id: number; ok: true; value?: unknown }
-  | { rvmStore: 1; id: number; ok: false; error: { message: string; code?: string } };
+export type StoreReply = { id: number; ok: true; value?: unknown } | { id: number; ok: false; error: { message: string; code?: string } };
+
+/** A worker's message: the requests of one turn of its event loop. */
+export interface StoreRequests {
+  rvmStore: 1;
+  requests: StoreRequest[];
+}
+
+/** The primary's message: the replies to one StoreRequests, in its order. */
+export interface StoreReplies {
+  rvmStore: 1;
+  replies: StoreReply[];
+}
 
 /**
  * One end of an IPC channel: a cluster `Worker` or a `fork`ed `ChildProcess` seen from the
@@ -70,11 +81,9 @@ export interface IpcChannel {
   readonly connected?: boolean;
 }
 
-const isRequest = (m: unknown): m is StoreRequest =>
-  typeof m === 'object' && m !== null && (m as StoreRequest).rvmStore === 1 && typeof (m as StoreRequest).id === 'number' && 'op' in m;
+const isRequests = (m: unknown): m is StoreRequests => typeof m === 'object' && m !== null && (m as StoreRequests).rvmStore === 1 && Array.isArray((m as StoreRequests).requests);
 
-const isReply = (m: unknown): m is StoreReply =>
-  typeof m === 'object' && m !== null && (m as StoreReply).rvmStore === 1 && typeof (m as StoreReply).id === 'number' && 'ok' in m;
+const isReplies = (m: unknown): m is StoreReplies => typeof m === 'object' && m !== null && (m as StoreReplies).rvmStore === 1 && Array.isArray((m as StoreReplies).replies);
 
 export interface PrimaryStoreOptions {
   /** The primary's clock (epoch ms) for TTLs and windows; tests pass their own. */
@@ -98,8 +107,8 @@ export class PrimaryStore {
   /** Serves the requests arriving on `channel` (a worker); returns a function that stops serving it. */
   attach(channel: IpcChannel): () => void {
     const listener = (message: unknown): void => {
-      if (!isRequest(message)) return;
-      const reply = this.answer(message);
+      if (!isRequests(message)) return;
+      const reply = this.answerAll(message);
       if (channel.connected === false) return;
       // A worker that died between its request and this reply: nothing to tell, nothing to raise.
       channel.send(reply, () => {});
@@ -108,16 +117,20 @@ export class PrimaryStore {
     return () => channel.off('message', listener);
   }
 
+  /** Answers a worker's batch, each request run to completion in order. */
+  answerAll(message: StoreRequests): StoreReplies {
+    return { rvmStore: 1, replies: message.requests.map((request) => this.answer(request)) };
+  }
+
   /** Runs one request to completion (synchronously: this is what makes every operation atomic). */
   answer(request: StoreRequest): StoreReply {
-    const { id } = request;
+    const id = request?.id;
     try {
       const value = this.run(request.op, request.args ?? ({} as StoreArgs));
-      return value === undefined ? { rvmStore: 1, id, ok: true } : { rvmStore: 1, id, ok: true, value };
+      return value === undefined ? { id, ok: true } : { id, ok: true, value };
     } catch (error) {
       const e = error as { message?: unknown; code?: unknown };
       return {
-        rvmStore: 1,
         id,
         ok: false,
         error: { message: String(e?.message ?? error), ...(typeof e?.code === 'string' ? { code: e.code } : {}) },
@@ -160,10 +173,17 @@ export interface IpcStoreOptions {
   timeoutMs?: number;
 }
 
+/** The requests sent in one message, timed together: one timer per batch, not per request. */
+interface Batch {
+  /** Requests of the batch still waiting for their reply. */
+  waiting: number;
+  timer: NodeJS.Timeout | null;
+}
+
 interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  batch: Batch;
 }
 
 /**
@@ -177,15 +197,19 @@ export class IpcStore implements KeyValueStore {
   private nextId = 1;
   private readonly timeoutMs: number;
   private readonly outage: OutageLog | undefined;
+  /** Requests made in this turn of the event loop, sent together when it ends (`flush`). */
+  private queued: StoreRequest[] = [];
   private readonly onMessage = (message: unknown): void => {
-    if (!isReply(message)) return;
-    const p = this.pending.get(message.id);
-    // A reply after its timeout finds nobody waiting: the request already failed 503.
-    if (p === undefined) return;
-    this.settle(message.id);
+    if (!isReplies(message)) return;
     this.outage?.reached();
-    if (message.ok) p.resolve(message.value);
-    else p.reject(new RvmError(message.error.message, message.error.code));
+    for (const reply of message.replies) {
+      const p = this.pending.get(reply.id);
+      // A reply after its timeout finds nobody waiting: the request already failed 503.
+      if (p === undefined) continue;
+      this.settle(reply.id);
+      if (reply.ok) p.resolve(reply.value);
+      else p.reject(new RvmError(reply.error.message, reply.error.code));
+    }
   };
   private readonly onDisconnect = (): void => {
     for (const [id, p] of [...this.pending]) {
@@ -262,19 +286,32 @@ export class IpcStore implements KeyValueStore {
     }
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.settle(id);
-        reject(this.unavailable(`the primary process did not answer ${op} within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      const message: StoreRequest = { rvmStore: 1, id, op, args };
-      this.channel.send(message, (error) => {
-        if (error === null || error === undefined || !this.pending.has(id)) return;
-        this.settle(id);
-        reject(this.unavailable(`the channel to the primary process failed: ${error.message}`));
-      });
+      this.pending.set(id, { resolve, reject, batch: this.batch });
+      this.batch.waiting++;
+      if (this.queued.push({ id, op, args }) === 1) setImmediate(this.flush);
     });
   }
+
+  /** The batch the requests of this turn join. */
+  private batch: Batch = { waiting: 0, timer: null };
+
+  /** Sends the queued requests as one message, timed as one batch. */
+  private readonly flush = (): void => {
+    const requests = this.queued;
+    const batch = this.batch;
+    this.queued = [];
+    this.batch = { waiting: 0, timer: null };
+    // Every request of the batch already failed (the channel closed meanwhile): nothing to send.
+    if (batch.waiting === 0) return;
+    const fail = (message: string): void => {
+      for (const { id } of requests) this.pending.get(id)?.reject(this.unavailable(message));
+      for (const { id } of requests) this.settle(id);
+    };
+    batch.timer = setTimeout(() => fail(`the primary process did not answer within ${this.timeoutMs} ms`), this.timeoutMs);
+    this.channel.send({ rvmStore: 1, requests } satisfies StoreRequests, (error) => {
+      if (error !== null && error !== undefined) fail(`the channel to the primary process failed: ${error.message}`);
+    });
+  };
 
   /** The error for a request that could not reach the primary, its outage logged once. */
   private unavailable(message: string): StoreUnavailableError {
@@ -283,10 +320,11 @@ export class IpcStore implements KeyValueStore {
     return error;
   }
 
+  /** Forgets request `id`; its batch's timer stops once none of the batch is waiting. */
   private settle(id: number): void {
     const p = this.pending.get(id);
     if (p === undefined) return;
-    clearTimeout(p.timer);
     this.pending.delete(id);
+    if (--p.batch.waiting === 0 && p.batch.timer !== null) clearTimeout(p.batch.timer);
   }
 }

@@ -58,38 +58,65 @@ end
 return 1`;
 
 /**
- * The exact sliding window on a sorted set (score: the server's ms clock; member: unique per hit):
- * drop what left (now - window, now], count, and when below the limit and ARGV[3] is '1' add this
- * hit and extend the key's life to one window. Answers {allowed, remaining, resetAt}.
+ * The exact sliding window on a sorted set (score: the server's ms clock; member: unique per hit),
+ * for a batch of hits and peeks at once: for each key, drop what left (now - window, now], count,
+ * and when below the limit and its `add` is '1', add this hit and extend the key's life to one
+ * window. ARGV holds four values per key: limit, window, add, member. Answers allowed, remaining
+ * and resetAt for each key, in order. The whole batch runs as one atomic step on one `TIME`.
  */
-const SLIDING_WINDOW = `
+const SLIDING_WINDOWS = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local count = redis.call('ZCARD', KEYS[1])
-local allowed = 0
-if count < limit then
-  allowed = 1
-  if ARGV[3] == '1' then
-    redis.call('ZADD', KEYS[1], now, ARGV[4])
-    redis.call('PEXPIRE', KEYS[1], window)
-    count = count + 1
+local out = {}
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  local limit = tonumber(ARGV[i * 4 - 3])
+  local window = tonumber(ARGV[i * 4 - 2])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local count = redis.call('ZCARD', key)
+  local allowed = 0
+  if count < limit then
+    allowed = 1
+    if ARGV[i * 4 - 1] == '1' then
+      redis.call('ZADD', key, now, ARGV[i * 4])
+      redis.call('PEXPIRE', key, window)
+      count = count + 1
+    end
   end
+  local resetAt = now
+  if count > 0 then
+    resetAt = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) + window
+  end
+  local remaining = limit - count
+  if remaining < 0 then remaining = 0 end
+  out[i * 3 - 2] = allowed
+  out[i * 3 - 1] = remaining
+  out[i * 3] = resetAt
 end
-local resetAt = now
-if count > 0 then
-  resetAt = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2]) + window
-end
-local remaining = limit - count
-if remaining < 0 then remaining = 0 end
-return {allowed, remaining, resetAt}`;
+return out`;
+
+/**
+ * Most hits one script call carries: a batch keeps Redis busy for its whole length (it is one
+ * atomic step), so a burst is cut into calls of about a millisecond of Redis time each.
+ */
+export const MAX_WINDOW_BATCH = 256;
+
+/** A hit or peek waiting for the batch of its event-loop turn. */
+interface WindowCall {
+  key: string;
+  limit: number;
+  windowMs: number;
+  /** The member this hit adds, or '' for a peek. */
+  member: string;
+  resolve(result: WindowResult): void;
+  reject(error: unknown): void;
+}
 
 /** The client with the two scripts defined (sent by SHA, the text only when Redis lacks it). */
 type ScriptedRedis = Redis & {
   rvmCompareAndSet(key: string, hasExpected: string, expected: string, hasNext: string, next: string, ttl: string): Promise<number>;
-  rvmWindow(key: string, limit: number, windowMs: number, add: string, member: string): Promise<[number, number, number]>;
+  /** `numberOfKeys`, the keys, then four arguments per key (SLIDING_WINDOWS). */
+  rvmWindows(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
 };
 
 /** Server replies that mean "cannot serve now", as opposed to a mistake in the command. */
@@ -155,7 +182,8 @@ export class RedisStore implements KeyValueStore {
     client.on('error', () => {});
     this.outage = options.log === undefined ? undefined : new OutageLog(`Redis at ${redisAddress(options.url)}`, options.log);
     client.defineCommand('rvmCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
-    client.defineCommand('rvmWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
+    // No fixed key count: a batch names as many keys as it has hits.
+    client.defineCommand('rvmWindows', { lua: SLIDING_WINDOWS });
     this.client = client as ScriptedRedis;
   }
 
@@ -245,10 +273,42 @@ export class RedisStore implements KeyValueStore {
     await this.run(() => this.client.del(this.windowPrefix + key));
   }
 
-  private async window(key: string, limit: number, windowMs: number, add: boolean): Promise<WindowResult> {
-    const member = add ? `${this.memberPrefix}:${this.hits++}` : '';
-    const [allowed, remaining, resetAt] = await this.run(() => this.client.rvmWindow(this.windowPrefix + key, limit, windowMs, add ? '1' : '0', member));
-    return { allowed: allowed === 1, remaining, resetAt };
+  /** Hits and peeks of this event-loop turn, sent as one script call when it ends. */
+  private windowCalls: WindowCall[] = [];
+
+  /**
+   * Queues a hit (`add`) or peek for this turn's batch: under load many requests share one
+   * script call and one round trip, as the IPC store batches its messages.
+   */
+  private window(key: string, limit: number, windowMs: number, add: boolean): Promise<WindowResult> {
+    return new Promise((resolve, reject) => {
+      const member = add ? `${this.memberPrefix}:${this.hits++}` : '';
+      if (this.windowCalls.push({ key: this.windowPrefix + key, limit, windowMs, member, resolve, reject }) === 1) setImmediate(this.flushWindows);
+    });
+  }
+
+  /** Sends the queued window calls, at most MAX_WINDOW_BATCH per script call. */
+  private readonly flushWindows = (): void => {
+    const calls = this.windowCalls;
+    this.windowCalls = [];
+    for (let from = 0; from < calls.length; from += MAX_WINDOW_BATCH) this.sendWindows(calls.slice(from, from + MAX_WINDOW_BATCH));
+  };
+
+  private sendWindows(calls: WindowCall[]): void {
+    const keys: string[] = [];
+    const args: (string | number)[] = [];
+    for (const c of calls) {
+      keys.push(c.key);
+      args.push(c.limit, c.windowMs, c.member === '' ? '0' : '1', c.member);
+    }
+    this.run(() => this.client.rvmWindows(keys.length, ...keys, ...args)).then(
+      (out) => {
+        for (let i = 0; i < calls.length; i++) calls[i]!.resolve({ allowed: out[i * 3] === 1, remaining: out[i * 3 + 1]!, resetAt: out[i * 3 + 2]! });
+      },
+      (error: unknown) => {
+        for (const c of calls) c.reject(error);
+      },
+    );
   }
 
   /** Closes the connection (QUIT, or at once when Redis is unreachable). */

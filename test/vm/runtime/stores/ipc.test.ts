@@ -9,7 +9,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import cluster from 'node:cluster';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, type IpcChannel, type StoreRequest } from '../../../../vm/runtime/stores/ipc.js';
+import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, type IpcChannel, type StoreRequests } from '../../../../vm/runtime/stores/ipc.js';
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { RvmError } from '../../../../vm/values.js';
 import type { KeyValueStore } from '../../../../plugins/contract.js';
@@ -271,7 +271,7 @@ function slowChannel(delayMs: number | null): IpcChannel & EventEmitter {
     send(message: unknown, callback: (error: Error | null) => void) {
       callback(null);
       if (delayMs === null) return;
-      const reply = primary.answer(message as StoreRequest);
+      const reply = primary.answerAll(message as StoreRequests);
       setTimeout(() => channel.emit('message', JSON.parse(JSON.stringify(reply))), delayMs);
     },
   });
@@ -319,18 +319,20 @@ describe('primary-held store: timeouts', () => {
     s.close();
   });
 
-  test('the primary ignores messages that are not its own and answers an unknown operation with an error', () => {
+  test('the primary ignores messages that are not its own, answers a batch in one message, and an unknown operation with an error', () => {
     const primary = new PrimaryStore();
     const sent: unknown[] = [];
     const channel = Object.assign(new EventEmitter(), { connected: true, send: (m: unknown) => void sent.push(m) });
     primary.attach(channel);
     channel.emit('message', { rvm: 'listening', url: 'http://127.0.0.1:1' });
-    channel.emit('message', { rvmStore: 2, id: 1, op: 'get', args: { key: 'k' } });
+    channel.emit('message', { rvmStore: 2, requests: [{ id: 1, op: 'get', args: { key: 'k' } }] });
+    channel.emit('message', { rvmStore: 1, id: 1, op: 'get', args: { key: 'k' } });
     assert.deepEqual(sent, []);
-    channel.emit('message', { rvmStore: 1, id: 7, op: 'flushall', args: { key: 'k' } });
-    assert.equal(sent.length, 1);
-    assert.deepEqual((sent[0] as { ok: boolean; id: number }).ok, false);
-    assert.deepEqual((sent[0] as { id: number }).id, 7);
+    channel.emit('message', { rvmStore: 1, requests: [{ id: 7, op: 'flushall', args: { key: 'k' } }, { id: 8, op: 'set', args: { key: 'k', value: 1 } }, { id: 9, op: 'get', args: { key: 'k' } }] });
+    assert.equal(sent.length, 1, 'one reply message for the batch');
+    const { replies } = sent[0] as { replies: { id: number; ok: boolean; value?: unknown }[] };
+    assert.deepEqual(replies.map((r) => [r.id, r.ok]), [[7, false], [8, true], [9, true]], 'every request answered, in order');
+    assert.equal(replies[2]!.value, 1);
     primary.close();
   });
 });
