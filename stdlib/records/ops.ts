@@ -15,7 +15,11 @@ export interface Executor {
   rows(statement: Statement, write: boolean): Answer<unknown[][]>;
   /** The first row a read answers, or undefined (a lookup by key: no list to build). */
   first(statement: Statement): Answer<unknown[] | undefined>;
-  run(statement: Statement): Answer<number>;
+  /**
+   * Runs a write and answers `answer` of the rows it changed: applied by the executor itself, so
+   * a network database settles the statement and its caller's answer in one step.
+   */
+  run<T>(statement: Statement, answer: (changed: number) => T): Answer<T>;
 }
 
 /** The declared tables a store knows, by name (set by sync). */
@@ -44,7 +48,7 @@ export class SqlOps implements RecordOps {
     return answerOf(() => {
       const { id, ms } = uuidv7At();
       const { row, statement } = insertStatement(this.dialect, this.table(table), fields, id, isoTimestamp(ms));
-      return then(this.executor.run(statement), () => row);
+      return this.executor.run(statement, () => row);
     });
   }
 
@@ -63,7 +67,7 @@ export class SqlOps implements RecordOps {
       const t = this.table(table);
       const key = idOf(id);
       if (key === null) return false;
-      return then(this.executor.run(deleteStatement(this.dialect, t, key)), (changed) => changed > 0);
+      return this.executor.run(deleteStatement(this.dialect, t, key), (changed) => changed > 0);
     });
   }
 

@@ -175,7 +175,6 @@ export interface PostgresStoreOptions {
 
 const rowsOf = (r: pg.QueryArrayResult) => r.rows;
 const firstOf = (r: pg.QueryArrayResult) => r.rows[0];
-const countOf = (r: pg.QueryArrayResult) => r.rowCount ?? 0;
 
 /** Records in a PostgreSQL database. */
 export class PostgresStore extends DelegatedOps implements RecordStore {
@@ -235,7 +234,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     return {
       rows: (st) => query(st, rowsOf),
       first: (st) => query(st, firstOf),
-      run: (st) => query(st, countOf),
+      run: (st, answer) => query(st, (r) => answer(r.rowCount ?? 0)),
     };
   }
 

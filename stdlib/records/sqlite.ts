@@ -21,6 +21,7 @@ import {
   ConflictError,
   DatabaseUnavailableError,
   answerOf,
+  then,
   type Answer,
   type RecordStore,
   type SchemaPlan,
@@ -230,7 +231,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
       rows: (st: Statement, write: boolean) =>
         through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as unknown[][])),
       first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as unknown[] | undefined)),
-      run: (st: Statement) => through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)),
+      run: <T>(st: Statement, answer: (changed: number) => T) => then(through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)), answer),
     };
   }
 
@@ -253,8 +254,11 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
 
   async sync(tables: readonly TableSpec[], options: { allowDestructive: boolean }): Promise<SchemaPlan> {
     const checked = tables.map(tableOf);
-    const plan = await this.gate.run(() =>
-      this.execute(true, false, () => {
+    // Several workers start on one file together: a sync that finds another's write lock waits
+    // for it as a write does (retryBusy), rather than failing the start with SQLITE_BUSY.
+    const plan = await this.retryBusy(
+      () =>
+        this.execute(true, false, () => {
         const steps = planSchema(sqliteDialect, tables, this.readLive(tables));
         const run = options.allowDestructive ? [...steps.withheld, ...steps.apply] : steps.apply;
         for (const step of run) for (const sql of step.sql) this.db.exec(sql);
@@ -263,6 +267,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
           withheld: options.allowDestructive ? [] : steps.withheld,
         };
       }),
+      true,
     );
     // A table with withheld changes keeps the shape it had: its declared one does not exist in the database.
     for (const table of checked) if (!plan.withheld.some((c) => c.table === table.name)) this.tables.set(table.name, table);
