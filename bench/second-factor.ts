@@ -1,11 +1,12 @@
 /**
  * What the TOTP second factor costs (issue 16). Per call (tinybench): totp_verify through the
- * registered native on a fake context with the in-process store — a wrong code (three time steps
- * computed, the store read) and an accepted one (a step later than the last each call, so the
+ * registered native on a fake context with the in-process store — a wrong code, for a secret
+ * verified lately (its window's codes kept: the path a brute force on one account takes) and for
+ * one not seen lately (three time steps computed), and an accepted one (a step later than the last each call, so the
  * compareAndSet of the replay mark runs) — and otplib's own `verifySync` for comparison. Over HTTP
  * (autocannon, as bench/guards.ts): GET /totp, a route that calls totp_verify with a wrong code,
  * against GET /open, the same route without it, from one `rvm run --prod`
- * (bench/apps/second-factor), rounds alternating; target ≥ 0.8× req/s. Env: BENCH_TIME (ms per
+ * (bench/apps/second-factor), rounds alternating, one secret throughout; target ≥ 0.8× req/s. Env: BENCH_TIME (ms per
  * tinybench task, default 1000), BENCH_DURATION, BENCH_ROUNDS, BENCH_CONNECTIONS,
  * BENCH_PIPELINING as in guards.ts. Always exits 0.
  */
@@ -17,7 +18,7 @@ import { Bench } from 'tinybench';
 import { fakeContext, loadForTest } from '../plugins/testing.js';
 import { auth } from '../stdlib/auth/index.js';
 import { decodeBase32Secret, hotp } from '../stdlib/auth/one-time-password.js';
-import { verifyTotp } from '../stdlib/auth/totp.js';
+import { TOTP_RECENT_SECRETS, newTotpSecret, verifyTotp } from '../stdlib/auth/totp.js';
 import { createMemoryStore } from '../vm/runtime/store.js';
 import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pairedRatio, pinning, waitForServer } from './util.js';
 
@@ -41,11 +42,17 @@ async function perCall(): Promise<void> {
   let i = 0;
   let store = createMemoryStore();
   if (await kit.callIn(ctx, 'totp_verify', WRONG_CODE, SECRET)) throw new Error('the wrong code is right by chance: pick another');
+  // More secrets than the recent ones kept, cycled: each call computes its codes afresh.
+  const coldSecrets = Array.from({ length: 4 * TOTP_RECENT_SECRETS }, () => newTotpSecret());
+  let cold = 0;
 
   const bench = new Bench({ time: TASK_TIME_MS });
   bench
-    .add('totp_verify native, wrong code', async () => {
+    .add('totp_verify native, wrong code (a secret verified lately)', async () => {
       await kit.callIn(ctx, 'totp_verify', WRONG_CODE, SECRET);
+    })
+    .add('totp_verify native, wrong code (a secret not seen lately)', async () => {
+      await kit.callIn(ctx, 'totp_verify', WRONG_CODE, coldSecrets[cold++ % coldSecrets.length]!);
     })
     .add('verifyTotp, accepted (replay mark written)', async () => {
       if (i === ACCEPTED_STEPS) {

@@ -86,21 +86,52 @@ function storedStep(value: Value | undefined): number {
 export function verifyTotp(store: KeyValueStore, code: Value | undefined, secret: Value | undefined, nowMs: number): Answer<boolean> {
   if (!wellFormedCode(code)) return false;
   const text = secretText(secret);
-  const key = text === null ? null : decodeBase32Secret(text);
-  if (key === null) return false;
-  const now = timeStep(nowMs, TOTP_PERIOD_SECONDS);
+  const window = text === null ? null : windowCodes(text, timeStep(nowMs, TOTP_PERIOD_SECONDS));
+  if (window === null) return false;
   // Every step of the window is compared, without stopping at a match; a wrong code (the common
   // refusal) is then answered at once, without touching the store.
-  const hmac = new HotpKey(key);
   // Six digits as a number (wellFormedCode checked them), compared with each step's value.
   const submitted = Number(code);
   let matches: number[] | null = null;
-  for (let step = Math.max(now - TOTP_DRIFT_STEPS, 0); step <= now + TOTP_DRIFT_STEPS; step++) {
-    if (hmac.truncated(step) % CODE_MODULUS === submitted) (matches ??= []).push(step);
+  for (let i = 0; i < window.codes.length; i++) {
+    if (window.codes[i] === submitted) (matches ??= []).push(window.first + i);
   }
   if (matches === null) return false;
-  const markKey = replayMarkKey(key);
+  const markKey = replayMarkKey(decodeBase32Secret(text!)!);
   return then(store.get(markKey), (seen) => claimStep(store, markKey, matches, seen, 0));
+}
+
+/**
+ * Secrets verified lately, with their codes around the step they were verified at. A brute force
+ * against one account (the path an attacker makes hot) then costs a lookup per guess instead of
+ * eight SHA-1 compressions; at most this many secrets are kept, the oldest dropped first. It holds
+ * nothing the process does not already see on every verification of those secrets.
+ */
+export const TOTP_RECENT_SECRETS = 1024;
+
+/** The codes (as numbers) of the steps `first`, `first + 1`, … around step `now`. */
+interface WindowCodes {
+  now: number;
+  first: number;
+  codes: number[];
+}
+
+const recentWindows = new Map<string, WindowCodes>();
+
+/** The codes of `text`'s window around step `now`, from the recent ones when they are current; null when `text` is not a Base32 secret. */
+function windowCodes(text: string, now: number): WindowCodes | null {
+  const known = recentWindows.get(text);
+  if (known !== undefined && known.now === now) return known;
+  const key = decodeBase32Secret(text);
+  if (key === null) return null;
+  const hmac = new HotpKey(key);
+  const first = Math.max(now - TOTP_DRIFT_STEPS, 0);
+  const codes: number[] = [];
+  for (let step = first; step <= now + TOTP_DRIFT_STEPS; step++) codes.push(hmac.truncated(step) % CODE_MODULUS);
+  const window = { now, first, codes };
+  if (known === undefined && recentWindows.size >= TOTP_RECENT_SECRETS) recentWindows.delete(recentWindows.keys().next().value as string);
+  recentWindows.set(text, window);
+  return window;
 }
 
 /**

@@ -15,7 +15,7 @@ import type { KeyValueStore, Value } from '../../plugins/sdk.js';
 import { fakeContext, laggingStore, testApp } from '../../plugins/testing.js';
 import { createMemoryStore } from '../../vm/runtime/store.js';
 import { HotpKey, MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
-import { MAX_OTPAUTH_URI_CHARS, TOTP_MAX_MARK_ATTEMPTS, TOTP_QR_WIDTH_PX, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
+import { MAX_OTPAUTH_URI_CHARS, TOTP_MAX_MARK_ATTEMPTS, TOTP_QR_WIDTH_PX, TOTP_RECENT_SECRETS, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
 
 /** RFC 6238 Appendix B, SHA-1: seed ASCII 12345678901234567890 (SECURITY-FACTS.md). */
 const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
@@ -101,6 +101,18 @@ describe('totp_verify', () => {
     for (const delta of [-2, 2]) {
       assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + delta) * 30), secret, now), false, `delta ${delta}`);
     }
+  });
+
+  test(`recent secrets (at most TOTP_RECENT_SECRETS, ${TOTP_RECENT_SECRETS}) answer as if computed afresh: across steps, and after more secrets than the cap`, async () => {
+    const store = createMemoryStore();
+    const other = newTotpSecret();
+    assert.equal(await verifyTotp(store, '000000' === codeAt(other, step * 30) ? '111111' : '000000', other, now), false);
+    assert.equal(await verifyTotp(store, codeAt(other, step * 30), other, now), true, 'the code of the step it was just refused at');
+    const later = now + 3 * 30_000;
+    assert.equal(await verifyTotp(store, codeAt(other, step * 30), other, later), false, 'the old window is not used at a later step');
+    assert.equal(await verifyTotp(store, codeAt(other, (step + 3) * 30), other, later), true, 'the later step computed afresh');
+    for (let i = 0; i <= TOTP_RECENT_SECRETS; i++) await verifyTotp(store, '123456', newTotpSecret(), later);
+    assert.equal(await verifyTotp(createMemoryStore(), codeAt(other, (step + 3) * 30), other, later), true, 'dropped from the recent ones, computed again');
   });
 
   test('edges of a step: the first and last millisecond of a step count as that step', async () => {
