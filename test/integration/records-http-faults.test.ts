@@ -23,6 +23,7 @@ import { SQLITE_PATH } from '../../stdlib/records/database.js';
 import { usePostgres } from '../support/postgres.js';
 import { lockHolder } from '../support/sqlite-lock.js';
 import { startRvm } from './rvm-run.js';
+import { NOTE_ROUTES } from '../support/apps.js';
 
 /** Clients looping create + find at once: the issue's "under load". */
 const CLIENTS = 16;
@@ -42,20 +43,7 @@ const RECOVERY_MS = 15_000;
 const APP = `
 route GET /hello { response.ok({ hello: true }) }
 
-type Note {
-  title: text @minLength(1)
-}
-
-route POST /notes {
-  validate { title: text }
-  response.created(Note.create({ title: body.title }))
-}
-
-route GET /notes/:id {
-  note = Note.find(params.id)
-  if note == null { fail 404 'no such note' }
-  response.ok(note)
-}
+${NOTE_ROUTES}
 `;
 
 /** One answer (or failure to answer) as a client saw it. */

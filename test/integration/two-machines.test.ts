@@ -13,6 +13,7 @@ import { sendFresh } from '../support/http-client.js';
 import { usePostgres } from '../support/postgres.js';
 import { useRedis } from '../support/redis.js';
 import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
+import { NOTE_ROUTES } from '../support/apps.js';
 
 const TOTP_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
 const PHONE = '+16505551234';
@@ -20,20 +21,7 @@ const PHONE = '+16505551234';
 const ANSWER_TIMEOUT_MS = 10_000;
 
 const ROUTES = `
-type Note {
-  title: text @minLength(1)
-}
-
-route POST /notes {
-  validate { title: text }
-  response.created(Note.create({ title: body.title }))
-}
-
-route GET /notes/:id {
-  note = Note.find(params.id)
-  if note == null { fail 404 'no such note' }
-  response.ok(note)
-}
+${NOTE_ROUTES}
 
 route POST /otp/start {
   validate { phone: text }
