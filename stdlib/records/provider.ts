@@ -127,21 +127,24 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
   const opsOf = (ctx: CallContext): RecordOps => (ctx.locals.get(TRANSACTION) as Transaction | undefined) ?? current();
 
   /**
-   * Runs `work` on the request's operations once the store is ready; store failures answer. An
-   * operation the store answers at once (SQLite, its connection free) is answered at once, so
-   * the request does not suspend.
+   * Runs `work` on the request's operations once the store is ready and answers `answer` of its
+   * result; store failures answer. An operation the store answers at once (SQLite, its
+   * connection free) is answered at once, so the request does not suspend.
    */
-  const run = (ctx: CallContext, work: (ops: RecordOps) => Answer<Value | Halt>): Answer<Value | Halt> => {
-    let result: Answer<Value | Halt>;
+  const run = <T>(ctx: CallContext, work: (ops: RecordOps) => Answer<T>, answer: (value: T) => Value | Halt = asValue): Answer<Value | Halt> => {
+    let result: Answer<T>;
     try {
       result = isSynced ? work(opsOf(ctx)) : ready().then(() => work(opsOf(ctx)));
+      if (!(result instanceof Promise)) return answer(result);
     } catch (e) {
       return answerFailure(ctx, e);
     }
-    return result instanceof Promise ? result.catch((e: unknown) => answerFailure(ctx, e)) : result;
+    // The answer and the failure in one `then`: one promise per operation on a network database.
+    return result.then(answer, (e: unknown) => answerFailure(ctx, e));
   };
 
   const record = (shape: TypeShape, row: Row | null): Value => (row === null ? null : new RecordValue(shape, row));
+  const asValue = <T>(value: T): Value | Halt => value as unknown as Value | Halt;
 
   const method = (params: RecordMethod['params'], returns: string, doc: string, fn: (ctx: CallContext, shape: TypeShape, ...args: Value[]) => Value | Halt | Promise<Value | Halt>): RecordMethod => ({
     params,
@@ -155,7 +158,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     if (unknown.length > 0) return refuse(ctx, unknown);
     const checked = validated(shape, fields);
     if (checked.errors !== null) return refuse(ctx, checked.errors);
-    return run(ctx, (ops) => then(ops.insert(shape.type.name, checked.row), (row) => record(shape, row)));
+    return run(ctx, (ops) => ops.insert(shape.type.name, checked.row), (row) => record(shape, row));
   };
 
   const methods: Record<string, RecordMethod> = {
@@ -166,17 +169,17 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     }),
     create: method([{ name: 'fields', type: 'object' }], 'record', 'Validates and stores a new record; returns it with its id and time stamps.', (ctx, shape, input) => create(ctx, shape, input)),
     find: method([{ name: 'id', type: 'text' }], 'record', 'The record with this id, or null.', (ctx, shape, id) =>
-      run(ctx, (ops) => then(ops.find(shape.type.name, id as string), (row) => record(shape, row))),
+      run(ctx, (ops) => ops.find(shape.type.name, id as string), (row) => record(shape, row)),
     ),
     find_by: method([{ name: 'filter', type: 'object' }], 'record', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
-      run(ctx, (ops) => then(ops.select(shape.type.name, { filter: walkFilter(shape, filter!), order: [], limit: 1, offset: 0 }), (rows) => record(shape, rows[0] ?? null))),
+      run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!), order: [], limit: 1, offset: 0 }), (rows) => record(shape, rows[0] ?? null)),
     ),
     where: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
       'list',
       'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
       (ctx, shape, filter, options) =>
-        run(ctx, (ops) => then(ops.select(shape.type.name, buildQuery(shape, filter!, options ?? null)), (rows) => rows.map((row) => new RecordValue(shape, row)))),
+        run(ctx, (ops) => ops.select(shape.type.name, buildQuery(shape, filter!, options ?? null)), (rows) => rows.map((row) => new RecordValue(shape, row))),
     ),
     page: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],

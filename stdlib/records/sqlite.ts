@@ -102,6 +102,28 @@ const UNAVAILABLE = /^SQLITE_(LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB
 /** SQLITE_BUSY: another process holds the file's write lock; worth retrying for a while (retryBusy). */
 class FileLockedError extends DatabaseUnavailableError {}
 
+/** Something to wait on: Atomics.wait on it sleeps the thread (only while a database opens). */
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `work` again while another process holds the file, for at most `waitMs`, sleeping
+ * between attempts as retryBusy does. For opening only: workers starting together on a new file
+ * all switch it to WAL, and SQLite refuses all but one at once (to avoid a deadlock) instead of
+ * waiting. The server is not serving yet, so the thread may sleep.
+ */
+function whileLocked<T>(work: () => T, waitMs: number): T {
+  const deadline = Date.now() + waitMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return work();
+    } catch (error) {
+      const code = (error as { code?: unknown })?.code;
+      if (!(typeof code === 'string' && code.startsWith('SQLITE_BUSY')) || Date.now() >= deadline) throw error;
+      Atomics.wait(SLEEPER, 0, 0, BUSY_RETRY_MS[Math.min(attempt, BUSY_RETRY_MS.length - 1)]!);
+    }
+  }
+}
+
 /** A driver error as one of the store's coded errors (others are bugs and pass through). */
 function mapError(error: unknown): unknown {
   const code = (error as { code?: unknown })?.code;
@@ -141,7 +163,8 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
       this.db = new Database(path);
-      this.db.pragma('journal_mode = WAL');
+      const db = this.db;
+      whileLocked(() => db.pragma('journal_mode = WAL'), options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS);
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 0');
       this.db.pragma('foreign_keys = ON');
