@@ -21,6 +21,18 @@ export interface StoreSettings {
 
 const KNOWN = ['redis', 'maxKeys', 'maxWindowKeys'];
 
+/** Whether `url` is one ioredis can connect with: a parsable redis:// or rediss:// URL, a port in range, a numeric db. */
+function validRedisUrl(url: unknown): url is string {
+  if (typeof url !== 'string') return false;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  return (parsed.protocol === 'redis:' || parsed.protocol === 'rediss:') && parsed.hostname !== '' && /^(\/\d*)?$/.test(parsed.pathname);
+}
+
 /** Reads and checks the store settings; a mistake is a one-line Error naming the setting. */
 export function storeSettings(settings: AppSettings): StoreSettings {
   const raw = settings.config.store ?? {};
@@ -36,8 +48,8 @@ export function storeSettings(settings: AppSettings): StoreSettings {
   };
   const fromEnv = settings.secrets.env('REDIS_URL');
   const redis = fromEnv !== undefined && fromEnv !== '' ? fromEnv : (section.redis ?? null);
-  if (redis !== null && !(typeof redis === 'string' && /^rediss?:\/\//.test(redis))) {
-    throw new ConfigError(`${fromEnv ? 'REDIS_URL' : 'rvm.config.json: store.redis'} must be a redis:// or rediss:// URL`);
+  if (redis !== null && !validRedisUrl(redis)) {
+    throw new ConfigError(`${fromEnv ? 'REDIS_URL' : 'rvm.config.json: store.redis'} must be a redis:// or rediss:// URL: redis://[user:password@]host[:port][/db], port 1-65535, db a number`);
   }
   return { redis, maxKeys: count('maxKeys', MAX_STORE_KEYS), maxWindowKeys: count('maxWindowKeys', MAX_WINDOW_KEYS) };
 }
