@@ -33,7 +33,7 @@ export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/http/sniff
 export { uploadedFromBytes } from '../vm/runtime/http/upload.js';
 export { UnreadableFileError, readRegularFile } from '../vm/regular-file.js';
 export { encodeLogText } from '../vm/runtime/log.js';
-export { constantTimeEqual } from '../vm/runtime/secrets.js';
+export { constantTimeEqual, signText } from '../vm/runtime/secrets.js';
 export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/http/client-address.js';
 export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/http/client-address.js';
 export { normalizeOrigin } from './kit/origin.js';

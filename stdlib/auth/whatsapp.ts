@@ -5,8 +5,8 @@
  * and every change to it (an attempt, its use, a resend mark) is one compareAndSet, so the rules
  * hold exactly when several processes share the store (ASVS 6.6).
  */
-import { createHmac, randomInt } from 'node:crypto';
-import { HTTP, RUNTIME, RvmError, constantTimeEqual, typeName } from '../../plugins/sdk.js';
+import { randomInt } from 'node:crypto';
+import { HTTP, RUNTIME, RvmError, constantTimeEqual, signText, typeName } from '../../plugins/sdk.js';
 import type { CallContext, Halt, HttpErrorEntry, KeyValueStore, PluginApi, SecretSource, Value, ValueObject } from '../../plugins/sdk.js';
 import { normalizePhone } from './phone.js';
 import {
@@ -98,7 +98,7 @@ export function cloudConfig(secrets: SecretSource): CloudConfig | null | 'invali
 
 /** A keyed hash: only whoever holds the app secret can test a guess against what the store holds. */
 function mac(secret: string, ...parts: string[]): string {
-  return createHmac('sha256', secret).update(parts.join('\0')).digest('base64url');
+  return signText(secret, parts.join('\0'));
 }
 
 /** The store keys of one number: named by a keyed hash, so a shared store holds no phone numbers. */

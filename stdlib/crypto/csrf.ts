@@ -8,8 +8,8 @@
  * The functions here are pure: the guard, `csrf_token()` and the runtime's `GET /_app/csrf`
  * share them.
  */
-import { createHmac, randomBytes } from 'node:crypto';
-import { constantTimeEqual, normalizeOrigin, requestToken } from '../../plugins/sdk.js';
+import { randomBytes } from 'node:crypto';
+import { constantTimeEqual, normalizeOrigin, requestToken, signText } from '../../plugins/sdk.js';
 import type { RequestInfo } from '../../plugins/sdk.js';
 
 /** The cookie holding the token: readable by the page's scripts, so not HttpOnly. */
@@ -36,7 +36,7 @@ export function sessionBinding(request: Pick<RequestInfo, 'headers' | 'cookies'>
 
 /** The signature of `nonce` for `binding`: HMAC-SHA256 under the app secret, base64url. */
 export function signCsrf(secret: string, binding: string, nonce: string): string {
-  return createHmac('sha256', secret).update(`${binding}!${nonce}`).digest('base64url');
+  return signText(secret, `${binding}!${nonce}`);
 }
 
 /** A fresh token for `binding`. */

@@ -3,7 +3,7 @@
  * file goes through `readSecretFile`, the one place that refuses names and paths leaving
  * `.secrets/` (`..`, absolute paths, symlinks pointing elsewhere).
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { SecretSource } from '../../plugins/contract.js';
@@ -82,6 +82,15 @@ export function createSecretSource(appDir: string | null, env: Readonly<Record<s
       return appSecret;
     },
   };
+}
+
+/**
+ * The HMAC-SHA256 of `text` under `secret`, base64url: what signs a token or names a stored fact
+ * so that only whoever holds the app secret can make or test one. Callers put their own context
+ * into `text`, so one purpose's signature never passes for another's.
+ */
+export function signText(secret: string, text: string): string {
+  return createHmac('sha256', secret).update(text).digest('base64url');
 }
 
 /**

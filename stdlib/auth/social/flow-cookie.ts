@@ -3,8 +3,7 @@
  * state, PKCE verifier and (OpenID Connect) nonce, with the provider and an expiry, signed with
  * HMAC-SHA256 under the app secret so a client can neither forge nor alter it.
  */
-import { createHmac } from 'node:crypto';
-import { constantTimeEqual } from '../../../plugins/sdk.js';
+import { constantTimeEqual, signText } from '../../../plugins/sdk.js';
 import type { ProviderName } from './providers.js';
 
 /** How long a sign-in may take at the provider: long enough for a password and a second factor, short enough that a stolen cookie soon stops mattering. */
@@ -36,7 +35,7 @@ export function flowCookieName(provider: ProviderName): string {
 }
 
 function mac(secret: string, payload: string): string {
-  return createHmac('sha256', secret).update(MAC_CONTEXT + payload).digest('base64url');
+  return signText(secret, MAC_CONTEXT + payload);
 }
 
 /** The cookie value for `flow`: base64url(JSON) `.` base64url(HMAC). */
