@@ -7,11 +7,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type App } from '../../vm/runtime/app.js';
-import { loadApp } from '../../tools/host.js';
-import { captureLogger } from '../../vm/runtime/log.js';
-import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
+import type { RunningServer } from '../../vm/runtime/http/server.js';
 import { showcaseCopy } from '../support/showcase.js';
-import { FAKE_PEOPLE, signIn, startFakeOAuth, type FakeOAuth } from '../support/fake-oauth.js';
+import { FAKE_PEOPLE, serveAgainstFake, signIn, startFakeOAuth, type FakeOAuth } from '../support/fake-oauth.js';
 import { cookieLine, get, pair } from '../support/http-client.js';
 
 let fake: FakeOAuth;
@@ -22,11 +20,7 @@ const env: Record<string, string> = { JWT_SECRET: 'j'.repeat(43), APP_SECRET: 'k
 
 before(async () => {
   fake = await startFakeOAuth();
-  Object.assign(env, fake.env('google'), fake.env('github'), fake.env('microsoft'));
-  app = await loadApp(copy.dir, { cache: false, logger: captureLogger(), settings: { env } });
-  server = await startServer(app, { port: 0, host: '127.0.0.1' });
-  env.PUBLIC_URL = server.url;
-  for (const p of ['google', 'github', 'microsoft'] as const) fake.expectRedirect(p, `${server.url}/auth/${p}/callback`);
+  ({ app, server } = await serveAgainstFake(fake, copy.dir, env));
 });
 
 after(async () => {

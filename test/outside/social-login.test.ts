@@ -14,24 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRvm, type RunningCli } from '../integration/rvm-run.js';
 import { freePort } from '../support/free-port.js';
+import { socialRoutes } from '../support/fake-oauth.js';
 
 const PYTHON = '/usr/bin/python3';
 /** How long the Python fake may take to make its RSA key and print its port. */
 const FAKE_START_TIMEOUT_MS = 20_000;
 
-const ROUTES = ['google', 'github']
-  .map(
-    (p) => `
-route GET /auth/${p} {
-  response.redirect(auth_${p}_login())
-}
-
-route GET /auth/${p}/callback {
-  response.ok(auth_${p}_callback())
-}
-`,
-  )
-  .join('\n');
+const ROUTES = socialRoutes(['google', 'github']);
 
 /** The fake provider (`serve APP_ORIGIN`) and the client (`client APP_ORIGIN PROVIDER`), in one script. */
 const SCRIPT = String.raw`

@@ -13,30 +13,17 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type App } from '../../vm/runtime/app.js';
-import { loadApp } from '../../tools/host.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
-import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
+import type { RunningServer } from '../../vm/runtime/http/server.js';
 import { FLOW_TTL_MS, MAX_FLOW_COOKIE_LENGTH, openFlow, sealFlow } from '../../stdlib/auth/social/flow-cookie.js';
 import { PROVIDER_TIMEOUT_MS } from '../../stdlib/auth/social/provider-http.js';
 import { MAX_CALLBACK_PARAM_LENGTH } from '../../stdlib/auth/social/login.js';
 import { cookieLine, get, pair, type Answer } from '../support/http-client.js';
-import { FAKE_PEOPLE, signIn as signInAt, startFakeOAuth, startFlow as startFlowAt, type FakeOAuth, type FakeProvider } from '../support/fake-oauth.js';
+import { FAKE_PEOPLE, serveAgainstFake, signIn as signInAt, socialRoutes, startFakeOAuth, startFlow as startFlowAt, type FakeOAuth, type FakeProvider } from '../support/fake-oauth.js';
 
 const APP_SECRET = 'a'.repeat(43);
 
-const ROUTES = ['google', 'github', 'microsoft']
-  .map(
-    (p) => `
-route GET /auth/${p} {
-  response.redirect(auth_${p}_login())
-}
-
-route GET /auth/${p}/callback {
-  response.ok(auth_${p}_callback())
-}
-`,
-  )
-  .join('\n');
+const ROUTES = socialRoutes(['google', 'github', 'microsoft']);
 
 let fake: FakeOAuth;
 let app: App;
@@ -49,13 +36,9 @@ before(async () => {
   fake = await startFakeOAuth();
   dir = mkdtempSync(join(tmpdir(), 'rvm-social-'));
   writeFileSync(join(dir, 'social.rvm'), ROUTES);
-  Object.assign(env, { APP_SECRET, ...fake.env('google'), ...fake.env('github'), ...fake.env('microsoft') });
+  env.APP_SECRET = APP_SECRET;
   logger = captureLogger();
-  app = await loadApp(dir, { cache: false, logger, settings: { env } });
-  server = await startServer(app, { port: 0, host: '127.0.0.1' });
-  // The environment is read per request: the public origin is known once the server listens.
-  env.PUBLIC_URL = server.url;
-  for (const p of ['google', 'github', 'microsoft'] as const) fake.expectRedirect(p, `${server.url}/auth/${p}/callback`);
+  ({ app, server } = await serveAgainstFake(fake, dir, env, logger));
 });
 
 after(async () => {

@@ -11,6 +11,10 @@ import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { cookieLine, get, pair, type Answer } from './http-client.js';
+import { loadApp } from '../../tools/host.js';
+import type { App } from '../../vm/runtime/app.js';
+import { captureLogger, type Logger } from '../../vm/runtime/log.js';
+import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 
 export type FakeProvider = 'google' | 'github' | 'microsoft';
 
@@ -266,4 +270,34 @@ export async function signIn(appUrl: string, provider: FakeProvider): Promise<{ 
   const flow = await startFlow(appUrl, provider);
   const callback = await get(flow.callbackUrl, { cookie: flow.cookie });
   return { ...flow, callback };
+}
+
+/** Routes `GET /auth/<p>` (the redirect) and `GET /auth/<p>/callback` (its answer) for each provider. */
+export function socialRoutes(providers: readonly FakeProvider[]): string {
+  return providers
+    .map(
+      (p) => `
+route GET /auth/${p} {
+  response.redirect(auth_${p}_login())
+}
+
+route GET /auth/${p}/callback {
+  response.ok(auth_${p}_callback())
+}
+`,
+    )
+    .join('\n');
+}
+
+/**
+ * Serves the app in `dir` against `fake`: every provider configured in `env` (read per request),
+ * `PUBLIC_URL` set once the server listens, and each provider told to expect the callback there.
+ */
+export async function serveAgainstFake(fake: FakeOAuth, dir: string, env: Record<string, string>, logger: Logger = captureLogger()): Promise<{ app: App; server: RunningServer }> {
+  Object.assign(env, fake.env('google'), fake.env('github'), fake.env('microsoft'));
+  const app = await loadApp(dir, { cache: false, logger, settings: { env } });
+  const server = await startServer(app, { port: 0, host: '127.0.0.1' });
+  env.PUBLIC_URL = server.url;
+  for (const p of ['google', 'github', 'microsoft'] as const) fake.expectRedirect(p, `${server.url}/auth/${p}/callback`);
+  return { app, server };
 }
