@@ -3,7 +3,8 @@
  * test suite's worker, test/support/ipc-store-worker.ts) to a PrimaryStore in this process, with
  * 50 in flight per worker, from one worker and from four at once; the in-process window beside it.
  *
- * Env: BENCH_HITS (hits per worker, default 100000).
+ * Env: BENCH_HITS (hits per worker, default 100000), BENCH_IN_FLIGHT (requests each worker keeps
+ * waiting, default 50; a loaded HTTP worker batches about 400).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,7 @@ import { positiveEnv } from './util.js';
 
 const HITS = positiveEnv('BENCH_HITS', 100_000);
 /** Requests each worker keeps waiting: about what a worker serving 50 concurrent connections has. */
-const IN_FLIGHT = 50;
+const IN_FLIGHT = positiveEnv('BENCH_IN_FLIGHT', 50);
 const WORKER = fileURLToPath(new URL('../test/support/ipc-store-worker.js', import.meta.url));
 
 const next = (child: ChildProcess, done: string): Promise<{ ms: number }> =>

@@ -9,7 +9,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import cluster from 'node:cluster';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, type IpcChannel, type StoreRequests } from '../../../../vm/runtime/stores/ipc.js';
+import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, STORE_OPS, type IpcChannel, type StoreReplies, type StoreRequests } from '../../../../vm/runtime/stores/ipc.js';
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { RvmError } from '../../../../vm/values.js';
 import type { KeyValueStore } from '../../../../plugins/contract.js';
@@ -319,20 +319,45 @@ describe('primary-held store: timeouts', () => {
     s.close();
   });
 
-  test('the primary ignores messages that are not its own, answers a batch in one message, and an unknown operation with an error', () => {
+  test('the primary ignores messages that are not its own, answers a batch in one message, and an unknown operation with an error that ends the batch', () => {
     const primary = new PrimaryStore();
     const sent: unknown[] = [];
     const channel = Object.assign(new EventEmitter(), { connected: true, send: (m: unknown) => void sent.push(m) });
     primary.attach(channel);
+    const op = (name: (typeof STORE_OPS)[number]): number => STORE_OPS.indexOf(name);
     channel.emit('message', { rvm: 'listening', url: 'http://127.0.0.1:1' });
-    channel.emit('message', { rvmStore: 2, requests: [{ id: 1, op: 'get', args: { key: 'k' } }] });
-    channel.emit('message', { rvmStore: 1, id: 1, op: 'get', args: { key: 'k' } });
+    channel.emit('message', { rvmStore: 2, batch: 1, requests: [op('get'), 'k'] });
+    channel.emit('message', { rvmStore: 1, requests: [op('get'), 'k'] });
     assert.deepEqual(sent, []);
-    channel.emit('message', { rvmStore: 1, requests: [{ id: 7, op: 'flushall', args: { key: 'k' } }, { id: 8, op: 'set', args: { key: 'k', value: 1 } }, { id: 9, op: 'get', args: { key: 'k' } }] });
+    channel.emit('message', { rvmStore: 1, batch: 5, requests: [op('set'), 'k', [1], false, op('get'), 'k', op('get'), 7, 99, 'k', op('get'), 'k'] });
     assert.equal(sent.length, 1, 'one reply message for the batch');
-    const { replies } = sent[0] as { replies: { id: number; ok: boolean; value?: unknown }[] };
-    assert.deepEqual(replies.map((r) => [r.id, r.ok]), [[7, false], [8, true], [9, true]], 'every request answered, in order');
-    assert.equal(replies[2]!.value, 1);
+    const { batch, replies } = sent[0] as StoreReplies;
+    assert.equal(batch, 5, 'the reply names its batch');
+    assert.deepEqual(replies.slice(0, 3), [0, 1, 1], 'set answered undefined, get its value');
+    assert.deepEqual([replies[3], replies[5]], [3, null], 'a get without a key string fails alone');
+    assert.match(String(replies[4]), /without a key/);
+    assert.equal(replies[6], 3, 'the unknown operation fails');
+    assert.match(String(replies[7]), /unknown store operation 99/);
+    assert.equal(replies.length, 9, 'and nothing after it is answered');
     primary.close();
+  });
+
+  test('a worker fails the requests its primary left unanswered, and resolves the rest', async () => {
+    const channel = Object.assign(new EventEmitter(), {
+      connected: true,
+      send(message: unknown, callback: (error: Error | null) => void) {
+        callback(null);
+        const { batch } = message as StoreRequests;
+        // Two requests sent, one answered (as a primary that stopped at an unknown operation).
+        setImmediate(() => channel.emit('message', { rvmStore: 1, batch, replies: [1, 'v'] } satisfies StoreReplies));
+      },
+    });
+    const s = new IpcStore(channel);
+    const [first, second] = await Promise.allSettled([s.get('a'), s.get('b')]);
+    assert.deepEqual(first, { status: 'fulfilled', value: 'v' });
+    assert.equal(second.status, 'rejected');
+    assert.match(String((second as PromiseRejectedResult).reason.message), /did not answer/);
+    assert.equal(s.inFlight, 0);
+    s.close();
   });
 });
