@@ -10,7 +10,7 @@
  */
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
+import { HTTP_LOAD, REPO_ROOT, cpuCell, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, serverCpuSeconds, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
 
 const PIN = pinning();
 
@@ -123,18 +123,18 @@ function report(results: Results): void {
     for (const server of SERVERS) {
       const m = results.get(server.name)?.get(route.name);
       if (!m || typeof m === 'string') {
-        rows.push([route.name, server.name, '-', '-', '-', m ?? 'not run']);
+        rows.push([route.name, server.name, '-', '-', '-', '-', m ?? 'not run']);
         continue;
       }
       const paired = pairedRatioOf(results, server.name, 'node:http', route.name);
       const ratio = paired === null ? '-' : `${paired.ratio.toFixed(2)}×`;
       const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : ''].filter(Boolean).join(', ');
-      rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), ratio, notes]);
+      rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), cpuCell(m), ratio, notes]);
     }
   }
   console.log(`\nHTTP benchmark — ${machineDescription()}`);
   console.log(`autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`);
-  console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'vs node:http', 'notes'], rows));
+  console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'vs node:http', 'notes'], rows));
   console.log('');
   for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);
   console.log('');
@@ -176,7 +176,7 @@ async function main(): Promise<void> {
   const results: Results = new Map();
   const running = await startAll(results);
   try {
-    await measureSideBySide(running, ROUTES, results, { check: (server, route) => checkRoute(server.base, route), load: (server, route, seconds) => load(server.base, route, seconds), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
+    await measureSideBySide(running, ROUTES, results, { check: (server, route) => checkRoute(server.base, route), load: (server, route, seconds) => load(server.base, route, seconds), cpu: (server) => serverCpuSeconds(server.child.pid), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
   } finally {
     await Promise.all([...running.values()].map((r) => stopServer(r.child)));
   }

@@ -21,7 +21,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { PG_POOL_SIZE } from '../stdlib/records/postgres.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres-server.js';
-import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
+import { HTTP_LOAD, REPO_ROOT, cpuCell, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, serverCpuSeconds, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
 
 const PIN = pinning();
 
@@ -262,18 +262,18 @@ function report(results: Results, running: Map<string, Running>): void {
     for (const server of SERVERS) {
       const m = results.get(server.name)?.get(route.name);
       if (!m || typeof m === 'string') {
-        rows.push([route.name, server.name, '-', '-', '-', m ?? 'not run']);
+        rows.push([route.name, server.name, '-', '-', '-', '-', m ?? 'not run']);
         continue;
       }
       const f = measurement(results, 'fastify', route.name);
       const paired = f ? pairedRatio(m.rounds, f.rounds) : null;
       const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : '', running.get(server.name)?.caveat ? `not in its ${DB === 'postgres' ? 'PostgreSQL' : 'SQLite'} database` : ''].filter(Boolean).join(', ');
-      rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), paired ? `${paired.ratio.toFixed(2)}×` : '-', notes]);
+      rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), cpuCell(m), paired ? `${paired.ratio.toFixed(2)}×` : '-', notes]);
     }
   }
   console.log(`\nRecords benchmark on ${DB === 'postgres' ? `PostgreSQL ${pgVersion} (a throwaway server on loopback, fsync off, a database per server; ${PIN.serverCores === null ? 'unpinned' : 'pinned with the servers'})` : 'SQLite'} — ${machineDescription()}`);
   console.log(`autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; ${SEED_USERS} users seeded per server; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`);
-  console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'vs fastify', 'notes'], rows));
+  console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'vs fastify', 'notes'], rows));
   console.log('');
   for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);
   console.log('');
@@ -337,7 +337,7 @@ async function main(): Promise<void> {
   try {
     const running = await startAll(results, pgDbs);
     try {
-      await measureSideBySide(running, ROUTES, results, { check: checkRoute, load: load, warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
+      await measureSideBySide(running, ROUTES, results, { check: checkRoute, load: load, cpu: (r) => serverCpuSeconds(r.child.pid), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
     } finally {
       await Promise.all([...running.values()].map(stopRunning));
     }

@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../vm/runtime/stores/redis.js';
 import { startRedis, type RedisServer } from '../test/support/redis-server.js';
 import { childPids } from '../test/support/rvm-cluster.js';
-import { HTTP_LOAD, REPO_ROOT, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, spawnServer, stopServer, type Measurement, type Results, type ServerChild } from './util.js';
+import { HTTP_LOAD, REPO_ROOT, cpuCell, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, serverCpuSeconds, spawnServer, stopServer, type Measurement, type Results, type ServerChild } from './util.js';
 
 const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS, connections: CONNECTIONS, pipelining: PIPELINING } = HTTP_LOAD;
 const OUTAGE_S = positiveEnv('BENCH_OUTAGE_S', 5);
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     }
     // Not needed any more, and it would complain through the outages below.
     client.disconnect();
-    await measureSideBySide(running, [ROUTE], results, { check: (s) => check(s.base), load: (s, _route, seconds) => load(s.base, seconds), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
+    await measureSideBySide(running, [ROUTE], results, { check: (s) => check(s.base), load: (s, _route, seconds) => load(s.base, seconds), cpu: (s) => serverCpuSeconds(s.child.pid), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
 
     const base = measurement(results, 'in-process', ROUTE.name);
     const rows: string[][] = [];
@@ -109,11 +109,11 @@ async function main(): Promise<void> {
     for (const [name] of servers) {
       const m = measurement(results, name, ROUTE.name);
       if (!m || !base) {
-        rows.push([name, '-', '-', '-', String(results.get(name)?.get(ROUTE.name) ?? 'not measured')]);
+        rows.push([name, '-', '-', '-', '-', String(results.get(name)?.get(ROUTE.name) ?? 'not measured')]);
         continue;
       }
       const paired = pairedRatio(m.rounds, base.rounds);
-      rows.push([name, fmt(m.reqPerSec), String(m.p99), paired ? `${paired.ratio.toFixed(3)}× (${paired.range})` : '-', m.errors + m.non2xx > 0 ? `${m.errors} errors, ${m.non2xx} non-2xx` : '']);
+      rows.push([name, fmt(m.reqPerSec), String(m.p99), cpuCell(m), paired ? `${paired.ratio.toFixed(3)}× (${paired.range})` : '-', m.errors + m.non2xx > 0 ? `${m.errors} errors, ${m.non2xx} non-2xx` : '']);
       const target = TARGETS[name];
       if (target !== undefined && paired) verdicts.push(`${paired.ratio >= target ? 'PASS' : 'MISS'}  ${name} ≥ ${target}× in-process req/s (${paired.ratio.toFixed(3)}×)`);
     }
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
 
     console.log(`\nShared store benchmark — ${machineDescription()}`);
     console.log(`autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; ${WARMUP_S} s warm-up per server, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}${PIN.serverCores !== null ? ', redis-server and the workers with the servers' : ''}\n`);
-    console.log(formatTable(['store (GET /limited)', 'req/s', 'p99 ms', 'vs in-process', 'notes'], rows));
+    console.log(formatTable(['store (GET /limited)', 'req/s', 'p99 ms', 'CPU µs/req', 'vs in-process', 'notes'], rows));
     console.log(`\nThe Redis server with Redis down, ${OUTAGE_S} s of load each:\n`);
     console.log(formatTable(['outage', 'req/s', 'p99 ms', 'max ms', 'answers', 'target'], outages));
     console.log('');

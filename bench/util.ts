@@ -99,6 +99,13 @@ export interface Measurement {
   non2xx: number;
   /** req/s of each round, in round order (a server's round i ran next to the others' round i). */
   rounds: number[];
+  /**
+   * The server's own CPU time per request, in µs (its processes, user + system; median of the
+   * rounds), when the benchmark can read it. Unlike req/s it does not depend on whether the load
+   * generator kept up: on a machine where autocannon saturates its core, req/s ratios are squeezed
+   * toward 1 and this is the figure that still tells two servers apart.
+   */
+  cpuUsPerRequest?: number;
 }
 
 /** Figures by server, then by route name; text where a server could not be measured. */
@@ -109,6 +116,8 @@ export interface SideBySide<S, R> {
   /** A problem with the server's answer (so a fast wrong answer is never measured), or null. */
   check(server: S, route: R): Promise<string | null>;
   load(server: S, route: R, seconds: number): Promise<Omit<Measurement, 'rounds'>>;
+  /** The CPU seconds the server's processes have used so far (serverCpuSeconds), or null when unknown. */
+  cpu?(server: S): number | null;
   warmupS: number;
   durationS: number;
   rounds: number;
@@ -134,25 +143,72 @@ export async function measureSideBySide<S, R extends { name: string }>(running: 
       }
     }
     const samples = new Map<string, Omit<Measurement, 'rounds'>[]>([...live].map((name) => [name, []]));
+    const seconds = how.durationS / how.rounds;
     for (let round = 0; round < how.rounds; round++) {
       const shift = round % names.length;
       for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
         if (!live.has(name)) continue;
-        const m = await how.load(running.get(name)!, route, how.durationS / how.rounds);
+        const server = running.get(name)!;
+        const cpuBefore = how.cpu?.(server) ?? null;
+        const m = await how.load(server, route, seconds);
+        const cpuAfter = how.cpu?.(server) ?? null;
+        if (cpuBefore !== null && cpuAfter !== null && m.reqPerSec > 0) m.cpuUsPerRequest = ((cpuAfter - cpuBefore) * 1e6) / (m.reqPerSec * seconds);
         samples.get(name)!.push(m);
-        console.error(`[${name}] ${route.name} round ${round + 1}/${how.rounds}: ${fmt(m.reqPerSec)} req/s, p99 ${m.p99} ms`);
+        const cpu = m.cpuUsPerRequest === undefined ? '' : `, ${fmt(m.cpuUsPerRequest, 1)} µs CPU a request`;
+        console.error(`[${name}] ${route.name} round ${round + 1}/${how.rounds}: ${fmt(m.reqPerSec)} req/s, p99 ${m.p99} ms${cpu}`);
       }
     }
     for (const [name, list] of samples) {
+      const cpu = list.flatMap((m) => (m.cpuUsPerRequest === undefined ? [] : [m.cpuUsPerRequest]));
       results.get(name)!.set(route.name, {
         reqPerSec: median(list.map((m) => m.reqPerSec)),
         rounds: list.map((m) => m.reqPerSec),
         p99: median(list.map((m) => m.p99)),
         errors: list.reduce((n, m) => n + m.errors, 0),
         non2xx: list.reduce((n, m) => n + m.non2xx, 0),
+        ...(cpu.length === list.length ? { cpuUsPerRequest: median(cpu) } : {}),
       });
     }
   }
+}
+
+/**
+ * CPU seconds (user + system) used so far by process `pid` and its children (a cluster's
+ * workers), from Linux's /proc; null where that cannot be read. Clock ticks are 10 ms, so a
+ * round of a second reads it to about 1 %.
+ */
+export function serverCpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  const ticks = (p: number): number | null => {
+    try {
+      // Fields after the command (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return null;
+    }
+  };
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return null;
+  }
+  let total = 0;
+  for (const p of [pid, ...children]) {
+    const t = ticks(p);
+    if (t === null) return null;
+    total += t;
+  }
+  return total / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** A measurement's CPU µs per request as a table cell ('-' when it was not read). */
+export function cpuCell(m: Measurement): string {
+  return m.cpuUsPerRequest === undefined ? '-' : fmt(m.cpuUsPerRequest, 1);
 }
 
 /** A server's figure on a route, or null when it has none. */
