@@ -16,7 +16,7 @@ import { installSignalHandlers, startServer, type RunningServer } from '../../vm
 import { IpcStore, PrimaryStore, type IpcChannel } from '../../vm/runtime/stores/ipc.js';
 import { storeSettings, type WorkerStore } from '../../vm/runtime/stores/open.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';
-import { CliError, UsageError, err, errorsOf, flagValue, out, rvmVersion, type ParsedArgs } from './common.js';
+import { CliError, UsageError, err, errorsOf, flagValue, out, plural, rvmVersion, type ParsedArgs } from './common.js';
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -144,7 +144,7 @@ async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> 
  */
 function announce(o: RunOptions, url: string, reference: boolean, store: string, announced: readonly Announced[]): void {
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
-  const workers = o.workers === null ? '' : `, ${o.workers} workers`;
+  const workers = o.workers === null ? '' : `, ${plural(o.workers, 'worker')}`;
   out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
   out(`  App:           ${url}`);
   out(reference ? `  API reference: ${url}${REFERENCE_PATH}` : '  API reference: off in production (set "reference": true in rvm.config.json to serve it)');

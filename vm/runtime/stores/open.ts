@@ -89,7 +89,7 @@ export function openStore(settings: AppSettings, log: (line: string) => void, wo
   }
   if (worker !== undefined) {
     const store = worker(log);
-    return { store, description: `held by the primary process, shared by its ${settings.workers} workers over IPC`, ready: async () => {}, close: () => store.close() };
+    return { store, description: `held by the primary process, shared by its ${settings.workers === 1 ? 'worker' : `${settings.workers} workers`} over IPC`, ready: async () => {}, close: () => store.close() };
   }
   const store = createMemoryStore({ maxKeys: chosen.maxKeys, maxWindowKeys: chosen.maxWindowKeys });
   return { store, description: 'in this process', ready: async () => {}, close: () => store.close() };
