@@ -8,7 +8,8 @@
  * PG_POOL_SIZE connections; the PostgreSQL processes are pinned with the servers. Routes: POST /api/users (validate + create, a fresh e-mail per
  * request), GET /api/users/:id (find) and GET /api/users?role=user (where + order + limit 20).
  * Before loading, each server gets the same SEED_USERS users through its own POST route, so the
- * queries run on tables of one size; the create route is measured last, as it grows the table.
+ * queries run on tables of one size, and on PostgreSQL the planner's statistics are gathered then;
+ * the create route is measured last, as it grows the table.
  *
  * Env: as bench/http.ts (BENCH_DURATION, BENCH_ROUNDS, BENCH_WARMUP, BENCH_CONNECTIONS,
  * BENCH_PIPELINING), plus BENCH_SEED_USERS and BENCH_DB (`sqlite`, the default, or `postgres`). Always exits 0: it measures, it does not test.
@@ -67,6 +68,25 @@ async function countRows(url: string, table: string): Promise<number> {
     return Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Gathers the planner's statistics in every server's database once seeding is done. Without them
+ * PostgreSQL guesses a handful of rows per role, sorts all 1,500 of a role for each listing, and
+ * switches to walking the role's index only when autovacuum happens to analyze that table: one
+ * database at one minute, the other at another, mid-measurement (listing ratios of 0.57–1.04 in
+ * four runs on 2026-11-28, before this).
+ */
+async function analyze(pgDbs: PostgresDatabases): Promise<void> {
+  for (const url of Object.values(pgDbs.urls)) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query('ANALYZE');
+    } finally {
+      await client.end();
+    }
   }
 }
 
@@ -337,6 +357,7 @@ async function main(): Promise<void> {
   try {
     const running = await startAll(results, pgDbs);
     try {
+      if (pgDbs !== null) await analyze(pgDbs);
       await measureSideBySide(running, ROUTES, results, { check: checkRoute, load: load, cpu: (r) => serverCpuSeconds(r.child.pid), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
     } finally {
       await Promise.all([...running.values()].map(stopRunning));
