@@ -206,6 +206,19 @@ function keyset(dialect: Dialect, order: { field: Field; desc: boolean }[], afte
   return `(${seek}(${disjuncts.map((d) => `(${d})`).join(' OR ')}))`;
 }
 
+/**
+ * One order key's direction. Nulls sort first ascending and last descending on both databases
+ * (SQLite's default, spelled out for PostgreSQL, whose default is the opposite). A column that
+ * holds no null (id, created_at, updated_at) is left without the clause: the order is the same,
+ * and PostgreSQL can then walk an index backwards for a descending key — with `DESC NULLS LAST`
+ * it sorted every matching row instead (the showcase's newest-first listing of one role sorted
+ * 1,500 rows a request, 0.52× Fastify's req/s on 2026-11-28).
+ */
+function direction(field: Field, desc: boolean): string {
+  if (field.implicit) return desc ? 'DESC' : 'ASC';
+  return desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST';
+}
+
 function where(conditions: string[]): string {
   return conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`;
 }
@@ -254,7 +267,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidQueryError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
   const offset = query.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new InvalidQueryError(`offset must be an integer from 0 to ${MAX_OFFSET}`);
-  const orderBy = order.map(({ field, desc }) => `${quote(field.name)} ${desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST'}`).join(', ');
+  const orderBy = order.map(({ field, desc }) => `${quote(field.name)} ${direction(field, desc)}`).join(', ');
   // The limit is written into the text (a checked integer): SQLite plans a known limit better
   // (~15 % on a page of 20); the offset is bound, and left out when there is none.
   const skip = offset === 0 ? '' : ` OFFSET ${params.add(offset)}`;

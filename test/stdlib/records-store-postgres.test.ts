@@ -7,7 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { PostgresStore, timestamptzIso } from '../../stdlib/records/postgres.js';
+import { PostgresStore, postgresDialect, timestamptzIso } from '../../stdlib/records/postgres.js';
+import { tableOf } from '../../stdlib/records/columns.js';
+import { selectStatement } from '../../stdlib/records/sql.js';
 import { DatabaseUnavailableError } from '../../stdlib/records/store.js';
 import { usePostgres } from '../support/postgres.js';
 import { PEOPLE, recordsConformance } from './records-conformance.js';
@@ -60,6 +62,33 @@ test('the server down is DatabaseUnavailableError within the connect timeout, an
     assert.deepEqual(await store.find('people', row.id as string), row);
     assert.equal(await store.count('people', {}), 1);
   } finally {
+    await store.close();
+  }
+});
+
+test('a newest-first listing of an indexed field walks its index backwards: no sort of the matching rows', async () => {
+  const store = await freshStore();
+  const schema = `case_${schemas}`;
+  const client = new pg.Client({ connectionString: server().url, options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    await store.sync([PEOPLE], { allowDestructive: false });
+    for (let i = 0; i < 200; i++) await store.insert('people', { name: `p${i}`, age: i % 2 === 0 ? 30 : 40 });
+    await client.query('ANALYZE');
+    // Any plan that can skip the sort now wins; one that cannot still sorts.
+    await client.query('SET enable_sort = off');
+    const plan = async (desc: boolean): Promise<string> => {
+      const st = selectStatement(postgresDialect, tableOf(PEOPLE), { filter: { age: 30 }, order: [{ field: 'created_at', desc }], limit: 20, offset: 0 });
+      const rows = (await client.query({ text: `EXPLAIN ${st.sql}`, values: st.params })).rows as { 'QUERY PLAN': string }[];
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    };
+    for (const desc of [true, false]) {
+      const text = await plan(desc);
+      assert.doesNotMatch(text, /Sort/, text);
+      assert.match(text, desc ? /Index Scan Backward using people_/ : /Index Scan using people_/, text);
+    }
+  } finally {
+    await client.end();
     await store.close();
   }
 });
