@@ -13,7 +13,7 @@
  * faster than objects, which is most of what a request costs the two processes.
  *   requests `{ rvmStore: 1, batch, requests: [op, ...args, op, ...args, …] }` — `batch` the
  *            worker's number for it, `op` an index into STORE_OPS followed by that operation's
- *            arguments in the order of its StoreArgs (OP_ARITY of them); a value that may be
+ *            arguments in the order of its method's parameters (OP_ARITY of them); a value that may be
  *            `undefined` (`value`, `expected`, `next`) goes boxed, `[]` or `[v]`, because JSON
  *            turns an `undefined` in a list into `null`, which `compareAndSet` must tell apart;
  *            an absent `ttlMs` goes as `false`;
@@ -38,7 +38,8 @@ export const IPC_COMMAND_TIMEOUT_MS = 1_000;
 export const STORE_OPS = ['get', 'set', 'delete', 'compareAndSet', 'hit', 'peek', 'reset'] as const;
 /** One of STORE_OPS. */
 export type StoreOp = (typeof STORE_OPS)[number];
-const [GET, SET, DELETE, COMPARE_AND_SET, HIT, PEEK, RESET] = STORE_OPS.map((_, i) => i) as number[] as [number, number, number, number, number, number, number];
+/** STORE_OPS' indexes, as requests carry them. */
+const [GET, SET, DELETE, COMPARE_AND_SET, HIT, PEEK, RESET] = STORE_OPS.keys();
 
 /** How many arguments follow each operation in a request list, by its index in STORE_OPS. */
 export const OP_ARITY: readonly number[] = [1, 3, 1, 4, 3, 3, 1];
