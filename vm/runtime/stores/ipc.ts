@@ -130,19 +130,21 @@ export class PrimaryStore {
     const list = message.requests;
     const replies: unknown[] = [];
     for (let i = 0; i < list.length; ) {
-      const op = list[i] as number;
-      const arity = OP_ARITY[op];
+      const op = list[i];
+      // Only a number names an operation: `OP_ARITY['1']` would read as 1 too, and a request
+      // whose reply no case writes would shift every later reply onto the wrong request.
+      const arity = typeof op === 'number' ? OP_ARITY[op] : undefined;
       if (arity === undefined) {
         replies.push(FAILED, `unknown store operation ${JSON.stringify(op)}`, null);
         break;
       }
       try {
-        this.run(op, list, i + 1, replies);
+        this.run(op as number, list, i + 1, replies);
       } catch (error) {
         const e = error as { message?: unknown; code?: unknown };
         replies.push(FAILED, String(e?.message ?? error), typeof e?.code === 'string' ? e.code : null);
       }
-      i += 1 + arity;
+      i += 1 + arity!;
     }
     return { rvmStore: 1, batch: message.batch, replies };
   }
@@ -223,8 +225,6 @@ export class IpcStore implements KeyValueStore {
   /** Batches sent and not yet answered, by number. */
   private readonly sent = new Map<number, Batch>();
   private nextBatch = 1;
-  /** Requests sent and not yet answered, across the batches. */
-  private waiting = 0;
   private readonly timeoutMs: number;
   private readonly outage: OutageLog | undefined;
   /** Requests made in this turn of the event loop (flat, as sent) and their promises, sent together when it ends (`flush`). */
@@ -258,8 +258,9 @@ export class IpcStore implements KeyValueStore {
           at += 3;
           break;
         default:
-          // The primary stopped at a request it could not read (see answerAll): the rest have no answer.
-          p.reject(new RvmError('the primary process did not answer this store request'));
+          // The primary stopped at a request it could not read (see answerAll): the rest have no
+          // answer, which a client sees as any store that does not answer (503 store_unavailable).
+          p.reject(new StoreUnavailableError('the primary process did not answer this store request'));
       }
     }
   };
@@ -325,7 +326,9 @@ export class IpcStore implements KeyValueStore {
 
   /** Requests awaiting an answer. */
   get inFlight(): number {
-    return this.waiting + this.queuedPending.length;
+    let n = this.queuedPending.length;
+    for (const batch of this.sent.values()) n += batch.pending.length;
+    return n;
   }
 
   /** Stops listening on the channel; requests still waiting fail as unavailable. */
@@ -369,7 +372,6 @@ export class IpcStore implements KeyValueStore {
     };
     const timer = setTimeout(() => fail(`the primary process did not answer within ${this.timeoutMs} ms`), this.timeoutMs);
     this.sent.set(n, { pending, timer });
-    this.waiting += pending.length;
     this.channel.send({ rvmStore: 1, batch: n, requests } satisfies StoreRequests, (error) => {
       if (error !== null && error !== undefined) fail(`the channel to the primary process failed: ${error.message}`);
     });
@@ -385,7 +387,6 @@ export class IpcStore implements KeyValueStore {
   /** Forgets batch `n`, answered or failed, and stops its timer. */
   private settle(n: number, batch: Batch): void {
     this.sent.delete(n);
-    this.waiting -= batch.pending.length;
     clearTimeout(batch.timer);
   }
 }

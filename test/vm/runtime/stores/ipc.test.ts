@@ -339,6 +339,14 @@ describe('primary-held store: timeouts', () => {
     assert.equal(replies[6], 3, 'the unknown operation fails');
     assert.match(String(replies[7]), /unknown store operation 99/);
     assert.equal(replies.length, 9, 'and nothing after it is answered');
+    // An operation's number as text is not an operation (it would read OP_ARITY['1'] and leave no reply).
+    channel.emit('message', { rvmStore: 1, batch: 6, requests: [String(op('set')), 'k', [2], false, op('get'), 'k'] });
+    const second = sent[1] as StoreReplies;
+    assert.equal(second.batch, 6);
+    assert.equal(second.replies[0], 3);
+    assert.match(String(second.replies[1]), /unknown store operation "1"/);
+    assert.equal(second.replies.length, 3, 'the batch ends there');
+    assert.equal(primary.state.get('k'), 1, 'and the set did not run');
     primary.close();
   });
 
@@ -357,6 +365,7 @@ describe('primary-held store: timeouts', () => {
     assert.deepEqual(first, { status: 'fulfilled', value: 'v' });
     assert.equal(second.status, 'rejected');
     assert.match(String((second as PromiseRejectedResult).reason.message), /did not answer/);
+    assert.ok((second as PromiseRejectedResult).reason instanceof StoreUnavailableError, 'answered 503 store_unavailable, as any store that does not answer');
     assert.equal(s.inFlight, 0);
     s.close();
   });
