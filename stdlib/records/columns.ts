@@ -20,6 +20,15 @@ export interface Field {
   spec: ColumnSpec | null;
 }
 
+/**
+ * Whether a column can never hold null: the implicit ones (`id`, `created_at`, `updated_at`),
+ * which schema sync creates NOT NULL. A declared field may hold null even when required (a row
+ * written before the field existed), so queries that order or seek by it keep nulls in mind.
+ */
+export function holdsNoNull(field: Field): boolean {
+  return field.implicit;
+}
+
 /** A TableSpec checked and indexed by field name. */
 export interface Table {
   name: string;

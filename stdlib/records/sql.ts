@@ -17,7 +17,7 @@ import {
   type Row,
   type StoredValue,
 } from './store.js';
-import { checkValue, clip, fieldOf, hint, type Field, type FieldType, type Table } from './columns.js';
+import { checkValue, clip, fieldOf, hint, holdsNoNull, type Field, type FieldType, type Table } from './columns.js';
 import { effectiveOrder } from './cursor.js';
 
 /** What differs between SQL databases. */
@@ -181,7 +181,7 @@ function keyset(dialect: Dialect, order: { field: Field; desc: boolean }[], afte
   // page 10,000 costs 10,000 pages. Descending, nulls come after every value, so only a column
   // that holds no null (id, created_at, updated_at) takes the bound.
   const first = order[0]!;
-  const seek = values[0] !== null && (!first.desc || first.field.implicit) ? `${quote(first.field.name)} ${first.desc ? '<=' : '>='} ${params.add(dialect.encode(first.field.type, values[0]!))} AND ` : '';
+  const seek = values[0] !== null && (!first.desc || holdsNoNull(first.field)) ? `${quote(first.field.name)} ${first.desc ? '<=' : '>='} ${params.add(dialect.encode(first.field.type, values[0]!))} AND ` : '';
   const disjuncts: string[] = [];
   for (let i = 0; i < order.length; i++) {
     const { field, desc } = order[i]!;
@@ -215,7 +215,7 @@ function keyset(dialect: Dialect, order: { field: Field; desc: boolean }[], afte
  * 1,500 rows a request, 0.52× Fastify's req/s on 2026-11-28).
  */
 function direction(field: Field, desc: boolean): string {
-  if (field.implicit) return desc ? 'DESC' : 'ASC';
+  if (holdsNoNull(field)) return desc ? 'DESC' : 'ASC';
   return desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST';
 }
 
