@@ -60,15 +60,20 @@ interface ServerCase {
   note: string;
 }
 
-/** How many rows `table` holds in the database at `url`. */
-async function countRows(url: string, table: string): Promise<number> {
+/** `work` on a connection of its own to the database at `url`, closed after. */
+async function onDatabase<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    return Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+    return await work(client);
   } finally {
     await client.end();
   }
+}
+
+/** How many rows `table` holds in the database at `url`. */
+async function countRows(url: string, table: string): Promise<number> {
+  return onDatabase(url, async (client) => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n));
 }
 
 /**
@@ -79,15 +84,7 @@ async function countRows(url: string, table: string): Promise<number> {
  * four runs on 2026-11-28, before this).
  */
 async function analyze(pgDbs: PostgresDatabases): Promise<void> {
-  for (const url of Object.values(pgDbs.urls)) {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query('ANALYZE');
-    } finally {
-      await client.end();
-    }
-  }
+  for (const url of Object.values(pgDbs.urls)) await onDatabase(url, (client) => client.query('ANALYZE'));
 }
 
 /** A problem when the database at `url` does not hold the seeded users in `table`. */
@@ -332,9 +329,7 @@ async function startDatabases(): Promise<PostgresDatabases> {
   const server = await startPostgres();
   try {
     pinPostgres(server);
-    const admin = new pg.Client({ connectionString: server.url });
-    await admin.connect();
-    try {
+    return await onDatabase(server.url, async (admin) => {
       pgVersion = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
       const urls: Record<string, string> = {};
       for (const s of SERVERS) {
@@ -342,9 +337,7 @@ async function startDatabases(): Promise<PostgresDatabases> {
         urls[s.name] = server.url.replace(/\/postgres$/, `/bench_${s.name}`);
       }
       return { server, urls };
-    } finally {
-      await admin.end();
-    }
+    });
   } catch (err) {
     server.destroy();
     throw err;

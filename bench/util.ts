@@ -7,6 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/free-port.js';
+import { childPids } from '../test/support/rvm-cluster.js';
 export { freePort };
 
 /** The repository root (this file runs as dist/bench/util.js). */
@@ -172,39 +173,28 @@ export async function measureSideBySide<S, R extends { name: string }>(running: 
   }
 }
 
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /**
  * CPU seconds (user + system) used so far by process `pid` and its children (a cluster's
- * workers), from Linux's /proc; null where that cannot be read. Clock ticks are 10 ms, so a
- * round of a second reads it to about 1 %.
+ * workers, as the cluster tests find them: childPids), from Linux's /proc; null where that cannot
+ * be read. Clock ticks are 10 ms, so a round of a second reads it to about 1 %.
  */
 export function serverCpuSeconds(pid: number | undefined): number | null {
   if (pid === undefined) return null;
-  const ticks = (p: number): number | null => {
+  let ticks = 0;
+  for (const p of [pid, ...childPids(pid)]) {
     try {
       // Fields after the command (which may hold spaces): utime and stime are the 12th and 13th.
       const fields = readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-      return Number(fields[11]) + Number(fields[12]);
+      ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
       return null;
     }
-  };
-  let children: number[] = [];
-  try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return null;
   }
-  let total = 0;
-  for (const p of [pid, ...children]) {
-    const t = ticks(p);
-    if (t === null) return null;
-    total += t;
-  }
-  return total / CLOCK_TICKS_PER_SECOND;
+  return ticks / CLOCK_TICKS_PER_SECOND;
 }
-
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every architecture Node runs on. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** A measurement's CPU µs per request as a table cell ('-' when it was not read). */
 export function cpuCell(m: Measurement): string {
