@@ -1,7 +1,8 @@
 /**
  * The primary-held store's cost per operation: window hits through IPC from forked workers (the
  * test suite's worker, test/support/ipc-store-worker.ts) to a PrimaryStore in this process, with
- * 50 in flight per worker, from one worker and from four at once; the in-process window beside it.
+ * BENCH_IN_FLIGHT in flight per worker, from one worker and from four at once; the in-process
+ * window beside it.
  *
  * Env: BENCH_HITS (hits per worker, default 100000), BENCH_IN_FLIGHT (requests each worker keeps
  * waiting, default 50; a loaded HTTP worker batches about 400).

@@ -85,7 +85,10 @@ const isReplies = (m: unknown): m is StoreReplies => typeof m === 'object' && m 
 
 /** A value that may be undefined, as it crosses in a list: `[]` or `[v]`. */
 const box = (v: Value | undefined): unknown[] => (v === undefined ? [] : [v]);
-const unbox = (boxed: unknown): Value | undefined => (Array.isArray(boxed) && boxed.length === 1 ? (boxed[0] as Value) : undefined);
+function unbox(boxed: unknown): Value | undefined {
+  if (!Array.isArray(boxed) || boxed.length > 1) throw new Error('store request with a value that is not boxed');
+  return boxed.length === 1 ? (boxed[0] as Value) : undefined;
+}
 /** A TTL as it crosses: `false` for none (JSON turns NaN and Infinity into `null`, which the state refuses as invalid). */
 const ttl = (v: unknown): number | undefined => (v === false ? undefined : (v as number));
 

@@ -347,6 +347,10 @@ describe('primary-held store: timeouts', () => {
     assert.match(String(second.replies[1]), /unknown store operation "1"/);
     assert.equal(second.replies.length, 3, 'the batch ends there');
     assert.equal(primary.state.get('k'), 1, 'and the set did not run');
+    // A value that is not boxed is refused, not read as undefined (which compareAndSet takes as "absent").
+    channel.emit('message', { rvmStore: 1, batch: 7, requests: [op('compareAndSet'), 'k', 1, [3], false] });
+    assert.deepEqual((sent[2] as StoreReplies).replies, [3, 'store request with a value that is not boxed', null]);
+    assert.equal(primary.state.get('k'), 1);
     primary.close();
   });
 
