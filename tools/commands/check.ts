@@ -1,12 +1,12 @@
 /** `rvm check DIR`: compile and link the app (record calls and types included), print every diagnostic, exit 1 on any error. */
-import { findRouteFiles } from '../../vm/runtime/app.js';
+import { findRouteFiles } from '../../vm/runtime/app-files.js';
 import { buildApp } from '../host.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, errorsOf, formatDiagnostics, out, plural, requireDir, type ParsedArgs } from './common.js';
 
 /** Runs `rvm check`. Diagnostics and the summary go to stdout: they are what was asked for. */
 export async function checkCommand(args: ParsedArgs): Promise<number> {
   const dir = requireDir(args.positionals[0] ?? '.');
-  const files = findRouteFiles(dir).length;
+  const files = findRouteFiles(dir).files.length;
   if (files === 0) throw new CliError(`no .rvm route files in ${dir}`);
   // No cache: a cached module carries no diagnostics, and check must report warnings too.
   const build = await buildApp(dir, { cache: false });

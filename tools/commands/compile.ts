@@ -5,7 +5,7 @@ import { recordPlugins } from '../../plugins/loader.js';
 import { writeBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { CONFIG_FILE } from '../../vm/runtime/config.js';
-import { findRouteFiles } from '../../vm/runtime/app.js';
+import { findRouteFiles } from '../../vm/runtime/app-files.js';
 import { buildApp } from '../host.js';
 import { COMPILER_VERSION } from '../../vm/lang.js';
 import { CliError, EXIT_OK, UsageError, err, errorsOf, flagValue, formatDiagnostics, out, plural, requireDir, type ParsedArgs } from './common.js';
@@ -16,7 +16,7 @@ export async function compileCommand(args: ParsedArgs): Promise<number> {
   const output = flagValue(args, 'output');
   if (output === undefined) throw new UsageError(`'rvm compile' needs -o FILE.rvmb (where to write the bundle)`);
   if (existsSync(output) && statSync(output).isDirectory()) throw new CliError(`-o ${output} is a folder; give a file name like app.rvmb`);
-  if (findRouteFiles(dir).length === 0) throw new CliError(`no .rvm route files in ${dir}`);
+  if (findRouteFiles(dir).files.length === 0) throw new CliError(`no .rvm route files in ${dir}`);
   // A deploy build compiles from the sources, never from the cache.
   const build = await buildApp(dir, { cache: false });
   const errors = errorsOf(build.diagnostics);

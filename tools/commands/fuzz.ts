@@ -1,7 +1,7 @@
 /** `rvm fuzz DIR [--runs N] [--seed S] [--header 'Name: value']`: property-based requests for every validated route. */
 import { fuzzApp, MAX_RUNS } from '../fuzz.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, UsageError, flagValue, out, requireDir, type ParsedArgs } from './common.js';
-import { findRouteFiles } from '../../vm/runtime/app.js';
+import { findRouteFiles } from '../../vm/runtime/app-files.js';
 
 /** A whole number in [min, max] from a flag, or a UsageError naming the flag. */
 function wholeNumber(args: ParsedArgs, name: string, min: number, max: number): number | undefined {
@@ -30,7 +30,7 @@ export async function fuzzCommand(args: ParsedArgs): Promise<number> {
   const seed = wholeNumber(args, 'seed', -(2 ** 31), 2 ** 32 - 1);
   const headers = header(args);
   const dir = requireDir(args.positionals[0] ?? '.');
-  if (findRouteFiles(dir).length === 0) throw new CliError(`no .rvm route files in ${dir}`);
+  if (findRouteFiles(dir).files.length === 0) throw new CliError(`no .rvm route files in ${dir}`);
   const report = await fuzzApp(dir, { runs, seed, headers, log: out });
   return report.exitCode === 0 ? EXIT_OK : EXIT_FAILURE;
 }

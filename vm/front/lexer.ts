@@ -262,10 +262,16 @@ class Tokenizer {
     this.lineHasToken = false;
   }
 
-  /** A block comment spanning lines separates statements like the line break it contains. */
+  /**
+   * A block comment ends where its `*` + `/` is: on one line it leaves the line as it was (a line
+   * break after `a = 1 /* note *` + `/` still ends the statement); spanning lines, it separates
+   * statements like the line break it contains, and what follows it starts a new line.
+   */
   private blockComment(t: moo.Token): void {
-    if (t.lineBreaks > 0 && this.lineHasToken) this.emit('newline', t, '\n');
-    this.lineHasToken = false;
+    if (t.lineBreaks > 0) {
+      if (this.lineHasToken) this.emit('newline', t, '\n');
+      this.lineHasToken = false;
+    }
     this.lineHasComment = true;
   }
 

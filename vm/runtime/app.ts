@@ -3,7 +3,7 @@
  * per-file cache, links them with the plugins, and runs each matched request through the
  * pipeline — middleware chain, outermost first → guards → validation → handler — on the VM.
  */
-import { existsSync, readFileSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DIAG } from '../errors.js';
 import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, sortDiagnostics, type Diagnostic } from '../diagnostics.js';
@@ -14,6 +14,7 @@ import { readBundle } from '../bytecode/bundle.js';
 import { execute, VmError } from '../interp/interpreter.js';
 import { link } from '../interp/link.js';
 import { assembleRoutes } from './routes.js';
+import { SKIPPED_FOLDERS, findRouteFiles } from './app-files.js';
 import type { CompiledModule } from '../bytecode/module.js';
 import type { Program } from '../interp/program.js';
 import { RvmError, type Value } from '../values.js';
@@ -37,9 +38,6 @@ import { performance } from 'node:perf_hooks';
 import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget, type Router } from './types.js';
 import { planTypes, planValidation, typeValidation, ValidationPlans } from './validate.js';
 
-
-/** Folders never searched for route files. */
-const SKIPPED_FOLDERS = new Set(['node_modules', '.rvm', '.git', '.secrets']);
 /** Files a plugin of the app may be made of. */
 const PLUGIN_FILE = /\.(?:[cm]?js|ts)$/;
 /** Changes to files are gathered for this long before one reload, so an editor's save burst compiles once. */
@@ -98,27 +96,6 @@ export interface AppBuild {
   registry: PluginRegistry;
   /** Present when there was no error. */
   linked: { program: Program; routes: RouteTarget[]; router: Router<RouteTarget>; validation: ValidationPlans } | null;
-}
-
-/** Lists the `.rvm` files under `dir`, relative with `/` separators, sorted. */
-export function findRouteFiles(dir: string): string[] {
-  const out: string[] = [];
-  // `rel` is the folder relative to `dir` with `/` separators ('' at the root); the directory
-  // entries carry their type, so only a symbolic link costs a stat (to learn what it points to).
-  const walk = (folder: string, rel: string) => {
-    const entries = readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      const name = entry.name;
-      const isDirectory = entry.isSymbolicLink() ? statSync(join(folder, name)).isDirectory() : entry.isDirectory();
-      if (isDirectory) {
-        if (!SKIPPED_FOLDERS.has(name) && !name.startsWith('.')) walk(join(folder, name), `${rel}${name}/`);
-      } else if (name.endsWith('.rvm')) {
-        out.push(rel + name);
-      }
-    }
-  };
-  walk(dir, '');
-  return out;
 }
 
 function errorsIn(diagnostics: readonly Diagnostic[]): Diagnostic[] {
@@ -231,7 +208,9 @@ export async function buildApp(dir: string, options: LoadOptions = {}): Promise<
   const unparsed = new Set<string>();
   const diagnostics: Diagnostic[] = [];
   const sources = new Map<string, string>();
-  for (const file of findRouteFiles(root)) {
+  const found = findRouteFiles(root);
+  diagnostics.push(...found.warnings);
+  for (const file of found.files) {
     const result = compileFile(root, file, registry, options);
     sources.set(file, result.source);
     diagnostics.push(...result.diagnostics);
