@@ -39,7 +39,7 @@ export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/http/client-a
 export { normalizeOrigin } from './kit/origin.js';
 export { absent, argumentProblem, checkLength, entriesOf, expectBool, expectInt, expectList, expectNumber, expectText, isPlainObject, typeError } from './kit/args.js';
 export { clientPrefix } from './kit/client-prefix.js';
-export { SESSION_COOKIE, requestToken } from './kit/session-token.js';
+export { SESSION_COOKIE, bearerToken, requestToken } from './kit/session-token.js';
 export { answerOf, then, type Answer } from './kit/answer.js';
 export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
 export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';

@@ -9,7 +9,7 @@
  * share them.
  */
 import { randomBytes } from 'node:crypto';
-import { constantTimeEqual, normalizeOrigin, requestToken, signText } from '../../plugins/sdk.js';
+import { bearerToken, constantTimeEqual, normalizeOrigin, requestToken, signText } from '../../plugins/sdk.js';
 import type { RequestInfo } from '../../plugins/sdk.js';
 
 /** The cookie holding the token: readable by the page's scripts, so not HttpOnly. */
@@ -73,7 +73,7 @@ export function submittedToken(request: Pick<RequestInfo, 'headers' | 'body'>): 
  * `_csrf` field of a form (no X-CSRF-Token header). Guards run before the body is read.
  */
 export function tokenInBody(request: Pick<RequestInfo, 'method' | 'headers'>): boolean {
-  if (SAFE_METHODS.has(request.method) || request.headers[CSRF_HEADER] !== undefined) return false;
+  if (SAFE_METHODS.has(request.method) || bearerToken(request) !== null || request.headers[CSRF_HEADER] !== undefined) return false;
   const type = single(request.headers['content-type'])?.split(';')[0].trim().toLowerCase();
   return type !== undefined && FORM_TYPES.has(type);
 }
@@ -107,12 +107,15 @@ export function originAccepted(request: Pick<RequestInfo, 'headers' | 'secure' |
 }
 
 /**
- * The whole decision of the `csrf` guard: safe methods pass; an unsafe one passes only when its
- * Origin (if sent) is acceptable, the submitted token equals the `rvm_csrf` cookie (constant
- * time), and the token's signature is valid for this caller's session.
+ * The whole decision of the `csrf` guard: safe methods pass, and so does a request that
+ * authenticates with a Bearer `Authorization` header — it carries no ambient credential (a
+ * browser never adds that header by itself, and it wins over the session cookie), as Django REST
+ * framework exempts token authentication. Any other passes only when its Origin (if sent) is
+ * acceptable, the submitted token equals the `rvm_csrf` cookie (constant time), and the token's
+ * signature is valid for this caller's session.
  */
 export function csrfRequestValid(request: RequestInfo, secret: string, trusted: ReadonlySet<string>): boolean {
-  if (SAFE_METHODS.has(request.method)) return true;
+  if (SAFE_METHODS.has(request.method) || bearerToken(request) !== null) return true;
   if (!originAccepted(request, trusted)) return false;
   const cookie = request.cookies[CSRF_COOKIE];
   const submitted = submittedToken(request);
