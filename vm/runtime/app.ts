@@ -95,7 +95,14 @@ export interface AppBuild {
   settings: AppSettings;
   registry: PluginRegistry;
   /** Present when there was no error. */
-  linked: { program: Program; routes: RouteTarget[]; router: Router<RouteTarget>; validation: ValidationPlans } | null;
+  linked: {
+    program: Program;
+    routes: RouteTarget[];
+    router: Router<RouteTarget>;
+    /** The root `_middleware.rvm`'s chunk, or none: the chain of a request no route matches. */
+    rootMiddleware: number[];
+    validation: ValidationPlans;
+  } | null;
 }
 
 function errorsIn(diagnostics: readonly Diagnostic[]): Diagnostic[] {
@@ -190,7 +197,7 @@ function linkModules(
     }
   }
   withSourceLines(diagnostics, sources);
-  return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router, validation: plans } : null };
+  return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router, rootMiddleware: assembled.rootMiddleware, validation: plans } : null };
 }
 
 /**
@@ -363,6 +370,10 @@ export class App implements AppHandle {
     return this.build.linked.router;
   }
 
+  get rootMiddleware(): readonly number[] {
+    return this.build.linked.rootMiddleware;
+  }
+
   get modules(): readonly CompiledModule[] {
     return this.build.modules;
   }
@@ -410,16 +421,11 @@ export class App implements AppHandle {
     return this.runMiddleware(ctx, target.middleware, 0, () => this.run(ctx, target.chunk));
   }
 
-  preflight(ctx: RequestContext, target: RouteTarget, allowed: readonly string[]): void | Promise<void> {
-    // The path's middleware runs, so CORS (set_cors_headers) can answer the preflight there.
-    const answer = (): void => {
-      ctx.response.setHeader('allow', allowed.join(', '));
-      ctx.respond(204, null, 'empty');
-    };
-    return this.runMiddleware(ctx, target.middleware, 0, answer);
+  around(ctx: RequestContext, chain: readonly number[], answer: () => void): void | Promise<void> {
+    return this.runMiddleware(ctx, chain, 0, answer);
   }
 
-  /** Middleware `level` of a chain; past the last level, `final` (the route, or the preflight answer). */
+  /** Middleware `level` of a chain; past the last level, `final` (the route, or the answer of a request no route takes). */
   private runMiddleware(ctx: RequestContext, chain: readonly number[], level: number, final: () => void | Promise<void>): void | Promise<void> {
     if (level === chain.length) return final();
     let called = false;

@@ -11,7 +11,8 @@ import { HttpError, NO_BODY, hasBody } from './http/body.js';
 import { RequestContext } from './context.js';
 import { describeError } from './log.js';
 import { HTTP } from '../errors.js';
-import { catalogueResponse, errorResponse, withoutBody } from './response.js';
+import { catalogueBody, catalogueResponse, errorResponse, withoutBody } from './response.js';
+import type { Value } from '../values.js';
 import { answered, finalize, release, type Result } from './answer.js';
 import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget } from './types.js';
 import type { AbandonReason, Watched } from './watchdog.js';
@@ -187,11 +188,13 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
     if (builtin !== null) return builtin;
   }
   const match = app.router.match(incoming.method, path);
-  if (match.kind === 'not_found') return catalogueResponse(HTTP.not_found);
-  if (match.kind === 'method_not_allowed') {
-    if (incoming.method === 'OPTIONS') return preflight(app, incoming, path, rawQuery, match.allowed);
-    return catalogueResponse(HTTP.method_not_allowed, `Method ${incoming.method} not allowed`, { allow: match.allowed.join(', ') });
+  if (match.kind === 'not_found') {
+    const chain = app.rootMiddleware;
+    if (chain.length === 0) return catalogueResponse(HTTP.not_found);
+    const ctx = new RequestContext(incoming, path, rawQuery, {}, app);
+    return answered(app, ctx, app.around(ctx, chain, () => ctx.respond(HTTP.not_found.status, catalogueBody(HTTP.not_found) as unknown as Value)));
   }
+  if (match.kind === 'method_not_allowed') return unmatchedMethod(app, incoming, path, rawQuery, match.allowed);
   // The body is read by the route itself, after its guards (READ_BODY).
   const target = match.value;
   const body = hasBody(incoming);
@@ -227,14 +230,25 @@ function httpErrorResponse(app: AppHandle, incoming: IncomingRequest, path: stri
   return errorResponse(err.status, err.code, err.message, err.headers, err.details);
 }
 
-/** OPTIONS without an OPTIONS route: the path's middleware may answer (CORS preflight), else 204 + Allow. */
-function preflight(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, allowed: string[]): Result {
-  const methods = allowed.includes('OPTIONS') ? allowed : [...allowed, 'OPTIONS'].sort();
-  // Any route of the path gives the middleware chain and the params: they share the folder.
+/**
+ * A path that has routes, none for this method: the path's middleware runs (any route of the
+ * path gives the chain and the params: they share the folder) around the answer — for OPTIONS
+ * 204 with `Allow` unless the middleware answers (CORS preflight), else 405 with `Allow`.
+ */
+function unmatchedMethod(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, allowed: string[]): Result {
+  const preflight = incoming.method === 'OPTIONS';
+  const methods = preflight && !allowed.includes('OPTIONS') ? [...allowed, 'OPTIONS'].sort() : allowed;
   const some = app.router.match(allowed[0]!, path);
   if (some.kind !== 'found') return catalogueResponse(HTTP.not_found);
+  const chain = some.value.middleware;
+  if (!preflight && chain.length === 0) return catalogueResponse(HTTP.method_not_allowed, `Method ${incoming.method} not allowed`, { allow: methods.join(', ') });
   const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY, some.value);
-  return answered(app, ctx, app.preflight(ctx, some.value, methods));
+  const answer = (): void => {
+    ctx.response.setHeader('allow', methods.join(', '));
+    if (preflight) ctx.respond(204, null, 'empty');
+    else ctx.respond(HTTP.method_not_allowed.status, catalogueBody(HTTP.method_not_allowed, `Method ${incoming.method} not allowed`) as unknown as Value);
+  };
+  return answered(app, ctx, app.around(ctx, chain, answer));
 }
 
 /** A bug escaped `execute` (or the runtime): log it with its stack, answer a generic 500. */

@@ -31,7 +31,11 @@ function folderChain(file: string): string[] {
 }
 
 /** Every route of `modules`, in file order, and the problems of their guard uses. */
-export function assembleRoutes(modules: readonly CompiledModule[], linked: LinkResult, registry: PluginRegistry): { routes: RouteTarget[]; diagnostics: Diagnostic[] } {
+export function assembleRoutes(
+  modules: readonly CompiledModule[],
+  linked: LinkResult,
+  registry: PluginRegistry,
+): { routes: RouteTarget[]; rootMiddleware: number[]; diagnostics: Diagnostic[] } {
   const { offsets, callables, dataOf } = linked;
   const diagnostics: Diagnostic[] = [];
   // Middleware chains, outermost first.
@@ -75,7 +79,8 @@ export function assembleRoutes(modules: readonly CompiledModule[], linked: LinkR
       });
     }
   });
-  return { routes, diagnostics };
+  const root = middlewareOf.get('');
+  return { routes, rootMiddleware: root === undefined ? [] : [root], diagnostics };
 }
 
 /** What the reference shows of one guard use: a plugin's meta, or what a guard_definition's body can answer. */

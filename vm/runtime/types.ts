@@ -84,6 +84,8 @@ export interface AppHandle extends ContextDeps {
   readonly watchdog: Watchdog;
   /** The current router; replaced whole on hot reload. */
   readonly router: Router<RouteTarget>;
+  /** The middleware of a request no route matches (404): the root `_middleware.rvm`, if any. */
+  readonly rootMiddleware: readonly number[];
   /** Dev mode: resolves when a pending reload has finished, so the next request sees it. */
   ready(): void | Promise<void>;
   /**
@@ -94,8 +96,8 @@ export interface AppHandle extends ContextDeps {
   /** Runs middleware → guards → validation → handler for a matched route, filling ctx.response. */
   execute(ctx: RequestContext, target: RouteTarget): void | Promise<void>;
   /**
-   * OPTIONS on a path that has routes but no OPTIONS route: runs the path's middleware (where
-   * CORS answers preflight); when nothing answers, 204 with `Allow`.
+   * A request no route answers (404, 405, an OPTIONS preflight): runs the middleware `chain`
+   * around `answer`, so security headers and CORS apply and the app may shape the answer.
    */
-  preflight(ctx: RequestContext, target: RouteTarget, allowed: readonly string[]): void | Promise<void>;
+  around(ctx: RequestContext, chain: readonly number[], answer: () => void): void | Promise<void>;
 }

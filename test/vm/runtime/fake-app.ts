@@ -62,6 +62,7 @@ export function fakeApp(
     store: createMemoryStore(),
     log: captureLogger(),
     router,
+    rootMiddleware: [],
     readyCalls: 0,
     ready() {
       app.readyCalls++;
@@ -75,9 +76,9 @@ export function fakeApp(
       if (read instanceof Promise) return read.then((r) => (r === HALT ? undefined : handlers[target.chunk](ctx)));
       return handlers[target.chunk](ctx);
     },
-    preflight(ctx, _target, allowed) {
-      ctx.response.setHeader('allow', allowed.join(', '));
-      ctx.respond(204, null, 'empty');
+    /** No middleware: the answer alone. */
+    around(_ctx, _chain, answer) {
+      answer();
     },
   };
   return app;
