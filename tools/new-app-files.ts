@@ -36,12 +36,12 @@ route POST /hello {
 }
 `;
 
-const MIDDLEWARE_RVM = `/// Runs around every request: the route answers inside next(), then the request is logged.
+const MIDDLEWARE_RVM = `/// Runs around every request, unmatched ones (404, 405) included: the route answers inside next().
+/// rvm logs each request itself (method, path, status, time), so this does not.
 middleware {
   next()
   // After next() the answer is known, and headers may still change.
   set_header('Cache-Control', 'no-store')
-  log("\${request.method} \${request.path} -> \${response.status}")
 }
 `;
 

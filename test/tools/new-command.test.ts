@@ -76,12 +76,17 @@ describe('rvm new: the app it writes', () => {
     withTemp(async (tmp) => {
       const dir = join(tmp, 'app');
       createApp(dir);
-      const app = await loadApp(dir, { dev: true, cache: false, logger: captureLogger() });
+      const logger = captureLogger();
+      const app = await loadApp(dir, { dev: true, cache: false, logger });
       try {
         const hello = await inject(app, { url: '/hello' });
         assert.equal(hello.status, 200);
         assert.deepEqual(hello.json(), { message: 'Hello, world!' });
         assert.equal(hello.headers['cache-control'], 'no-store', 'set by _middleware.rvm');
+        assert.deepEqual(logger.lines.filter((l) => l.includes('/hello')).length, 1, `the request is logged once: ${logger.lines.join(' | ')}`);
+        const missing = await inject(app, { url: '/nowhere' });
+        assert.equal(missing.status, 404);
+        assert.equal(missing.headers['cache-control'], 'no-store', 'a 404 runs the middleware too');
         const greeted = await inject(app, { method: 'POST', url: '/hello', body: { name: 'Ada', admin: true } });
         assert.equal(greeted.status, 200);
         assert.deepEqual(greeted.json(), { message: 'Hello, Ada!' });
