@@ -22,6 +22,8 @@ import { RESPONSE_FIELDS } from '../lang.js';
 export const MAX_ARGS = 255;
 
 const RESPONSE_BODY_FIELDS = ['json', 'text', 'html'];
+/** The runtime's names for what the client sent: neither they nor their fields can be assigned. */
+const READ_ONLY_AMBIENT: ReadonlySet<string> = new Set(['request', 'params', 'query']);
 
 /** What a top-level name of the file is; such names are not values. */
 export type TopLevelKind = 'fn' | 'guard' | 'type';
@@ -209,11 +211,13 @@ export class ChunkCompiler {
         return;
       }
       case 'Member':
+        this.checkRequestData(target);
         this.expr(target.object);
         this.expr(stmt.value);
         this.emitter.emit(Op.SET_FIELD, [this.emitter.constant(target.name)], target);
         return;
       case 'Index':
+        this.checkRequestData(target);
         this.expr(target.object);
         this.expr(target.index);
         this.expr(stmt.value);
@@ -377,6 +381,20 @@ export class ChunkCompiler {
 
   // -------------------------------------------------------------------------------------------
   // Expressions
+
+  /**
+   * `request.x = …`, `params.id = …`, `query['page'] = …`, and deeper (`request.headers.a = …`):
+   * what the client sent is read-only; changing it would make later code (and the log) lie about
+   * the request. `body` stays writable: it is the route's own, validated copy.
+   */
+  private checkRequestData(target: Expr & { kind: 'Member' | 'Index' }): void {
+    let root: Expr = target;
+    while (root.kind === 'Member' || root.kind === 'Index') root = root.object;
+    if (root.kind !== 'Name' || !READ_ONLY_AMBIENT.has(root.name) || this.scopes.lookup(root.name) !== undefined) return;
+    this.reporter.error(DIAG.E_ASSIGN_AMBIENT, `'${root.name}' holds what the client sent and cannot be changed`, target, {
+      hint: 'copy what you need into a local first: page = query.page',
+    });
+  }
 
   private isAmbient(name: string): boolean {
     return (AMBIENT_NAMES as readonly string[]).includes(name);
