@@ -1,5 +1,5 @@
 /**
- * The `core` standard plugin: text, list, math, JSON, time, logging and HTTP natives, and the
+ * The `core` standard plugin: text, list, math, JSON, time, logging, request and HTTP natives, and the
  * `response.*` helpers, and the `ip`, `time` and `method` guards. Written only against the plugin
  * SDK, like any third-party plugin.
  */
@@ -11,6 +11,7 @@ import { registerJson } from './json.js';
 import { registerLists } from './lists.js';
 import { registerLog } from './log.js';
 import { registerMath } from './math.js';
+import { registerRequest } from './request.js';
 import { registerResponses } from './responses.js';
 import { registerText } from './text.js';
 import { registerTime } from './time.js';
@@ -28,6 +29,7 @@ export const core = definePlugin({
     registerMath(rvm);
     registerLog(rvm);
     registerHttp(rvm);
+    registerRequest(rvm);
     registerResponses(rvm);
     registerGuards(rvm);
   },
