@@ -75,19 +75,38 @@ describe('reference: the restart notice after a plugin file changed', () => {
     }
   });
 
-  test('an app that lists no plugins never asks for a restart: its scripts (a test file) are no plugins', async () => {
-    const dir = writeApp({ 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n', 'test/app.test.mjs': '// a test\n' }, 'rvm-restart-');
-    const log = captureLogger();
-    const app = await loadApp(dir, { cache: false, dev: true, logger: log });
+  for (const lists of [false, true]) {
+    test(`tests and scripts are no plugins: editing them never asks for a restart (an app that lists ${lists ? 'a plugin' : 'none'})`, async () => {
+      const files = { 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n', 'test/app.test.mjs': '// a test\n', 'scripts/seed.mjs': '// a script\n', 'helper.js': '// a helper\n' };
+      const dir = writeApp(lists ? { ...WITH_PLUGIN, ...files } : files, 'rvm-restart-');
+      const log = captureLogger();
+      const app = await loadApp(dir, { cache: false, dev: true, logger: log });
+      try {
+        app.watch();
+        writeFileSync(join(dir, 'test', 'app.test.mjs'), '// edited\n');
+        writeFileSync(join(dir, 'scripts', 'seed.mjs'), '// edited\n');
+        writeFileSync(join(dir, 'helper.js'), '// edited\n');
+        // A route edit after it: once that shows, the test file's event was seen too.
+        writeFileSync(join(dir, 'a.rvm'), 'route GET /b {\n  response.ok(1)\n}\n');
+        const doc = await specWhen(app, (d) => d.paths['/b'] !== undefined);
+        assert.ok(doc.paths['/b']);
+        assert.deepEqual(doc['x-rvm-restart-needed'], []);
+        assert.equal(log.lines.filter((l) => l.includes('restart rvm run')).length, 0, log.lines.join('\n'));
+      } finally {
+        await app.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  test("a module beside a listed plugin's file, in its own folder, is plugin code", async () => {
+    const dir = writeApp({ ...WITH_PLUGIN, 'plugins/words.mjs': "export const HI = 'hi';\n" }, 'rvm-restart-');
+    const app = await load(dir);
     try {
       app.watch();
-      writeFileSync(join(dir, 'test', 'app.test.mjs'), '// edited\n');
-      // A route edit after it: once that shows, the test file's event was seen too.
-      writeFileSync(join(dir, 'a.rvm'), 'route GET /b {\n  response.ok(1)\n}\n');
-      const doc = await specWhen(app, (d) => d.paths['/b'] !== undefined);
-      assert.ok(doc.paths['/b']);
-      assert.deepEqual(doc['x-rvm-restart-needed'], []);
-      assert.equal(log.lines.filter((l) => l.includes('restart rvm run')).length, 0, log.lines.join('\n'));
+      writeFileSync(join(dir, 'plugins', 'words.mjs'), "export const HI = 'hello';\n");
+      const doc = await specWhen(app, (d) => d['x-rvm-restart-needed'].length > 0);
+      assert.deepEqual(doc['x-rvm-restart-needed'], ['plugins/words.mjs']);
     } finally {
       await app.close();
       rmSync(dir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
  * pipeline — middleware chain, outermost first → guards → validation → handler — on the VM.
  */
 import { existsSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { DIAG } from '../errors.js';
 import { DiagnosticError, diagnostic, formatDiagnostic, lineOf, sortDiagnostics, type Diagnostic } from '../diagnostics.js';
 import { compileSource, sourceHash } from '../compiler/compiler.js';
@@ -534,7 +534,7 @@ export class App implements AppHandle {
       if (file.split(/[\\/]/).some((part) => SKIPPED_FOLDERS.has(part))) return;
       // Node loads a module once per process: a plugin's new code needs a new process. Only an
       // app that lists plugins has any (a test script of the app is no plugin).
-      if (PLUGIN_FILE.test(file) && this.listsPlugins() && !this.changedPlugins.has(file)) {
+      if (PLUGIN_FILE.test(file) && this.isPluginFile(file) && !this.changedPlugins.has(file)) {
         this.changedPlugins.add(file);
         this.log.info(`${file} changed: plugins are loaded once per process; restart rvm run to use the new version`);
         // The reference shows the notice: its document is rebuilt and open pages are told.
@@ -545,9 +545,22 @@ export class App implements AppHandle {
     });
   }
 
-  private listsPlugins(): boolean {
+  /**
+   * Whether `file` (relative to the app) is plugin code: the file a listed path spec names, or
+   * one in that file's folder below the app root (a plugin's own modules). Tests, scripts and
+   * other files of the app are not, nor is anything of an installed package (node_modules is not
+   * watched).
+   */
+  private isPluginFile(file: string): boolean {
     const plugins = this.build.settings.config.plugins;
-    return Array.isArray(plugins) && plugins.length > 0;
+    if (!Array.isArray(plugins) || this.dir === null) return false;
+    const changed = resolve(this.dir, file);
+    return plugins.some((spec) => {
+      if (typeof spec !== 'string' || !(spec.startsWith('.') || isAbsolute(spec))) return false;
+      const entry = resolve(this.dir!, spec);
+      const folder = dirname(entry);
+      return changed === entry || (folder !== this.dir && changed.startsWith(folder + sep));
+    });
   }
 
   /** Debounces a burst of changes into one reload; requests wait on `pending` until it is done. */
