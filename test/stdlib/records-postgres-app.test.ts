@@ -104,7 +104,7 @@ test('create, find, where, page, update, delete, a rolled-back transaction and a
   const logger = captureLogger();
   const app = await loadApp(dir, { cache: false, logger, settings: { env: { DATABASE_URL: url } } });
   try {
-    assert.ok(logger.lines.some((l) => l.endsWith(`records: postgres 127.0.0.1:${server().port}/app_${databases}`)), logger.lines.join('\n'));
+    assert.deepEqual(app.announcements, [{ label: 'Database', text: `PostgreSQL 127.0.0.1:${server().port}/app_${databases}, pool 10` }]);
     const ids: Record<string, string> = {};
     for (const [name, balance] of [['ann', 50], ['bob', 150], ['cy', 300], ['dee', 100], ['eve', 0]] as const) {
       const res = await inject(app, { method: 'POST', url: '/accounts', body: { name, balance } });

@@ -264,11 +264,14 @@ async function startRecords(build: AppBuild): Promise<{ database: string | null;
   return { database, errors: withSourceLines(errors, sources) };
 }
 
-/** Starts the records of a build about to serve its first request: the start line logged, or DiagnosticError. */
-async function startServing(build: AppBuild, logger: Logger): Promise<void> {
-  const { database, errors } = await startRecords(build);
+/**
+ * Starts the records of a build about to serve its first request, or DiagnosticError. The
+ * database is named once, by the plugin's start line (`Database:`, App.announcements), not
+ * logged a second time.
+ */
+async function startServing(build: AppBuild): Promise<void> {
+  const { errors } = await startRecords(build);
   if (errors.length > 0) throw new DiagnosticError(errors);
-  if (database !== null) logger.info(`records: ${database}`);
 }
 
 /** `app` once its store is ready (connected, or known unreachable for now). */
@@ -292,7 +295,7 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
     diagnostics.unshift(...validation);
     if (linked === null || errorsIn(validation).length > 0) throw new DiagnosticError(errorsIn(diagnostics));
     const build: AppBuild = { dir: null, modules: bundle.modules, diagnostics, settings, registry, linked };
-    await startServing(build, logger);
+    await startServing(build);
     return ready(new App(null, build, logger, options));
   }
   if (!existsSync(target)) throw new DiagnosticError([diagnostic(DIAG.E_NO_APP, `no such app folder or bundle: ${target}`, { file: target, line: 1, col: 1 })]);
@@ -300,7 +303,7 @@ export async function loadApp(target: string, options: LoadOptions = {}): Promis
   if (build.linked === null) throw new DiagnosticError(errorsIn(build.diagnostics));
   // A diagnostic shows its source line under a caret: one log line per line of it.
   for (const w of build.diagnostics) for (const line of formatDiagnostic(w).split('\n')) logger.info(line);
-  await startServing(build, logger);
+  await startServing(build);
   return ready(new App(build.dir, build, logger, options));
 }
 
