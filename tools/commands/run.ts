@@ -13,6 +13,7 @@ import { DiagnosticError } from '../../vm/diagnostics.js';
 import { buildApp, loadApp } from '../host.js';
 import type { Logger } from '../../vm/runtime/log.js';
 import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
+import { sweepStaleUploads } from '../../vm/runtime/http/multipart.js';
 import { IpcStore, PrimaryStore, type IpcChannel } from '../../vm/runtime/stores/ipc.js';
 import { storeSettings, type WorkerStore } from '../../vm/runtime/stores/open.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
@@ -166,6 +167,8 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
   // Once per run, by the process that is not a worker, so workers don't race on the file.
   if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
   if (o.prod && o.isBundle && !process.env.APP_SECRET && cluster.isPrimary) err(EPHEMERAL_SECRET_WARNING);
+  // Uploads a killed process was writing are never cleaned by it: the next start does.
+  if (cluster.isPrimary) await sweepStaleUploads();
   if (o.workers !== null && cluster.isPrimary) return supervise(o);
   if (cluster.isWorker) return work(o);
   const { running, log, reference, store, announced } = await serve(o);
