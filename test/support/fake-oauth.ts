@@ -49,6 +49,8 @@ export interface FakeBehaviour {
   microsoftIssuer: string | null;
   /** When set, Google signs in another account (this `sub`) with the same e-mail. */
   googleSub: string | null;
+  /** When set, the answer to this action (`token`, `jwks`, `userinfo`, `user`) is padded to exactly `bytes` of JSON. */
+  padded: { action: 'token' | 'jwks' | 'userinfo' | 'user'; bytes: number } | null;
 }
 
 const DEFAULT_BEHAVIOUR: FakeBehaviour = {
@@ -61,6 +63,7 @@ const DEFAULT_BEHAVIOUR: FakeBehaviour = {
   foreignKey: false,
   microsoftIssuer: null,
   googleSub: null,
+  padded: null,
 };
 
 /** One request the fake received (for assertions on what rvm sent). */
@@ -97,9 +100,20 @@ function b64url(bytes: Buffer): string {
   return bytes.toString('base64url');
 }
 
+/** `body` with a `padding` field making its JSON exactly `bytes` long. */
+function padTo(body: Record<string, unknown>, bytes: number): Record<string, unknown> {
+  const base = Buffer.byteLength(JSON.stringify({ ...body, padding: '' }));
+  assert.ok(bytes >= base, `cannot pad ${base} bytes of JSON down to ${bytes}`);
+  return { ...body, padding: 'x'.repeat(bytes - base) };
+}
+
+/** Answers to pad (FakeBehaviour.padded) and the length their JSON is made. */
+const paddedTo = new WeakMap<ServerResponse, number>();
+
 function json(res: ServerResponse, status: number, body: unknown): void {
+  const bytes = paddedTo.get(res);
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
+  res.end(JSON.stringify(bytes === undefined ? body : padTo(body as Record<string, unknown>, bytes)));
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -196,6 +210,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     requests.push({ method: req.method ?? '', path: url.pathname, query: url.searchParams, form: new URLSearchParams(raw), headers: req.headers });
     const [, provider, action] = url.pathname.split('/') as [string, FakeProvider, string];
     if (!['google', 'github', 'microsoft'].includes(provider)) return json(res, 404, { error: 'not_found' });
+    if (behaviour.padded?.action === action) paddedTo.set(res, behaviour.padded.bytes);
     switch (action) {
       case 'authorize':
         return authorize(provider, url.searchParams, res);
