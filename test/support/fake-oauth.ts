@@ -49,6 +49,8 @@ export interface FakeBehaviour {
   microsoftIssuer: string | null;
   /** When set, Google signs in another account (this `sub`) with the same e-mail. */
   googleSub: string | null;
+  /** Google's `email_verified` (ID token and userinfo): false for an address Google has not checked. */
+  googleEmailVerified: boolean;
   /** When set, the answer to this action (`token`, `jwks`, `userinfo`, `user`) is padded to exactly `bytes` of JSON. */
   padded: { action: 'token' | 'jwks' | 'userinfo' | 'user'; bytes: number } | null;
 }
@@ -63,6 +65,7 @@ const DEFAULT_BEHAVIOUR: FakeBehaviour = {
   foreignKey: false,
   microsoftIssuer: null,
   googleSub: null,
+  googleEmailVerified: true,
   padded: null,
 };
 
@@ -141,7 +144,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     const person = FAKE_PEOPLE[provider];
     const claims: Record<string, unknown> =
       provider === 'google'
-        ? { email: person.email, email_verified: true, name: person.name, picture: FAKE_PEOPLE.google.picture }
+        ? { email: person.email, email_verified: behaviour.googleEmailVerified, name: person.name, picture: FAKE_PEOPLE.google.picture }
         : { tid: FAKE_PEOPLE.microsoft.tid, oid: FAKE_PEOPLE.microsoft.oid, email: person.email, name: person.name };
     const issuer = provider === 'google' ? behaviour.googleIssuer : (behaviour.microsoftIssuer ?? `https://login.microsoftonline.com/${FAKE_PEOPLE.microsoft.tid}/v2.0`);
     const nonceClaim = behaviour.nonce ?? nonce;
@@ -221,7 +224,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
       case 'userinfo': {
         if (!bearer(req, provider)) return json(res, 401, { error: 'invalid_token' });
         const p = provider === 'google' ? FAKE_PEOPLE.google : FAKE_PEOPLE.microsoft;
-        return json(res, 200, provider === 'google' ? { ...p, sub: behaviour.googleSub ?? p.sub } : { sub: p.sub, email: p.email, name: p.name, picture: 'https://graph.microsoft.com/v1.0/me/photo/$value' });
+        return json(res, 200, provider === 'google' ? { ...p, sub: behaviour.googleSub ?? p.sub, email_verified: behaviour.googleEmailVerified } : { sub: p.sub, email: p.email, name: p.name, picture: 'https://graph.microsoft.com/v1.0/me/photo/$value' });
       }
       case 'user':
         if (!req.headers['user-agent']) return json(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
