@@ -69,14 +69,16 @@ test('a bundle under --workers 2 without APP_SECRET: a CSRF token from one worke
   }
 });
 
-test('--prod on a bundle without APP_SECRET warns exactly once (not once per worker) that sessions will not survive a restart', { timeout: 60_000 }, async () => {
-  const server = await startRvmServer(bundle, { workers: 2, env: NO_APP_SECRET });
-  try {
-    assert.equal(occurrences(server.output(), EPHEMERAL_SECRET_WARNING), 1, server.output());
-  } finally {
-    await server.stop();
-  }
-});
+for (const workers of [2, undefined]) {
+  test(`--prod on a bundle without APP_SECRET warns exactly once (${workers === undefined ? 'one process' : 'not once per worker'}) that sessions will not survive a restart`, { timeout: 60_000 }, async () => {
+    const server = await startRvmServer(bundle, { workers, env: NO_APP_SECRET });
+    try {
+      assert.equal(occurrences(server.output(), EPHEMERAL_SECRET_WARNING), 1, server.output());
+    } finally {
+      await server.stop();
+    }
+  });
+}
 
 test('--prod on a bundle with APP_SECRET set does not warn', { timeout: 60_000 }, async () => {
   const server = await startRvmServer(bundle, { workers: 2, env: { APP_SECRET: 'workers-app-secret-0123456789abcdefghijkl' } });

@@ -152,6 +152,8 @@ async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> 
  * unless configured), which store it uses, then what the plugins announced (the database).
  */
 function announce(o: RunOptions, url: string, reference: boolean, store: string, announced: readonly Announced[]): void {
+  // Said once the app serves (a start that fails has more to say), by the one process that announces.
+  if (o.prod && o.isBundle && !process.env.APP_SECRET) err(EPHEMERAL_SECRET_WARNING);
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
   const workers = o.workers === null ? '' : `, ${plural(o.workers, 'worker')}`;
   out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
@@ -166,7 +168,6 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
   const o = runOptions(args);
   // Once per run, by the process that is not a worker, so workers don't race on the file.
   if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
-  if (o.prod && o.isBundle && !process.env.APP_SECRET && cluster.isPrimary) err(EPHEMERAL_SECRET_WARNING);
   // Uploads a killed process was writing are never cleaned by it: the next start does.
   if (cluster.isPrimary) await sweepStaleUploads();
   if (o.workers !== null && cluster.isPrimary) return supervise(o);
