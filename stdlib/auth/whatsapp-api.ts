@@ -4,6 +4,7 @@
  * Cloud API's answer turned into a message id or a `CloudApiError` naming what went wrong.
  */
 import { Agent, errors, request } from 'undici';
+import { readCapped } from './capped-answer.js';
 
 /**
  * The Graph API version rvm addresses by default. Versions live about two years (v20.0 ended on
@@ -102,21 +103,6 @@ export function cloudAgent(timeouts: CloudTimeouts): Agent {
   return new Agent({ connect: { timeout: timeouts.connectMs }, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs });
 }
 
-/** Reads at most MAX_RESPONSE_BYTES of a body as text, dropping the rest. */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_RESPONSE_BYTES) {
-      body.destroy();
-      break;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** The JSON of `text`, or undefined when it is not JSON. */
 function jsonOf(text: string): unknown {
   try {
@@ -150,7 +136,8 @@ export async function sendCloudMessage(account: CloudAccount, message: CloudMess
       body: JSON.stringify(message),
     });
     status = res.statusCode;
-    text = await readCapped(res.body);
+    // An answer over the cap is not the Cloud API's: read as empty, it is refused below.
+    text = (await readCapped(res.body, MAX_RESPONSE_BYTES))?.toString('utf8') ?? '';
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     throw transportFailure(error);

@@ -17,7 +17,7 @@
 import { ConflictError, InvalidQueryError, own, put, type Filter, type FilterOp, type Query, type RecordOps, type RecordStore, type Row, type SchemaPlan, type StoredValue, type TableSpec, type Transaction } from './store.js';
 import { checkValue, fieldOf, tableOf, type Field, type FieldType, type Table } from './columns.js';
 import { countStatement, insertStatement, selectStatement, updateStatement } from './sql.js';
-import { indexNames, planSchema, type LiveSchema } from './schema.js';
+import { indexNames, planSchema, syncSteps, type LiveSchema } from './schema.js';
 import { sqliteDialect } from './sqlite.js';
 import { effectiveOrder } from './cursor.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
@@ -178,9 +178,7 @@ export class MemoryStore extends TableOps implements RecordStore {
   async sync(specs: readonly TableSpec[], options: { allowDestructive: boolean }): Promise<SchemaPlan> {
     return this.#exclusive(async () => {
       const checked = specs.map(tableOf);
-      const steps = planSchema(sqliteDialect, specs, this.#live(specs));
-      const withheld = options.allowDestructive ? [] : steps.withheld;
-      const run = options.allowDestructive ? [...steps.withheld, ...steps.apply] : steps.apply;
+      const { run, withheld } = syncSteps(planSchema(sqliteDialect, specs, this.#live(specs)), options.allowDestructive);
       // A table with withheld changes keeps the shape it had: its declared one does not exist yet.
       for (const table of checked) if (!withheld.some((c) => c.table === table.name)) this.#reshape(table);
       return { applied: run.map((s) => s.description), withheld };

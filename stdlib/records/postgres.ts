@@ -22,7 +22,7 @@ import {
 import { tableOf, type FieldType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, quote, type Dialect, type Statement } from './sql.js';
 import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
-import { indexName, planSchema, type LiveSchema } from './schema.js';
+import { duplicateValues, indexName, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 
 /** Connections per process: PostgreSQL's default max_connections (100) shared by several workers. */
 export const PG_POOL_SIZE = 10;
@@ -262,14 +262,29 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
         'SELECT column_name, data_type, domain_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1',
         [spec.name],
       );
-      if (columns.rows.length === 0) continue;
+      if (columns.rows.length === 0) {
+        // Quoted names keep their case: `user` is another table than `User`, holding its rows.
+        const twin = await client.query<{ table_name: string }>(
+          'SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND lower(table_name) = lower($1) LIMIT 1',
+          [spec.name],
+        );
+        if (twin.rows.length > 0) live.set(spec.name, { caseTwin: twin.rows[0]!.table_name });
+        continue;
+      }
       const indexes = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1', [spec.name]);
       const rows = await client.query(`SELECT 1 FROM ${quote(spec.name)} LIMIT 1`);
-      live.set(spec.name, {
+      const table: LiveTable = {
         columns: new Map(columns.rows.map((c) => [c.column_name, FIELD_TYPES[c.domain_name ?? ''] ?? FIELD_TYPES[c.data_type] ?? c.data_type])),
         indexes: new Set(indexes.rows.map((i) => i.indexname)),
         hasRows: rows.rows.length > 0,
-      });
+      };
+      if (table.hasRows) {
+        table.duplicated = new Set();
+        for (const column of uniqueIndexesToMake(spec, table)) {
+          if ((await client.query(`${duplicateValues(spec.name, column)} LIMIT 1`)).rows.length > 0) table.duplicated.add(column);
+        }
+      }
+      live.set(spec.name, table);
     }
     return live;
   }
@@ -302,10 +317,9 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
         const found = await client.query('SELECT 1 FROM pg_type WHERE typname = $1 AND typnamespace = current_schema()::regnamespace', [domain]);
         if (found.rows.length === 0) await client.query(`CREATE DOMAIN ${domain} AS jsonb CHECK (jsonb_typeof(VALUE) = '${kind}')`);
       }
-      const steps = planSchema(postgresDialect, tables, await this.readLive(client, tables));
-      const run = options.allowDestructive ? [...steps.withheld, ...steps.apply] : steps.apply;
+      const { run, withheld } = syncSteps(planSchema(postgresDialect, tables, await this.readLive(client, tables)), options.allowDestructive);
       for (const step of run) for (const sql of step.sql) await client.query(sql);
-      return { applied: run.map((s) => s.description), withheld: options.allowDestructive ? [] : steps.withheld };
+      return { applied: run.map((s) => s.description), withheld };
     });
     // A table with withheld changes keeps the shape it had: its declared one does not exist in the database.
     for (const table of checked) if (!plan.withheld.some((c) => c.table === table.name)) this.tables.set(table.name, table);

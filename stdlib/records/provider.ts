@@ -250,7 +250,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         }
         const problems = plan.withheld.map((c) => ({
           message: `the database's ${c.table} table does not match the type, and rvm will not change it by itself: ${c.description}`,
-          hint: WITHHELD_HINT,
+          hint: c.remedy ?? WITHHELD_HINT,
           file: c.file,
           line: c.line,
           col: c.col,

@@ -17,10 +17,43 @@ export interface LiveTable {
   columns: Map<string, FieldType | string>;
   indexes: Set<string>;
   hasRows: boolean;
+  /** Declared `@unique` columns whose unique index is missing and whose values repeat (duplicateValues). */
+  duplicated?: Set<string>;
 }
 
-/** The tables that exist, by name (only the declared ones are read). */
-export type LiveSchema = Map<string, LiveTable>;
+/**
+ * A table named like a declared type but for letter case (`user` for `type User`): SQLite takes
+ * the two names for one table, PostgreSQL for two, so neither creating the declared table nor
+ * using the old one is safe.
+ */
+export interface CaseTwin {
+  caseTwin: string;
+}
+
+/** The tables that exist, by declared name (only the declared ones are read). */
+export type LiveSchema = Map<string, LiveTable | CaseTwin>;
+
+/**
+ * The declared `@unique` columns of `spec` that exist in `live` without their unique index: the
+ * ones whose values a store checks for repeats (duplicateValues) before the index is planned.
+ */
+export function uniqueIndexesToMake(spec: TableSpec, live: LiveTable): string[] {
+  return spec.columns.filter((c) => c.unique && live.columns.has(c.name) && !live.indexes.has(indexName(spec.name, c.name, true))).map((c) => c.name);
+}
+
+/**
+ * The values `column` of `table` holds more than once, with their counts: what stops its unique
+ * index (nulls never count: a unique index allows many). Stores ask it with `LIMIT 1`.
+ */
+export function duplicateValues(table: string, column: string): string {
+  return `SELECT ${quote(column)}, count(*) FROM ${quote(table)} WHERE ${quote(column)} IS NOT NULL GROUP BY ${quote(column)} HAVING count(*) > 1`;
+}
+
+/** What a sync runs, and what it leaves withheld: a change with a remedy stays withheld even when destructive ones are allowed. */
+export function syncSteps(steps: SchemaSteps, allowDestructive: boolean): { run: SchemaStep[]; withheld: SchemaChange[] } {
+  if (!allowDestructive) return { run: steps.apply, withheld: steps.withheld };
+  return { run: [...steps.withheld.filter((c) => c.remedy === undefined), ...steps.apply], withheld: steps.withheld.filter((c) => c.remedy !== undefined) };
+}
 
 /** A planned step: what it does (for the start line and `rvm db diff`) and its SQL. */
 export interface SchemaStep {
@@ -96,8 +129,19 @@ export function planSchema(dialect: Dialect, specs: readonly TableSpec[], live: 
   const withheld: SchemaChange[] = [];
   for (const spec of specs) {
     const t = tableOf(spec);
-    const existing = live.get(spec.name);
+    const found = live.get(spec.name);
     const at = { table: spec.name, file: spec.file, line: spec.line, col: spec.col };
+    if (found !== undefined && 'caseTwin' in found) {
+      withheld.push({
+        ...at,
+        description: `the database holds a table '${found.caseTwin}', named like type ${spec.name} but for letter case (SQLite takes the two names for one table, PostgreSQL for two)`,
+        destructive: false,
+        sql: [],
+        remedy: `name the type ${found.caseTwin} again, or rename the table in the database to ${spec.name} yourself`,
+      });
+      continue;
+    }
+    const existing = found;
     if (!existing) {
       const columns = t.order.map((name) => {
         const field = t.fields.get(name)!;
@@ -141,6 +185,16 @@ export function planSchema(dialect: Dialect, specs: readonly TableSpec[], live: 
       for (const unique of [true, false]) {
         const name = indexName(spec.name, column.name, unique);
         const wanted = unique ? column.unique : column.index && !column.unique;
+        if (wanted && unique && existing.duplicated?.has(column.name)) {
+          withheld.push({
+            ...at,
+            description: `field '${column.name}' is @unique, but values of it repeat in ${spec.name} (its unique index cannot be made)`,
+            destructive: false,
+            sql: [],
+            remedy: `make the ${column.name} values of ${spec.name} distinct, or remove @unique; the repeated ones: ${duplicateValues(spec.name, column.name)}`,
+          });
+          continue;
+        }
         if (wanted && !existing.indexes.has(name)) apply.push({ description: `create ${unique ? 'unique ' : ''}index ${name}`, sql: [createIndex(spec.name, column.name, unique)] });
         if (!wanted && existing.indexes.has(name)) apply.push({ description: `drop index ${name}`, sql: [dropIndex(spec.name, column.name, unique)] });
       }

@@ -32,7 +32,7 @@ import {
 import { tableOf, type FieldType } from './columns.js';
 import { ShapeCache, quote, type Dialect, type Statement } from './sql.js';
 import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
-import { planSchema, type LiveSchema } from './schema.js';
+import { duplicateValues, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 import { Gate } from './gate.js';
 
 /**
@@ -260,17 +260,26 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
 
   private readLive(specs: readonly TableSpec[]): LiveSchema {
     const live: LiveSchema = new Map();
-    const exists = this.db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?`);
+    // SQLite compares table names without case: `user` answers for `User` too.
+    const named = this.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE`).pluck();
     const columns = this.db.prepare('SELECT name, type FROM pragma_table_info(?)');
     const indexes = this.db.prepare('SELECT name FROM pragma_index_list(?)');
     for (const spec of specs) {
-      if (!exists.get(spec.name)) continue;
+      const name = named.get(spec.name) as string | undefined;
+      if (name === undefined) continue;
+      if (name !== spec.name) {
+        live.set(spec.name, { caseTwin: name });
+        continue;
+      }
       const cols = columns.all(spec.name) as { name: string; type: string }[];
-      live.set(spec.name, {
+      const table: LiveTable = {
         columns: new Map(cols.map((c) => [c.name, FIELD_TYPES.get(c.type.toUpperCase()) ?? c.type])),
         indexes: new Set((indexes.all(spec.name) as { name: string }[]).map((i) => i.name)),
         hasRows: this.db.prepare(`SELECT 1 FROM ${quote(spec.name)} LIMIT 1`).get() !== undefined,
-      });
+      };
+      const repeats = (column: string): boolean => this.db.prepare(`${duplicateValues(spec.name, column)} LIMIT 1`).get() !== undefined;
+      if (table.hasRows) table.duplicated = new Set(uniqueIndexesToMake(spec, table).filter(repeats));
+      live.set(spec.name, table);
     }
     return live;
   }
@@ -282,13 +291,9 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     const plan = await this.retryBusy(
       () =>
         this.execute(true, false, () => {
-        const steps = planSchema(sqliteDialect, tables, this.readLive(tables));
-        const run = options.allowDestructive ? [...steps.withheld, ...steps.apply] : steps.apply;
+        const { run, withheld } = syncSteps(planSchema(sqliteDialect, tables, this.readLive(tables)), options.allowDestructive);
         for (const step of run) for (const sql of step.sql) this.db.exec(sql);
-        return {
-          applied: run.map((s) => s.description),
-          withheld: options.allowDestructive ? [] : steps.withheld,
-        };
+        return { applied: run.map((s) => s.description), withheld };
       }),
       true,
     );

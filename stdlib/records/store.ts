@@ -97,6 +97,11 @@ export interface SchemaChange {
   destructive: boolean;
   /** The SQL that applies it (shown by `rvm db diff`). */
   sql: string[];
+  /**
+   * Set when no flag can apply it, only a change to the data or the code: what to do. Such a
+   * change stays withheld under `allowDestructive` too (its SQL would fail).
+   */
+  remedy?: string;
   file: string;
   line: number;
   col: number;

@@ -135,3 +135,27 @@ describe('showcase: two-factor authentication', () => {
     assert.equal((await post('/2fa/setup', { authorization: `Bearer ${token}` })).status, 404);
   });
 });
+
+describe('showcase: second-factor codes cannot be guessed by trying many', () => {
+  /** Wrong codes an account may send in 15 minutes (two-factor.rvm, limit_code_tries). */
+  const WRONG_CODES = 10;
+
+  test(`${WRONG_CODES} wrong codes across verify and recover, from many addresses: then 429 with Retry-After, even for the right code; another account is not held up`, async () => {
+    const { auth } = await signedInUser('totp-guessed@example.com');
+    const secret = (await post('/2fa/setup', auth)).json().secret as string;
+    assert.equal((await post('/2fa/enable', auth, { code: generateSync({ secret }) })).status, 200);
+    for (let i = 0; i < WRONG_CODES; i++) {
+      const path = i % 2 === 0 ? '/2fa/verify' : '/2fa/recover';
+      const wrong = await inject(app, { method: 'POST', url: path, headers: auth, body: { code: 'nope' }, remoteAddress: `203.0.113.${i + 1}` });
+      assert.equal(wrong.status, 401, `wrong code ${i + 1}: ${wrong.body}`);
+    }
+    const held = await inject(app, { method: 'POST', url: '/2fa/verify', headers: auth, body: { code: generateSync({ secret, epoch: Date.now() / 1000 + 30 }) }, remoteAddress: '203.0.113.200' });
+    assert.equal(held.status, 429, held.body);
+    assert.equal(held.json().code, 'too_many_requests');
+    assert.ok(Number(held.headers['retry-after']) >= 1, `Retry-After: ${held.headers['retry-after']}`);
+
+    const other = await signedInUser('totp-other@example.com');
+    const otherSecret = (await post('/2fa/setup', other.auth)).json().secret as string;
+    assert.equal((await post('/2fa/enable', other.auth, { code: generateSync({ secret: otherSecret }) })).status, 200, 'the limit is per account');
+  });
+});

@@ -108,3 +108,33 @@ describe('showcase: auth', () => {
     assert.match(String(out.headers['set-cookie']), /^rvm_session=; Path=\/; Max-Age=0;/);
   });
 });
+
+describe('showcase: log-in attempts are limited', () => {
+  /** Attempts per client address a minute, and per account every 15 minutes (auth.rvm). */
+  const ATTEMPTS = 10;
+
+  function loginFrom(remoteAddress: string, body: { email: string; password: string }): Promise<InjectResponse> {
+    return call({ method: 'POST', url: '/auth/login', body, remoteAddress });
+  }
+
+  test(`one address: ${ATTEMPTS} attempts a minute, then 429 with Retry-After`, async () => {
+    for (let i = 0; i < ATTEMPTS; i++) {
+      assert.equal((await loginFrom('198.51.100.7', { email: `nobody${i}@example.com`, password: 'wrong password' })).status, 401);
+    }
+    const refused = await loginFrom('198.51.100.7', ADA);
+    assert.equal(refused.status, 429, refused.body);
+    assert.equal(refused.json().code, 'too_many_requests');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.equal((await loginFrom('198.51.100.8', ADA)).status, 200, 'another address is not held up');
+  });
+
+  test(`one account: ${ATTEMPTS} wrong passwords from as many addresses, then 429 whatever the address; a right password clears the count`, async () => {
+    for (let i = 0; i < ATTEMPTS - 1; i++) assert.equal((await loginFrom(`192.0.2.${i + 1}`, { ...ADA, password: 'wrong password' })).status, 401);
+    assert.equal((await loginFrom('192.0.2.50', ADA)).status, 200, 'within the limit, and the count starts over');
+    for (let i = 0; i < ATTEMPTS; i++) assert.equal((await loginFrom(`192.0.2.${i + 60}`, { ...ADA, password: 'wrong password' })).status, 401);
+    const refused = await loginFrom('192.0.2.99', ADA);
+    assert.equal(refused.status, 429, refused.body);
+    assert.match(refused.json().error, /for this account/);
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+  });
+});

@@ -2,7 +2,8 @@
  * The showcase's social login (examples/showcase/social.rvm) against the fake providers over real
  * sockets: a first sign-in creates the User linked by provider and id and sets rvm_session, a
  * second finds the same User, an e-mail taken by another account is a 409 (never linked by
- * e-mail alone), and the session cookie it sets is one `GET /me` accepts.
+ * e-mail alone), an e-mail the provider has not verified is not used, and the session cookie it
+ * sets is one `GET /me` accepts.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,6 +68,22 @@ describe('showcase social login', () => {
     assert.equal(other.callback.status, 409, other.callback.body);
     assert.equal(other.callback.json().code, 'conflict');
     fake.reset();
+  });
+
+  test('an e-mail the provider has not verified is never used: the account gets a placeholder, and a taken address is neither linked nor a conflict', async () => {
+    fake.behaviour.googleEmailVerified = false;
+    fake.behaviour.googleSub = '333333333333';
+    try {
+      // FAKE_PEOPLE.google.email belongs to the account the first test created.
+      const unverified = await signIn(server.url, 'google');
+      assert.equal(unverified.callback.status, 200, unverified.callback.body);
+      const user = unverified.callback.json();
+      assert.match(String(user.email), /^google-[0-9a-f-]{36}@social\.invalid$/);
+      const again = await signIn(server.url, 'google');
+      assert.equal(again.callback.json().id, user.id, 'found again by provider and id');
+    } finally {
+      fake.reset();
+    }
   });
 
   test('a provider without configuration answers 503 oauth_not_configured', async () => {

@@ -125,3 +125,20 @@ describe('showcase: WhatsApp sign-in', () => {
     }
   });
 });
+
+describe('showcase: WhatsApp sign-ins started per address are limited', () => {
+  /** Sign-ins one address may start an hour (whatsapp.rvm's guard). */
+  const STARTS = 20;
+
+  test(`${STARTS} starts an hour from one address, whatever the numbers; the next is 429 with Retry-After and sends nothing`, async () => {
+    const from = (phone: string): Promise<InjectResponse> => inject(app, { method: 'POST', url: '/auth/whatsapp/start', body: { phone }, remoteAddress: '198.51.100.20' });
+    // Numbers without a country code: refused (422), sending nothing, and counted all the same.
+    for (let i = 0; i < STARTS; i++) assert.equal((await from(`650 555 ${String(1000 + i)}`)).status, 422);
+    const count = fake.messages.length;
+    const refused = await from('+4915123456789');
+    assert.equal(refused.status, 429, refused.body);
+    assert.equal(refused.json().code, 'too_many_requests');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.equal(fake.messages.length, count, 'no message went out');
+  });
+});

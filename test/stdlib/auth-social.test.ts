@@ -16,7 +16,7 @@ import { type App } from '../../vm/runtime/app.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import type { RunningServer } from '../../vm/runtime/http/server.js';
 import { FLOW_TTL_MS, MAX_FLOW_COOKIE_LENGTH, openFlow, sealFlow } from '../../stdlib/auth/social/flow-cookie.js';
-import { PROVIDER_TIMEOUT_MS } from '../../stdlib/auth/social/provider-http.js';
+import { MAX_PROVIDER_ANSWER_BYTES, PROVIDER_TIMEOUT_MS } from '../../stdlib/auth/social/provider-http.js';
 import { MAX_CALLBACK_PARAM_LENGTH } from '../../stdlib/auth/social/login.js';
 import { cookieLine, get, pair, type Answer } from '../support/http-client.js';
 import { FAKE_PEOPLE, serveAgainstFake, signIn as signInAt, socialRoutes, startFakeOAuth, startFlow as startFlowAt, type FakeOAuth, type FakeProvider } from '../support/fake-oauth.js';
@@ -315,6 +315,32 @@ describe('configuration and providers down', () => {
       } finally {
         env[variable] = saved;
       }
+    }
+  });
+
+  test(`MAX_PROVIDER_ANSWER_BYTES (${MAX_PROVIDER_ANSWER_BYTES}): an answer of that size signs in; one byte more fails 502 oauth_provider_answer_too_large, for the token, key set, userinfo and GitHub profile`, async () => {
+    const cases = [
+      { action: 'token', provider: 'github' },
+      { action: 'jwks', provider: 'google' },
+      { action: 'userinfo', provider: 'microsoft' },
+      { action: 'user', provider: 'github' },
+    ] as const;
+    const savedJwks = env.GOOGLE_JWKS_URL!;
+    let attempt = 0;
+    try {
+      for (const { action, provider } of cases) {
+        // Key sets are cached by URL: a new one each time, so every sign-in fetches it.
+        env.GOOGLE_JWKS_URL = `${savedJwks}?attempt=${attempt++}`;
+        fake.behaviour.padded = { action, bytes: MAX_PROVIDER_ANSWER_BYTES };
+        const atCap = (await signIn(provider)).callback;
+        assert.equal(atCap.status, 200, `${action} at the cap: ${atCap.body}`);
+        env.GOOGLE_JWKS_URL = `${savedJwks}?attempt=${attempt++}`;
+        fake.behaviour.padded = { action, bytes: MAX_PROVIDER_ANSWER_BYTES + 1 };
+        const flow = await startFlow(provider);
+        assertCode(await get(flow.callbackUrl, { cookie: flow.cookie }), 502, 'oauth_provider_answer_too_large');
+      }
+    } finally {
+      env.GOOGLE_JWKS_URL = savedJwks;
     }
   });
 

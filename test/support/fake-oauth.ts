@@ -49,6 +49,10 @@ export interface FakeBehaviour {
   microsoftIssuer: string | null;
   /** When set, Google signs in another account (this `sub`) with the same e-mail. */
   googleSub: string | null;
+  /** Google's `email_verified` (ID token and userinfo): false for an address Google has not checked. */
+  googleEmailVerified: boolean;
+  /** When set, the answer to this action (`token`, `jwks`, `userinfo`, `user`) is padded to exactly `bytes` of JSON. */
+  padded: { action: 'token' | 'jwks' | 'userinfo' | 'user'; bytes: number } | null;
 }
 
 const DEFAULT_BEHAVIOUR: FakeBehaviour = {
@@ -61,6 +65,8 @@ const DEFAULT_BEHAVIOUR: FakeBehaviour = {
   foreignKey: false,
   microsoftIssuer: null,
   googleSub: null,
+  googleEmailVerified: true,
+  padded: null,
 };
 
 /** One request the fake received (for assertions on what rvm sent). */
@@ -97,9 +103,20 @@ function b64url(bytes: Buffer): string {
   return bytes.toString('base64url');
 }
 
+/** `body` with a `padding` field making its JSON exactly `bytes` long. */
+function padTo(body: Record<string, unknown>, bytes: number): Record<string, unknown> {
+  const base = Buffer.byteLength(JSON.stringify({ ...body, padding: '' }));
+  assert.ok(bytes >= base, `cannot pad ${base} bytes of JSON down to ${bytes}`);
+  return { ...body, padding: 'x'.repeat(bytes - base) };
+}
+
+/** Answers to pad (FakeBehaviour.padded) and the length their JSON is made. */
+const paddedTo = new WeakMap<ServerResponse, number>();
+
 function json(res: ServerResponse, status: number, body: unknown): void {
+  const bytes = paddedTo.get(res);
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
+  res.end(JSON.stringify(bytes === undefined ? body : padTo(body as Record<string, unknown>, bytes)));
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -127,7 +144,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     const person = FAKE_PEOPLE[provider];
     const claims: Record<string, unknown> =
       provider === 'google'
-        ? { email: person.email, email_verified: true, name: person.name, picture: FAKE_PEOPLE.google.picture }
+        ? { email: person.email, email_verified: behaviour.googleEmailVerified, name: person.name, picture: FAKE_PEOPLE.google.picture }
         : { tid: FAKE_PEOPLE.microsoft.tid, oid: FAKE_PEOPLE.microsoft.oid, email: person.email, name: person.name };
     const issuer = provider === 'google' ? behaviour.googleIssuer : (behaviour.microsoftIssuer ?? `https://login.microsoftonline.com/${FAKE_PEOPLE.microsoft.tid}/v2.0`);
     const nonceClaim = behaviour.nonce ?? nonce;
@@ -196,6 +213,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     requests.push({ method: req.method ?? '', path: url.pathname, query: url.searchParams, form: new URLSearchParams(raw), headers: req.headers });
     const [, provider, action] = url.pathname.split('/') as [string, FakeProvider, string];
     if (!['google', 'github', 'microsoft'].includes(provider)) return json(res, 404, { error: 'not_found' });
+    if (behaviour.padded?.action === action) paddedTo.set(res, behaviour.padded.bytes);
     switch (action) {
       case 'authorize':
         return authorize(provider, url.searchParams, res);
@@ -206,7 +224,7 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
       case 'userinfo': {
         if (!bearer(req, provider)) return json(res, 401, { error: 'invalid_token' });
         const p = provider === 'google' ? FAKE_PEOPLE.google : FAKE_PEOPLE.microsoft;
-        return json(res, 200, provider === 'google' ? { ...p, sub: behaviour.googleSub ?? p.sub } : { sub: p.sub, email: p.email, name: p.name, picture: 'https://graph.microsoft.com/v1.0/me/photo/$value' });
+        return json(res, 200, provider === 'google' ? { ...p, sub: behaviour.googleSub ?? p.sub, email_verified: behaviour.googleEmailVerified } : { sub: p.sub, email: p.email, name: p.name, picture: 'https://graph.microsoft.com/v1.0/me/photo/$value' });
       }
       case 'user':
         if (!req.headers['user-agent']) return json(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });

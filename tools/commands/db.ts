@@ -13,8 +13,9 @@ import type { SchemaChange, SchemaPlan } from '../../stdlib/records/store.js';
 import { buildApp } from '../host.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, UsageError, errorsOf, formatDiagnostics, out, requireDir, type ParsedArgs } from './common.js';
 
-/** A withheld change: where the type is, what changed, and the SQL that makes it. */
+/** A withheld change: where the type is, what changed, and the SQL that makes it (or, when no SQL can, what to do). */
 function formatChange(c: SchemaChange): string {
+  if (c.remedy !== undefined) return `  ${c.file}:${c.line}:${c.col} ${c.table}: ${c.description} (not applied by --allow-destructive either: ${c.remedy})`;
   const kind = c.destructive ? 'destructive' : 'needs a decision';
   return [`  ${c.file}:${c.line}:${c.col} ${c.table}: ${c.description} (${kind})`, ...c.sql.map((sql) => `    ${sql};`)].join('\n');
 }

@@ -13,8 +13,10 @@ import { DiagnosticError } from '../../vm/diagnostics.js';
 import { buildApp, loadApp } from '../host.js';
 import type { Logger } from '../../vm/runtime/log.js';
 import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
+import { sweepStaleUploads } from '../../vm/runtime/http/multipart.js';
 import { IpcStore, PrimaryStore, type IpcChannel } from '../../vm/runtime/stores/ipc.js';
 import { storeSettings, type WorkerStore } from '../../vm/runtime/stores/open.js';
+import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';
 import { CliError, UsageError, err, errorsOf, flagValue, out, plural, rvmVersion, type ParsedArgs } from './common.js';
 
@@ -59,6 +61,13 @@ export function ensureGitignore(dir: string): void {
     // A read-only app folder still serves.
   }
 }
+
+/**
+ * Said once at start by `--prod` on a bundle without APP_SECRET: there is no `.secrets/` to keep a
+ * generated secret in, so what it signs dies with the process.
+ */
+export const EPHEMERAL_SECRET_WARNING =
+  'rvm: warning: no APP_SECRET and no app folder to keep a generated one in: sessions, CSRF tokens and sign-in codes will not survive a restart (set APP_SECRET)';
 
 /** A start line a plugin announced (`PluginApi.announce`). */
 type Announced = { label: string; text: string };
@@ -143,6 +152,8 @@ async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> 
  * unless configured), which store it uses, then what the plugins announced (the database).
  */
 function announce(o: RunOptions, url: string, reference: boolean, store: string, announced: readonly Announced[]): void {
+  // Said once the app serves (a start that fails has more to say), by the one process that announces.
+  if (o.prod && o.isBundle && !process.env.APP_SECRET) err(EPHEMERAL_SECRET_WARNING);
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
   const workers = o.workers === null ? '' : `, ${plural(o.workers, 'worker')}`;
   out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
@@ -157,6 +168,8 @@ export async function runCommand(args: ParsedArgs): Promise<null> {
   const o = runOptions(args);
   // Once per run, by the process that is not a worker, so workers don't race on the file.
   if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
+  // Uploads a killed process was writing are never cleaned by it: the next start does.
+  if (cluster.isPrimary) await sweepStaleUploads();
   if (o.workers !== null && cluster.isPrimary) return supervise(o);
   if (cluster.isWorker) return work(o);
   const { running, log, reference, store, announced } = await serve(o);
@@ -204,6 +217,10 @@ async function supervise(o: RunOptions): Promise<null> {
     const { maxKeys, maxWindowKeys } = storeSettings(build.settings);
     caps = { maxKeys, maxWindowKeys };
   }
+  // Read or generated here, once, and handed to every worker (and every replacement) in its
+  // environment: a bundle has no `.secrets/` to share it through, and workers generating their own
+  // would refuse each other's CSRF tokens, cookies and codes.
+  const appSecret = createSecretSource(o.isBundle ? null : o.target, process.env).appSecret();
   const alive = new Map<number, Worker>();
   // The state the workers share (ctx.store) when no Redis is configured: held here, so it
   // outlives any one worker.
@@ -233,7 +250,7 @@ async function supervise(o: RunOptions): Promise<null> {
   };
 
   const fork = (): void => {
-    const w = cluster.fork();
+    const w = cluster.fork({ APP_SECRET: appSecret });
     alive.set(w.id, w);
     const detach = shared.attach(w);
     w.once('exit', detach);

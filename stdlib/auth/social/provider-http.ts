@@ -3,8 +3,9 @@
  * request's abort signal; plain HTTP allowed only to loopback) and the one error type a sign-in
  * fails with, carrying its catalogue entry, so the natives answer coded errors and never a 500.
  */
-import { allowInsecureRequests } from 'oauth4webapi';
+import { allowInsecureRequests, customFetch, type CustomFetchOptions } from 'oauth4webapi';
 import { HTTP, type CallContext, type HttpErrorEntry } from '../../../plugins/sdk.js';
+import { readCapped } from '../capped-answer.js';
 import { isLoopbackHttp } from './providers.js';
 
 /**
@@ -13,6 +14,13 @@ import { isLoopbackHttp } from './providers.js';
  * inside the request's 30 s wall time, not a deadline error.
  */
 export const PROVIDER_TIMEOUT_MS = 5_000;
+
+/**
+ * Most bytes of one provider answer read. Tokens, profiles and e-mail lists are a few KiB, a key
+ * set (Microsoft's carries certificates) tens of KiB; more is not a provider's answer, and is not
+ * held in memory.
+ */
+export const MAX_PROVIDER_ANSWER_BYTES = 256 * 1024;
 
 /** A sign-in that cannot go on: the coded answer, and a message safe to show (no token, no code). */
 export class SocialFailure extends Error {
@@ -24,8 +32,11 @@ export class SocialFailure extends Error {
   }
 }
 
-/** oauth4webapi's per-request options for a call to `url`: it ends after PROVIDER_TIMEOUT_MS, or when the request is aborted. */
-export function requestOptions(ctx: CallContext, url: string): { signal: AbortSignal; [allowInsecureRequests]: boolean } {
+/**
+ * oauth4webapi's per-request options for a call to `url`: it ends after PROVIDER_TIMEOUT_MS, or
+ * when the request is aborted, and its answer is read under MAX_PROVIDER_ANSWER_BYTES.
+ */
+export function requestOptions(ctx: CallContext, url: string): { signal: AbortSignal; [allowInsecureRequests]: boolean; [customFetch]: typeof cappedFetch } {
   // A timer of our own rather than AbortSignal.timeout(): AbortSignal.any() holds its sources
   // weakly, and a timeout signal nothing else references can be collected before it fires (seen
   // under load: a hung provider was waited for past the limit). The timer holds the controller.
@@ -37,7 +48,20 @@ export function requestOptions(ctx: CallContext, url: string): { signal: AbortSi
     signal: AbortSignal.any([ctx.budget.signal, deadline.signal]),
     // oauth4webapi refuses http: endpoints unless told; only a loopback fake or dev proxy may be one.
     [allowInsecureRequests]: isLoopbackHttp(url),
+    [customFetch]: cappedFetch,
   };
+}
+
+/**
+ * fetch, with the answer read whole before oauth4webapi parses it, under MAX_PROVIDER_ANSWER_BYTES:
+ * a bigger one fails the sign-in with 502 `oauth_provider_answer_too_large`.
+ */
+async function cappedFetch(url: string, options: CustomFetchOptions<string, unknown>): Promise<Response> {
+  const response = await fetch(url, options as RequestInit);
+  if (response.body === null) return response;
+  const bytes = await readCapped(response.body, MAX_PROVIDER_ANSWER_BYTES);
+  if (bytes === null) throw new SocialFailure(HTTP.oauth_provider_answer_too_large, `${new URL(url).pathname} answered more than ${MAX_PROVIDER_ANSWER_BYTES} bytes`);
+  return new Response(bytes, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 /** True when `error` is a failed request (refused connection, timeout, abort) rather than an answer. */

@@ -84,6 +84,7 @@ async function verifySignature(ctx: CallContext, config: ProviderConfig, as: oau
   try {
     await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(ctx, config.jwksUrl), [oauth.jwksCache]: cache });
   } catch (error) {
+    if (error instanceof SocialFailure) throw error;
     if (isTransportError(error)) throw transportFailure(error, 'the JWKS endpoint');
     if (error instanceof oauth.OperationProcessingError && (error.code === oauth.RESPONSE_IS_NOT_CONFORM || error.code === oauth.RESPONSE_IS_NOT_JSON)) {
       throw new SocialFailure(HTTP.oauth_provider_unavailable, 'the JWKS endpoint answered something that is not a key set');

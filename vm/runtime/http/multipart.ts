@@ -7,7 +7,7 @@
  * declared files' limits and MULTIPART_FRAMING_BYTES.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -49,8 +49,18 @@ export const MAX_MULTIPART_HEADER_BYTES = 16 * 1024;
  */
 export const MULTIPART_FRAMING_BYTES = 64 * 1024;
 
-/** Prefix of the per-request temporary directory. */
+/**
+ * Prefix of the per-request temporary directory, followed by the owning process's pid and
+ * mkdtemp's six characters: a later start tells a dead process's leftovers from a live one's.
+ */
 const TEMP_PREFIX = 'rvm-upload-';
+/** An upload directory's name: the pid is absent in those made before it was part of the name. */
+const UPLOAD_DIR_NAME = /^rvm-upload-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+/**
+ * An upload directory older than this is a leftover whoever owns it: no request lives a day,
+ * and the pid in its name may since have been given to another process.
+ */
+export const STALE_UPLOAD_MS = 24 * 60 * 60 * 1000;
 /** Owner read/write only: uploads may be private documents. */
 const FILE_MODE = 0o600;
 
@@ -174,7 +184,7 @@ class MultipartReader {
     file.pause();
     file.on('error', ignore);
     const written = (async () => {
-      const dir = await (this.dir ??= mkdtemp(join(tmpdir(), TEMP_PREFIX)));
+      const dir = await (this.dir ??= mkdtemp(join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`)));
       if (this.settled) return;
       // Never the client's name in the path: the index is unique within the private directory.
       const path = join(dir, String(index));
@@ -264,6 +274,47 @@ class MultipartReader {
 }
 
 function ignore(): void {}
+
+/** Whether process `pid` runs (one of another user's counts: it may not be signalled, but it exists). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the upload directories a killed process left in the temporary folder: those whose
+ * owning process is gone, and any older than STALE_UPLOAD_MS. A running process's stay (the
+ * other workers', another server's), so every start may sweep. Answers how many were removed;
+ * one that cannot be read or removed is left.
+ */
+export async function sweepStaleUploads(now: number = Date.now()): Promise<number> {
+  const folder = tmpdir();
+  let names: string[];
+  try {
+    names = await readdir(folder);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const match = UPLOAD_DIR_NAME.exec(name);
+    if (match === null) continue;
+    const path = join(folder, name);
+    try {
+      const ownerGone = match[1] !== undefined && !isRunning(Number(match[1]));
+      if (!ownerGone && now - (await stat(path)).mtimeMs < STALE_UPLOAD_MS) continue;
+      await rm(path, { recursive: true, force: true });
+      removed++;
+    } catch {
+      // Another user's, or removed meanwhile: not ours to insist on.
+    }
+  }
+  return removed;
+}
 
 /**
  * Every refusal closes the connection: the rest of the body is never read, so the connection

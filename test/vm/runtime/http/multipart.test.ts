@@ -153,6 +153,7 @@ describe('multipart through inject', () => {
     assert.equal(seen.length, 1);
     const path = seen[0].path!;
     assert.ok(path.startsWith(TEMP), 'in the private temp directory');
+    assert.ok(path.startsWith(join(TEMP, `rvm-upload-${process.pid}-`)), 'in a directory naming its process, so a later start can sweep a killed one\'s');
     assert.ok(!path.includes('me.pdf'), "never the client's name in the path");
     assert.deepEqual(Buffer.from(seen[0].head), Buffer.from(SAMPLES.png));
     assert.ok(await removed([path]), 'temp file removed');
