@@ -13,6 +13,8 @@ import type { PoolClient, QueryArrayConfig } from 'pg';
 import {
   ConflictError,
   DatabaseUnavailableError,
+  ResultMemoryError,
+  type ChargeMemory,
   type RecordStore,
   type SchemaPlan,
   type StoredValue,
@@ -21,7 +23,7 @@ import {
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, quote, type Dialect, type Statement } from './sql.js';
-import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlOps, resultTooLarge, rowBytes, type Executor, type Tables } from './ops.js';
 import { indexName, planSchema, type LiveSchema } from './schema.js';
 
 /** Connections per process: PostgreSQL's default max_connections (100) shared by several workers. */
@@ -139,7 +141,7 @@ const UNAVAILABLE_STATE = /^(08|53|57|55P03|40001|40P01)/;
 
 /** A pg error as one of the store's coded errors; `tables` names the field of a unique violation. */
 function mapError(error: unknown, tables: Tables): unknown {
-  if (error instanceof ConflictError || error instanceof DatabaseUnavailableError) return error;
+  if (error instanceof ConflictError || error instanceof DatabaseUnavailableError || error instanceof ResultMemoryError) return error;
   const e = error as { code?: unknown; severity?: unknown; constraint?: unknown; table?: unknown; message?: unknown };
   if (typeof e?.severity === 'string' && typeof e.code === 'string') {
     if (e.code === '23505') {
@@ -171,6 +173,34 @@ export interface PostgresStoreOptions {
   statementTimeoutMs?: number;
   /** A schema to work in instead of the connection's default (tests use one per case); it must exist. */
   schema?: string;
+}
+
+/** What ChargedQuery reaches of pg's Query (8.x): each DataRow message, and the error it ends with once the rows are in. */
+interface QueryInternals {
+  handleDataRow(message: { fields: unknown[] }): void;
+  _canceledDueToError: unknown;
+  callback?: (err: Error | null, result: unknown) => void;
+}
+
+/**
+ * A query whose rows are charged as they arrive, each DataRow before it is parsed. Once the
+ * budget refuses one, pg's own "canceled due to error" state takes over: the rest of the rows are
+ * read off the socket and dropped unparsed (the connection stays in step), and the query fails
+ * with ResultMemoryError when the server is done. So one query holds at most the budget.
+ */
+class ChargedQuery extends pg.Query {
+  constructor(
+    config: QueryArrayConfig,
+    private readonly charge: ChargeMemory,
+  ) {
+    super(config);
+  }
+
+  handleDataRow(message: { fields: unknown[] }): void {
+    const self = this as unknown as QueryInternals;
+    if (!self._canceledDueToError && !this.charge(rowBytes(message.fields))) self._canceledDueToError = resultTooLarge();
+    (pg.Query.prototype as unknown as QueryInternals).handleDataRow.call(this, message);
+  }
 }
 
 const rowsOf = (r: pg.QueryArrayResult) => r.rows;
@@ -231,8 +261,22 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
       open();
       return on.query(this.config(st)).then(answer, fail);
     };
+    // A charged query is a pg Query object: the pool answers it with a promise (and releases its
+    // connection after), a checked-out client with the object itself, settled by its callback.
+    const charged = (st: Statement, charge: ChargeMemory): Promise<unknown[][]> => {
+      open();
+      const q = new ChargedQuery(this.config(st), charge);
+      const sent = on.query(q) as unknown;
+      const settled =
+        sent instanceof Promise
+          ? (sent as Promise<pg.QueryArrayResult>)
+          : new Promise<pg.QueryArrayResult>((resolve, reject) => {
+              (q as unknown as QueryInternals).callback = (err, result) => (err ? reject(err) : resolve(result as pg.QueryArrayResult));
+            });
+      return settled.then(rowsOf, fail);
+    };
     return {
-      rows: (st) => query(st, rowsOf),
+      rows: (st, _write, charge) => (charge === undefined ? query(st, rowsOf) : charged(st, charge)),
       first: (st) => query(st, firstOf),
       run: (st, answer) => query(st, (r) => answer(r.rowCount ?? 0)),
     };

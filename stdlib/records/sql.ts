@@ -9,7 +9,7 @@
 import {
   InvalidQueryError,
   put,
-  MAX_LIMIT,
+  MAX_QUERY_ROWS,
   type Filter,
   type FilterOp,
   type OrderKey,
@@ -264,7 +264,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   const order = checkedOrder(table, query.order ?? []);
   if (query.after !== undefined) conditions.push(keyset(dialect, order, query.after, params));
   const limit = query.limit;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidQueryError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_QUERY_ROWS) throw new InvalidQueryError(`limit must be an integer from 1 to ${MAX_QUERY_ROWS}`);
   const offset = query.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new InvalidQueryError(`offset must be an integer from 0 to ${MAX_OFFSET}`);
   const orderBy = order.map(({ field, desc }) => `${quote(field.name)} ${direction(field, desc)}`).join(', ');

@@ -23,6 +23,7 @@ import {
   answerOf,
   then,
   type Answer,
+  type ChargeMemory,
   type RecordStore,
   type SchemaPlan,
   type StoredValue,
@@ -31,7 +32,7 @@ import {
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
 import { ShapeCache, quote, type Dialect, type Statement } from './sql.js';
-import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlOps, chargedRows, type Executor, type Tables } from './ops.js';
 import { planSchema, type LiveSchema } from './schema.js';
 import { Gate } from './gate.js';
 
@@ -251,8 +252,14 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
           ? this.runEntered(work)
           : this.retryBusy(work, true);
     return {
-      rows: (st: Statement, write: boolean) =>
-        through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as unknown[][])),
+      rows: (st: Statement, write: boolean, charge?: ChargeMemory) =>
+        through(() =>
+          this.execute(write, inTransaction, () => {
+            const statement = this.prepare(st.sql);
+            // Charged, rows are stepped one at a time so that reading stops once the budget is spent.
+            return charge === undefined ? (statement.all(...st.params) as unknown[][]) : chargedRows(statement.iterate(...st.params) as Iterable<unknown[]>, charge);
+          }),
+        ),
       first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as unknown[] | undefined)),
       run: <T>(st: Statement, answer: (changed: number) => T) => then(through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)), answer),
     };
