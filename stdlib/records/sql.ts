@@ -45,6 +45,8 @@ export interface Dialect {
 export interface Statement {
   sql: string;
   params: unknown[];
+  /** A SELECT's LIMIT: the most rows it answers (how a store may read them). */
+  limit?: number;
 }
 
 /** The most values of one `in`/`not_in` list: beyond that a query is a bulk export, not a filter. */
@@ -272,7 +274,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   // (~15 % on a page of 20); the offset is bound, and left out when there is none.
   const skip = offset === 0 ? '' : ` OFFSET ${params.add(offset)}`;
   const sql = `SELECT ${textOf(table).columns} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${limit}${skip}`;
-  return { sql, params: params.values };
+  return { sql, params: params.values, limit };
 }
 
 /** SELECT COUNT(*) of the rows a filter matches, as column `n`. */

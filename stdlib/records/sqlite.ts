@@ -139,6 +139,9 @@ function mapError(error: unknown): unknown {
   return error;
 }
 
+/** A charged read of at most this many rows is read at once and charged right after, not stepped (the executor's `rows`). */
+export const SQLITE_READ_AT_ONCE_ROWS = 100;
+
 /** Options of the SQLite store (tests shorten the waits). */
 export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
@@ -256,8 +259,12 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
         through(() =>
           this.execute(write, inTransaction, () => {
             const statement = this.prepare(st.sql);
-            // Charged, rows are stepped one at a time so that reading stops once the budget is spent.
-            return charge === undefined ? (statement.all(...st.params) as unknown[][]) : chargedRows(statement.iterate(...st.params) as Iterable<unknown[]>, charge);
+            if (charge === undefined) return statement.all(...st.params) as unknown[][];
+            // A large read is stepped a row at a time, so that reading stops once the budget is
+            // spent; a small one is read at once (stepping costs ~20 % on a page of 20) and charged
+            // right after: reads here are synchronous, so only one query's few rows are ever uncharged.
+            const small = st.limit !== undefined && st.limit <= SQLITE_READ_AT_ONCE_ROWS;
+            return chargedRows((small ? statement.all(...st.params) : statement.iterate(...st.params)) as Iterable<unknown[]>, charge);
           }),
         ),
       first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as unknown[] | undefined)),

@@ -25,7 +25,9 @@ export const DEFAULT_MAX_BODY_MEMORY = 128 * 1024 * 1024;
  * Query results and large response bodies in memory at once (records charge rows as they are
  * read, the HTTP writer a body until it is sent). A sibling of the body budget rather than a share
  * of it: a flood of bodies and a flood of large listings each cost their own requests a 503, and
- * together the two bound what requests hold. 128 MiB holds one listing of 1,000 rows of 100 KB.
+ * together the two bound what requests hold. Rows are charged about twice their text (the rows and
+ * the JSON built of them, stdlib/records/ops.ts): 128 MiB holds a listing of 1,000 rows of 64 KB;
+ * one of 1,000 rows of 100 KB is refused part-way, at ~640 rows (the reliability bench's attack).
  */
 export const DEFAULT_MAX_RESULT_MEMORY = 128 * 1024 * 1024;
 /**
