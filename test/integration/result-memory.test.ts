@@ -16,7 +16,8 @@ import { definePlugin, type Limits, type PluginDefinition } from '../../plugins/
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
-import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
+import { CHARGED_RESPONSE_BYTES, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
+import { connect } from 'node:net';
 import { MAX_LIMIT } from '../../stdlib/records/store.js';
 import { usePostgres } from '../support/postgres.js';
 
@@ -28,6 +29,7 @@ const WAITS: PluginDefinition = definePlugin({
   version: '1.0.0',
   setup(rvm) {
     rvm.native('wait', () => new Promise((resolve) => waiting.push(() => resolve(true))), { params: [], doc: 'Waits until the test releases it.' });
+    rvm.native('big_text', (_ctx, n) => 'b'.repeat(n as number), { params: [{ name: 'n', type: 'int' }], doc: 'A text of n characters.' });
   },
 });
 
@@ -82,6 +84,7 @@ route GET /tiny-pages {
   q = Tiny.page({}, { limit: 1000, after: p.next })
   response.ok({ first: len(p.items), more: p.next != null, second: len(q.items), last: q.next == null })
 }
+route GET /big { response.text(big_text(8000000)) }
 route POST /say {
   validate { s: text }
   response.text(body.s)
@@ -211,6 +214,30 @@ for (const db of DATABASES) {
     });
   });
 }
+
+describe('a large answer waiting to be sent', () => {
+  test(`one of CHARGED_RESPONSE_BYTES or more is charged to limits.maxResultMemory until it is sent: one more that would pass it answers 503 overloaded, and a reader that goes away gives its charge back`, async () => {
+    const bytes = 8_000_000;
+    assert.ok(bytes >= CHARGED_RESPONSE_BYTES);
+    const { app, base, server: running } = await serve({ maxResultMemory: bytes + bytes / 2 });
+    // A client that asks and never reads: the answer stays in the process (more than loopback buffers take).
+    const stalled = connect({ port: running.port, host: '127.0.0.1' });
+    stalled.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+    stalled.pause();
+    await until(() => app.admission.resultMemory === bytes);
+    const refused = await fetch(`${base}/big`);
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.equal(((await refused.json()) as { code: string }).code, 'overloaded');
+    assert.equal((await fetch(`${base}/hello`)).status, 200);
+    stalled.destroy();
+    await until(() => app.admission.resultMemory === 0);
+    const served = await fetch(`${base}/big`);
+    assert.equal(served.status, 200);
+    assert.equal((await served.text()).length, bytes);
+    await until(() => app.admission.resultMemory === 0);
+  });
+});
 
 describe('limits.maxResponseBytes', () => {
   test('a body of exactly the limit is answered; a byte more is 500 response_too_large, logged, and the server serves on', async () => {
