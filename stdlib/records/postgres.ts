@@ -13,7 +13,6 @@ import type { PoolClient, QueryArrayConfig } from 'pg';
 import {
   ConflictError,
   DatabaseUnavailableError,
-  ResultMemoryError,
   type ChargeMemory,
   type RecordStore,
   type SchemaPlan,
@@ -141,7 +140,7 @@ const UNAVAILABLE_STATE = /^(08|53|57|55P03|40001|40P01)/;
 
 /** A pg error as one of the store's coded errors; `tables` names the field of a unique violation. */
 function mapError(error: unknown, tables: Tables): unknown {
-  if (error instanceof ConflictError || error instanceof DatabaseUnavailableError || error instanceof ResultMemoryError) return error;
+  if (error instanceof ConflictError || error instanceof DatabaseUnavailableError) return error;
   const e = error as { code?: unknown; severity?: unknown; constraint?: unknown; table?: unknown; message?: unknown };
   if (typeof e?.severity === 'string' && typeof e.code === 'string') {
     if (e.code === '23505') {
@@ -175,20 +174,21 @@ export interface PostgresStoreOptions {
   schema?: string;
 }
 
-/** What ChargedQuery reaches of pg's Query (8.x): each DataRow message, and the error it ends with once the rows are in. */
+/** What ChargedQuery reaches of pg's Query (8.x): each DataRow message as it arrives, and the callback that settles it. */
 interface QueryInternals {
   handleDataRow(message: { fields: unknown[] }): void;
-  _canceledDueToError: unknown;
   callback?: (err: Error | null, result: unknown) => void;
 }
 
 /**
  * A query whose rows are charged as they arrive, each DataRow before it is parsed. Once the
- * budget refuses one, pg's own "canceled due to error" state takes over: the rest of the rows are
- * read off the socket and dropped unparsed (the connection stays in step), and the query fails
- * with ResultMemoryError when the server is done. So one query holds at most the budget.
+ * budget refuses one, the rest are read off the socket and dropped unparsed (the connection stays
+ * in step, and goes back to the pool healthy), and the query then fails with ResultMemoryError.
+ * So one query holds at most the budget.
  */
 class ChargedQuery extends pg.Query {
+  refused = false;
+
   constructor(
     config: QueryArrayConfig,
     private readonly charge: ChargeMemory,
@@ -197,8 +197,11 @@ class ChargedQuery extends pg.Query {
   }
 
   handleDataRow(message: { fields: unknown[] }): void {
-    const self = this as unknown as QueryInternals;
-    if (!self._canceledDueToError && !this.charge(rowBytes(message.fields))) self._canceledDueToError = resultTooLarge();
+    if (this.refused) return;
+    if (!this.charge(rowBytes(message.fields))) {
+      this.refused = true;
+      return;
+    }
     (pg.Query.prototype as unknown as QueryInternals).handleDataRow.call(this, message);
   }
 }
@@ -273,7 +276,10 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
           : new Promise<pg.QueryArrayResult>((resolve, reject) => {
               (q as unknown as QueryInternals).callback = (err, result) => (err ? reject(err) : resolve(result as pg.QueryArrayResult));
             });
-      return settled.then(rowsOf, fail);
+      return settled.then((result) => {
+        if (q.refused) throw resultTooLarge();
+        return result.rows;
+      }, fail);
     };
     return {
       rows: (st, _write, charge) => (charge === undefined ? query(st, rowsOf) : charged(st, charge)),
