@@ -77,6 +77,12 @@ const SPIN_PARALLEL = 10;
 /** The heap attack: 300 bodies of 1 MiB in parallel, each ~349,000 empty objects (21 MB of heap each in issue 12). */
 const BODY_PARALLEL = 300;
 const BODY_EMPTY_OBJECTS = 349_000;
+/** The large-results attack (issue 24): 40 listings at once of 1,000 rows of 100 KB (bench/apps/reliability/large-results.rvm). */
+const LARGE_RESULTS_PARALLEL = 40;
+const LARGE_RESULTS_ROWS = 1000;
+const LARGE_RESULTS_ROW_CHARS = 100 * 1024;
+/** Rows stored per seeding request (the route's @max): 100 requests of one 100 KB body each. */
+const LARGE_RESULTS_SEED_BATCH = 10;
 /** The connection flood: sockets from 127.0.0.1, split over child processes. */
 const FLOOD_CONNECTIONS = 20_000;
 /** Sockets per flood process: well under `ulimit -n` (20,000 here) with room for node's own fds. */
@@ -457,6 +463,22 @@ function heapBody(): Buffer {
   return Buffer.from(`{"email":"attacker@example.com","password":"password123","a":[${objects}]}`);
 }
 
+/** Tops the large-results table up to LARGE_RESULTS_ROWS rows (the SQLite file stays between runs). */
+async function seedLargeResults(server: Server): Promise<void> {
+  const counted = (await (await fetch(`${server.base}/large-results/count`)).json()) as { n: number };
+  const body = JSON.stringify({ body: 'r'.repeat(LARGE_RESULTS_ROW_CHARS), n: LARGE_RESULTS_SEED_BATCH });
+  for (let n = counted.n; n < LARGE_RESULTS_ROWS; n += LARGE_RESULTS_SEED_BATCH) {
+    const res = await fetch(`${server.base}/large-results/seed`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    if (res.status !== 201) throw new Error(`seeding large results: ${res.status} ${await res.text()}`);
+  }
+}
+
+/** Seeds (inside the attack's time: a few seconds of 100 KB writes), then LARGE_RESULTS_PARALLEL clients list every row at once. */
+async function largeResults(server: Server, deadline: number): Promise<AttackOutcome> {
+  await seedLargeResults(server);
+  return hammer(server, { method: 'GET', path: '/large-results' }, LARGE_RESULTS_PARALLEL, ATTACK_PAUSE_MS, deadline);
+}
+
 /** Holds FLOOD_CONNECTIONS sockets from 127.0.0.1 in flood processes until the deadline. */
 async function flood(server: Server, deadline: number): Promise<AttackOutcome> {
   const processes = Math.ceil(FLOOD_CONNECTIONS / FLOOD_PER_PROCESS);
@@ -513,6 +535,11 @@ const ATTACKS: Attack[] = [
     name: `heap (${BODY_PARALLEL} × 1 MiB POST /auth/register)`,
     durationMs: ATTACK_MS,
     run: (s, deadline) => hammer(s, { method: 'POST', path: '/auth/register', contentType: 'application/json', body: heapBody() }, BODY_PARALLEL, BODY_PAUSE_MS, deadline),
+  },
+  {
+    name: `large results (${LARGE_RESULTS_PARALLEL} × GET /large-results, ${fmt(LARGE_RESULTS_ROWS)} rows of 100 KB)`,
+    durationMs: ATTACK_MS,
+    run: largeResults,
   },
   {
     name: `connection flood (${fmt(FLOOD_CONNECTIONS)} from 127.0.0.1)`,

@@ -132,6 +132,10 @@ export interface Limits {
   readonly maxInFlight: number;
   /** Bytes of request bodies held in memory at once, raw and parsed; past it, 503 `overloaded`. */
   readonly maxBodyMemory: number;
+  /** Bytes of query results (`ctx.chargeMemory`) and large response bodies not yet sent, held at once; past it, 503 `overloaded`. */
+  readonly maxResultMemory: number;
+  /** Bytes of one response body; a handler answering more gets 500 `response_too_large`. */
+  readonly maxResponseBytes: number;
   /** Open connections to the server; past it, new ones are closed at once. */
   readonly maxConnections: number;
   /** Open connections from one client address (not a trusted proxy); past it, new ones are closed at once. */
@@ -228,6 +232,13 @@ export interface CallContext {
    * the request, such as an open transaction. Its failure is logged, never answered.
    */
   atEnd(listener: () => void | Promise<void>): void;
+  /**
+   * Charges `bytes` that this request holds (rows read from a database) to the process-wide
+   * budget `limits.maxResultMemory`, given back when the request ends. False, and nothing
+   * charged, when that would pass the budget: the native stops taking memory and answers 503
+   * `overloaded`. Charge before or while the memory is taken, not after.
+   */
+  chargeMemory(bytes: number): boolean;
   /** Middleware only: runs the rest of the chain; resolves once the handler has answered. */
   next(): Value | Promise<Value>;
   /**

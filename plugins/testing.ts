@@ -38,7 +38,9 @@ export interface FakeContext extends CallContext {
   readonly failures: { status: number; message: string; code?: string; headers?: Record<string, string> }[];
   /** What guards left for after the body is read (`afterBody`), in order. */
   readonly bodyChecks: ((ctx: CallContext) => void | Halt)[];
-  /** Ends the fake request: runs what natives left for its end (`atEnd`), in order, once. */
+  /** Bytes charged with `chargeMemory` (against the app's `limits.maxResultMemory`, this context alone) and not yet given back by `end`. */
+  readonly memoryCharged: number;
+  /** Ends the fake request: runs what natives left for its end (`atEnd`), in order, once, and gives back its charged memory. */
   end(): Promise<void>;
 }
 
@@ -129,10 +131,12 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
     response.answered = true;
     return HALT;
   };
+  const app = options.app ?? TEST_APP;
+  let memoryCharged = 0;
   return {
     request,
     response,
-    app: options.app ?? TEST_APP,
+    app,
     budget: new Budget(),
     store: options.store ?? createMemoryStore(),
     locals: new Map(),
@@ -143,8 +147,17 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
     bodyChecks,
     afterBody: (check) => void bodyChecks.push(check),
     atEnd: (listener) => void endListeners.push(listener),
+    get memoryCharged() {
+      return memoryCharged;
+    },
+    chargeMemory(bytes) {
+      if (memoryCharged + bytes > app.limits.maxResultMemory) return false;
+      memoryCharged += bytes;
+      return true;
+    },
     async end() {
       for (const listener of endListeners.splice(0)) await listener();
+      memoryCharged = 0;
     },
     respond,
     fail(status, message, code, headers) {

@@ -18,6 +18,7 @@ import { ConflictError, InvalidQueryError, own, put, type Filter, type FilterOp,
 import { checkValue, fieldOf, tableOf, type Field, type FieldType, type Table } from './columns.js';
 import { countStatement, insertStatement, selectStatement, updateStatement } from './sql.js';
 import { indexNames, planSchema, syncSteps, type LiveSchema } from './schema.js';
+import { resultTooLarge, rowBytes } from './ops.js';
 import { sqliteDialect } from './sqlite.js';
 import { effectiveOrder } from './cursor.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
@@ -115,7 +116,10 @@ class TableOps implements RecordOps {
       rows = rows.filter((row) => compareRows(order, row, position) > 0);
     }
     const offset = query.offset ?? 0;
-    return rows.slice(offset, offset + query.limit).map(copy);
+    const page = rows.slice(offset, offset + query.limit);
+    const charge = query.charge;
+    if (charge !== undefined) for (const row of page) if (!charge(rowBytes(Object.values(row)))) throw resultTooLarge();
+    return page.map(copy);
   }
 
   async count(table: string, filter: Filter): Promise<number> {

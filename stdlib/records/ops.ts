@@ -4,15 +4,19 @@
  * errors become the three coded errors); this class checks input, builds the statements, sets
  * ids and timestamps, and turns rows back into JSON data.
  */
-import { InvalidQueryError, answerOf, then, type Answer, type Filter, type Query, type RecordOps, type Row } from './store.js';
+import { InvalidQueryError, ResultMemoryError, answerOf, then, type Answer, type ChargeMemory, type Filter, type Query, type RecordOps, type Row } from './store.js';
 import { type Table } from './columns.js';
 import { countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 
 /** How statements run on one connection (or pool): rows as arrays, or the number of rows changed. */
 export interface Executor {
-  /** The rows a statement answers, each an array of its columns in order. */
-  rows(statement: Statement, write: boolean): Answer<unknown[][]>;
+  /**
+   * The rows a statement answers, each an array of its columns in order. With `charge`, each row
+   * is charged (rowBytes) as it arrives, before the next is read; once refused, no more rows are
+   * kept and the statement fails with ResultMemoryError.
+   */
+  rows(statement: Statement, write: boolean, charge?: ChargeMemory): Answer<unknown[][]>;
   /** The first row a read answers, or undefined (a lookup by key: no list to build). */
   first(statement: Statement): Answer<unknown[] | undefined>;
   /**
@@ -20,6 +24,41 @@ export interface Executor {
    * a network database settles the statement and its caller's answer in one step.
    */
   run<T>(statement: Statement, answer: (changed: number) => T): Answer<T>;
+}
+
+/**
+ * What a read row is charged for: per column a value's slot and box, plus a text's characters
+ * twice (the driver's string, one or two bytes a character, and what decoding builds of it: a
+ * list or object column parsed, the JSON answer). A length sum, not a serialisation: cheap enough
+ * for every row of every listing.
+ */
+export const BYTES_PER_VALUE = 16;
+export const BYTES_PER_CHAR = 2;
+
+/** The memory one row as the driver returned it (an array of columns, text or numbers) is charged for. */
+export function rowBytes(raw: readonly unknown[]): number {
+  let bytes = raw.length * BYTES_PER_VALUE;
+  for (let i = 0; i < raw.length; i++) {
+    const value = raw[i];
+    if (typeof value === 'string') bytes += value.length * BYTES_PER_CHAR;
+  }
+  return bytes;
+}
+
+/** The error of a query whose rows the result budget refused. */
+export function resultTooLarge(): ResultMemoryError {
+  return new ResultMemoryError('query results in memory would pass limits.maxResultMemory');
+}
+
+/** The rows of `rows` (a driver's row iterator), each charged before it is kept; stops reading at the first refusal. */
+export function chargedRows(rows: Iterable<unknown[]>, charge: ChargeMemory): unknown[][] {
+  const kept: unknown[][] = [];
+  // Leaving the loop by the throw closes the iterator: the statement stops stepping.
+  for (const raw of rows) {
+    if (!charge(rowBytes(raw))) throw resultTooLarge();
+    kept.push(raw);
+  }
+  return kept;
 }
 
 /** The declared tables a store knows, by name (set by sync). */
@@ -83,7 +122,7 @@ export class SqlOps implements RecordOps {
   select(table: string, query: Query): Answer<Row[]> {
     return answerOf(() => {
       const t = this.table(table);
-      return then(this.executor.rows(selectStatement(this.dialect, t, query), false), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
+      return then(this.executor.rows(selectStatement(this.dialect, t, query), false, query.charge), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
     });
   }
 

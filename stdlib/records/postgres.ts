@@ -13,6 +13,7 @@ import type { PoolClient, QueryArrayConfig } from 'pg';
 import {
   ConflictError,
   DatabaseUnavailableError,
+  type ChargeMemory,
   type RecordStore,
   type SchemaPlan,
   type StoredValue,
@@ -21,7 +22,7 @@ import {
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, quote, type Dialect, type Statement } from './sql.js';
-import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlOps, resultTooLarge, rowBytes, type Executor, type Tables } from './ops.js';
 import { duplicateValues, indexName, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 
 /** Connections per process: PostgreSQL's default max_connections (100) shared by several workers. */
@@ -173,6 +174,38 @@ export interface PostgresStoreOptions {
   schema?: string;
 }
 
+/** What ChargedQuery reaches of pg's Query (8.x): each DataRow message as it arrives, and the callback that settles it. */
+interface QueryInternals {
+  handleDataRow(message: { fields: unknown[] }): void;
+  callback?: (err: Error | null, result: unknown) => void;
+}
+
+/**
+ * A query whose rows are charged as they arrive, each DataRow before it is parsed. Once the
+ * budget refuses one, the rest are read off the socket and dropped unparsed (the connection stays
+ * in step, and goes back to the pool healthy), and the query then fails with ResultMemoryError.
+ * So one query holds at most the budget.
+ */
+class ChargedQuery extends pg.Query {
+  refused = false;
+
+  constructor(
+    config: QueryArrayConfig,
+    private readonly charge: ChargeMemory,
+  ) {
+    super(config);
+  }
+
+  handleDataRow(message: { fields: unknown[] }): void {
+    if (this.refused) return;
+    if (!this.charge(rowBytes(message.fields))) {
+      this.refused = true;
+      return;
+    }
+    (pg.Query.prototype as unknown as QueryInternals).handleDataRow.call(this, message);
+  }
+}
+
 const rowsOf = (r: pg.QueryArrayResult) => r.rows;
 const firstOf = (r: pg.QueryArrayResult) => r.rows[0];
 
@@ -231,8 +264,25 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
       open();
       return on.query(this.config(st)).then(answer, fail);
     };
+    // A charged query is a pg Query object: the pool answers it with a promise (and releases its
+    // connection after), a checked-out client with the object itself, settled by its callback.
+    const charged = (st: Statement, charge: ChargeMemory): Promise<unknown[][]> => {
+      open();
+      const q = new ChargedQuery(this.config(st), charge);
+      const sent = on.query(q) as unknown;
+      const settled =
+        sent instanceof Promise
+          ? (sent as Promise<pg.QueryArrayResult>)
+          : new Promise<pg.QueryArrayResult>((resolve, reject) => {
+              (q as unknown as QueryInternals).callback = (err, result) => (err ? reject(err) : resolve(result as pg.QueryArrayResult));
+            });
+      return settled.then((result) => {
+        if (q.refused) throw resultTooLarge();
+        return result.rows;
+      }, fail);
+    };
     return {
-      rows: (st) => query(st, rowsOf),
+      rows: (st, _write, charge) => (charge === undefined ? query(st, rowsOf) : charged(st, charge)),
       first: (st) => query(st, firstOf),
       run: (st, answer) => query(st, (r) => answer(r.rowCount ?? 0)),
     };

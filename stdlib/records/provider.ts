@@ -6,7 +6,7 @@
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { ConflictError, DatabaseUnavailableError, InvalidQueryError, own, put, then, type Answer, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, own, put, then, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
@@ -15,12 +15,16 @@ import { encodeCursor } from './cursor.js';
 /** Where a request keeps its open transaction (`ctx.locals`). */
 const TRANSACTION = 'records.transaction';
 
+/** Seconds a client refused for the result budget is told to wait, as admission tells one refused for bodies. */
+export const RESULT_RETRY_AFTER_S = 1;
+
 /** A store's failure (or a query the provider refused) as the answer it makes; anything else is rethrown. */
 function answerFailure(ctx: CallContext, e: unknown): Halt {
   if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e));
   if (e instanceof ConflictError) return ctx.fail(409, e.field === null ? 'Conflict' : `Conflict: ${e.field} is already taken`, 'conflict');
   if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
   if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
+  if (e instanceof ResultMemoryError) return ctx.fail(503, 'The server is busy (query results in memory); try again shortly', 'overloaded', { 'retry-after': String(RESULT_RETRY_AFTER_S) });
   throw e;
 }
 
@@ -143,6 +147,12 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     return result.then(answer, (e: unknown) => answerFailure(ctx, e));
   };
 
+  /** `query` with its rows charged to the request's result memory (`where` and `page`: up to MAX_LIMIT rows of any size). */
+  const charged = (ctx: CallContext, query: Query): Query => {
+    query.charge = (bytes) => ctx.chargeMemory(bytes);
+    return query;
+  };
+
   const record = (shape: TypeShape, row: Row | null): Value => (row === null ? null : new RecordValue(shape, row));
   const asValue = <T>(value: T): Value | Halt => value as unknown as Value | Halt;
 
@@ -179,7 +189,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       'list',
       'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
       (ctx, shape, filter, options) =>
-        run(ctx, (ops) => ops.select(shape.type.name, buildQuery(shape, filter!, options ?? null)), (rows) => rows.map((row) => new RecordValue(shape, row))),
+        run(ctx, (ops) => ops.select(shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null))), (rows) => rows.map((row) => new RecordValue(shape, row))),
     ),
     page: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
@@ -187,7 +197,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       'One page of the records the filter matches: `{items, next}`, `next` the cursor to pass as `after` (null on the last page).',
       (ctx, shape, filter, options) =>
         run(ctx, (ops) => {
-          const query = buildQuery(shape, filter!, options ?? null);
+          const query = charged(ctx, buildQuery(shape, filter!, options ?? null));
           // One row more than asked tells whether a next page exists.
           return then(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }), (rows) => {
             const items = rows.slice(0, query.limit);

@@ -9,7 +9,7 @@
 import {
   InvalidQueryError,
   put,
-  MAX_LIMIT,
+  MAX_QUERY_ROWS,
   type Filter,
   type FilterOp,
   type OrderKey,
@@ -45,6 +45,8 @@ export interface Dialect {
 export interface Statement {
   sql: string;
   params: unknown[];
+  /** A SELECT's LIMIT: the most rows it answers (how a store may read them). */
+  limit?: number;
 }
 
 /** The most values of one `in`/`not_in` list: beyond that a query is a bulk export, not a filter. */
@@ -264,7 +266,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   const order = checkedOrder(table, query.order ?? []);
   if (query.after !== undefined) conditions.push(keyset(dialect, order, query.after, params));
   const limit = query.limit;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new InvalidQueryError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_QUERY_ROWS) throw new InvalidQueryError(`limit must be an integer from 1 to ${MAX_QUERY_ROWS}`);
   const offset = query.offset ?? 0;
   if (!Number.isSafeInteger(offset) || offset < 0 || offset > MAX_OFFSET) throw new InvalidQueryError(`offset must be an integer from 0 to ${MAX_OFFSET}`);
   const orderBy = order.map(({ field, desc }) => `${quote(field.name)} ${direction(field, desc)}`).join(', ');
@@ -272,7 +274,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   // (~15 % on a page of 20); the offset is bound, and left out when there is none.
   const skip = offset === 0 ? '' : ` OFFSET ${params.add(offset)}`;
   const sql = `SELECT ${textOf(table).columns} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${limit}${skip}`;
-  return { sql, params: params.values };
+  return { sql, params: params.values, limit };
 }
 
 /** SELECT COUNT(*) of the rows a filter matches, as column `n`. */

@@ -23,6 +23,7 @@ import {
   answerOf,
   then,
   type Answer,
+  type ChargeMemory,
   type RecordStore,
   type SchemaPlan,
   type StoredValue,
@@ -31,7 +32,7 @@ import {
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
 import { ShapeCache, quote, type Dialect, type Statement } from './sql.js';
-import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlOps, chargedRows, type Executor, type Tables } from './ops.js';
 import { duplicateValues, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 import { Gate } from './gate.js';
 
@@ -137,6 +138,9 @@ function mapError(error: unknown): unknown {
   if (UNAVAILABLE.test(code)) return new DatabaseUnavailableError(`the database is unavailable (${code})`);
   return error;
 }
+
+/** A charged read of at most this many rows is read at once and charged right after, not stepped (the executor's `rows`). */
+export const SQLITE_READ_AT_ONCE_ROWS = 100;
 
 /** Options of the SQLite store (tests shorten the waits). */
 export interface SqliteStoreOptions {
@@ -251,8 +255,18 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
           ? this.runEntered(work)
           : this.retryBusy(work, true);
     return {
-      rows: (st: Statement, write: boolean) =>
-        through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as unknown[][])),
+      rows: (st: Statement, write: boolean, charge?: ChargeMemory) =>
+        through(() =>
+          this.execute(write, inTransaction, () => {
+            const statement = this.prepare(st.sql);
+            if (charge === undefined) return statement.all(...st.params) as unknown[][];
+            // A large read is stepped a row at a time, so that reading stops once the budget is
+            // spent; a small one is read at once (stepping costs ~20 % on a page of 20) and charged
+            // right after: reads here are synchronous, so only one query's few rows are ever uncharged.
+            const small = st.limit !== undefined && st.limit <= SQLITE_READ_AT_ONCE_ROWS;
+            return chargedRows((small ? statement.all(...st.params) : statement.iterate(...st.params)) as Iterable<unknown[]>, charge);
+          }),
+        ),
       first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as unknown[] | undefined)),
       run: <T>(st: Statement, answer: (changed: number) => T) => then(through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)), answer),
     };

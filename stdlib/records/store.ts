@@ -77,17 +77,27 @@ export interface OrderKey {
 export interface Query {
   filter: Filter;
   order: OrderKey[];
-  /** 1..MAX_LIMIT (default DEFAULT_LIMIT). */
+  /** 1..MAX_QUERY_ROWS (the language's default DEFAULT_LIMIT, its most MAX_LIMIT). */
   limit: number;
   offset: number;
   /** Keyset position: the order-key values and id of the last row of the previous page, decoded from a cursor. */
   after?: StoredValue[];
+  /** Charges the rows' memory as they are read (`CallContext.chargeMemory`); absent, nothing is charged. */
+  charge?: ChargeMemory;
 }
+
+/**
+ * Charges `bytes` of rows read to the process-wide result budget; false when that would pass it:
+ * the store then stops reading and fails the query with ResultMemoryError.
+ */
+export type ChargeMemory = (bytes: number) => boolean;
 
 /** Rows `where` and `page` return when no limit is given. */
 export const DEFAULT_LIMIT = 50;
-/** The most rows one query returns. */
+/** The most rows `where` and `page` return. */
 export const MAX_LIMIT = 1000;
+/** The most rows a store reads for one query: `page` reads one past its limit to learn whether another page follows. */
+export const MAX_QUERY_ROWS = MAX_LIMIT + 1;
 
 /** A change the schema sync will not make by itself (a field removed or renamed, a type changed, a new required field without default on a non-empty table). */
 export interface SchemaChange {
@@ -162,6 +172,11 @@ export class ConflictError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The rows of a query would pass the process-wide result budget (`limits.maxResultMemory`): 503 `overloaded`. */
+export class ResultMemoryError extends Error {
+  readonly code = 'overloaded';
 }
 
 /** A filter, order or cursor that names an unknown field or is malformed: 400 `invalid_query`. */

@@ -12,6 +12,8 @@ import {
   DatabaseUnavailableError,
   InvalidQueryError,
   MAX_LIMIT,
+  MAX_QUERY_ROWS,
+  ResultMemoryError,
   type Filter,
   type OrderKey,
   type RecordStore,
@@ -389,6 +391,40 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
       }
     });
 
+    test('a query reads up to MAX_QUERY_ROWS rows (a page of MAX_LIMIT and the one that tells a next page exists)', async () => {
+      const store = await makeStore();
+      try {
+        await store.sync([PEOPLE], { allowDestructive: false });
+        for (let i = 0; i < MAX_QUERY_ROWS + 1; i++) await store.insert('people', { name: `p${i}` });
+        const got = await store.select('people', { filter: {}, order: [], limit: MAX_QUERY_ROWS, offset: 0 });
+        assert.equal(got.length, MAX_QUERY_ROWS);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('charged rows: every row read is charged before the next, and a refusal fails the query with ResultMemoryError', async () => {
+      const store = await makeStore();
+      try {
+        await store.sync([PEOPLE], { allowDestructive: false });
+        const text = 'x'.repeat(10_000);
+        for (let i = 0; i < 20; i++) await store.insert('people', { name: `${i}${text}` });
+        const charges: number[] = [];
+        const all = await store.select('people', { filter: {}, order: [], limit: 50, offset: 0, charge: (bytes) => charges.push(bytes) > 0 });
+        assert.equal(all.length, 20);
+        assert.equal(charges.length, 20);
+        for (const bytes of charges) assert.ok(bytes > 10_000, `a row of 10,000 characters is charged at least that: ${bytes}`);
+        let refusedAt = 0;
+        const refused = Promise.resolve().then(() => store.select('people', { filter: {}, order: [], limit: 50, offset: 0, charge: () => ++refusedAt < 5 }));
+        await assert.rejects(refused, (e: unknown) => e instanceof ResultMemoryError && e.code === 'overloaded');
+        assert.equal(refusedAt, 5, 'no row is charged after the refusal');
+        // The connection is still in step: the next query answers.
+        assert.equal(await store.count('people', {}), 20);
+      } finally {
+        await store.close();
+      }
+    });
+
     test('bad queries and writes are InvalidQueryError, with a nearest-name hint', async () => {
       const { store, rows } = await seeded(makeStore);
       try {
@@ -398,8 +434,8 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
         await rejectsWith(q({ order: [{ field: 'agee', desc: false }] }), InvalidQueryError, 'invalid_query', /did you mean 'age'/);
         await rejectsWith(q({ order: [{ field: 'tags', desc: false }] }), InvalidQueryError, 'invalid_query');
         await rejectsWith(q({ limit: 0 }), InvalidQueryError, 'invalid_query');
-        await rejectsWith(q({ limit: MAX_LIMIT + 1 }), InvalidQueryError, 'invalid_query');
-        assert.equal((await q({ limit: MAX_LIMIT })).length, rows.length);
+        await rejectsWith(q({ limit: MAX_QUERY_ROWS + 1 }), InvalidQueryError, 'invalid_query');
+        assert.equal((await q({ limit: MAX_QUERY_ROWS })).length, rows.length);
         await rejectsWith(q({ offset: -1 }), InvalidQueryError, 'invalid_query');
         await rejectsWith(q({ filter: { age: 'ten' } }), InvalidQueryError, 'invalid_query', /age/);
         await rejectsWith(q({ filter: { age: 1.5 } }), InvalidQueryError, 'invalid_query');

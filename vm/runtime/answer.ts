@@ -4,7 +4,8 @@
  * preflight) and the app (built-in endpoints) both finish requests here.
  */
 import type { RequestContext } from './context.js';
-import { finalizeResponse } from './response.js';
+import { HTTP } from '../errors.js';
+import { ResponseTooLargeError, catalogueResponse, finalizeResponse } from './response.js';
 import type { AppHandle, OutgoingResponse } from './types.js';
 
 /** The response, or a Promise of it when something still runs. */
@@ -24,15 +25,23 @@ export function answered(app: AppHandle, ctx: RequestContext, pending: void | Pr
   return finalize(app, ctx);
 }
 
-/** The finished response of `ctx`, its body given back. */
+/** The finished response of `ctx`, its body given back; 500 `response_too_large` (logged) for a body over `limits.maxResponseBytes`. */
 export function finalize(app: AppHandle, ctx: RequestContext): OutgoingResponse {
-  release(app, ctx);
-  return finalizeResponse(ctx.response);
+  try {
+    return finalizeResponse(ctx.response, ctx.app.limits.maxResponseBytes);
+  } catch (err) {
+    if (!(err instanceof ResponseTooLargeError)) throw err;
+    app.log.error(`[${ctx.request.id}] ${err.message}`);
+    return catalogueResponse(HTTP.response_too_large);
+  } finally {
+    // After serialising: the rows charged to the request are still held while their JSON is built.
+    release(app, ctx);
+  }
 }
 
-/** Gives back the body memory of `ctx` and removes its temporary files (in the background). */
+/** Gives back the body and result memory of `ctx` and removes its temporary files (in the background). */
 export function release(app: AppHandle, ctx: RequestContext): void {
-  ctx.releaseBody();
+  ctx.releaseMemory();
   ctx.ended();
   const cleanup = ctx.bodyCleanup;
   if (cleanup !== null) {

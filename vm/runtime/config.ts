@@ -144,7 +144,7 @@ function readConfigFile(file: string): Record<string, unknown> {
 }
 
 /** Names of the limits that are byte sizes (`"256mb"` is accepted); the others are counts or milliseconds. */
-const SIZES: ReadonlySet<keyof Limits> = new Set(['maxBodyMemory']);
+const SIZES: ReadonlySet<keyof Limits> = new Set(['maxBodyMemory', 'maxResultMemory', 'maxResponseBytes']);
 
 /**
  * The limits of `value` (the config's `limits` object) over `base`: each a positive whole

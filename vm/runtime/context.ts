@@ -208,8 +208,10 @@ export class RequestContext implements VmHost {
   private readonly admission: Admission | undefined;
   private readonly validation: ValidationPlans | undefined;
   private readonly slot: BodySlot;
-  /** Body memory charged to the admission budget, released by `releaseBody`. */
+  /** Body memory charged to the admission budget, released by `releaseMemory`. */
   private charged = 0;
+  /** Result memory charged by natives (`chargeMemory`), released by `releaseMemory`. */
+  private resultCharged = 0;
   private bodyChecks: ((ctx: CallContext) => void | Halt)[] | null = null;
   private endListeners: (() => void | Promise<void>)[] | null = null;
   private _body: Value | typeof UNSET = UNSET;
@@ -329,11 +331,23 @@ export class RequestContext implements VmHost {
     }
   }
 
-  /** Gives back the body memory this request was charged; the dispatcher calls it once the answer is out. */
-  releaseBody(): void {
-    if (this.charged === 0) return;
-    this.admission!.release(this.charged);
-    this.charged = 0;
+  chargeMemory(bytes: number): boolean {
+    if (this.admission === undefined) return true;
+    if (!this.admission.chargeResult(bytes)) return false;
+    this.resultCharged += bytes;
+    return true;
+  }
+
+  /** Gives back the body and result memory this request was charged; the dispatcher calls it once the answer is out. */
+  releaseMemory(): void {
+    if (this.charged !== 0) {
+      this.admission!.release(this.charged);
+      this.charged = 0;
+    }
+    if (this.resultCharged !== 0) {
+      this.admission!.releaseResult(this.resultCharged);
+      this.resultCharged = 0;
+    }
   }
 
   private bodyRead(body: ParsedBody): void | Halt {

@@ -21,6 +21,20 @@ export const DEFAULT_MAX_IN_FLIGHT = 1024;
  * 225 ms. It still admits over a thousand 4 KiB JSON bodies at once.
  */
 export const DEFAULT_MAX_BODY_MEMORY = 128 * 1024 * 1024;
+/**
+ * Query results and large response bodies in memory at once (records charge rows as they are
+ * read, the HTTP writer a body until it is sent). A sibling of the body budget rather than a share
+ * of it: a flood of bodies and a flood of large listings each cost their own requests a 503, and
+ * together the two bound what requests hold. Rows are charged about twice their text (the rows and
+ * the JSON built of them, stdlib/records/ops.ts): 128 MiB holds a listing of 1,000 rows of 64 KB;
+ * one of 1,000 rows of 100 KB is refused part-way, at ~640 rows (the reliability bench's attack).
+ */
+export const DEFAULT_MAX_RESULT_MEMORY = 128 * 1024 * 1024;
+/**
+ * The largest response body a handler may answer. More is a listing without paging or a bug; its
+ * text is built whole in memory (and in the client's). 16 MiB is 1,000 records of 16 KB.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** Open connections: half of a common 20,000 file-descriptor limit, leaving the rest to files, databases and logs. */
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
 /**
@@ -38,6 +52,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   wallTimeMs: DEFAULT_WALL_TIME_MS,
   maxInFlight: DEFAULT_MAX_IN_FLIGHT,
   maxBodyMemory: DEFAULT_MAX_BODY_MEMORY,
+  maxResultMemory: DEFAULT_MAX_RESULT_MEMORY,
+  maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
   maxConnections: DEFAULT_MAX_CONNECTIONS,
   maxConnectionsPerClient: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   maxStreamsPerClient: DEFAULT_MAX_STREAMS_PER_CLIENT,

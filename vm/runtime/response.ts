@@ -99,8 +99,22 @@ function bodyless(status: number): boolean {
   return status < 200 || status === 204 || status === 304;
 }
 
-/** Serialises a draft: body by kind, content-type unless one was set, content-length; 204 when never answered. (HEAD drops the body in dispatch, for every answer.) */
-export function finalizeResponse(draft: ResponseDraft): OutgoingResponse {
+/** A handler answered a body of more than `limits.maxResponseBytes`: answered 500 `response_too_large` instead (answer.ts). */
+export class ResponseTooLargeError extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(`a response body of ${bytes} bytes is over limits.maxResponseBytes (${maxBytes})`);
+  }
+}
+
+/**
+ * Serialises a draft: body by kind, content-type unless one was set, content-length; 204 when
+ * never answered; ResponseTooLargeError for a body over `maxBytes`. (HEAD drops the body in
+ * dispatch, for every answer.)
+ */
+export function finalizeResponse(draft: ResponseDraft, maxBytes: number = Infinity): OutgoingResponse {
   const headers: Record<string, string | string[]> = {};
   if (!(draft instanceof DraftResponse) || draft.hasHeaders) for (const [name, value] of draft.headers) headers[name] = value;
   if (!draft.answered) return { status: 204, headers, body: null };
@@ -125,8 +139,10 @@ export function finalizeResponse(draft: ResponseDraft): OutgoingResponse {
       body = stringifyJson(draft.body === undefined ? null : draft.body);
       type = JSON_TYPE;
   }
+  const bytes = Buffer.byteLength(body);
+  if (bytes > maxBytes) throw new ResponseTooLargeError(bytes, maxBytes);
   if (headers['content-type'] === undefined) headers['content-type'] = type;
-  headers['content-length'] = String(Buffer.byteLength(body));
+  headers['content-length'] = String(bytes);
   return { status, headers, body };
 }
 

@@ -30,11 +30,13 @@ describe('loadSettings', () => {
   });
 
   test('limits: each over its default, sizes in text, anything else a one-line error', () => {
-    const dir = appWith(JSON.stringify({ limits: { wallTimeMs: 5000, maxBodyMemory: '64mb', maxConnectionsPerClient: 8 } }));
+    const dir = appWith(JSON.stringify({ limits: { wallTimeMs: 5000, maxBodyMemory: '64mb', maxResultMemory: '256mb', maxResponseBytes: 1000, maxConnectionsPerClient: 8 } }));
     const s = loadSettings(dir, { env: {} });
-    assert.deepEqual(s.limits, { ...DEFAULT_LIMITS, wallTimeMs: 5000, maxBodyMemory: 64 * 1024 * 1024, maxConnectionsPerClient: 8 });
+    assert.deepEqual(s.limits, { ...DEFAULT_LIMITS, wallTimeMs: 5000, maxBodyMemory: 64 * 1024 * 1024, maxResultMemory: 256 * 1024 * 1024, maxResponseBytes: 1000, maxConnectionsPerClient: 8 });
+    assert.equal(DEFAULT_LIMITS.maxResultMemory, 128 * 1024 * 1024);
+    assert.equal(DEFAULT_LIMITS.maxResponseBytes, 16 * 1024 * 1024);
     assert.equal(loadSettings(dir, { env: {}, limits: { maxInFlight: 3 } }).limits.maxInFlight, 3);
-    for (const limits of [{ wallTimeMs: 0 }, { maxInFlight: -1 }, { maxInFlight: 1.5 }, { maxInFlight: '10' }, { cpu: 1 }, [], 'x']) {
+    for (const limits of [{ wallTimeMs: 0 }, { maxResponseBytes: 0 }, { maxResultMemory: 'lots' }, { maxInFlight: -1 }, { maxInFlight: 1.5 }, { maxInFlight: '10' }, { cpu: 1 }, [], 'x']) {
       assert.throws(() => loadSettings(appWith(JSON.stringify({ limits })), { env: {} }), (e: Error & { code?: string }) => e.code === 'E_CONFIG' && /limits/.test(e.message) && !e.message.includes('\n'));
     }
   });

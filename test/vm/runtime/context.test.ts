@@ -5,6 +5,7 @@ import { HeadersValue, RequestContext, parseQuery } from '../../../vm/runtime/co
 import type { IncomingRequest } from '../../../vm/runtime/types.js';
 import { HostObject, RvmError, getField, type Value } from '../../../vm/values.js';
 import { fakeApp } from './fake-app.js';
+import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
 
 function incoming(over: Partial<IncomingRequest> = {}): IncomingRequest {
   return { method: 'GET', url: '/x?a=1', headers: {}, remoteAddress: '10.0.0.1', encrypted: false, body: null, ...over };
@@ -208,5 +209,25 @@ describe('end of request', () => {
     const errors = app.log.errors.filter((l) => l.includes('end of request'));
     assert.equal(errors.length, 2, errors.join('\n'));
     assert.match(errors.join('\n'), /boom[\s\S]*late boom/);
+  });
+});
+
+describe('result memory', () => {
+  test('chargeMemory charges the app-wide limits.maxResultMemory: up to it passes, a byte more is refused (nothing charged), releaseMemory gives back the request\'s share', () => {
+    const app = fakeApp([], { settings: { limits: { ...DEFAULT_LIMITS, maxResultMemory: 1000 } } });
+    const first = new RequestContext(incoming(), '/x', '', {}, app);
+    const second = new RequestContext(incoming(), '/x', '', {}, app);
+    assert.equal(first.chargeMemory(600), true);
+    assert.equal(second.chargeMemory(400), true);
+    assert.equal(app.admission.resultMemory, 1000);
+    assert.equal(second.chargeMemory(1), false);
+    assert.equal(app.admission.resultMemory, 1000);
+    first.releaseMemory();
+    assert.equal(app.admission.resultMemory, 400);
+    first.releaseMemory();
+    assert.equal(app.admission.resultMemory, 400, 'a second release gives back nothing more');
+    assert.equal(second.chargeMemory(600), true);
+    second.releaseMemory();
+    assert.equal(app.admission.resultMemory, 0);
   });
 });

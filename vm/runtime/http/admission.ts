@@ -1,6 +1,7 @@
 /**
- * Admission before work (DESIGN §5.1): one process-wide count of requests in flight and one
- * budget for request bodies held in memory. Past either, a request is answered 503 `overloaded`
+ * Admission before work (DESIGN §5.1): one process-wide count of requests in flight, one budget
+ * for request bodies held in memory and one for results (rows read from a database, large
+ * answers waiting to be sent). Past any, a request is answered 503 `overloaded`
  * with `Retry-After` instead of being read, parsed or run, so a flood of large bodies or of slow
  * requests costs the others a refusal, never the process its heap.
  */
@@ -30,8 +31,10 @@ export class Admission {
   inFlight = 0;
   /** Body bytes charged and not yet released. */
   bodyMemory = 0;
+  /** Result bytes charged and not yet released. */
+  resultMemory = 0;
 
-  constructor(readonly limits: Pick<Limits, 'maxInFlight' | 'maxBodyMemory'>) {}
+  constructor(readonly limits: Pick<Limits, 'maxInFlight' | 'maxBodyMemory' | 'maxResultMemory'>) {}
 
   /** Takes a slot for a request; false (no slot taken) when every slot is in use. */
   enter(): boolean {
@@ -53,6 +56,17 @@ export class Admission {
 
   release(bytes: number): void {
     this.bodyMemory -= bytes;
+  }
+
+  /** Charges `bytes` of result memory; false (nothing charged) when that would pass the budget. */
+  chargeResult(bytes: number): boolean {
+    if (this.resultMemory + bytes > this.limits.maxResultMemory) return false;
+    this.resultMemory += bytes;
+    return true;
+  }
+
+  releaseResult(bytes: number): void {
+    this.resultMemory -= bytes;
   }
 }
 

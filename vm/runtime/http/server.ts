@@ -8,7 +8,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { announcesBody } from './body.js';
 import { dispatch } from '../dispatch.js';
 import { describeError, type Logger } from '../log.js';
-import { catalogueResponse, errorBody } from '../response.js';
+import { catalogueResponse, errorBody, errorResponse } from '../response.js';
+import { overloaded } from './admission.js';
 import { HTTP, type HttpErrorEntry } from '../../errors.js';
 import { reasonPhrase } from '../../http-status.js';
 import type { AppHandle, IncomingRequest, OutgoingResponse } from '../types.js';
@@ -94,6 +95,13 @@ function skipDrain(req: http.IncomingMessage): void {
   (req as http.IncomingMessage & { _dumped?: boolean })._dumped = true;
 }
 
+/**
+ * A response body at least this large is charged to the result budget (`limits.maxResultMemory`)
+ * until it is sent: one a slow reader does not take stays in the process, and forty of them
+ * were gigabytes. Smaller bodies are not counted (nothing on the common path).
+ */
+export const CHARGED_RESPONSE_BYTES = 64 * 1024;
+
 /** Starts listening; resolves once the port is bound. */
 export function startServer(app: AppHandle, options: ServerOptions): Promise<RunningServer> {
   const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
@@ -103,7 +111,20 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
   /** Open streamed responses: they never finish on their own, so closing ends them. */
   const streams = new Map<http.ServerResponse, NodeJS.ReadableStream>();
 
+  /** `out`, its large body charged until the response is done (sent or its connection gone); 503 `overloaded` past the budget. */
+  const chargedUntilSent = (res: http.ServerResponse, out: OutgoingResponse, body: string | Buffer): OutgoingResponse => {
+    const bytes = Buffer.byteLength(body);
+    if (!app.admission.chargeResult(bytes)) {
+      const refused = overloaded('answers waiting to be sent');
+      return errorResponse(refused.status, refused.code, refused.message, refused.headers);
+    }
+    res.once('close', () => app.admission.releaseResult(bytes));
+    return out;
+  };
+
   const write = (res: http.ServerResponse, out: OutgoingResponse): void => {
+    const large = out.body;
+    if ((typeof large === 'string' || Buffer.isBuffer(large)) && large.length >= CHARGED_RESPONSE_BYTES) out = chargedUntilSent(res, out, large);
     try {
       // While shutting down, keep-alive connections end after their in-flight response.
       if (closing) res.setHeader('connection', 'close');
