@@ -639,6 +639,8 @@ export interface StoredRecords {
    * null when the app declares no such type or no plugin provides records.
    */
   find(ctx: CallContext, type: string, id: string): Value | Halt | Promise<Value | Halt>;
+  /** Whether the app declares a type named `type` and a plugin provides records (so `find` reads a store). */
+  declares(type: string): boolean;
 }
 
 export interface PluginDefinition {
