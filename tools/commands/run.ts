@@ -201,8 +201,8 @@ async function supervise(o: RunOptions): Promise<null> {
     const build = await buildApp(o.target);
     const errors = errorsOf(build.diagnostics);
     if (errors.length > 0) throw new DiagnosticError(errors);
-    const { maxKeys, maxWindowKeys } = storeSettings(build.settings);
-    caps = { maxKeys, maxWindowKeys };
+    const { maxKeys, maxWindowKeys, maxSecurityKeys } = storeSettings(build.settings);
+    caps = { maxKeys, maxWindowKeys, maxSecurityKeys };
   }
   const alive = new Map<number, Worker>();
   // The state the workers share (ctx.store) when no Redis is configured: held here, so it
