@@ -69,7 +69,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
       { name: 'role', type: 'text', doc: 'a role that lets the caller through' },
       { name: 'roles', type: 'text', rest: true, doc: 'further roles, any of which is enough' },
     ],
-    doc: 'Requires an authenticated caller (as the auth guard) holding one of the roles: the text field role, or the list field roles, of the stored User when the app has a type User (a token naming no stored User is 401; a database that cannot be read, 503 database_unavailable), else of the token.',
+    doc: 'Requires an authenticated caller (as the auth guard) holding one of the roles: the text field role, or the list field roles, of the stored User when the app has a type User and the sub of the token is a record id (a sub naming no stored User is 401; a database that cannot be read, 503 database_unavailable), else of the token.',
     security: BEARER_SCHEME,
     responses: [
       UNAUTHORIZED,

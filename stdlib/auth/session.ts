@@ -27,7 +27,7 @@ export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer' } as const;
 const CLAIMS_LOCAL = 'auth.claims';
 const USER_LOCAL = 'auth.user';
 
-/** What a StoredUserLookup answers for an app without a `User` type: the claims alone are the user. */
+/** What a StoredUserLookup answers when no record stands behind the token (no `User` type, or a `sub` that is no record id): the claims alone are the user. */
 export const CLAIMS_ONLY = Symbol('claims only');
 
 /** What a StoredUserLookup finds: the user's fields, no user (null), CLAIMS_ONLY, or HALT when the read failed and answered. */
@@ -36,7 +36,8 @@ export type StoredUser = ValueObject | null | typeof CLAIMS_ONLY | Halt;
 /**
  * The hook that turns verified claims into the stored user: given the claims (their `sub` is the
  * user's id), the `User` record's fields; null when the app has users and none has that id (the
- * token names nobody: 401); CLAIMS_ONLY when the app has no `User` type; HALT when the read
+ * token names nobody: 401); CLAIMS_ONLY when the app has no `User` type or `sub` is not a record
+ * id; HALT when the read
  * failed and the request was answered (503 `database_unavailable`), never the claims in its
  * place (stored-user.ts reads it through the SDK's stored records).
  */
@@ -183,7 +184,7 @@ export function registerSession(rvm: PluginApi, session: AuthSession): void {
     {
       params: [],
       returns: 'object',
-      doc: `The verified claims of the caller's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie), with the stored User's fields merged over them once the app has a type User (then a token whose sub names no stored User answers 401, and a database that cannot be read 503 database_unavailable, never the claims alone). Without a valid token it ends the request with 401 unauthorized and WWW-Authenticate: Bearer, so a guard_definition may call it without a prior guard auth (use auth_check() for optional flows). auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
+      doc: `The verified claims of the caller's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie), with the stored User's fields merged over them once the app has a type User (then a token whose sub is a record id naming no stored User answers 401, and a database that cannot be read 503 database_unavailable, never the claims alone). Without a valid token it ends the request with 401 unauthorized and WWW-Authenticate: Bearer, so a guard_definition may call it without a prior guard auth (use auth_check() for optional flows). auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
     },
   );
 

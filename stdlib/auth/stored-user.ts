@@ -3,10 +3,12 @@
  * token's `sub`, read through the SDK's stored records, in its JSON form (`@hidden` fields left
  * out) so that auth_user() merges only what a response may show.
  *
- * Sign-in fails closed: once the app has a `User` type, the stored record is the user. A `sub`
- * naming no record (deleted, or not a record id at all) is no user, and a read that fails answers
+ * Sign-in fails closed: once the app has a `User` type, a token whose `sub` is a record id (a
+ * UUID) stands for that record. A record that is gone is no user, and a read that fails answers
  * the request (503 `database_unavailable`) instead of trusting the token's claims, which may be
- * stale (a demoted admin's `role`).
+ * stale (a demoted admin's `role`). A `sub` of another shape cannot name a record: the app minted
+ * that token for a principal it keeps elsewhere (the showcase's demo accounts, a service), and the
+ * claims are that principal, as in an app without users; the store is not asked.
  */
 import { HALT, HostObject, fromJson, type StoredRecords, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { CLAIMS_ONLY, type StoredUserLookup } from './session.js';
@@ -24,7 +26,7 @@ export function storedUserLookup(records: StoredRecords | undefined): StoredUser
     // Asked at each call: the types change when the app reloads.
     if (!records.declares(USER_TYPE)) return CLAIMS_ONLY;
     const sub = claims.sub;
-    if (typeof sub !== 'string' || !UUID_SHAPE.test(sub)) return null;
+    if (typeof sub !== 'string' || !UUID_SHAPE.test(sub)) return CLAIMS_ONLY;
     const found = records.find(ctx, USER_TYPE, sub);
     return found instanceof Promise ? found.then(jsonForm) : jsonForm(found);
   };
