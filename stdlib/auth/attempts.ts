@@ -73,7 +73,7 @@ export function afterRightCode<S extends AttemptState>(state: S): S {
   return { ...state, wrong: 0, since: 0 };
 }
 
-/** How long to keep `state` from `now`: while its count, its lockout or its memory of lockouts matters (at least 1 ms). */
+/** How long to keep `state` from `now`: while its count, its lockout or its memory of lockouts matters (≤ 0: nothing to keep). */
 export function attemptsTtl(state: AttemptState, now: number): number {
   const counting = state.wrong > 0 ? state.since + WRONG_CODE_WINDOW_MS : 0;
   const remembered = state.locked_until > 0 ? state.locked_until + LOCKOUT_MEMORY_MS : 0;
@@ -101,8 +101,9 @@ export function countedGuess<S extends AttemptState>(store: KeyValueStore, key: 
     if (state.locked_until > now) return new Lockout(state.locked_until - now);
     const right = rules.right(state);
     const next = right ?? afterWrongCode(state, now);
-    const ttl = Math.max(attemptsTtl(next, now), rules.keepMs?.(next) ?? 0, 1);
-    return then(store.compareAndSet(key, held, next, ttl), (won) => {
+    const ttl = Math.max(attemptsTtl(next, now), rules.keepMs?.(next) ?? 0);
+    // A state with nothing left to remember is removed rather than kept (and counted) for nothing.
+    return then(store.compareAndSet(key, held, ttl > 0 ? next : undefined, ttl > 0 ? ttl : undefined), (won) => {
       if (won) return right !== null;
       if (n + 1 >= MAX_GUESS_ROUNDS) return new Lockout(RACE_RETRY_MS);
       return then(store.get(key), (again) => round(again, n + 1));
