@@ -1,11 +1,12 @@
 /**
  * What the TOTP second factor costs (issue 16). Per call (tinybench): totp_verify through the
  * registered native on a fake context with the in-process store — a wrong code, for a secret
- * verified lately (its window's codes kept: the path a brute force on one account takes) and for
- * one not seen lately (three time steps computed), and an accepted one (a step later than the last each call, so the
- * compareAndSet of the replay mark runs) — and otplib's own `verifySync` for comparison. Over HTTP
- * (autocannon, as bench/guards.ts): GET /totp, a route that calls totp_verify with a wrong code,
- * against GET /open, the same route without it, from one `rvm run --prod`
+ * verified lately (its window's codes kept; counted: a store read and a compareAndSet, the count
+ * cleared before it locks) and for one not seen lately (three time steps computed), a try refused
+ * because the secret is locked out, and an accepted one (a step later than the last each call, so
+ * the compareAndSet of the replay mark runs) — and otplib's own `verifySync` for comparison. Over
+ * HTTP (autocannon, as bench/guards.ts): GET /totp, a route that calls totp_verify with a wrong
+ * code (after the first five, the secret is locked out: the path a brute force meets), against GET /open, the same route without it, from one `rvm run --prod`
  * (bench/apps/second-factor), rounds alternating, one secret throughout; target ≥ 0.8× req/s. Env: BENCH_TIME (ms per
  * tinybench task, default 1000), BENCH_DURATION, BENCH_ROUNDS, BENCH_CONNECTIONS,
  * BENCH_PIPELINING as in guards.ts. Always exits 0.
@@ -18,7 +19,8 @@ import { Bench } from 'tinybench';
 import { fakeContext, loadForTest } from '../plugins/testing.js';
 import { auth } from '../stdlib/auth/index.js';
 import { decodeBase32Secret, hotp } from '../stdlib/auth/one-time-password.js';
-import { TOTP_RECENT_SECRETS, newTotpSecret, verifyTotp } from '../stdlib/auth/totp.js';
+import { MAX_WRONG_CODES } from '../stdlib/auth/attempts.js';
+import { TOTP_RECENT_SECRETS, newTotpSecret, replayMarkKey, verifyTotp } from '../stdlib/auth/totp.js';
 import { createMemoryStore } from '../vm/runtime/store.js';
 import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pairedRatio, pinning, waitForServer } from './util.js';
 
@@ -46,10 +48,24 @@ async function perCall(): Promise<void> {
   const coldSecrets = Array.from({ length: 4 * TOTP_RECENT_SECRETS }, () => newTotpSecret());
   let cold = 0;
 
+  // Wrong codes are counted (MAX_WRONG_CODES lock the secret out): the count is cleared before it
+  // locks, so the judged path (a store read and a compareAndSet) is what the first task measures.
+  const stateKey = replayMarkKey(key);
+  let wrong = 0;
+  const lockedCtx = fakeContext();
+  for (let n = 0; n < MAX_WRONG_CODES; n++) await kit.callIn(lockedCtx, 'totp_verify', WRONG_CODE, SECRET);
+
   const bench = new Bench({ time: TASK_TIME_MS });
   bench
     .add('totp_verify native, wrong code (a secret verified lately)', async () => {
+      if (++wrong === MAX_WRONG_CODES) {
+        wrong = 1;
+        await ctx.store.delete(stateKey);
+      }
       await kit.callIn(ctx, 'totp_verify', WRONG_CODE, SECRET);
+    })
+    .add('totp_verify native, refused (the secret locked out: 429)', async () => {
+      await kit.callIn(fakeContext({ store: lockedCtx.store }), 'totp_verify', WRONG_CODE, SECRET);
     })
     .add('totp_verify native, wrong code (a secret not seen lately)', async () => {
       await kit.callIn(ctx, 'totp_verify', WRONG_CODE, coldSecrets[cold++ % coldSecrets.length]!);
@@ -60,7 +76,7 @@ async function perCall(): Promise<void> {
         store = createMemoryStore();
       }
       const step = firstStep + i;
-      if (!(await verifyTotp(store, codes[i++]!, SECRET, step * 30_000 + 15_000))) throw new Error('an accepted code was refused');
+      if ((await verifyTotp(store, codes[i++]!, SECRET, step * 30_000 + 15_000)) !== true) throw new Error('an accepted code was refused');
     })
     .add('otplib verifySync, wrong code (no store)', () => {
       try {
@@ -92,6 +108,8 @@ async function overHttp(): Promise<void> {
     await waitForServer(`${base}/open`, 15_000, () => child.exitCode === null);
     const check = await fetch(`${base}/totp`, { headers });
     if (check.status !== 200) throw new Error(`GET /totp answered ${check.status}: ${await check.text()}`);
+    // From the MAX_WRONG_CODES-th wrong code on, the secret is locked out: GET /totp then measures
+    // the refusal (a store read, 429 too_many_attempts), the path a brute force meets.
     const run = async (path: string, duration: number) => (await autocannon({ url: base + path, connections: CONNECTIONS, pipelining: PIPELINING, duration, headers })).requests.average;
     await run('/open', 2);
     await run('/totp', 2);
@@ -103,7 +121,7 @@ async function overHttp(): Promise<void> {
     console.log(`\nTOTP on the hot path — ${ROUNDS} rounds of ${DURATION} s per route, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each; ${pin.note}\n`);
     console.log(formatTable(['route', 'req/s (median)', 'ratio (median of rounds)'], [
       ['GET /open (reads the code, no second factor)', fmt(median(results['/open']!)), '1.00'],
-      ['GET /totp (totp_verify, wrong code)', fmt(median(results['/totp']!)), ratio.toFixed(3)],
+      ['GET /totp (totp_verify, wrong code: locked out, 429)', fmt(median(results['/totp']!)), ratio.toFixed(3)],
     ]));
     console.log(`\n${ratio >= 0.8 ? 'PASS' : 'MISS'}  totp route ≥ 0.8× the route without it (${ratio.toFixed(3)}×, ${range})`);
   } finally {

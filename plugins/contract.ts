@@ -173,6 +173,14 @@ export interface WindowResult {
  * `--workers N`, on Redis for many machines (spec/stores.md); each method answers a value or a
  * Promise. A store that cannot be reached rejects with code `store_unavailable` (answered 503).
  */
+/**
+ * The prefix of security state in a KeyValueStore: replay marks, attempt counters, one-time
+ * codes. Such keys are held apart from other values with a budget of their own and are never
+ * evicted to make room for other keys; when that budget is full a new one is refused (503
+ * `store_full`) rather than a live one forgotten (spec/stores.md). Give every such key a TTL.
+ */
+export const SECURITY_KEY_PREFIX = 'rvm.security:';
+
 export interface KeyValueStore {
   get(key: string): Value | undefined | Promise<Value | undefined>;
   set(key: string, value: Value, ttlMs?: number): void | Promise<void>;
@@ -650,6 +658,8 @@ export interface StoredRecords {
    * null when the app declares no such type or no plugin provides records.
    */
   find(ctx: CallContext, type: string, id: string): Value | Halt | Promise<Value | Halt>;
+  /** Whether the app declares a type named `type` and a plugin provides records (so `find` reads a store). */
+  declares(type: string): boolean;
 }
 
 export interface PluginDefinition {

@@ -209,6 +209,10 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
         if (declared === undefined || find === undefined) return null;
         return find.fn(ctx, declared, id);
       },
+      declares(type) {
+        const records = tables.records;
+        return records?.declared.has(type) === true && records.provider.methods.find !== undefined;
+      },
     },
     native(name, fn, meta) {
       ensureOpen(`native '${name}'`);

@@ -8,10 +8,14 @@
  * NIST SP 800-63B §5.1.2 requires a salted password-hashing scheme. A leaked list hashed with
  * SHA-256 falls to a GPU in about a day per code (2^50 hashes at ~10^10/s); with scrypt at 16 MiB
  * it costs years. One salt per list keeps a use to one scrypt (~40 ms) instead of ten.
+ *
+ * Wrong codes are counted per list as TOTP's are per secret (attempts.ts): five in a row lock
+ * the list out, and a locked list is refused before any scrypt runs.
  */
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import { RUNTIME, RvmError } from '../../plugins/sdk.js';
+import { HTTP, RUNTIME, RvmError, SECURITY_KEY_PREFIX } from '../../plugins/sdk.js';
 import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
+import { MAX_WRONG_CODES, afterRightCode, answerGuess, attemptsOf, countedGuess, lockoutOf, type Lockout } from './attempts.js';
 import { runHashJob } from './passwords.js';
 
 /** Codes per list: enough for a year of lost phones, few enough to print. */
@@ -47,7 +51,9 @@ const PARAMS = `ln=${BACKUP_SCRYPT_LOG_N},r=${BACKUP_SCRYPT_R},p=${BACKUP_SCRYPT
 /** A stored code: `$scrypt$ln=14,r=8,p=1$<salt>$<hash>`, unpadded base64 as PHC strings write it. */
 const STORED = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]{22})\$([A-Za-z0-9+/]{43})$/;
 const CODE = /^[a-z2-7]{10}$/;
-const USE_MARK_PREFIX = 'auth:backup:used:';
+const USE_MARK_PREFIX = `${SECURITY_KEY_PREFIX}backup:used:`;
+/** The store key prefix of a list's wrong codes. */
+const ATTEMPTS_PREFIX = `${SECURITY_KEY_PREFIX}backup:tries:`;
 
 /** Ten new codes, `xxxxx-xxxxx`, each character one of 32 from the CSPRNG. */
 export function generateBackupCodes(): string[] {
@@ -114,16 +120,30 @@ function parseStored(entry: Value): { salt: string; hash: Buffer } | null {
 }
 
 /**
+ * The store key of a list's wrong codes: a hash of its salts (one per list `backup_codes_hash`
+ * made), so the count follows the list as codes are used from it, and the store holds no hash of a code.
+ */
+function attemptsKey(salts: Iterable<string>): string {
+  return ATTEMPTS_PREFIX + createHash('sha256').update([...salts].sort().join('$')).digest('base64url');
+}
+
+/**
  * `stored` without the entry `code` matches, or null when none does. Every entry is compared in
  * constant time, without stopping at a match. Null — never an error — for a code that is not
  * one, a stored value that is not a list of at most MAX_STORED_BACKUP_CODES entries
- * `backup_codes_hash` wrote, or a code another request is using right now.
+ * `backup_codes_hash` wrote (neither is counted), a wrong code (counted), or a code another
+ * request is using right now. A Lockout, unjudged, while the list is locked out.
  */
-export async function useBackupCode(store: KeyValueStore, code: Value | undefined, stored: Value | undefined, signal?: AbortSignal): Promise<string[] | null> {
+export async function useBackupCode(store: KeyValueStore, code: Value | undefined, stored: Value | undefined, signal?: AbortSignal, now: () => number = Date.now): Promise<string[] | null | Lockout> {
   const plain = normaliseBackupCode(code);
   if (plain === null || !Array.isArray(stored) || stored.length === 0 || stored.length > MAX_STORED_BACKUP_CODES) return null;
   const entries = stored.map(parseStored);
   if (entries.some((entry) => entry === null)) return null;
+  const key = attemptsKey(new Set(entries.map((entry) => entry!.salt)));
+  // A locked list costs no scrypt.
+  const held = await store.get(key);
+  const locked = lockoutOf(held, now());
+  if (locked !== null) return locked;
   const bySalt = new Map<string, Buffer>();
   for (const entry of entries) {
     if (!bySalt.has(entry!.salt)) bySalt.set(entry!.salt, await hashCode(plain, Buffer.from(entry!.salt, 'base64'), signal));
@@ -132,7 +152,8 @@ export async function useBackupCode(store: KeyValueStore, code: Value | undefine
   entries.forEach((entry, i) => {
     if (timingSafeEqual(bySalt.get(entry!.salt)!, entry!.hash) && found < 0) found = i;
   });
-  if (found < 0) return null;
+  const judged = await countedGuess(store, key, now(), { read: attemptsOf, right: (state) => (found < 0 ? null : afterRightCode(state)) }, { held });
+  if (judged !== true) return judged === false ? null : judged;
   const used = stored[found] as string;
   // A second request with this code, before the app saved the shortened list, loses here.
   const mark = USE_MARK_PREFIX + createHash('sha256').update(used).digest('base64url');
@@ -141,7 +162,7 @@ export async function useBackupCode(store: KeyValueStore, code: Value | undefine
 }
 
 /** Registers backup_codes_generate, backup_codes_hash and backup_code_use. */
-export function registerBackupCodes(rvm: PluginApi): void {
+export function registerBackupCodes(rvm: PluginApi, now: () => number = Date.now): void {
   rvm.native('backup_codes_generate', () => generateBackupCodes(), {
     params: [],
     returns: 'list',
@@ -154,14 +175,15 @@ export function registerBackupCodes(rvm: PluginApi): void {
     doc: `What to store for the codes: each as $scrypt$${PARAMS}$salt$hash (one salt per list), computed off the event loop. An empty list, one over ${MAX_STORED_BACKUP_CODES} codes or an item that is not a code is an invalid_argument error.`,
   });
 
-  rvm.native('backup_code_use', (ctx, code, stored) => useBackupCode(ctx.store, code, stored, ctx.budget.signal), {
+  rvm.native('backup_code_use', (ctx, code, stored) => answerGuess(ctx, useBackupCode(ctx.store, code, stored, ctx.budget.signal, now)), {
     params: [
       // A code or list that is not what it should be answers null, never an error.
       { name: 'code', type: 'text', selfChecked: true },
       { name: 'stored', type: 'list', selfChecked: true },
     ],
     returns: 'list',
-    doc: 'The stored list without the code, or null when the code is not in it (case, spaces and dashes ignored): store the list it answers, so the code is used once. A malformed code or list, or a code another request is using at the same moment, is null.',
+    doc: `The stored list without the code, or null when the code is not in it (case, spaces and dashes ignored): store the list it answers, so the code is used once. A malformed code or list, or a code another request is using at the same moment, is null. Wrong codes are counted per list as totp_verify counts them per secret: after ${MAX_WRONG_CODES} every try ends the request with 429 too_many_attempts and Retry-After until the lockout ends.`,
+    responses: [{ status: HTTP.too_many_attempts.status, code: HTTP.too_many_attempts.code, description: `${MAX_WRONG_CODES} wrong codes for this list lately: locked out for Retry-After seconds.`, headers: ['Retry-After'] }],
   });
 }
 

@@ -3,7 +3,7 @@
  * ever rejecting), `role(r1, ...)` (an authenticated caller holding one of the roles) and
  * `api_key` (a valid `X-API-Key`). Their metadata feeds the reference and the OpenAPI export.
  */
-import { HTTP, RUNTIME, SESSION_COOKIE } from '../../plugins/sdk.js';
+import { HALT, HTTP, RUNTIME, SESSION_COOKIE } from '../../plugins/sdk.js';
 import type { AppSettings, CallContext, ErrorResponseSpec, GuardFn, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 import { API_KEYS_ENV, API_KEYS_FILE, API_KEYS_NOT_CONFIGURED_MESSAGE, API_KEY_HEADER, apiKeysConfigured, type ApiKeyring } from './api-keys.js';
 import { AUTH_NOT_CONFIGURED_MESSAGE, JWT_SECRET_ENV, JWT_SECRET_FILE, configuredKey, unauthorized, type AuthSession } from './session.js';
@@ -59,6 +59,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     // Optional makes any guard advisory; a role check that never rejects does nothing.
     if (use.mode === 'optional') return;
     return after(session.user(ctx), (user) => {
+      if (user === HALT) return HALT;
       if (user === null) return unauthorized(ctx);
       if (!holdsRole(user, args)) return forbidden(ctx, args);
     });
@@ -68,9 +69,14 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
       { name: 'role', type: 'text', doc: 'a role that lets the caller through' },
       { name: 'roles', type: 'text', rest: true, doc: 'further roles, any of which is enough' },
     ],
-    doc: 'Requires an authenticated caller (as the auth guard) whose token holds one of the roles: the text claim role, or the list claim roles.',
+    doc: 'Requires an authenticated caller (as the auth guard) holding one of the roles: the text field role, or the list field roles, of the stored User when the app has a type User and the sub of the token is a record id (a sub naming no stored User is 401; a database that cannot be read, 503 database_unavailable), else of the token.',
     security: BEARER_SCHEME,
-    responses: [UNAUTHORIZED, { status: HTTP.forbidden.status, code: HTTP.forbidden.code, description: 'The caller holds none of the roles.' }, AUTH_NOT_CONFIGURED],
+    responses: [
+      UNAUTHORIZED,
+      { status: HTTP.forbidden.status, code: HTTP.forbidden.code, description: 'The caller holds none of the roles.' },
+      { status: HTTP.database_unavailable.status, code: HTTP.database_unavailable.code, description: 'The stored User could not be read: the role is not taken from the token instead.' },
+      AUTH_NOT_CONFIGURED,
+    ],
     checkSetup: authSetup,
   });
 

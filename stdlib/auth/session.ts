@@ -4,7 +4,7 @@
  * request (`ctx.locals`) and across requests (a bounded cache keyed by the token), so a hot route
  * verifies a token asynchronously once and synchronously from then on. `auth_user()`, `auth_check()`.
  */
-import { HTTP, RUNTIME, RvmError, SESSION_COOKIE, fromJson, requestToken } from '../../plugins/sdk.js';
+import { HALT, HTTP, RUNTIME, RvmError, SESSION_COOKIE, fromJson, requestToken } from '../../plugins/sdk.js';
 import type { CallContext, Halt, PluginApi, SecretSource, ValueObject } from '../../plugins/sdk.js';
 import { CLOCK_SKEW_SECONDS, keyBytes, verifyJwtClaims } from './jwt.js';
 import { Rechecked, type Clock } from './rechecked.js';
@@ -27,12 +27,24 @@ export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer' } as const;
 const CLAIMS_LOCAL = 'auth.claims';
 const USER_LOCAL = 'auth.user';
 
+/** What a StoredUserLookup answers when no record stands behind the token (no `User` type, or a `sub` that is no record id): the claims alone are the user. */
+export const CLAIMS_ONLY = Symbol('claims only');
+
+/** What a StoredUserLookup finds: the user's fields, no user (null), CLAIMS_ONLY, or HALT when the read failed and answered. */
+export type StoredUser = ValueObject | null | typeof CLAIMS_ONLY | Halt;
+
 /**
  * The hook that turns verified claims into the stored user: given the claims (their `sub` is the
- * user's id), the `User` record's fields, or null when there is none (stored-user.ts reads it
- * through the SDK's stored records).
+ * user's id), the `User` record's fields; null when the app has users and none has that id (the
+ * token names nobody: 401); CLAIMS_ONLY when the app has no `User` type or `sub` is not a record
+ * id; HALT when the read
+ * failed and the request was answered (503 `database_unavailable`), never the claims in its
+ * place (stored-user.ts reads it through the SDK's stored records).
  */
-export type StoredUserLookup = (ctx: CallContext, claims: ValueObject) => ValueObject | null | Promise<ValueObject | null>;
+export type StoredUserLookup = (ctx: CallContext, claims: ValueObject) => StoredUser | Promise<StoredUser>;
+
+/** The user code reads: the fields, null when not authenticated, HALT when the request was answered. */
+export type AuthUser = ValueObject | null | Halt;
 
 export interface AuthSessionOptions {
   now?: Clock;
@@ -115,9 +127,10 @@ export class AuthSession {
 
   /**
    * The authenticated user for code to read: a private copy of the claims with the stored
-   * user's fields merged over them (see StoredUserLookup); null when not authenticated.
+   * user's fields merged over them (see StoredUserLookup); null when not authenticated or the
+   * token names no stored user; HALT when reading the stored user failed and answered.
    */
-  user(ctx: CallContext): ValueObject | null | Promise<ValueObject | null> {
+  user(ctx: CallContext): AuthUser | Promise<AuthUser> {
     const locals = ctx.locals;
     if (locals.has(USER_LOCAL)) return locals.get(USER_LOCAL) as ValueObject | null;
     const claims = this.authenticate(ctx);
@@ -125,21 +138,23 @@ export class AuthSession {
   }
 
   /** Builds (and memoises) the user of verified `claims`. */
-  private userOf(ctx: CallContext, claims: ValueObject | null): ValueObject | null | Promise<ValueObject | null> {
+  private userOf(ctx: CallContext, claims: ValueObject | null): AuthUser | Promise<AuthUser> {
     if (claims === null) {
       ctx.locals.set(USER_LOCAL, null);
       return null;
     }
-    // A copy: code may change fields of what auth_user() returns; the cached claims must not change.
-    const user = fromJson(claims) as ValueObject;
-    const remember = (stored: ValueObject | null): ValueObject => {
-      const merged = stored === null ? user : (Object.assign(user, fromJson(stored)) as ValueObject);
-      ctx.locals.set(USER_LOCAL, merged);
-      return merged;
+    const remember = (stored: StoredUser): AuthUser => {
+      // The request is answered already (503): nothing to remember, nothing to fall back on.
+      if (stored === HALT) return HALT;
+      // A copy: code may change fields of what auth_user() returns; the cached claims must not change.
+      const user = stored === null ? null : (fromJson(claims) as ValueObject);
+      if (user !== null && stored !== CLAIMS_ONLY) Object.assign(user, fromJson(stored));
+      ctx.locals.set(USER_LOCAL, user);
+      return user;
     };
-    if (this.storedUser === null) return remember(null);
+    if (this.storedUser === null) return remember(CLAIMS_ONLY);
     const stored = this.storedUser(ctx, claims);
-    return isPromise<ValueObject | null>(stored) ? stored.then(remember) : remember(stored);
+    return isPromise<StoredUser>(stored) ? stored.then(remember) : remember(stored);
   }
 
   /** The app's key text, clearing the cache when it changed. Throws when none is configured or it is weak. */
@@ -163,13 +178,13 @@ export function registerSession(rvm: PluginApi, session: AuthSession): void {
     'auth_user',
     (ctx) => {
       const user = session.user(ctx);
-      if (isPromise<ValueObject | null>(user)) return user.then((u): ValueObject | Halt => u ?? unauthorized(ctx));
+      if (isPromise<AuthUser>(user)) return user.then((u): ValueObject | Halt => u ?? unauthorized(ctx));
       return user ?? unauthorized(ctx);
     },
     {
       params: [],
       returns: 'object',
-      doc: `The verified claims of the caller's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie), with the stored User's fields merged over them once records exist. Without a valid token it ends the request with 401 unauthorized and WWW-Authenticate: Bearer, so a guard_definition may call it without a prior guard auth (use auth_check() for optional flows). auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
+      doc: `The verified claims of the caller's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie), with the stored User's fields merged over them once the app has a type User (then a token whose sub is a record id naming no stored User answers 401, and a database that cannot be read 503 database_unavailable, never the claims alone). Without a valid token it ends the request with 401 unauthorized and WWW-Authenticate: Bearer, so a guard_definition may call it without a prior guard auth (use auth_check() for optional flows). auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
     },
   );
 

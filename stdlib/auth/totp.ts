@@ -1,16 +1,18 @@
 /**
  * TOTP second factor (RFC 6238 as authenticator apps speak it: SHA-1, 6 digits, 30 s):
- * `totp_secret`, `totp_uri`, `totp_qr` and `totp_verify`. A code is accepted once: the last
- * accepted time step of each secret is kept in the app's shared store and moved forward only
- * with compareAndSet, so of two requests racing with one code exactly one is accepted.
+ * `totp_secret`, `totp_uri`, `totp_qr` and `totp_verify`. Each secret has one record in the app's
+ * shared store, changed only with compareAndSet: the last accepted time step (a code is accepted
+ * once: of two requests racing with one code exactly one is accepted) and its wrong codes
+ * (attempts.ts: five in a row lock the secret out, the lockout growing).
  */
 import { createHash } from 'node:crypto';
 import { generateSecret, generateURI } from 'otplib';
 import QRCode from 'qrcode';
-import { RUNTIME, RvmError, SecretText, typeName } from '../../plugins/sdk.js';
+import { HTTP, RUNTIME, RvmError, SECURITY_KEY_PREFIX, SecretText, typeName } from '../../plugins/sdk.js';
 import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
 import { HotpKey, decodeBase32Secret, timeStep } from './one-time-password.js';
-import { then, type Answer } from '../../plugins/sdk.js';
+import { type Answer } from '../../plugins/sdk.js';
+import { FIRST_LOCKOUT_MS, MAX_LOCKOUT_MS, MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS, afterRightCode, answerGuess, attemptsOf, countedGuess, type AttemptState, type GuessRules, type Lockout } from './attempts.js';
 
 /** Seconds per time step: what authenticator apps use (RFC 6238 §5.2 recommends 30 s). */
 export const TOTP_PERIOD_SECONDS = 30;
@@ -29,20 +31,14 @@ export const TOTP_SECRET_BYTES = 20;
  */
 export const TOTP_REPLAY_MARK_TTL_MS = 4 * TOTP_PERIOD_SECONDS * 1000;
 /**
- * Rounds of read-then-compareAndSet before giving up: another round is needed only when a
- * different, earlier step was accepted between the read and the write; more than a few such
- * races on one secret at once is an attack, answered false.
- */
-export const TOTP_MAX_MARK_ATTEMPTS = 4;
-/**
  * Longest `otpauth://` URI made: a QR code holds 2,331 bytes at error correction M; 2 KiB leaves
  * room and keeps the code scannable from a screen.
  */
 export const MAX_OTPAUTH_URI_CHARS = 2048;
 /** Width of the PNG QR code in pixels: scannable from a phone held to a screen, a few KiB. */
 export const TOTP_QR_WIDTH_PX = 256;
-/** The store key prefix of replay marks. */
-const MARK_PREFIX = 'auth:totp:last:';
+/** The store key prefix of a secret's record (its replay mark and wrong codes): security state. */
+const MARK_PREFIX = `${SECURITY_KEY_PREFIX}totp:`;
 
 /** Milliseconds since the epoch; tests pass their own clock. */
 export type Clock = () => number;
@@ -54,9 +50,9 @@ function secretText(secret: Value | undefined): string | null {
 }
 
 /**
- * The store key of a secret's replay mark: a SHA-256 of its key bytes, never the secret, and
- * the same for every spelling of one secret (case, padding), so a lowercase copy of a code's
- * secret cannot replay it.
+ * The store key of a secret's record: a SHA-256 of its key bytes, never the secret, and the same
+ * for every spelling of one secret (case, padding), so a lowercase copy of a code's secret can
+ * neither replay it nor start a fresh count of wrong codes.
  */
 export function replayMarkKey(key: Uint8Array): string {
   return MARK_PREFIX + createHash('sha256').update(key).digest('base64url');
@@ -72,33 +68,47 @@ function wellFormedCode(code: Value | undefined): code is string {
   return true;
 }
 
-/** The last accepted step stored, as read; a value that is not a step counts as none. */
-function storedStep(value: Value | undefined): number {
-  return typeof value === 'number' && Number.isSafeInteger(value) ? value : -1;
+/** A secret's record: its wrong codes, and the last accepted time step (-1: none). */
+interface TotpState extends AttemptState {
+  step: number;
+}
+
+function readTotpState(held: Value | undefined): TotpState {
+  const step = held !== null && typeof held === 'object' && !Array.isArray(held) ? (held as { step?: unknown }).step : undefined;
+  return { ...attemptsOf(held), step: typeof step === 'number' && Number.isSafeInteger(step) ? step : -1 };
 }
 
 /**
  * True when `code` is the TOTP code of `secret` at a step within TOTP_DRIFT_STEPS of `nowMs`
  * that is later than the last step accepted for this secret, and this call is the one that
- * recorded it. False — never an error — for anything else: a code that is not six digits, a
- * secret that is not Base32 of at least 16 bytes, a wrong code, a replay, or a lost race.
+ * recorded it. False — never an error — for a code that is not six digits or a secret that is not
+ * Base32 of at least 16 bytes (neither is counted), and for a wrong code or a replay (counted:
+ * the MAX_WRONG_CODES-th locks the secret). A Lockout, unjudged, while the secret is locked or
+ * when the guess kept losing races to others on the same secret.
  */
-export function verifyTotp(store: KeyValueStore, code: Value | undefined, secret: Value | undefined, nowMs: number): Answer<boolean> {
+export function verifyTotp(store: KeyValueStore, code: Value | undefined, secret: Value | undefined, nowMs: number): Answer<boolean | Lockout> {
   if (!wellFormedCode(code)) return false;
   const text = secretText(secret);
   const window = text === null ? null : windowCodes(text, timeStep(nowMs, TOTP_PERIOD_SECONDS));
   if (window === null) return false;
-  // Every step of the window is compared, without stopping at a match; a wrong code (the common
-  // refusal) is then answered at once, without touching the store.
+  // Every step of the window is compared, without stopping at a match.
   // Six digits as a number (wellFormedCode checked them), compared with each step's value.
   const submitted = Number(code);
   let matches: number[] | null = null;
   for (let i = 0; i < window.codes.length; i++) {
     if (window.codes[i] === submitted) (matches ??= []).push(window.first + i);
   }
-  if (matches === null) return false;
-  const markKey = replayMarkKey(decodeBase32Secret(text!)!);
-  return then(store.get(markKey), (seen) => claimStep(store, markKey, matches, seen, 0));
+  const rules: GuessRules<TotpState> = {
+    read: readTotpState,
+    // Earliest step after the mark: a code matching two steps (one in a million) takes the
+    // earlier, leaving the later one usable. A match at or before the mark is a replay: wrong.
+    right: (state) => {
+      const matched = matches?.find((step) => step > state.step);
+      return matched === undefined ? null : { ...afterRightCode(state), step: matched };
+    },
+    keepMs: (next) => (next.step >= 0 ? TOTP_REPLAY_MARK_TTL_MS : 0),
+  };
+  return countedGuess(store, window.stateKey, nowMs, rules);
 }
 
 /**
@@ -109,11 +119,12 @@ export function verifyTotp(store: KeyValueStore, code: Value | undefined, secret
  */
 export const TOTP_RECENT_SECRETS = 1024;
 
-/** The codes (as numbers) of the steps `first`, `first + 1`, … around step `now`. */
+/** The codes (as numbers) of the steps `first`, `first + 1`, … around step `now`, and the secret's store key. */
 interface WindowCodes {
   now: number;
   first: number;
   codes: number[];
+  stateKey: string;
 }
 
 const recentWindows = new Map<string, WindowCodes>();
@@ -128,28 +139,11 @@ function windowCodes(text: string, now: number): WindowCodes | null {
   const first = Math.max(now - TOTP_DRIFT_STEPS, 0);
   const codes: number[] = [];
   for (let step = first; step <= now + TOTP_DRIFT_STEPS; step++) codes.push(hmac.truncated(step) % CODE_MODULUS);
-  const window = { now, first, codes };
+  // The store key is the same at every step: hashed once while the secret stays recent.
+  const window = { now, first, codes, stateKey: known?.stateKey ?? replayMarkKey(key) };
   if (known === undefined && recentWindows.size >= TOTP_RECENT_SECRETS) recentWindows.delete(recentWindows.keys().next().value as string);
   recentWindows.set(text, window);
   return window;
-}
-
-/**
- * Moves the secret's replay mark to the earliest matched step after it, with compareAndSet;
- * false when the mark is already there or later (a replay, or another request was first). A
- * lost race re-reads the mark and tries again, at most TOTP_MAX_MARK_ATTEMPTS times. Answers at
- * once on an in-process store.
- */
-function claimStep(store: KeyValueStore, markKey: string, matches: readonly number[], seen: Value | undefined, attempt: number): Answer<boolean> {
-  // Earliest step after the mark: a code matching two steps (one in a million) takes the earlier,
-  // leaving the later one usable.
-  const matched = matches.find((step) => step > storedStep(seen));
-  if (matched === undefined) return false;
-  return then(store.compareAndSet(markKey, seen, matched, TOTP_REPLAY_MARK_TTL_MS), (won) => {
-    if (won) return true;
-    if (attempt + 1 >= TOTP_MAX_MARK_ATTEMPTS) return false;
-    return then(store.get(markKey), (now) => claimStep(store, markKey, matches, now, attempt + 1));
-  });
 }
 
 /** A generated secret: TOTP_SECRET_BYTES from the CSPRNG, as 32 Base32 characters. */
@@ -231,13 +225,14 @@ export function registerTotp(rvm: PluginApi, options: TotpOptions = {}): void {
     doc: `The QR code of totp_uri(secret, label, issuer): a ${TOTP_QR_WIDTH_PX}×${TOTP_QR_WIDTH_PX} PNG as a data URL (data:image/png;base64,…), or with format 'svg' the SVG document as text. Errors as totp_uri; another format is invalid_argument.`,
   });
 
-  rvm.native('totp_verify', (ctx, code, secret) => verifyTotp(ctx.store, code, secret, now()), {
+  rvm.native('totp_verify', (ctx, code, secret) => answerGuess(ctx, verifyTotp(ctx.store, code, secret, now())), {
     params: [
       // Anything that is not a six-digit code or a Base32 secret verifies false, never an error.
       { name: 'code', type: 'text', selfChecked: true },
       { name: 'secret', type: 'text', selfChecked: true },
     ],
     returns: 'bool',
-    doc: `True when the code is the secret's ${TOTP_DIGITS}-digit TOTP code (SHA-1, ${TOTP_PERIOD_SECONDS} s, ±${TOTP_DRIFT_STEPS} step) at a time step later than the last one accepted for this secret; a code is accepted once, in every process sharing the store. Malformed input, a wrong code or a replay is false, never an error.`,
+    doc: `True when the code is the secret's ${TOTP_DIGITS}-digit TOTP code (SHA-1, ${TOTP_PERIOD_SECONDS} s, ±${TOTP_DRIFT_STEPS} step) at a time step later than the last one accepted for this secret; a code is accepted once, in every process sharing the store. Malformed input, a wrong code or a replay is false. Wrong codes and replays are counted per secret: after ${MAX_WRONG_CODES} within ${WRONG_CODE_WINDOW_MS / 60_000} minutes every try, a right code included, ends the request with 429 too_many_attempts and Retry-After for ${FIRST_LOCKOUT_MS / 60_000} minute, doubling with each lockout that follows up to ${MAX_LOCKOUT_MS / 60_000} minutes; a right code resets the count.`,
+    responses: [{ status: HTTP.too_many_attempts.status, code: HTTP.too_many_attempts.code, description: `${MAX_WRONG_CODES} wrong codes for this secret lately: locked out for Retry-After seconds.`, headers: ['Retry-After'] }],
   });
 }

@@ -3,12 +3,15 @@
  * `whatsapp_verify_otp(phone, code)`. A code is 6 random digits, valid 5 minutes for 5 attempts
  * and used once; `ctx.store` keeps only its HMAC under the app secret, bound to the E.164 number,
  * and every change to it (an attempt, its use, a resend mark) is one compareAndSet, so the rules
- * hold exactly when several processes share the store (ASVS 6.6).
+ * hold exactly when several processes share the store (ASVS 6.6). Per number, sends and guesses
+ * are capped per hour in sliding windows of the same store (shared across workers and machines
+ * when it is), so neither resending nor guessing adds up to a brute force.
  */
 import { randomInt } from 'node:crypto';
-import { HTTP, RUNTIME, RvmError, constantTimeEqual, signText, typeName } from '../../plugins/sdk.js';
+import { HTTP, RUNTIME, RvmError, SECURITY_KEY_PREFIX, constantTimeEqual, signText, typeName } from '../../plugins/sdk.js';
 import type { CallContext, Halt, HttpErrorEntry, KeyValueStore, PluginApi, SecretSource, Value, ValueObject } from '../../plugins/sdk.js';
 import { normalizePhone } from './phone.js';
+import { Lockout, answerGuess } from './attempts.js';
 import {
   CloudApiError,
   DEFAULT_TIMEOUTS,
@@ -30,6 +33,18 @@ export const CODE_TTL_MS = 5 * 60_000;
 export const MAX_ATTEMPTS = 5;
 /** Least time between two codes to one number: stops a client from spamming a phone or our Cloud API quota. */
 export const RESEND_INTERVAL_MS = 30_000;
+/** The window of the per-number caps below. */
+export const CAP_WINDOW_MS = 60 * 60_000;
+/**
+ * Codes sent to one number per CAP_WINDOW_MS: enough for a user whose messages are slow, and with
+ * MAX_ATTEMPTS each, bounds the guesses the codes themselves allow (30 s apart they allowed 600 an hour).
+ */
+export const MAX_SENDS_PER_HOUR = 5;
+/**
+ * Verifications of one number per CAP_WINDOW_MS, right or wrong, across all its codes: ten an hour
+ * guess a 6-digit code once in 100 000 hours.
+ */
+export const MAX_GUESSES_PER_HOUR = 10;
 /** The Cloud API's limit on a text message body. */
 export const MAX_TEMPLATE_LENGTH = 4096;
 /** Where the code goes in a text message template. */
@@ -101,10 +116,11 @@ function mac(secret: string, ...parts: string[]): string {
   return signText(secret, parts.join('\0'));
 }
 
-/** The store keys of one number: named by a keyed hash, so a shared store holds no phone numbers. */
-function storeKeys(secret: string, phone: string): { code: string; resend: string } {
+/** The store keys of one number: named by a keyed hash, so a shared store holds no phone numbers. Security state, never evicted. */
+function storeKeys(secret: string, phone: string): { code: string; resend: string; sends: string; guesses: string } {
+  const prefix = `${SECURITY_KEY_PREFIX}whatsapp:`;
   const id = mac(secret, 'rvm.whatsapp.phone', phone);
-  return { code: `auth.whatsapp.code.${id}`, resend: `auth.whatsapp.resend.${id}` };
+  return { code: `${prefix}code:${id}`, resend: `${prefix}resend:${id}`, sends: `${prefix}sends:${id}`, guesses: `${prefix}guesses:${id}` };
 }
 
 /** What the store keeps of `code` for `phone`: bound to the number, so it is useless for another. */
@@ -202,6 +218,8 @@ export class WhatsAppCodes {
     const now = this.now();
     const wait = await claimResend(ctx.store, keys.resend, now);
     if (wait > 0) return throttled(ctx, wait);
+    const sends = await ctx.store.hit(keys.sends, MAX_SENDS_PER_HOUR, CAP_WINDOW_MS, now);
+    if (!sends.allowed) return throttled(ctx, sends.resetAt - now);
     const code = newCode();
     if (!(await putCode(ctx.store, keys.code, { mac: codeMac(secret, phone, code), expires_at: now + CODE_TTL_MS, attempts: 0 }))) {
       return throttled(ctx, RESEND_INTERVAL_MS);
@@ -227,15 +245,20 @@ export class WhatsAppCodes {
   /**
    * True once for the code last sent to `phone`, within CODE_TTL_MS and MAX_ATTEMPTS; every
    * wrong attempt is counted, and the last allowed one deletes the code. False, never an error,
-   * for anything else, malformed input included.
+   * for anything else, malformed input included (not counted). A Lockout, unjudged, past
+   * MAX_GUESSES_PER_HOUR for the number.
    */
-  async verify(ctx: CallContext, phoneArg: Value | undefined, codeArg: Value | undefined): Promise<boolean> {
+  async verify(ctx: CallContext, phoneArg: Value | undefined, codeArg: Value | undefined): Promise<boolean | Lockout> {
     const phone = normalizePhone(phoneArg);
     if (phone === null || typeof codeArg !== 'string') return false;
     const code = codeArg.trim();
     if (code.length !== CODE_DIGITS || !/^[0-9]+$/.test(code)) return false;
     const secret = ctx.app.secrets.appSecret();
-    const key = storeKeys(secret, phone).code;
+    const keys = storeKeys(secret, phone);
+    const now = this.now();
+    const guesses = await ctx.store.hit(keys.guesses, MAX_GUESSES_PER_HOUR, CAP_WINDOW_MS, now);
+    if (!guesses.allowed) return new Lockout(guesses.resetAt - now);
+    const key = keys.code;
     const given = codeMac(secret, phone, code);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const held = await ctx.store.get(key);
@@ -263,16 +286,17 @@ export function registerWhatsApp(rvm: PluginApi, options: WhatsAppOptions = {}):
       { name: 'template', type: 'text', selfChecked: true, doc: `the text message, with ${CODE_PLACEHOLDER} where the code goes (used when WHATSAPP_TEMPLATE is not set)` },
     ],
     returns: 'object',
-    doc: `Sends a new ${CODE_DIGITS}-digit one-time code to the number over WhatsApp (the WHATSAPP_TEMPLATE authentication template when set, else a text message from template), valid ${CODE_TTL_MS / 60_000} minutes for ${MAX_ATTEMPTS} attempts; answers {sent, message_id, expires_in, resend_in}. Without WHATSAPP_TOKEN the code is written to the log in development (sent: false) and production answers 503 whatsapp_not_configured. One code per number every ${RESEND_INTERVAL_MS / 1000} s (429 otp_resend_throttled with Retry-After).`,
+    doc: `Sends a new ${CODE_DIGITS}-digit one-time code to the number over WhatsApp (the WHATSAPP_TEMPLATE authentication template when set, else a text message from template), valid ${CODE_TTL_MS / 60_000} minutes for ${MAX_ATTEMPTS} attempts; answers {sent, message_id, expires_in, resend_in}. Without WHATSAPP_TOKEN the code is written to the log in development (sent: false) and production answers 503 whatsapp_not_configured. One code per number every ${RESEND_INTERVAL_MS / 1000} s and at most ${MAX_SENDS_PER_HOUR} an hour (429 otp_resend_throttled with Retry-After).`,
     responses: sendErrors.map((e) => ({ status: e.status, code: e.code, description: e.doc, ...(e === HTTP.otp_resend_throttled ? { headers: ['Retry-After'] } : {}) })),
   });
-  rvm.native('whatsapp_verify_otp', (ctx, phone, code) => codes.verify(ctx, phone, code), {
+  rvm.native('whatsapp_verify_otp', (ctx, phone, code) => answerGuess(ctx, codes.verify(ctx, phone, code)), {
     params: [
       // What is not a number and a 6-digit text verifies false, never an error.
       { name: 'phone', type: 'text', selfChecked: true },
       { name: 'code', type: 'text', selfChecked: true, doc: `the ${CODE_DIGITS} digits the user received` },
     ],
     returns: 'bool',
-    doc: `True once for the code last sent to the number with whatsapp_send_otp, within ${CODE_TTL_MS / 60_000} minutes; each wrong attempt counts and after ${MAX_ATTEMPTS} the code is dead. False for anything else, malformed input included.`,
+    doc: `True once for the code last sent to the number with whatsapp_send_otp, within ${CODE_TTL_MS / 60_000} minutes; each wrong attempt counts and after ${MAX_ATTEMPTS} the code is dead. False for anything else, malformed input included. At most ${MAX_GUESSES_PER_HOUR} verifications of one number an hour, right or wrong: past that, 429 too_many_attempts with Retry-After.`,
+    responses: [{ status: HTTP.too_many_attempts.status, code: HTTP.too_many_attempts.code, description: `${MAX_GUESSES_PER_HOUR} verifications of this number in the last hour: retry after Retry-After seconds.`, headers: ['Retry-After'] }],
   });
 }

@@ -9,6 +9,7 @@ import { scryptSync } from 'node:crypto';
 import { RvmError } from '../../plugins/sdk.js';
 import { testApp } from '../../plugins/testing.js';
 import { createMemoryStore } from '../../vm/runtime/store.js';
+import { FIRST_LOCKOUT_MS, Lockout, MAX_WRONG_CODES } from '../../stdlib/auth/attempts.js';
 import {
   BACKUP_CODE_COUNT,
   BACKUP_CODE_USE_MARK_TTL_MS,
@@ -100,6 +101,21 @@ describe('backup_codes_hash and backup_code_use', () => {
     assert.equal(await useBackupCode(createMemoryStore(), other, stored), null);
   });
 
+  test(`MAX_WRONG_CODES (${MAX_WRONG_CODES}) wrong codes lock the list out for FIRST_LOCKOUT_MS: a right code is refused until it ends, and used after`, async () => {
+    let clock = 5_000_000;
+    const store = createMemoryStore({ now: () => clock });
+    const now = () => clock;
+    const wrong = generateBackupCodes();
+    for (let i = 0; i < MAX_WRONG_CODES; i++) assert.equal(await useBackupCode(store, wrong[i], stored, undefined, now), null, `wrong code ${i + 1}`);
+    assert.deepEqual(await useBackupCode(store, codes[7], stored, undefined, now), new Lockout(FIRST_LOCKOUT_MS));
+    clock += FIRST_LOCKOUT_MS;
+    const left = await useBackupCode(store, codes[7], stored, undefined, now);
+    assert.ok(Array.isArray(left) && left.length === stored.length - 1);
+    // The shortened list shares the count (same salt): a right code reset it.
+    for (let i = 0; i < MAX_WRONG_CODES - 1; i++) assert.equal(await useBackupCode(store, wrong[i], left, undefined, now), null);
+    assert.ok(Array.isArray(await useBackupCode(store, codes[8], left, undefined, now)));
+  });
+
   test('two concurrent uses of one code: exactly one gets the shortened list', async () => {
     const store = createMemoryStore();
     const results = await Promise.all([useBackupCode(store, codes[5], stored), useBackupCode(store, codes[5], stored)]);
@@ -178,6 +194,13 @@ route POST /use {
       assert.equal((await use({ code: codes[2], stored: first.left })).left, null);
       assert.equal((await use({ code: 12345, stored })).left, null);
       assert.equal((await use({ code: codes[3], stored: 'x' })).left, null);
+      // Guessing: with the used code tried again above, five wrong codes answer null; the sixth try (the right code) 429 too_many_attempts.
+      const wrong = generateBackupCodes();
+      for (let i = 0; i < MAX_WRONG_CODES - 1; i++) assert.equal((await use({ code: wrong[i], stored: first.left })).left, null);
+      const refused = await app.inject({ method: 'POST', url: '/use', body: { code: codes[4], stored: first.left } });
+      assert.equal(refused.status, 429);
+      assert.deepEqual(refused.json(), { error: `Too many wrong codes; try again later (retry in ${FIRST_LOCKOUT_MS / 1000} s)`, code: 'too_many_attempts' });
+      assert.equal(refused.headers['retry-after'], String(FIRST_LOCKOUT_MS / 1000));
     } finally {
       await app.close();
     }

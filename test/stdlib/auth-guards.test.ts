@@ -264,7 +264,7 @@ describe('guard metadata', () => {
       assert.deepEqual(meta('api_key').security, { name: 'apiKeyAuth', scheme: { type: 'apiKey', in: 'header', name: 'X-API-Key' } });
       const codes = (name: string) => meta(name).responses!.map((r) => `${r.status} ${r.code}`);
       assert.deepEqual(codes('auth'), ['401 unauthorized', '500 auth_not_configured']);
-      assert.deepEqual(codes('role'), ['401 unauthorized', '403 forbidden', '500 auth_not_configured']);
+      assert.deepEqual(codes('role'), ['401 unauthorized', '403 forbidden', '503 database_unavailable', '500 auth_not_configured']);
       assert.deepEqual(codes('api_key'), ['401 invalid_api_key', '500 api_key_not_configured']);
       assert.deepEqual(meta('auth').responses![0]!.headers, ['WWW-Authenticate']);
       assert.deepEqual(meta('role').params.map((p) => [p.name, p.type, p.rest === true]), [['role', 'text', false], ['roles', 'text', true]]);

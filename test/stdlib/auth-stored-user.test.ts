@@ -1,7 +1,10 @@
 /**
  * auth_user() merges the stored `User` whose id is the token's `sub` over the claims (DESIGN §6
- * auth): the record's shown fields win, `@hidden` ones never appear; with no such record, a
- * `sub` that is not a record id, or no `type User`, the user is the claims.
+ * auth): the record's shown fields win, `@hidden` ones never appear. Sign-in fails closed: with
+ * a `type User`, a record id in `sub` naming no record (deleted) is no user (401), and a database
+ * that cannot be read answers 503 database_unavailable, never the token's claims (the PostgreSQL
+ * test, auth-stored-user-outage, stops a real server under a demoted admin's token). Without
+ * `type User`, or for a `sub` that is no record id, the user is the claims.
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,7 +36,11 @@ type User {
 }
 
 route POST /users {
-  response.created(User.create(request.body))
+  response.created(User.create(body))
+}
+
+route DELETE /users/:id {
+  response.ok(User.delete(params.id))
 }
 
 route GET /admin {
@@ -95,15 +102,38 @@ describe('auth_user() with a type User', () => {
     assert.equal(stale.status, 403, stale.body);
     assert.equal((stale.json() as { code: string }).code, 'forbidden');
     const unstored = await inject(app, { url: '/admin', headers: await bearer({ sub: '01890a5d-ac96-774b-bcce-b302099a8057', role: 'admin' }) });
-    assert.equal(unstored.status, 200, unstored.body);
+    assert.equal(unstored.status, 401, unstored.body);
   });
 
-  test('a sub naming no stored record, or not a record id at all, gives the claims', async () => {
-    const missing = await me(app, { sub: '01890a5d-ac96-774b-bcce-b302099a8057', name: 'Ghost' });
-    assert.equal(missing.name, 'Ghost');
-    assert.equal(missing.id, undefined);
+  test('a record id naming no stored record is no user: 401 from auth_user() and the role guard', async () => {
+    for (const sub of ['01890a5d-ac96-774b-bcce-b302099a8057']) {
+      for (const url of ['/me', '/admin']) {
+        const res = await inject(app, { url, headers: { authorization: `Bearer ${await sign({ sub, name: 'Ghost', role: 'admin' })}` } });
+        assert.equal(res.status, 401, `${url} with sub ${sub}: ${res.body}`);
+        assert.deepEqual(res.json(), { error: 'Authentication required', code: 'unauthorized' });
+        assert.equal(res.headers['www-authenticate'], 'Bearer');
+      }
+    }
+  });
+
+  test('a sub that is not a record id names no record: the claims are the user, the store not asked', async () => {
     const other = await me(app, { sub: 'u1', name: 'Plain' });
     assert.deepEqual([other.sub, other.name, other.id], ['u1', 'Plain', undefined]);
+  });
+
+  test('a deleted user\'s token is refused: 401', async () => {
+    const created = await inject(app, { method: 'POST', url: '/users', body: { email: 'gone@example.com', name: 'Gone', password_hash: 'h', role: 'admin' } });
+    assert.equal(created.status, 201, created.body);
+    const id = (created.json() as { id: string }).id;
+    const token = await sign({ sub: id, role: 'admin' });
+    const before = await inject(app, { url: '/admin', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(before.status, 200, before.body);
+    const deleted = await inject(app, { method: 'DELETE', url: `/users/${id}` });
+    assert.equal(deleted.status, 200, deleted.body);
+    for (const url of ['/me', '/admin']) {
+      const res = await inject(app, { url, headers: { authorization: `Bearer ${token}` } });
+      assert.equal(res.status, 401, `${url}: ${res.body}`);
+    }
   });
 });
 

@@ -15,7 +15,8 @@ import type { KeyValueStore, Value } from '../../plugins/sdk.js';
 import { fakeContext, laggingStore, testApp } from '../../plugins/testing.js';
 import { createMemoryStore } from '../../vm/runtime/store.js';
 import { HotpKey, MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
-import { MAX_OTPAUTH_URI_CHARS, TOTP_MAX_MARK_ATTEMPTS, TOTP_QR_WIDTH_PX, TOTP_RECENT_SECRETS, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
+import { FIRST_LOCKOUT_MS, Lockout, MAX_GUESS_ROUNDS, MAX_LOCKOUT_MS, MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS } from '../../stdlib/auth/attempts.js';
+import { MAX_OTPAUTH_URI_CHARS, TOTP_QR_WIDTH_PX, TOTP_RECENT_SECRETS, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
 
 /** RFC 6238 Appendix B, SHA-1: seed ASCII 12345678901234567890 (SECURITY-FACTS.md). */
 const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
@@ -150,8 +151,9 @@ describe('totp_verify', () => {
     const store = createMemoryStore();
     assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), true);
     const key = replayMarkKey(decodeBase32Secret(secret)!);
-    assert.equal(store.get(key), step);
+    assert.equal((store.get(key) as { step: number }).step, step);
     assert.ok(!key.includes(secret) && !key.includes('12345678901234567890'));
+    assert.ok(!JSON.stringify(store.get(key)).includes(secret));
   });
 
   test('two concurrent submissions of one code: exactly one is accepted', async () => {
@@ -159,27 +161,32 @@ describe('totp_verify', () => {
     const code = codeAt(secret, step * 30);
     const results = await Promise.all([verifyTotp(store, code, secret, now), verifyTotp(store, code, secret, now)]);
     assert.deepEqual(results.sort(), [false, true]);
+    assert.equal(results.filter((r) => r === true).length, 1);
   });
 
   test('twenty concurrent submissions through an asynchronous store (as a shared one answers): exactly one', async () => {
     const store = laggingStore();
     const code = codeAt(secret, step * 30);
     const results = await Promise.all(Array.from({ length: 20 }, () => verifyTotp(store, code, secret, now)));
-    assert.equal(results.filter(Boolean).length, 1);
+    assert.equal(results.filter((r) => r === true).length, 1);
+    // The others are replays, counted, or refused for losing the race: never a second acceptance.
+    assert.ok(results.every((r) => typeof r === 'boolean' || r instanceof Lockout));
   });
 
   test('racing codes of different steps: the later step wins over an earlier one already stored', async () => {
     const store = laggingStore();
     const results = await Promise.all([verifyTotp(store, codeAt(secret, (step - 1) * 30), secret, now), verifyTotp(store, codeAt(secret, (step + 1) * 30), secret, now)]);
-    assert.equal(results[1], true);
+    assert.equal(results[1], true, String(results[1]));
     assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), false, 'step 0 after step +1 was accepted');
   });
 
-  test(`gives up after TOTP_MAX_MARK_ATTEMPTS (${TOTP_MAX_MARK_ATTEMPTS}) lost compareAndSets`, async () => {
-    let attempts = 0;
-    const store: KeyValueStore = { ...createMemoryStore(), compareAndSet: () => (attempts++, false) };
-    assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), false);
-    assert.equal(attempts, TOTP_MAX_MARK_ATTEMPTS);
+  test(`after MAX_GUESS_ROUNDS (${MAX_GUESS_ROUNDS}) lost compareAndSets the guess is refused unjudged, right or wrong`, async () => {
+    for (const code of [codeAt(secret, step * 30), '000000' === codeAt(secret, step * 30) ? '111111' : '000000']) {
+      let attempts = 0;
+      const store: KeyValueStore = { ...createMemoryStore(), compareAndSet: () => (attempts++, false) };
+      assert.ok((await verifyTotp(store, code, secret, now)) instanceof Lockout);
+      assert.equal(attempts, MAX_GUESS_ROUNDS);
+    }
   });
 
   test(`the replay mark lives TOTP_REPLAY_MARK_TTL_MS (${TOTP_REPLAY_MARK_TTL_MS} ms), longer than the code stays acceptable`, async () => {
@@ -189,12 +196,68 @@ describe('totp_verify', () => {
     assert.equal(await verifyTotp(store, code, secret, clock), true);
     const key = replayMarkKey(decodeBase32Secret(secret)!);
     clock = now + TOTP_REPLAY_MARK_TTL_MS - 1;
-    assert.equal(store.get(key), step + 1);
-    // The last moment the code would verify without a mark: two steps after its own.
-    assert.equal(await verifyTotp(store, code, secret, (step + 2) * 30_000 + 29_999), false);
+    assert.equal((store.get(key) as { step: number }).step, step + 1);
     clock = now + TOTP_REPLAY_MARK_TTL_MS;
     assert.equal(store.get(key), undefined);
+    // The last moment the code would verify without a mark (two steps after its own) is before the mark expired.
+    assert.ok((step + 2) * 30_000 + 29_999 < now + TOTP_REPLAY_MARK_TTL_MS);
     assert.equal(await verifyTotp(store, code, secret, clock), false, 'the clock alone refuses it now');
+  });
+
+  /** A code of `secret` that is wrong at every step near `at` (ms). */
+  const wrongCode = (at: number, n = 0): string => {
+    const near = [-1, 0, 1].map((d) => codeAt(secret, (Math.floor(at / 30_000) + d) * 30));
+    for (let c = n; ; c++) {
+      const code = String(c).padStart(6, '0');
+      if (!near.includes(code)) return code;
+    }
+  };
+
+  test(`MAX_WRONG_CODES (${MAX_WRONG_CODES}) wrong codes lock the secret for FIRST_LOCKOUT_MS (${FIRST_LOCKOUT_MS} ms): the next try, the right code included, is refused`, async () => {
+    let clock = now;
+    const store = createMemoryStore({ now: () => clock });
+    for (let i = 0; i < MAX_WRONG_CODES; i++) assert.equal(await verifyTotp(store, wrongCode(clock, i), secret, clock), false, `wrong code ${i + 1}`);
+    const refused = await verifyTotp(store, codeAt(secret, step * 30), secret, clock);
+    assert.deepEqual(refused, new Lockout(FIRST_LOCKOUT_MS));
+    clock += FIRST_LOCKOUT_MS - 1;
+    assert.deepEqual(await verifyTotp(store, codeAt(secret, Math.floor(clock / 30_000) * 30), secret, clock), new Lockout(1));
+    clock += 1;
+    assert.equal(await verifyTotp(store, codeAt(secret, Math.floor(clock / 30_000) * 30), secret, clock), true, 'the lockout is over');
+  });
+
+  test(`MAX_WRONG_CODES - 1 wrong codes do not lock, and a right code resets the count; wrong codes further apart than WRONG_CODE_WINDOW_MS (${WRONG_CODE_WINDOW_MS} ms) start a new count`, async () => {
+    let clock = now;
+    const store = createMemoryStore({ now: () => clock });
+    for (let i = 0; i < MAX_WRONG_CODES - 1; i++) assert.equal(await verifyTotp(store, wrongCode(clock, i), secret, clock), false);
+    assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, clock), true);
+    for (let i = 0; i < MAX_WRONG_CODES - 1; i++) assert.equal(await verifyTotp(store, wrongCode(clock, i), secret, clock), false);
+    clock += WRONG_CODE_WINDOW_MS;
+    assert.equal(await verifyTotp(store, wrongCode(clock), secret, clock), false, 'the first of a new count');
+    assert.equal(await verifyTotp(store, wrongCode(clock, 1), secret, clock), false, 'not locked');
+  });
+
+  test(`each lockout that follows within the memory doubles, up to MAX_LOCKOUT_MS (${MAX_LOCKOUT_MS} ms)`, async () => {
+    let clock = now;
+    const store = createMemoryStore({ now: () => clock });
+    const seen: number[] = [];
+    for (let lockout = 0; lockout < 9; lockout++) {
+      for (let i = 0; i < MAX_WRONG_CODES; i++) assert.equal(await verifyTotp(store, wrongCode(clock, i), secret, clock), false);
+      const refused = await verifyTotp(store, wrongCode(clock), secret, clock);
+      assert.ok(refused instanceof Lockout);
+      seen.push(refused.waitMs);
+      clock += refused.waitMs;
+    }
+    assert.deepEqual(seen, [1, 2, 4, 8, 16, 32, 60, 60, 60].map((m) => m * 60_000));
+  });
+
+  test('fifty concurrent wrong guesses through an asynchronous store: at most MAX_WRONG_CODES are judged, the rest refused', async () => {
+    const store = laggingStore();
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => verifyTotp(store, wrongCode(now, i), secret, now)));
+    const judged = results.filter((r) => typeof r === 'boolean');
+    assert.ok(judged.length <= MAX_WRONG_CODES, `${judged.length} judged`);
+    assert.ok(judged.every((r) => r === false));
+    assert.ok(results.every((r) => typeof r === 'boolean' || r instanceof Lockout));
+    assert.ok((await verifyTotp(store, codeAt(secret, step * 30), secret, now)) instanceof Lockout || judged.length < MAX_WRONG_CODES);
   });
 
   test('malformed input is false, never an exception', async () => {
@@ -290,6 +353,35 @@ describe('totp_uri and totp_qr', () => {
 });
 
 describe('TOTP through routes', () => {
+  test(`brute force over HTTP: the ${MAX_WRONG_CODES + 1}th guess is refused 429 too_many_attempts with Retry-After, and so is the right code after it`, async () => {
+    const secret = newTotpSecret();
+    const app = await testApp({ files: { 'totp.rvm': `route POST /verify {\n  response.ok({ ok: totp_verify(request.body.code, '${secret}') })\n}\n` } });
+    try {
+      const right = generateSync({ secret });
+      const near = [-30, 0, 30].map((d) => generateSync({ secret, epoch: Math.floor(Date.now() / 1000) + d }));
+      const guesses: string[] = [];
+      for (let c = 0; guesses.length < MAX_WRONG_CODES + 1; c++) {
+        const code = String(c).padStart(6, '0');
+        if (!near.includes(code)) guesses.push(code);
+      }
+      guesses.push(right);
+      const answers = [];
+      for (const code of guesses) {
+        const res = await app.inject({ method: 'POST', url: '/verify', body: { code } });
+        answers.push({ status: res.status, body: res.json() as Record<string, unknown>, retryAfter: res.headers['retry-after'] });
+      }
+      for (const a of answers.slice(0, MAX_WRONG_CODES)) assert.deepEqual(a, { status: 200, body: { ok: false }, retryAfter: undefined });
+      for (const a of answers.slice(MAX_WRONG_CODES)) {
+        assert.equal(a.status, 429, JSON.stringify(a));
+        assert.equal(a.body.code, 'too_many_attempts');
+        assert.deepEqual(Object.keys(a.body), ['error', 'code']);
+        assert.ok(Number(a.retryAfter) > 0 && Number(a.retryAfter) <= FIRST_LOCKOUT_MS / 1000, String(a.retryAfter));
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
   test('enrol, verify once, refuse the replay; concurrent requests with one code: one accepted', async () => {
     const app = await testApp({
       files: {

@@ -11,7 +11,7 @@ import type { AppSettings, KeyValueStore, Value } from '../../plugins/sdk.js';
 import { TEST_APP, fakeContext, loadForTest, type FakeContext } from '../../plugins/testing.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { createMemoryStore } from '../../vm/runtime/store.js';
-import { CODE_TTL_MS, MAX_ATTEMPTS, MAX_TEMPLATE_LENGTH, RESEND_INTERVAL_MS, registerWhatsApp, type WhatsAppOptions } from '../../stdlib/auth/whatsapp.js';
+import { CAP_WINDOW_MS, CODE_TTL_MS, MAX_ATTEMPTS, MAX_GUESSES_PER_HOUR, MAX_SENDS_PER_HOUR, MAX_TEMPLATE_LENGTH, RESEND_INTERVAL_MS, registerWhatsApp, type WhatsAppOptions } from '../../stdlib/auth/whatsapp.js';
 import { BODY_TIMEOUT_MS, CONNECT_TIMEOUT_MS, DEFAULT_TIMEOUTS, HEADERS_TIMEOUT_MS, WHATSAPP_DEFAULT_API_URL } from '../../stdlib/auth/whatsapp-api.js';
 import { MAX_PHONE_DIGITS, MAX_PHONE_INPUT, MIN_PHONE_DIGITS, normalizePhone } from '../../stdlib/auth/phone.js';
 import { auth } from '../../stdlib/auth/index.js';
@@ -31,6 +31,8 @@ interface Harness {
   ctx(): FakeContext;
   send(phone: Value, template?: Value): Promise<{ result: unknown; ctx: FakeContext }>;
   verify(phone: Value, code: Value): Promise<unknown>;
+  /** verify, in a context the test keeps (to read its failures). */
+  verifyIn(ctx: FakeContext, phone: Value, code: Value): Promise<unknown>;
 }
 
 /** The natives with an injected clock, on one store, for an app with `env` (dev or production). */
@@ -55,6 +57,7 @@ async function harness(env: Record<string, string>, options: { dev?: boolean; ti
       return { result: await kit.callIn(c, 'whatsapp_send_otp', phone, template), ctx: c };
     },
     verify: async (phone, code) => kit.callIn(ctx(), 'whatsapp_verify_otp', phone, code),
+    verifyIn: async (c, phone, code) => kit.callIn(c, 'whatsapp_verify_otp', phone, code),
   };
 }
 
@@ -126,7 +129,8 @@ describe('whatsapp_send_otp and whatsapp_verify_otp', () => {
     for (let i = 1; i < MAX_ATTEMPTS; i++) assert.equal(await h.verify(ADA, other(code, i)), false);
     assert.equal(await h.verify(ADA, code), true);
 
-    h.clock.t += RESEND_INTERVAL_MS;
+    // An hour on, so the number's hourly cap on guesses does not interfere.
+    h.clock.t += CAP_WINDOW_MS;
     await h.send(ADA);
     code = lastTextCode(fake);
     for (let i = 1; i <= MAX_ATTEMPTS; i++) assert.equal(await h.verify(ADA, other(code, i)), false);
@@ -207,7 +211,7 @@ describe('whatsapp_send_otp and whatsapp_verify_otp', () => {
     const results = await Promise.all([h.verify(ADA, code), h.verify(ADA, code)]);
     assert.deepEqual(results.sort(), [false, true]);
 
-    h.clock.t += RESEND_INTERVAL_MS;
+    h.clock.t += CAP_WINDOW_MS;
     await h.send(ADA);
     const many = await Promise.all(Array.from({ length: 10 }, () => h.verify(ADA, lastTextCode(fake))));
     assert.equal(many.filter((r) => r === true).length, 1);
@@ -220,11 +224,46 @@ describe('whatsapp_send_otp and whatsapp_verify_otp', () => {
     await Promise.all(Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => h.verify(ADA, other(code, i + 1))));
     assert.equal(await h.verify(ADA, code), true, 'four counted, the fifth try is still allowed');
 
-    h.clock.t += RESEND_INTERVAL_MS;
+    h.clock.t += CAP_WINDOW_MS;
     await h.send(ADA);
     code = lastTextCode(fake);
     await Promise.all(Array.from({ length: MAX_ATTEMPTS }, (_, i) => h.verify(ADA, other(code, i + 1))));
     assert.equal(await h.verify(ADA, code), false, 'five counted: dead');
+  });
+
+  test(`brute force: new codes and guesses per number are capped per hour (MAX_SENDS_PER_HOUR ${MAX_SENDS_PER_HOUR}, MAX_GUESSES_PER_HOUR ${MAX_GUESSES_PER_HOUR}), across codes, with Retry-After`, async () => {
+    const h = await harness(envFor(fake));
+    const started = h.clock.t;
+    // Resending every 30 s used to give five guesses per code, 600 an hour.
+    const sendAnswers: (string | undefined)[][] = [];
+    const verifyAnswers: unknown[] = [];
+    for (let round = 0; round < MAX_SENDS_PER_HOUR + 1; round++) {
+      const sent = await h.send(ADA);
+      sendAnswers.push(sent.ctx.failures.map((f) => f.code));
+      if (sent.ctx.failures.length > 0) {
+        assert.equal(sent.ctx.failures[0]!.headers?.['Retry-After'], String((started + CAP_WINDOW_MS - h.clock.t) / 1000));
+        break;
+      }
+      const code = lastTextCode(fake);
+      for (let i = 1; i <= 2; i++) {
+        const c = h.ctx();
+        verifyAnswers.push({ result: await h.verifyIn(c, ADA, other(code, i)), failures: c.failures.map((f) => [f.code, f.headers?.['Retry-After']]) });
+      }
+      h.clock.t += RESEND_INTERVAL_MS;
+    }
+    assert.deepEqual(sendAnswers, [[], [], [], [], [], ['otp_resend_throttled']]);
+    const judged = verifyAnswers.filter((a) => (a as { failures: unknown[] }).failures.length === 0);
+    assert.equal(judged.length, MAX_GUESSES_PER_HOUR, 'guesses judged in the hour');
+    assert.ok(judged.every((a) => (a as { result: unknown }).result === false));
+    assert.equal(await h.verify(BOB, '123456'), false, 'another number is not capped');
+    // The eleventh guess in the hour, even of a fresh code, is refused 429 too_many_attempts.
+    h.clock.t = started + CAP_WINDOW_MS - 1;
+    const c = h.ctx();
+    await h.verifyIn(c, ADA, '123456');
+    assertFailed(c, 429, 'too_many_attempts');
+    assert.equal(c.failures[0]!.headers?.['Retry-After'], '1');
+    h.clock.t += 1;
+    assert.ok((await h.send(ADA)).ctx.failures.length === 0, 'an hour after the first, sends again');
   });
 
   test('malformed input verifies false, never an error', async () => {

@@ -208,3 +208,38 @@ describe('ratelimit behind a trusted proxy', () => {
     for (const garbage of ['unknown', 'x'.repeat(40), '1.2.3']) assert.equal((await via(garbage)).status, 429, garbage);
   });
 });
+
+describe('a flood of distinct clients cannot reset a guard\'s window', () => {
+  /** The window budget the app is given: small, so the flood passes it. */
+  const MAX_WINDOW_KEYS = 50;
+  let dir: string;
+  let app: App;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rvm-ratelimit-flood-'));
+    writeFileSync(join(dir, 'limits.rvm'), ROUTES);
+    writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ store: { maxWindowKeys: MAX_WINDOW_KEYS } }));
+    app = await loadApp(dir, { cache: false, logger: captureLogger() });
+  });
+
+  after(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test(`${4 * MAX_WINDOW_KEYS} distinct addresses past a budget of ${MAX_WINDOW_KEYS} windows: the victim's 429 persists, the flood past the budget is refused`, async () => {
+    const victim = '198.51.100.7';
+    for (let i = 0; i < 2; i++) assert.equal((await inject(app, { url: '/limited', remoteAddress: victim })).status, 200);
+    assert.equal((await inject(app, { url: '/limited', remoteAddress: victim })).status, 429);
+    const flood: number[] = [];
+    for (let i = 0; i < 4 * MAX_WINDOW_KEYS; i++) {
+      flood.push((await inject(app, { url: '/limited', remoteAddress: `203.0.${i >> 8}.${i & 255}` })).status);
+    }
+    const refused = await inject(app, { url: '/limited', remoteAddress: victim });
+    assert.equal(refused.status, 429, 'the victim\'s window was forgotten');
+    assert.equal((refused.json() as { code: string }).code, 'too_many_requests');
+    // The budget held: the first clients got windows until it was full, the rest were refused rather than evict a live one.
+    assert.equal(flood.filter((status) => status === 200).length, MAX_WINDOW_KEYS - 1);
+    assert.ok(flood.slice(MAX_WINDOW_KEYS).every((status) => status === 429));
+  });
+});

@@ -229,12 +229,14 @@ describe('the mapping', () => {
 
   test('responses: inferred successes plus guard, validation and body errors with codes and headers', () => {
     const r = op('post', '/items').responses;
-    assert.deepEqual(Object.keys(r), ['201', '400', '401', '403', '413', '415', '422', '429', '500']);
+    assert.deepEqual(Object.keys(r), ['201', '400', '401', '403', '413', '415', '422', '429', '500', '503']);
     assert.equal(r['201'].content['application/json'].schema.type, 'object');
     const codes = (status: string) => r[status].content['application/json'].schema.allOf[1].properties.code.enum;
     assert.deepEqual(codes('401'), ['unauthorized']);
     assert.deepEqual(codes('403'), ['forbidden', 'csrf_invalid']);
     assert.deepEqual(codes('429'), ['too_many_requests']);
+    // The role guard: a stored User that cannot be read is not replaced by the token's claims.
+    assert.deepEqual(codes('503'), ['database_unavailable']);
     assert.deepEqual(codes('400'), ['bad_request', 'invalid_json']);
     assert.equal(r['401'].content['application/json'].schema.allOf[0].$ref, '#/components/schemas/Error');
     assert.ok(r['401'].headers['WWW-Authenticate']);

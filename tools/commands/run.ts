@@ -214,8 +214,8 @@ async function supervise(o: RunOptions): Promise<null> {
     const build = await buildApp(o.target);
     const errors = errorsOf(build.diagnostics);
     if (errors.length > 0) throw new DiagnosticError(errors);
-    const { maxKeys, maxWindowKeys } = storeSettings(build.settings);
-    caps = { maxKeys, maxWindowKeys };
+    const { maxKeys, maxWindowKeys, maxSecurityKeys } = storeSettings(build.settings);
+    caps = { maxKeys, maxWindowKeys, maxSecurityKeys };
   }
   // Read or generated here, once, and handed to every worker (and every replacement) in its
   // environment: a bundle has no `.secrets/` to share it through, and workers generating their own

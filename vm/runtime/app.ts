@@ -51,9 +51,12 @@ const LIMIT_ERRORS: ReadonlySet<string> = new Set([RUNTIME.cpu_budget_exceeded, 
 
 /**
  * Failures of a service the app depends on, answered with their own status and body rather than
- * 500: the request was fine, the service was not (a shared store that cannot be reached: 503).
+ * 500: the request was fine, the service was not (a shared store that cannot be reached, or is full of security state: 503).
  */
-const SERVICE_ERRORS: ReadonlyMap<string, HttpErrorEntry> = new Map([[HTTP.store_unavailable.code, HTTP.store_unavailable]]);
+const SERVICE_ERRORS: ReadonlyMap<string, HttpErrorEntry> = new Map<string, HttpErrorEntry>([
+  [HTTP.store_unavailable.code, HTTP.store_unavailable],
+  [HTTP.store_full.code, HTTP.store_full],
+]);
 
 /** Route and middleware chunks take no arguments; one shared empty list. */
 const NO_ARGS: readonly Value[] = Object.freeze([]);

@@ -1,6 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_STORE_KEYS, createMemoryStore } from '../../../vm/runtime/store.js';
+import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../../../vm/runtime/store.js';
+import { SECURITY_KEY_PREFIX } from '../../../plugins/contract.js';
 import { RvmError } from '../../../vm/values.js';
 
 describe('createMemoryStore', () => {
@@ -64,6 +65,37 @@ describe('createMemoryStore', () => {
     assert.equal(s.get('d'), 4);
     s.close();
     assert.ok(MAX_STORE_KEYS >= 10_000);
+  });
+
+  test('security keys are never evicted by other keys: a flood past maxKeys leaves every mark', () => {
+    const s = createMemoryStore({ maxKeys: 10, sweepIntervalMs: 0 });
+    for (let i = 0; i < 5; i++) s.set(`${SECURITY_KEY_PREFIX}mark${i}`, i, 60_000);
+    for (let i = 0; i < 1000; i++) s.set(`ratelimit-ish:${i}`, i);
+    for (let i = 0; i < 5; i++) assert.equal(s.get(`${SECURITY_KEY_PREFIX}mark${i}`), i);
+    assert.equal(s.securityKeyCount, 5);
+    assert.equal(s.size, 15);
+    s.close();
+  });
+
+  test(`security keys have their own budget (MAX_SECURITY_KEYS = ${MAX_SECURITY_KEYS}): full of live ones, a new one is refused 503 store_full and none is forgotten`, () => {
+    let t = 0;
+    const s = createMemoryStore({ sweepIntervalMs: 0, now: () => t });
+    const key = (i: number) => `${SECURITY_KEY_PREFIX}${i}`;
+    for (let i = 0; i < MAX_SECURITY_KEYS; i++) s.set(key(i), i, 60_000);
+    const full = (e: unknown) => e instanceof RvmError && e.code === 'store_full';
+    assert.throws(() => s.set(key(-1), 'new', 60_000), full);
+    assert.throws(() => s.compareAndSet(key(-1), undefined, 'new', 60_000), full);
+    assert.equal(s.get(key(0)), 0, 'the oldest mark is kept');
+    assert.equal(s.securityKeyCount, MAX_SECURITY_KEYS);
+    // Keys held may change, other keys are not limited by it.
+    s.set(key(5), 'changed', 60_000);
+    assert.equal(s.compareAndSet(key(6), 6, 'swapped', 60_000), true);
+    s.set('plain', 1);
+    // Once the least recently written mark has expired, it makes room.
+    t = 60_000;
+    s.set(key(-1), 'new', 60_000);
+    assert.equal(s.get(key(-1)), 'new');
+    s.close();
   });
 
   test('an invalid ttl → invalid_ttl', () => {

@@ -5,7 +5,7 @@
  */
 import type { AppSettings, KeyValueStore } from '../../../plugins/contract.js';
 import { ConfigError } from '../config.js';
-import { MAX_STORE_KEYS, createMemoryStore } from '../store.js';
+import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../store.js';
 import { RedisStore, redisAddress } from './redis.js';
 import { MAX_WINDOW_KEYS } from './sliding-window.js';
 
@@ -17,9 +17,11 @@ export interface StoreSettings {
   maxKeys: number;
   /** Most rate-limit windows the in-process store holds. */
   maxWindowKeys: number;
+  /** Most security keys (replay marks, attempt counters) the in-process store holds. */
+  maxSecurityKeys: number;
 }
 
-const KNOWN = ['redis', 'maxKeys', 'maxWindowKeys'];
+const KNOWN = ['redis', 'maxKeys', 'maxWindowKeys', 'maxSecurityKeys'];
 
 /** Whether `url` is one ioredis can connect with: a parsable redis:// or rediss:// URL, a port in range, a numeric db. */
 function validRedisUrl(url: unknown): url is string {
@@ -51,7 +53,12 @@ export function storeSettings(settings: AppSettings): StoreSettings {
   if (redis !== null && !validRedisUrl(redis)) {
     throw new ConfigError(`${fromEnv ? 'REDIS_URL' : 'rvm.config.json: store.redis'} must be a redis:// or rediss:// URL: redis://[user:password@]host[:port][/db], port 1-65535, db a number`);
   }
-  return { redis, maxKeys: count('maxKeys', MAX_STORE_KEYS), maxWindowKeys: count('maxWindowKeys', MAX_WINDOW_KEYS) };
+  return {
+    redis,
+    maxKeys: count('maxKeys', MAX_STORE_KEYS),
+    maxWindowKeys: count('maxWindowKeys', MAX_WINDOW_KEYS),
+    maxSecurityKeys: count('maxSecurityKeys', MAX_SECURITY_KEYS),
+  };
 }
 
 /** An app's store, what `rvm run` says of it, and how to let it go. */
@@ -91,6 +98,6 @@ export function openStore(settings: AppSettings, log: (line: string) => void, wo
     const store = worker(log);
     return { store, description: `held by the primary process, shared by its ${settings.workers === 1 ? 'worker' : `${settings.workers} workers`} over IPC`, ready: async () => {}, close: () => store.close() };
   }
-  const store = createMemoryStore({ maxKeys: chosen.maxKeys, maxWindowKeys: chosen.maxWindowKeys });
+  const store = createMemoryStore({ maxKeys: chosen.maxKeys, maxWindowKeys: chosen.maxWindowKeys, maxSecurityKeys: chosen.maxSecurityKeys });
   return { store, description: 'in this process', ready: async () => {}, close: () => store.close() };
 }

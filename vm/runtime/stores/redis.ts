@@ -33,8 +33,16 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
   /** Default REDIS_COMMAND_TIMEOUT_MS. */
   commandTimeoutMs?: number;
-  /** Where the start and end of an outage are logged, once each (default: nowhere). */
+  /** Where the start and end of an outage are logged, once each, and an evicting Redis once (default: nowhere). */
   log?: (line: string) => void;
+}
+
+/**
+ * The warning for a Redis that may evict rvm's keys: every security key and window carries a TTL,
+ * so `volatile-*` policies evict them as readily as `allkeys-*` ones (spec/stores.md).
+ */
+export function evictionWarning(address: string, policy: string): string {
+  return `store: Redis at ${address} has a maxmemory with maxmemory-policy ${policy}: when full it may evict replay marks, attempt counters and rate-limit windows (a code replayed or guessed afresh, a limit reset); set maxmemory-policy noeviction`;
 }
 
 /**
@@ -181,6 +189,8 @@ export class RedisStore implements KeyValueStore {
     // Without a listener ioredis prints every connection error; the commands report them, once per outage.
     client.on('error', () => {});
     this.outage = options.log === undefined ? undefined : new OutageLog(`Redis at ${redisAddress(options.url)}`, options.log);
+    const log = options.log;
+    if (log !== undefined) client.once('ready', () => void this.warnIfEvicting(redisAddress(options.url), log));
     client.defineCommand('rvmCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
     // No fixed key count: a batch names as many keys as it has hits.
     client.defineCommand('rvmWindows', { lua: SLIDING_WINDOWS });
@@ -206,6 +216,17 @@ export class RedisStore implements KeyValueStore {
       }, this.connectTimeoutMs);
       this.client.once('ready', onReady);
     });
+  }
+
+  /** Logs evictionWarning when the server has a maxmemory and a policy other than noeviction. */
+  private async warnIfEvicting(address: string, log: (line: string) => void): Promise<void> {
+    try {
+      const [, maxmemory] = (await this.client.config('GET', 'maxmemory')) as string[];
+      const [, policy] = (await this.client.config('GET', 'maxmemory-policy')) as string[];
+      if (maxmemory !== undefined && maxmemory !== '0' && policy !== undefined && policy !== 'noeviction') log(evictionWarning(address, policy));
+    } catch {
+      // CONFIG may be renamed or refused (managed Redis): nothing can be told, nothing is wrong with the store.
+    }
   }
 
   /** Runs one command, with a failure to reach Redis as StoreUnavailableError. */

@@ -7,10 +7,13 @@
 import type { WindowResult } from '../../../plugins/contract.js';
 
 /**
- * Keys the in-process store holds at most; past it the least recently used key is dropped (its
- * client starts a fresh window). At about 250 bytes per one-hit key on a 64-bit Node (see
- * test/vm/runtime/stores/sliding-window-memory.test.ts) a flood of distinct clients costs at most ~50 MB of heap;
- * a deployment that needs more keys raises `store.maxWindowKeys` or shares a Redis store.
+ * Keys the in-process store holds at most. Past it the least recently used key makes room only
+ * when its window has ended; a window still counting is never dropped (that would hand its client
+ * a fresh window: a flood of distinct keys would reset a guard's), so while every key is live a
+ * new key's request is refused (not allowed, as over its limit) until one ends. At about 250 bytes per
+ * one-hit key on a 64-bit Node (see test/vm/runtime/stores/sliding-window-memory.test.ts) a flood
+ * of distinct clients costs at most ~50 MB of heap; a deployment that needs more keys raises
+ * `store.maxWindowKeys` or shares a Redis store.
  */
 export const MAX_WINDOW_KEYS = 200_000;
 
@@ -66,6 +69,11 @@ class Window {
     return this.times[this.head]!;
   }
 
+  /** Whether no counted request is left in the window at `now`: dropping it then forgets nothing. */
+  ended(now: number): boolean {
+    return this.count === 0 || this.newest() <= now - this.windowMs;
+  }
+
   newest(): number {
     const i = this.head + this.count - 1;
     return this.times[i >= this.times.length ? i - this.times.length : i]!;
@@ -89,7 +97,7 @@ export interface SlidingWindows {
   sweep(now: number): void;
 }
 
-/** Creates an empty set of exact sliding windows: idle keys dropped lazily and by `sweep`, at most `maxKeys` keys (LRU). */
+/** Creates an empty set of exact sliding windows: idle keys dropped lazily and by `sweep`, at most `maxKeys` keys (an ended one makes room, LRU). */
 export function createSlidingWindows(options: SlidingWindowsOptions = {}): SlidingWindows {
   const maxKeys = options.maxKeys ?? MAX_WINDOW_KEYS;
   if (!(Number.isInteger(maxKeys) && maxKeys >= 1)) throw new Error(`store maxWindowKeys must be a positive integer, got ${maxKeys}`);
@@ -130,7 +138,11 @@ export function createSlidingWindows(options: SlidingWindowsOptions = {}): Slidi
       let w = windows.get(key);
       if (w === undefined) {
         if (limit < 1) return result(undefined, false, limit, now);
-        if (windows.size >= maxKeys) drop(oldest!);
+        if (windows.size >= maxKeys) {
+          // Full of live windows: refused, until the least recently used one ends, rather than forget one.
+          if (!oldest!.ended(now)) return { allowed: false, remaining: 0, resetAt: oldest!.newest() + oldest!.windowMs };
+          drop(oldest!);
+        }
         // Reading a character makes V8 flatten a key built by concatenation into one compact
         // string; kept as built, every piece would stay alive (about 3x the memory).
         key.charCodeAt(0);
@@ -166,7 +178,7 @@ export function createSlidingWindows(options: SlidingWindowsOptions = {}): Slidi
     sweep(now) {
       for (let w = oldest; w !== null; ) {
         const next = w.newer;
-        if (w.count === 0 || w.newest() <= now - w.windowMs) drop(w);
+        if (w.ended(now)) drop(w);
         w = next;
       }
     },

@@ -16,6 +16,19 @@ export class StoreUnavailableError extends RvmError {
 }
 
 /**
+ * A new security key (SECURITY_KEY_PREFIX) refused because the store holds its budget of live
+ * ones: forgetting a replay mark or an attempt counter would let a code be replayed or guessed
+ * again, so the request fails 503 `store_full` instead. Not `store_unavailable`: a rate limit that
+ * fails open on an unreachable store must not fail open on this.
+ */
+export class StoreFullError extends RvmError {
+  constructor(message: string) {
+    super(message, HTTP.store_full.code);
+    this.name = 'StoreFullError';
+  }
+}
+
+/**
  * Logs a shared store's outage once when it starts and once when it ends, however many requests
  * fail meanwhile: a flood of identical lines would hide everything else in the log (and cost the
  * time the server needs while it is degraded).

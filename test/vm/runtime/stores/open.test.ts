@@ -7,7 +7,7 @@ import { createSecretSource } from '../../../../vm/runtime/secrets.js';
 import { ConfigError } from '../../../../vm/runtime/config.js';
 import { openStore, storeSettings } from '../../../../vm/runtime/stores/open.js';
 import { RedisStore } from '../../../../vm/runtime/stores/redis.js';
-import { MAX_STORE_KEYS, createMemoryStore } from '../../../../vm/runtime/store.js';
+import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../../../../vm/runtime/store.js';
 import { MAX_WINDOW_KEYS } from '../../../../vm/runtime/stores/sliding-window.js';
 
 const app = (store: unknown, env: Record<string, string> = {}): AppSettings => ({ ...TEST_APP, config: store === undefined ? {} : { store }, secrets: createSecretSource(null, env) });
@@ -15,12 +15,12 @@ const noLog = () => {};
 
 describe('store settings', () => {
   test('defaults: no Redis, the in-process caps', () => {
-    assert.deepEqual(storeSettings(app(undefined)), { redis: null, maxKeys: MAX_STORE_KEYS, maxWindowKeys: MAX_WINDOW_KEYS });
+    assert.deepEqual(storeSettings(app(undefined)), { redis: null, maxKeys: MAX_STORE_KEYS, maxWindowKeys: MAX_WINDOW_KEYS, maxSecurityKeys: MAX_SECURITY_KEYS });
   });
 
   test('REDIS_URL wins over store.redis; caps are read', () => {
-    const s = storeSettings(app({ redis: 'redis://config:6379', maxKeys: 10, maxWindowKeys: 20 }, { REDIS_URL: 'rediss://env:6380/2' }));
-    assert.deepEqual(s, { redis: 'rediss://env:6380/2', maxKeys: 10, maxWindowKeys: 20 });
+    const s = storeSettings(app({ redis: 'redis://config:6379', maxKeys: 10, maxWindowKeys: 20, maxSecurityKeys: 30 }, { REDIS_URL: 'rediss://env:6380/2' }));
+    assert.deepEqual(s, { redis: 'rediss://env:6380/2', maxKeys: 10, maxWindowKeys: 20, maxSecurityKeys: 30 });
     assert.equal(storeSettings(app({ redis: 'redis://config:6379' })).redis, 'redis://config:6379');
   });
 
@@ -35,6 +35,7 @@ describe('store settings', () => {
       [{ redis: 5 }, {}, /store\.redis must be a redis:\/\//],
       [{ maxKeys: 0 }, {}, /store\.maxKeys must be a positive integer/],
       [{ maxWindowKeys: 1.5 }, {}, /store\.maxWindowKeys must be a positive integer/],
+      [{ maxSecurityKeys: -1 }, {}, /store\.maxSecurityKeys must be a positive integer/],
       [{ reddis: 'redis://x' }, {}, /unknown setting store\.reddis/],
     ];
     for (const [section, env, message] of cases) {

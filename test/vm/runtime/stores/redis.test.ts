@@ -7,7 +7,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { useRedis } from '../../../support/redis.js';
-import { REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS, REDIS_RECONNECT_MAX_DELAY_MS, RedisStore, type RedisStoreOptions } from '../../../../vm/runtime/stores/redis.js';
+import { REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS, REDIS_RECONNECT_MAX_DELAY_MS, RedisStore, evictionWarning, redisAddress, type RedisStoreOptions } from '../../../../vm/runtime/stores/redis.js';
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { keyValueConformance, windowConformance, SLACK_MS } from './conformance.js';
 
@@ -89,6 +89,33 @@ describe('Redis store: shared by several clients', () => {
     await raw.set('rvm:kv:garbled', '{not json');
     await assert.rejects(s.get('garbled'), SyntaxError);
     await Promise.all([s.close(), raw.quit()]);
+  });
+});
+
+describe('Redis store: eviction', () => {
+  test('a Redis with a maxmemory and an evicting policy is warned about once at connect; noeviction or no maxmemory is not', async () => {
+    const admin = new Redis(redis().url);
+    try {
+      const linesWith = async (maxmemory: string, policy: string): Promise<string[]> => {
+        await admin.config('SET', 'maxmemory', maxmemory);
+        await admin.config('SET', 'maxmemory-policy', policy);
+        const lines: string[] = [];
+        const store = await connect({ log: (line) => lines.push(line) });
+        // The check runs after the connection is ready: a round trip or two.
+        await store.get('settle');
+        await store.get('settle');
+        store.close();
+        return lines;
+      };
+      assert.deepEqual(await linesWith('100mb', 'volatile-lru'), [evictionWarning(redisAddress(redis().url), 'volatile-lru')]);
+      assert.deepEqual(await linesWith('100mb', 'allkeys-lru'), [evictionWarning(redisAddress(redis().url), 'allkeys-lru')]);
+      assert.deepEqual(await linesWith('100mb', 'noeviction'), []);
+      assert.deepEqual(await linesWith('0', 'volatile-lru'), []);
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      admin.disconnect();
+    }
   });
 });
 

@@ -169,28 +169,40 @@ describe('in-process sliding windows', () => {
     assert.equal(s.size, 1);
   });
 
-  test('never holds more than maxKeys keys, dropping the least recently used', () => {
+  test('at maxKeys the least recently used window makes room only once it has ended; while all are live a new key is refused', () => {
     const s = createSlidingWindows({ maxKeys: 3 });
     s.hit('a', 1, 60_000, 0);
     s.hit('b', 1, 60_000, 1);
     s.hit('c', 1, 60_000, 2);
     s.hit('a', 1, 60_000, 3); // refused, but a is now the most recently used
-    s.hit('d', 1, 60_000, 4); // evicts b
+    const refused = s.hit('d', 1, 60_000, 4); // b, the least recently used, is still live: d is refused
+    assert.deepEqual(refused, { allowed: false, remaining: 0, resetAt: 60_001 });
     assert.equal(s.size, 3);
-    assert.equal(s.peek('a', 1, 60_000, 5).allowed, false);
-    assert.equal(s.peek('b', 1, 60_000, 5).allowed, true);
-    assert.equal(s.peek('c', 1, 60_000, 5).allowed, false);
+    for (const key of ['a', 'b', 'c']) assert.equal(s.peek(key, 1, 60_000, 5).allowed, false, key);
+    assert.equal(s.hit('d', 1, 60_000, 60_001).allowed, true); // b's window has ended: it makes room
+    assert.equal(s.size, 3);
+    assert.equal(s.peek('b', 1, 60_000, 60_002).allowed, true);
+    assert.equal(s.peek('d', 1, 60_000, 60_002).allowed, false);
   });
 
-  test('the key count stays bounded for any sequence of keys', () => {
+  test('for any sequence of keys the count stays bounded and no live window is forgotten', () => {
+    const LIMIT = 2;
+    const WINDOW_MS = 1_000;
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.array(fc.string({ maxLength: 3 }), { maxLength: 300 }), (maxKeys, keys) => {
+      fc.property(fc.integer({ min: 1, max: 20 }), fc.array(fc.tuple(fc.string({ maxLength: 3 }), fc.integer({ min: 0, max: 400 })), { maxLength: 300 }), (maxKeys, steps) => {
         const s = createSlidingWindows({ maxKeys });
-        keys.forEach((k, i) => {
-          s.hit(k, 2, 1_000, i);
+        // The allowed requests per key, as the windows answered them.
+        const allowed = new Map<string, number[]>();
+        let now = 0;
+        for (const [key, gap] of steps) {
+          now += gap;
+          if (s.hit(key, LIMIT, WINDOW_MS, now).allowed) allowed.set(key, [...(allowed.get(key) ?? []), now]);
           assert.ok(s.size <= maxKeys);
-        });
-        assert.equal(s.size, Math.min(maxKeys, new Set(keys).size));
+          for (const [k, times] of allowed) {
+            const live = times.filter((t) => t > now - WINDOW_MS).length;
+            assert.equal(s.peek(k, LIMIT, WINDOW_MS, now).remaining, LIMIT - live, `${JSON.stringify(k)} at ${now}`);
+          }
+        }
       }),
     );
   });

@@ -1,0 +1,84 @@
+/**
+ * Sign-in fails closed (issue 24, Deliver 5): a real `rvm run --prod` on a real PostgreSQL, an
+ * admin demoted in the database whose token still says `role: admin`. While the database is
+ * stopped, the `role` guard and auth_user() answer 503 database_unavailable — before the fix the
+ * guard let the token's stale role in (200) and auth_user() answered the claims — and once it is
+ * back the stored role is judged again (403).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SignJWT } from 'jose';
+import { usePostgres } from '../support/postgres.js';
+import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
+
+const SECRET = 'an-app-key-of-at-least-32-bytes!!';
+
+const APP = `
+type User {
+  email: text @email
+  role?: text @one_of('user', 'admin') @default('user')
+}
+
+route POST /users {
+  response.created(User.create(body))
+}
+
+route GET /admin {
+  guard role('admin')
+  response.ok({ admin: true })
+}
+
+route GET /me {
+  guard auth
+  response.ok(auth_user())
+}
+`;
+
+function sign(claims: Record<string, unknown>): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SECRET));
+}
+
+async function get(base: string, path: string, token: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(30_000) });
+  return { status: res.status, body: await res.json() };
+}
+
+const server = usePostgres();
+
+describe('the stored user cannot be read: 503, never the token\'s claims', () => {
+  let app: TempApp;
+  let rvm: RvmServer;
+
+  before(async () => {
+    app = tempApp({ 'routes.rvm': APP });
+    rvm = await startRvmServer(app.dir, { env: { DATABASE_URL: server().url, JWT_SECRET: SECRET } });
+  });
+
+  after(async () => {
+    await rvm?.stop();
+    app?.remove();
+  });
+
+  test('a demoted admin with an admin token while PostgreSQL is down: role guard and auth_user() answer 503 database_unavailable', async () => {
+    const created = await fetch(rvm.url + '/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ada@example.com', role: 'user' }) });
+    assert.equal(created.status, 201);
+    const id = ((await created.json()) as { id: string }).id;
+    const token = await sign({ sub: id, role: 'admin' });
+    assert.equal((await get(rvm.url, '/admin', token)).status, 403, 'the stored role is judged while the database is up');
+
+    await server().stopAsync();
+    try {
+      for (const path of ['/admin', '/me']) {
+        const res = await get(rvm.url, path, token);
+        assert.deepEqual(res, { status: 503, body: { error: 'The database is unavailable', code: 'database_unavailable' } }, path);
+      }
+    } finally {
+      await server().startAsync();
+    }
+    // Back up: the pool reconnects and the stored role is judged again.
+    const deadline = Date.now() + 15_000;
+    let status = 0;
+    while (Date.now() < deadline && (status = (await get(rvm.url, '/admin', token)).status) !== 403) await new Promise((r) => setTimeout(r, 200));
+    assert.equal(status, 403);
+  });
+});
