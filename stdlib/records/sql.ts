@@ -17,7 +17,7 @@ import {
   type Row,
   type StoredValue,
 } from './store.js';
-import { checkValue, clip, fieldOf, hint, holdsNoNull, type Field, type FieldType, type Table } from './columns.js';
+import { checkStorableText, checkValue, clip, fieldOf, hint, holdsNoNull, type Field, type FieldType, type Table } from './columns.js';
 import { effectiveOrder } from './cursor.js';
 
 /** What differs between SQL databases. */
@@ -313,6 +313,7 @@ function writeValue(field: Field, value: StoredValue): StoredValue {
     if (!field.optional) throw new InvalidQueryError(`field '${field.name}' is required`);
     return null;
   }
+  if (field.type === 'text' && typeof value === 'string') checkStorableText(field, value);
   return checkValue(field.type, value, field.name);
 }
 
