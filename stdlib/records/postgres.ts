@@ -6,7 +6,9 @@
  * DOUBLE PRECISION, and text with the "C" collation so text orders by code point as on SQLite.
  * Connection failures and timeouts become DatabaseUnavailableError; a unique violation a
  * ConflictError naming the field. Schema sync runs under `pg_advisory_xact_lock`, so several
- * processes starting at once sync once.
+ * processes starting at once sync once; transactions run under another advisory lock, one at a
+ * time (BEGIN_SERIALISED), their reads locking the rows they read. Every statement has a
+ * client-side timeout too, so a hung server answers 503 and its connections are discarded.
  */
 import pg from 'pg';
 import type { PoolClient, QueryArrayConfig } from 'pg';
