@@ -179,6 +179,7 @@ const RUNTIME_DOCS = {
 const HTTP_TABLE = {
   bad_request: { status: 400, message: 'Bad request', doc: '`fail 400`, `response.bad_request()`, a body that cannot be read or decoded' },
   invalid_json: { status: 400, message: 'Malformed JSON body', doc: 'a malformed JSON body (or nested deeper than 128 levels)' },
+  invalid_text: { status: 400, message: 'Invalid text', doc: 'a JSON body whose string or key decodes to a lone UTF-16 surrogate (`"\\ud800"` without its pair): no database or response could hold it as written' },
   unauthorized: { status: 401, message: 'Unauthorized', doc: '`fail 401`, `response.unauthorized()`, the `auth` and `role` guards and `auth_user()` without a valid token (with `WWW-Authenticate: Bearer`)' },
   invalid_api_key: { status: 401, message: 'Invalid API key', doc: 'the `api_key` guard: `X-API-Key` missing or not one of the configured keys' },
   forbidden: { status: 403, message: 'Forbidden', doc: '`fail 403`, `response.forbidden()`, the `role` guard' },

@@ -5,7 +5,7 @@
  * these checks so a value reaches the database only when it fits its column; a value that does not
  * is an InvalidQueryError naming the field, the same on every database.
  */
-import { InvalidQueryError, type ColumnSpec, type ColumnType, type StoredValue, type TableSpec } from './store.js';
+import { InvalidQueryError, UnstorableValueError, type ColumnSpec, type ColumnType, type StoredValue, type TableSpec } from './store.js';
 import { UUID_PATTERN } from './uuid.js';
 
 /** A field's type: a declared column type, or `uuid` for the implicit id. */
@@ -107,6 +107,43 @@ export function clip(text: string): string {
   return oneLine.length > 40 ? `${oneLine.slice(0, 40)}…` : oneLine;
 }
 
+/**
+ * The longest text, in bytes of UTF-8, an `@unique` or `@index` field stores: PostgreSQL refuses
+ * an index row over 2704 bytes (error 54000), so past this a write is refused at validation, on
+ * every database alike, instead of failing inside PostgreSQL.
+ */
+export const MAX_INDEXED_TEXT_BYTES = 2000;
+
+/** A lone UTF-16 surrogate: UTF-8 cannot encode it, so the drivers store U+FFFD in its place. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether `text` is well-formed UTF-16 (no lone surrogate): Node's native check where it has one (20+). */
+export const isWellFormed: (text: string) => boolean =
+  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+    ? (text) => (text as string & { isWellFormed(): boolean }).isWellFormed()
+    : (text) => !LONE_SURROGATE.test(text);
+
+/** The problem of a text no database can store as given (NUL, a lone surrogate), or null. */
+function unstorableText(text: string): { rule: string; message: string } | null {
+  if (text.includes('\u0000')) return { rule: 'no_nul', message: 'must not contain NUL characters' };
+  if (!isWellFormed(text)) return { rule: 'well_formed', message: 'must not contain a lone surrogate' };
+  return null;
+}
+
+/**
+ * Refuses a text that a write to `field` could not store as given, the same on every database:
+ * NUL (PostgreSQL refuses it), a lone surrogate (stored as U+FFFD), more than
+ * MAX_INDEXED_TEXT_BYTES in an `@unique`/`@index` field. Other checks are checkValue's.
+ */
+export function checkStorableText(field: Field, text: string): void {
+  const problem = unstorableText(text);
+  if (problem !== null) throw new UnstorableValueError(field.name, problem.rule, problem.message);
+  // Each UTF-16 unit is at most 3 bytes of UTF-8: only a long text needs counting.
+  if ((field.spec?.unique || field.spec?.index) && text.length * 3 > MAX_INDEXED_TEXT_BYTES && Buffer.byteLength(text) > MAX_INDEXED_TEXT_BYTES) {
+    throw new UnstorableValueError(field.name, 'max_indexed_bytes', `must be at most ${MAX_INDEXED_TEXT_BYTES} bytes of UTF-8 (the field is indexed)`);
+  }
+}
+
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
@@ -168,11 +205,12 @@ function realDate(year: number, month: number, day: number): boolean {
   return day <= (month === 2 && !leap ? 28 : days);
 }
 
-/** JSON data only (what a Row may hold), texts without NUL, numbers finite. */
+/** JSON data only (what a Row may hold), texts storable as given (unstorableText), numbers finite. */
 function checkJson(value: StoredValue, field: string): void {
   if (value === null || typeof value === 'boolean') return;
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) throw new InvalidQueryError(`field '${field}' needs texts without NUL characters`);
+    const problem = unstorableText(value);
+    if (problem !== null) throw new UnstorableValueError(field, problem.rule, `texts ${problem.message}`);
     return;
   }
   if (typeof value === 'number') {
@@ -185,7 +223,8 @@ function checkJson(value: StoredValue, field: string): void {
   }
   if (typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      if (key.includes('\u0000')) throw new InvalidQueryError(`field '${field}' needs keys without NUL characters`);
+      const problem = unstorableText(key);
+      if (problem !== null) throw new UnstorableValueError(field, problem.rule, `keys ${problem.message}`);
       checkJson(item, field);
     }
     return;

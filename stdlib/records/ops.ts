@@ -6,7 +6,7 @@
  */
 import { InvalidQueryError, ResultMemoryError, answerOf, then, type Answer, type ChargeMemory, type Filter, type Query, type RecordOps, type Row } from './store.js';
 import { type Table } from './columns.js';
-import { countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
+import { LOCK_ROWS, countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 
 /** How statements run on one connection (or pool): rows as arrays, or the number of rows changed. */
@@ -69,13 +69,22 @@ function idOf(id: unknown): string | null {
   return typeof id === 'string' && UUID_PATTERN.test(id) ? id.toLowerCase() : null;
 }
 
-/** RecordOps over one Executor; each answers as its executor does (at once on a free SQLite connection). */
+/**
+ * RecordOps over one Executor; each answers as its executor does (at once on a free SQLite
+ * connection). With `lockReads` (a PostgreSQL transaction), `find` and `select` lock the rows
+ * they read (LOCK_ROWS); `count` cannot lock and does not.
+ */
 export class SqlOps implements RecordOps {
+  private readonly lock: string;
+
   constructor(
     private readonly dialect: Dialect,
     private readonly tables: Tables,
     private readonly executor: Executor,
-  ) {}
+    lockReads = false,
+  ) {
+    this.lock = lockReads ? LOCK_ROWS : '';
+  }
 
   private table(name: string): Table {
     const table = this.tables.get(name);
@@ -115,14 +124,14 @@ export class SqlOps implements RecordOps {
       const t = this.table(table);
       const key = idOf(id);
       if (key === null) return null;
-      return then(this.executor.first(findStatement(this.dialect, t, key)), (raw) => (raw ? decodeRow(this.dialect, t, raw) : null));
+      return then(this.executor.first(findStatement(this.dialect, t, key, this.lock)), (raw) => (raw ? decodeRow(this.dialect, t, raw) : null));
     });
   }
 
   select(table: string, query: Query): Answer<Row[]> {
     return answerOf(() => {
       const t = this.table(table);
-      return then(this.executor.rows(selectStatement(this.dialect, t, query), false, query.charge), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
+      return then(this.executor.rows(selectStatement(this.dialect, t, query, this.lock), false, query.charge), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
     });
   }
 

@@ -6,7 +6,9 @@
  * DOUBLE PRECISION, and text with the "C" collation so text orders by code point as on SQLite.
  * Connection failures and timeouts become DatabaseUnavailableError; a unique violation a
  * ConflictError naming the field. Schema sync runs under `pg_advisory_xact_lock`, so several
- * processes starting at once sync once.
+ * processes starting at once sync once; transactions run under another advisory lock, one at a
+ * time (BEGIN_SERIALISED), their reads locking the rows they read. Every statement has a
+ * client-side timeout too, so a hung server answers 503 and its connections are discarded.
  */
 import pg from 'pg';
 import type { PoolClient, QueryArrayConfig } from 'pg';
@@ -31,8 +33,23 @@ export const PG_POOL_SIZE = 10;
 export const PG_CONNECT_TIMEOUT_MS = 5000;
 /** The longest one statement may run (server-side): a runaway query must not hold a connection forever. */
 export const PG_STATEMENT_TIMEOUT_MS = 10_000;
+/**
+ * How much longer than the statement timeout a client waits for any answer before it gives the
+ * connection up (503, the connection discarded): the statement timeout is enforced by the server,
+ * and a server that is hung (stopped, its machine frozen) enforces nothing.
+ */
+export const PG_QUERY_TIMEOUT_MARGIN_MS = 1000;
 /** The advisory lock key of schema sync (any fixed pair; 'rvm', 'sync'). */
 const SYNC_LOCK = [0x72766d, 0x73796e63] as const;
+/**
+ * How a `transaction { }` block begins: with the transaction-level advisory lock of records
+ * writers ('rvm', 'txns'; not the sync key), in the same round trip as BEGIN. Blocks then run one
+ * at a time across processes and machines, as SQLite's BEGIN IMMEDIATE makes them: a block's
+ * read-modify-write cannot interleave with another's, and two blocks never wait for each other's
+ * rows (transfers in opposite orders cannot deadlock). Waiting for the lock is a statement, so
+ * the statement timeout bounds it (503 database_unavailable, never a hang).
+ */
+const BEGIN_SERIALISED = `BEGIN; SELECT pg_advisory_xact_lock(${0x72766d}, ${0x74786e73})`;
 
 const COLUMN_TYPES: Record<FieldType, string> = {
   text: 'text COLLATE "C"',
@@ -138,20 +155,34 @@ const TYPES = {
 /** SQLSTATE classes of a database that cannot serve now: connection (08), resources (53), operator intervention (57: shutdown, statement timeout), lock wait (55P03), retryable conflicts (40001, 40P01). */
 const UNAVAILABLE_STATE = /^(08|53|57|55P03|40001|40P01)/;
 
+/** Whether a pg error is the server's answer (it has a SQLSTATE); any other failure is the connection's. */
+function fromServer(error: unknown): error is { code: string; severity: string; constraint?: unknown; table?: unknown } {
+  const e = error as { code?: unknown; severity?: unknown } | null;
+  return typeof e?.severity === 'string' && typeof e.code === 'string';
+}
+
+/**
+ * Whether a failure left the connection unusable: anything but the server's answer (refused,
+ * reset, terminated, or no answer within the query timeout, after which the unanswered query
+ * still holds the connection). Such a connection is discarded, never sent another statement.
+ */
+function lostConnection(error: unknown): boolean {
+  return error instanceof Error && !fromServer(error) && !(error instanceof ConflictError) && !(error instanceof DatabaseUnavailableError);
+}
+
 /** A pg error as one of the store's coded errors; `tables` names the field of a unique violation. */
 function mapError(error: unknown, tables: Tables): unknown {
   if (error instanceof ConflictError || error instanceof DatabaseUnavailableError) return error;
-  const e = error as { code?: unknown; severity?: unknown; constraint?: unknown; table?: unknown; message?: unknown };
-  if (typeof e?.severity === 'string' && typeof e.code === 'string') {
-    if (e.code === '23505') {
-      const field = conflictField(tables, String(e.table ?? ''), String(e.constraint ?? ''));
+  if (fromServer(error)) {
+    if (error.code === '23505') {
+      const field = conflictField(tables, String(error.table ?? ''), String(error.constraint ?? ''));
       return new ConflictError(field ? `a record with this ${field} already exists` : 'a record with these values already exists', field);
     }
-    if (UNAVAILABLE_STATE.test(e.code)) return new DatabaseUnavailableError(`the database is unavailable (${e.code})`);
+    if (UNAVAILABLE_STATE.test(error.code)) return new DatabaseUnavailableError(`the database is unavailable (${error.code})`);
     return error;
   }
   // No SQLSTATE: the connection failed (refused, reset, timed out, terminated).
-  if (error instanceof Error) return new DatabaseUnavailableError(`the database is unavailable (${(e.code as string) ?? error.message})`);
+  if (error instanceof Error) return new DatabaseUnavailableError(`the database is unavailable (${((error as { code?: unknown }).code as string) ?? error.message})`);
   return error;
 }
 
@@ -222,6 +253,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     super();
     if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) throw new Error(`schema name '${options.schema}' is not an identifier`);
     const connectTimeout = options.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS;
+    const statementTimeout = options.statementTimeoutMs ?? PG_STATEMENT_TIMEOUT_MS;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.max ?? PG_POOL_SIZE,
@@ -229,13 +261,17 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
       // it), set on each client. Not on the pool, where pg-pool would also arm a timer for every
       // request queued for a busy connection: a cost per request under load, and a 503
       // database_unavailable for a database that is up but busy. A queued request is bounded
-      // by the request's own wall-time limit instead.
+      // by the request's own wall-time limit instead, and by the query timeout of the clients
+      // it waits for (a hung server's clients fail and are discarded, and new ones time out).
       Client: class extends pg.Client {
         constructor(config?: pg.ClientConfig) {
           super({ ...config, connectionTimeoutMillis: connectTimeout });
         }
       },
-      statement_timeout: options.statementTimeoutMs ?? PG_STATEMENT_TIMEOUT_MS,
+      statement_timeout: statementTimeout,
+      // Client-side: pg-pool discards a pool query's client that failed; a transaction's or
+      // schema sync's client is released as broken (lostConnection).
+      query_timeout: statementTimeout + PG_QUERY_TIMEOUT_MARGIN_MS,
       options: options.schema ? `-c search_path=${options.schema}` : undefined,
       types: TYPES,
     });
@@ -254,8 +290,10 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     return name === undefined ? { text: st.sql, values: st.params, rowMode: 'array' } : { name, text: st.sql, values: st.params, rowMode: 'array' };
   }
 
-  private executor(on: pg.Pool | PoolClient, open: () => void = () => {}): Executor {
+  /** Statements on the pool, or on a transaction's client (`open` checks it is still open, `lost` hears of a connection that failed). */
+  private executor(on: pg.Pool | PoolClient, open: () => void = () => {}, lost: () => void = () => {}): Executor {
     const fail = (error: unknown): never => {
+      if (lostConnection(error)) lost();
       throw mapError(error, this.tables);
     };
     // One `then` per statement, taking the answer and mapping the failure at once: each promise
@@ -350,7 +388,8 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => (broken = true));
+      broken = lostConnection(error);
+      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
       throw mapError(error, this.tables);
     } finally {
       this.release(client, broken);
@@ -386,7 +425,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
   async begin(): Promise<Transaction> {
     const client = await this.connect();
     try {
-      await client.query('BEGIN');
+      await client.query(BEGIN_SERIALISED);
     } catch (error) {
       this.release(client, true);
       throw mapError(error, this.tables);
@@ -394,18 +433,27 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     return new PostgresTransaction(this, client);
   }
 
-  /** Internal: the ops of a transaction on its client. */
-  opsFor(client: PoolClient, open: () => void): SqlOps {
-    return new SqlOps(postgresDialect, this.tables, this.executor(client, open));
+  /** Internal: the ops of a transaction on its client; its reads lock the rows they read. */
+  opsFor(client: PoolClient, open: () => void, lost: () => void): SqlOps {
+    return new SqlOps(postgresDialect, this.tables, this.executor(client, open, lost), true);
   }
 
-  /** Internal: ends a transaction with COMMIT or ROLLBACK and returns its client to the pool. */
-  async finish(client: PoolClient, sql: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+  /**
+   * Internal: ends a transaction with COMMIT or ROLLBACK and returns its client to the pool. A
+   * client whose connection was lost is discarded without a word to the server, which would
+   * only wait out another query timeout.
+   */
+  async finish(client: PoolClient, sql: 'COMMIT' | 'ROLLBACK', lost: boolean): Promise<void> {
+    if (lost) {
+      this.release(client, true);
+      if (sql === 'COMMIT') throw new DatabaseUnavailableError('the database is unavailable (the connection was lost)');
+      return;
+    }
     let ended: pg.QueryResult;
     try {
       ended = await client.query(sql);
     } catch (error) {
-      if (sql === 'COMMIT') await client.query('ROLLBACK').catch(() => {});
+      if (sql === 'COMMIT' && !lostConnection(error)) await client.query('ROLLBACK').catch(() => {});
       this.release(client, true);
       throw mapError(error, this.tables);
     }
@@ -424,6 +472,8 @@ function ignore(): void {}
 /** A transaction on its own pooled connection. */
 class PostgresTransaction extends DelegatedOps implements Transaction {
   private done = false;
+  /** A statement of it failed on the connection itself: the client is discarded at the end. */
+  private lost = false;
   protected readonly ops: SqlOps;
 
   constructor(
@@ -431,9 +481,13 @@ class PostgresTransaction extends DelegatedOps implements Transaction {
     private readonly client: PoolClient,
   ) {
     super();
-    this.ops = store.opsFor(client, () => {
-      if (this.done) throw new Error('the transaction has already finished');
-    });
+    this.ops = store.opsFor(
+      client,
+      () => {
+        if (this.done) throw new Error('the transaction has already finished');
+      },
+      () => (this.lost = true),
+    );
   }
 
   commit(): Promise<void> {
@@ -446,6 +500,6 @@ class PostgresTransaction extends DelegatedOps implements Transaction {
   private async end(sql: 'COMMIT' | 'ROLLBACK'): Promise<void> {
     if (this.done) throw new Error('the transaction has already finished');
     this.done = true;
-    await this.store.finish(this.client, sql);
+    await this.store.finish(this.client, sql, this.lost);
   }
 }

@@ -6,7 +6,7 @@
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, own, put, then, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, UnstorableValueError, own, put, then, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
@@ -23,6 +23,7 @@ function answerFailure(ctx: CallContext, e: unknown): Halt {
   if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e));
   if (e instanceof ConflictError) return ctx.fail(409, e.field === null ? 'Conflict' : `Conflict: ${e.field} is already taken`, 'conflict');
   if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
+  if (e instanceof UnstorableValueError) return refuse(ctx, [{ field: e.field, rule: e.rule, message: e.message }]);
   if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
   if (e instanceof ResultMemoryError) return ctx.fail(503, 'The server is busy (query results in memory); try again shortly', 'overloaded', { 'retry-after': String(RESULT_RETRY_AFTER_S) });
   throw e;

@@ -17,7 +17,7 @@ import {
   type Row,
   type StoredValue,
 } from './store.js';
-import { checkValue, clip, fieldOf, hint, holdsNoNull, type Field, type FieldType, type Table } from './columns.js';
+import { checkStorableText, checkValue, clip, fieldOf, hint, holdsNoNull, type Field, type FieldType, type Table } from './columns.js';
 import { effectiveOrder } from './cursor.js';
 
 /** What differs between SQL databases. */
@@ -237,7 +237,7 @@ interface TableText {
   columns: string;
   /** Each column's field type, in row order. */
   types: FieldType[];
-  /** The INSERT of a whole row and the SELECT by id, by dialect name: the same text for every call. */
+  /** The INSERT of a whole row and the SELECT by id, by dialect name (and lock): the same text for every call. */
   insert: Record<string, string>;
   find: Record<string, string>;
 }
@@ -259,8 +259,16 @@ function textOf(table: Table): TableText {
   return text;
 }
 
-/** SELECT for `where`/`page`: filter, keyset position, order (id last), limit and offset. */
-export function selectStatement(dialect: Dialect, table: Table, query: Query): Statement {
+/**
+ * What a read in a PostgreSQL transaction appends: it locks the rows it reads until the
+ * transaction ends, so a write outside any transaction to a row the transaction read waits for
+ * it instead of being overwritten by it (no lost update). SQLite needs none: its transactions
+ * hold the database's write lock from BEGIN IMMEDIATE.
+ */
+export const LOCK_ROWS = ' FOR UPDATE';
+
+/** SELECT for `where`/`page`: filter, keyset position, order (id last), limit and offset; `lock` is '' or LOCK_ROWS. */
+export function selectStatement(dialect: Dialect, table: Table, query: Query, lock = ''): Statement {
   const params = new Params(dialect);
   const conditions = filterConditions(dialect, table, query.filter ?? {}, params);
   const order = checkedOrder(table, query.order ?? []);
@@ -273,7 +281,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   // The limit is written into the text (a checked integer): SQLite plans a known limit better
   // (~15 % on a page of 20); the offset is bound, and left out when there is none.
   const skip = offset === 0 ? '' : ` OFFSET ${params.add(offset)}`;
-  const sql = `SELECT ${textOf(table).columns} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${limit}${skip}`;
+  const sql = `SELECT ${textOf(table).columns} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${limit}${skip}${lock}`;
   return { sql, params: params.values, limit };
 }
 
@@ -284,10 +292,11 @@ export function countStatement(dialect: Dialect, table: Table, filter: Filter): 
   return { sql: `SELECT COUNT(*) AS "n" FROM ${textOf(table).name}${where(conditions)}`, params: params.values };
 }
 
-/** SELECT of one row by id. */
-export function findStatement(dialect: Dialect, table: Table, id: string): Statement {
+/** SELECT of one row by id; `lock` is '' or LOCK_ROWS. */
+export function findStatement(dialect: Dialect, table: Table, id: string, lock = ''): Statement {
   const text = textOf(table);
-  return { sql: (text.find[dialect.name] ??= `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}`), params: [dialect.encode('uuid', id)] };
+  const sql = (text.find[dialect.name + lock] ??= `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}${lock}`);
+  return { sql, params: [dialect.encode('uuid', id)] };
 }
 
 /** DELETE of one row by id. */
@@ -306,6 +315,7 @@ function writeValue(field: Field, value: StoredValue): StoredValue {
     if (!field.optional) throw new InvalidQueryError(`field '${field.name}' is required`);
     return null;
   }
+  if (field.type === 'text' && typeof value === 'string') checkStorableText(field, value);
   return checkValue(field.type, value, field.name);
 }
 

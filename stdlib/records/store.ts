@@ -179,6 +179,22 @@ export class ResultMemoryError extends Error {
   readonly code = 'overloaded';
 }
 
+/**
+ * A value a write cannot store as given, the same on every database: text with NUL or a lone
+ * surrogate (it would not come back as written), a text too long for its field's index. The
+ * provider answers it as a refused write, 422 `validation_failed` with one detail.
+ */
+export class UnstorableValueError extends Error {
+  readonly code = 'validation_failed';
+  constructor(
+    readonly field: string,
+    readonly rule: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A filter, order or cursor that names an unknown field or is malformed: 400 `invalid_query`. */
 export class InvalidQueryError extends Error {
   readonly code = 'invalid_query';

@@ -14,6 +14,7 @@ import {
   MAX_LIMIT,
   MAX_QUERY_ROWS,
   ResultMemoryError,
+  UnstorableValueError,
   type Filter,
   type OrderKey,
   type RecordStore,
@@ -22,6 +23,7 @@ import {
   type TableSpec,
 } from '../../stdlib/records/store.js';
 import { MAX_IN_VALUES } from '../../stdlib/records/sql.js';
+import { MAX_INDEXED_TEXT_BYTES } from '../../stdlib/records/columns.js';
 import { decodeCursor, encodeCursor, effectiveOrder } from '../../stdlib/records/cursor.js';
 
 /** The table most cases use. */
@@ -459,6 +461,40 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
         await rejectsWith(store.update('people', rows[0]!.id as string, { created_at: '2020-01-01T00:00:00.000Z' }), InvalidQueryError, 'invalid_query');
         await rejectsWith(store.count('nobody', {}), InvalidQueryError, 'invalid_query');
         assert.equal(await store.count('people', {}), rows.length);
+      } finally {
+        await store.close();
+      }
+    });
+
+    test('text comes back exactly as written; text no database can store as given is UnstorableValueError (validation_failed) on insert and update', async () => {
+      const { store, rows } = await seeded(makeStore);
+      try {
+        const exact = ['😀 é \u2028 \uffff \u{10ffff} \t', 'x'.repeat(10_000), 'é'.repeat(MAX_INDEXED_TEXT_BYTES / 2)];
+        for (const text of exact) {
+          // The last fills the unique field's limit exactly (2 bytes a character).
+          const email = text.length * 2 <= MAX_INDEXED_TEXT_BYTES ? text : null;
+          const id = (await store.insert('people', { name: text, email, tags: [text], meta: { [text.slice(0, 50)]: text } })).id as string;
+          const back = (await store.find('people', id))!;
+          assert.deepEqual([back.name, back.email, back.tags, back.meta], [text, email, [text], { [text.slice(0, 50)]: text }]);
+        }
+        const id = rows[0]!.id as string;
+        const refusals: [Row, string, string][] = [
+          [{ name: 'a\u0000b' }, 'name', 'no_nul'],
+          [{ name: 'a\ud800b' }, 'name', 'well_formed'],
+          [{ name: '\udc00' }, 'name', 'well_formed'],
+          [{ name: 'x', tags: ['a\u0000'] }, 'tags', 'no_nul'],
+          [{ name: 'x', meta: { 'k\u0000': 1 } }, 'meta', 'no_nul'],
+          [{ name: 'x', meta: { k: '\ud83d' } }, 'meta', 'well_formed'],
+          [{ name: 'x', email: 'é'.repeat(MAX_INDEXED_TEXT_BYTES / 2) + 'x' }, 'email', 'max_indexed_bytes'],
+        ];
+        for (const [fields, field, rule] of refusals) {
+          for (const write of [() => store.insert('people', fields), () => store.update('people', id, fields)]) {
+            await rejectsWith(write(), UnstorableValueError, 'validation_failed');
+            await Promise.resolve(write()).catch((e: UnstorableValueError) => assert.deepEqual([e.field, e.rule], [field, rule], JSON.stringify(fields)));
+          }
+        }
+        // A long text in a field without an index is stored.
+        assert.equal((await store.update('people', id, { name: 'n'.repeat(MAX_INDEXED_TEXT_BYTES + 1) }))!.name, 'n'.repeat(MAX_INDEXED_TEXT_BYTES + 1));
       } finally {
         await store.close();
       }

@@ -4,7 +4,8 @@
  * page) and count, applied side by side to the MemoryStore (the model), a SqliteStore on
  * `:memory:` and a PostgresStore on a real server. Every answer must be the same: rows (ids
  * compared through the logical key of the insert that made them; time stamps aside, as each
- * store stamps its own clock), counts, booleans, and the code of any error.
+ * store stamps its own clock), counts, booleans, and the code of any error. Concurrent
+ * transactions (transfers and withdrawals) must reach the model's final state on every store.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -261,4 +262,69 @@ test('the model runner notices a store that answers differently', async () => {
   } finally {
     await Promise.all(list.map((s) => s.store.close()));
   }
+});
+
+/**
+ * A concurrent transaction of the model: money moved between accounts 1 and 2, or 10 withdrawn
+ * from account 0 unless that would overdraw it. Run in any serial order they end the same (the
+ * transfers add up; the first five withdrawals pay, the rest are refused), so every store must
+ * reach the model's final state; a lost update or an overdraft tells them apart.
+ */
+type Move = { kind: 'transfer'; from: number; to: number; amount: number } | { kind: 'withdraw'; from: number; amount: number };
+
+const ACCOUNTS = 3;
+const moveArb: fc.Arbitrary<Move> = fc.oneof(
+  fc.record({ kind: fc.constant('transfer' as const), from: fc.integer({ min: 1, max: 2 }), to: fc.integer({ min: 1, max: 2 }), amount: fc.integer({ min: 1, max: 9 }) }),
+  fc.record({ kind: fc.constant('withdraw' as const), from: fc.constant(0), amount: fc.constant(10) }),
+);
+
+/**
+ * One move as a `transaction { }` block runs it: read, compute, write back, commit (or roll
+ * back a refused withdrawal). Answers whether it was refused.
+ */
+async function move(store: RecordStore, ids: string[], m: Move): Promise<boolean> {
+  const tx = await store.begin();
+  try {
+    const from = (await tx.find('items', ids[m.from]!))!;
+    if (m.kind === 'withdraw' && (from.age as number) < m.amount) {
+      await tx.rollback();
+      return true;
+    }
+    await tx.update('items', ids[m.from]!, { age: (from.age as number) - m.amount });
+    if (m.kind === 'transfer') {
+      const to = (await tx.find('items', ids[m.to]!))!;
+      await tx.update('items', ids[m.to]!, { age: (to.age as number) + m.amount });
+    }
+    await tx.commit();
+    return false;
+  } catch (error) {
+    await tx.rollback();
+    throw error;
+  }
+}
+
+test('concurrent transactions reach the same final state on memory, SQLite and PostgreSQL: no update lost, no withdrawal past the balance', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(moveArb, { minLength: 10, maxLength: 40 }), async (moves) => {
+      const list = await subjects();
+      try {
+        const finals = await Promise.all(
+          list.map(async ({ store }) => {
+            const ids: string[] = [];
+            for (let i = 0; i < ACCOUNTS; i++) ids.push((await store.insert('items', { name: `acct${i}`, age: 50 })).id as string);
+            // Every move at once: each store must run them as if one after another.
+            const refused = (await Promise.all(moves.map((m) => move(store, ids, m)))).filter(Boolean).length;
+            const balances = await Promise.all(ids.map(async (id) => (await store.find('items', id))!.age));
+            return { balances, refused };
+          }),
+        );
+        const withdrawals = moves.filter((m) => m.kind === 'withdraw').length;
+        assert.deepEqual(finals[0]!.balances[0], 50 - 10 * Math.min(withdrawals, 5), 'the model pays out at most the balance');
+        for (const [i, final] of finals.entries()) assert.deepEqual(final, finals[0], `${list[i]!.name} differs from ${list[0]!.name}`);
+      } finally {
+        await Promise.all(list.map((s) => s.store.close()));
+      }
+    }),
+    { numRuns: 5 },
+  );
 });

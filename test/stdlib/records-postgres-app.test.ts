@@ -15,6 +15,7 @@ import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { openStoreCount } from '../../stdlib/records/database.js';
+import { MAX_INDEXED_TEXT_BYTES } from '../../stdlib/records/columns.js';
 import { usePostgres } from '../support/postgres.js';
 
 const server = usePostgres();
@@ -172,5 +173,31 @@ test('on PostgreSQL too, a withheld change stops the start at the type, and rvm 
     assert.equal((await inject(again, { url: '/count' })).json(), 1);
   } finally {
     await again.close();
+  }
+});
+
+test('text on PostgreSQL: stored exactly as written; NUL, a lone surrogate and an indexed text over MAX_INDEXED_TEXT_BYTES answer 422, never 500', async (t) => {
+  const url = await freshDatabase();
+  const dir = appDir(t, { 'app.rvm': APP });
+  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env: { DATABASE_URL: url } } });
+  try {
+    const exact = 'a😀\u2028é\uffff\t"\\';
+    const created = await inject(app, { method: 'POST', url: '/accounts', body: { name: exact, balance: 1 } });
+    assert.equal(created.status, 201, created.body);
+    assert.equal((await inject(app, { url: `/accounts/${created.json().id}` })).json().name, exact);
+    const refused = async (body: string, field: string, rule: string) => {
+      const res = await inject(app, { method: 'POST', url: '/accounts', body, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 422, res.body);
+      assert.deepEqual([res.json().code, res.json().details], ['validation_failed', [{ field, rule, message: res.json().details[0].message }]]);
+    };
+    await refused(JSON.stringify({ name: 'a\u0000b', balance: 1 }), 'name', 'no_nul');
+    await refused(JSON.stringify({ name: 'é'.repeat(MAX_INDEXED_TEXT_BYTES / 2) + 'x', balance: 1 }), 'name', 'max_indexed_bytes');
+    // Built by the route from request text: the lone half of a pair.
+    const lone = await inject(app, { method: 'POST', url: '/accounts', body: '{"name":"\\ud83d","balance":1}', headers: { 'content-type': 'application/json' } });
+    assert.deepEqual([lone.status, lone.json().code], [400, 'invalid_text']);
+    const atLimit = await inject(app, { method: 'POST', url: '/accounts', body: { name: 'é'.repeat(MAX_INDEXED_TEXT_BYTES / 2), balance: 1 } });
+    assert.equal(atLimit.status, 201, atLimit.body);
+  } finally {
+    await app.close();
   }
 });

@@ -287,10 +287,42 @@ function decode(bytes: Buffer, entry: HttpErrorEntry): string {
   }
 }
 
-/** The text of a JSON body: UTF-8 without its byte order mark, refused when it nests too deep to walk. */
+/** A `\u` escape of a UTF-16 surrogate somewhere in a JSON text (a pair, a lone one, or `\\u…` text): the rare body that needs the exact check. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** Each escape of a JSON text in turn; `\\` is consumed whole, so the text `\\ud800` holds no escape of a surrogate. */
+const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|[^u])/g;
+
+/**
+ * Whether a JSON text's strings decode to a lone surrogate: an escaped high surrogate not
+ * followed at once by an escaped low one, or a low one alone. Only escapes can make one (the
+ * text itself is checked UTF-8), so a body without a surrogate escape costs one scan for it.
+ */
+export function hasLoneSurrogateEscape(text: string): boolean {
+  if (!SURROGATE_ESCAPE.test(text)) return false;
+  /** Where an escaped high surrogate ended, while it waits for its low half. */
+  let highEnd = -1;
+  ESCAPE.lastIndex = 0;
+  for (let m = ESCAPE.exec(text); m !== null; m = ESCAPE.exec(text)) {
+    const unit = m[1] === undefined ? -1 : parseInt(m[1], 16);
+    const low = unit >= 0xdc00 && unit <= 0xdfff;
+    if (highEnd !== -1) {
+      if (!low || m.index !== highEnd) return true;
+      highEnd = -1;
+    } else if (unit >= 0xd800 && unit <= 0xdbff) highEnd = m.index + m[0].length;
+    else if (low) return true;
+  }
+  return highEnd !== -1;
+}
+
+/**
+ * The text of a JSON body: UTF-8 without its byte order mark, refused when it nests too deep to
+ * walk, or when a string of it would decode to a lone surrogate (400 `invalid_text`: it would
+ * not survive UTF-8 — a database, a response, a header — as written).
+ */
 function jsonText(bytes: Buffer): string {
   let text = decode(bytes, HTTP.invalid_json);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (hasLoneSurrogateEscape(text)) throw new HttpError(HTTP.invalid_text, 'JSON body holds a lone UTF-16 surrogate (a \\uD800–\\uDFFF escape without its pair)');
   if (text.length > 2 * MAX_JSON_DEPTH && jsonDepth(text) > MAX_JSON_DEPTH) {
     throw new HttpError(HTTP.invalid_json, `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }

@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { DEFAULT_BODY_LIMIT, HttpError, MAX_JSON_DEPTH, hasBody, parseContentType, parseForm, readBody } from '../../../../vm/runtime/http/body.js';
+import { DEFAULT_BODY_LIMIT, HttpError, MAX_JSON_DEPTH, PARSE_IN_TURN_BYTES, hasBody, hasLoneSurrogateEscape, parseContentType, parseForm, readBody } from '../../../../vm/runtime/http/body.js';
 import type { IncomingRequest } from '../../../../vm/runtime/types.js';
 import { fromJson } from '../../../../vm/values.js';
 
@@ -49,6 +49,25 @@ describe('readBody', () => {
   test('malformed JSON → 400 invalid_json', async () => {
     await rejectsWith(readBody(request('{"a":', { 'content-type': 'application/json' }), 100), 400, 'invalid_json');
     await rejectsWith(readBody(request(Buffer.from([0x7b, 0xff, 0x7d]), { 'content-type': 'application/json' }), 100), 400, 'invalid_json');
+  });
+
+  test('a JSON string or key decoding to a lone surrogate → 400 invalid_text, small or large body; pairs and escaped backslashes are fine', async () => {
+    const json = { 'content-type': 'application/json' };
+    for (const text of ['"\\ud800"', '{"a":"x\\uDBFF"}', '{"\\udc00":1}', '["\\ud83d\\u0041"]', '["\\ud83d", "\\ude00"]', '"\\ude00\\ud83d"', '"\\\\\\ud800"']) {
+      assert.equal(hasLoneSurrogateEscape(text), true, text);
+      await rejectsWith(readBody(request(text, json), 1000), 400, 'invalid_text');
+    }
+    const large = `{"pad":"${'x'.repeat(PARSE_IN_TURN_BYTES)}","s":"\\ud800"}`;
+    await rejectsWith(readBody(request(large, json), 2 * PARSE_IN_TURN_BYTES), 400, 'invalid_text');
+    for (const text of ['"\\ud83d\\ude00"', '"\\\\ud800"', '{"\\uD83D\\uDE00":"😀"}', '"\\u00e9\\\\\\\\ud800"', '[1]']) {
+      assert.equal(hasLoneSurrogateEscape(text), false, text);
+      assert.equal((await readBody(request(text, json), 1000)).kind, 'json', text);
+    }
+    assert.equal((await readBody(request('"\\ud83d\\ude00"', json), 1000)).value, '😀');
+  });
+
+  test('a form or query value cannot decode to a lone surrogate: its UTF-8 escape is malformed and kept as written', () => {
+    assert.deepEqual(parseForm('a=%ED%A0%80&b=%F0%9F%98%80'), { a: '%ED%A0%80', b: '😀' });
   });
 
   test('JSON nested deeper than MAX_JSON_DEPTH → 400 invalid_json; at the limit is fine', async () => {
