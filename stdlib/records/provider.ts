@@ -8,7 +8,7 @@
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, own, put, then, type Answer, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
-import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
+import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
 import { encodeCursor } from './cursor.js';
 
@@ -17,11 +17,21 @@ const TRANSACTION = 'records.transaction';
 
 /** A store's failure (or a query the provider refused) as the answer it makes; anything else is rethrown. */
 function answerFailure(ctx: CallContext, e: unknown): Halt {
-  if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e));
+  if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e, ctx.app.dev));
   if (e instanceof ConflictError) return ctx.fail(409, e.field === null ? 'Conflict' : `Conflict: ${e.field} is already taken`, 'conflict');
   if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
   if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
   throw e;
+}
+
+/**
+ * The 400 of a write given the client's data as it came (`User.create(request.body)`, through a
+ * variable the compiler could not follow): the client would choose every field, `role` and
+ * `@hidden` ones included. Null for anything else: the validated `body`, or fields the code named.
+ */
+function unvalidated(ctx: CallContext, shape: TypeShape, input: Value | undefined, what: string): Halt | null {
+  if (!isPlainObject(input) || ctx.requestOrigin(input) !== 'raw') return null;
+  return ctx.fail(400, `${shape.type.name}.${what} was given the request's data as the client sent it (${UNVALIDATED_HINT})`, 'invalid_query');
 }
 
 /** The 422 of a refused write: request validation's body. */
@@ -154,6 +164,8 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
   });
 
   const create = (ctx: CallContext, shape: TypeShape, input: Value | undefined): Answer<Value | Halt> => {
+    const refused = unvalidated(ctx, shape, input, 'create');
+    if (refused !== null) return refused;
     const { fields, unknown } = declaredFields(shape, input);
     if (unknown.length > 0) return refuse(ctx, unknown);
     const checked = validated(shape, fields);
@@ -162,7 +174,9 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
   };
 
   const methods: Record<string, RecordMethod> = {
-    new: method([{ name: 'fields', type: 'object', optional: true }], 'record', 'A record of the type, not stored until `save`.', (_ctx, shape, input) => {
+    new: method([{ name: 'fields', type: 'object', optional: true }], 'record', 'A record of the type, not stored until `save`.', (ctx, shape, input) => {
+      const refused = unvalidated(ctx, shape, input, 'new');
+      if (refused !== null) return refused;
       const { fields, unknown } = declaredFields(shape, input);
       if (unknown.length > 0) throw unknownField(shape, unknown[0]!.field);
       return new RecordValue(shape, fields as Row);
@@ -172,14 +186,14 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       run(ctx, (ops) => ops.find(shape.type.name, id as string), (row) => record(shape, row)),
     ),
     find_by: method([{ name: 'filter', type: 'object' }], 'record', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
-      run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!), order: [], limit: 1, offset: 0 }), (rows) => record(shape, rows[0] ?? null)),
+      run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }), (rows) => record(shape, rows[0] ?? null)),
     ),
     where: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
       'list',
       'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
       (ctx, shape, filter, options) =>
-        run(ctx, (ops) => ops.select(shape.type.name, buildQuery(shape, filter!, options ?? null)), (rows) => rows.map((row) => new RecordValue(shape, row))),
+        run(ctx, (ops) => ops.select(shape.type.name, buildQuery(shape, filter!, options ?? null, ctx)), (rows) => rows.map((row) => new RecordValue(shape, row))),
     ),
     page: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
@@ -187,23 +201,25 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       'One page of the records the filter matches: `{items, next}`, `next` the cursor to pass as `after` (null on the last page).',
       (ctx, shape, filter, options) =>
         run(ctx, (ops) => {
-          const query = buildQuery(shape, filter!, options ?? null);
+          const query = buildQuery(shape, filter!, options ?? null, ctx);
           // One row more than asked tells whether a next page exists.
           return then(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }), (rows) => {
             const items = rows.slice(0, query.limit);
-            const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!) : null;
+            const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!, ctx.app.secrets.appSecret()) : null;
             return { items: items.map((row) => new RecordValue(shape, row)), next };
           });
         }),
     ),
     count: method([{ name: 'filter', type: 'object', optional: true }], 'int', 'How many records the filter matches (all without one).', (ctx, shape, filter) =>
-      run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null))),
+      run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null, ctx))),
     ),
     update: method(
       [{ name: 'id', type: 'text' }, { name: 'changes', type: 'object' }],
       'record',
       'Validates and stores the changes to the record with this id; returns it updated, or null when there is none.',
       (ctx, shape, id, changes) => {
+        const refused = unvalidated(ctx, shape, changes, 'update');
+        if (refused !== null) return refused;
         const { fields, unknown } = declaredFields(shape, changes);
         if (unknown.length > 0) return refuse(ctx, unknown);
         return run(ctx, async (ops) => {
