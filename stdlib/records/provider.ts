@@ -34,9 +34,17 @@ function unvalidated(ctx: CallContext, shape: TypeShape, input: Value | undefine
   return ctx.fail(400, `${shape.type.name}.${what} was given the request's data as the client sent it (${UNVALIDATED_HINT})`, 'invalid_query');
 }
 
-/** The 422 of a refused write: request validation's body. */
-function refuse(ctx: CallContext, details: FieldProblem[]): Halt {
-  return ctx.respond(422, { error: 'Validation failed', code: 'validation_failed', details: details.map((d) => ({ ...d })) });
+/**
+ * The 422 of a refused write: request validation's body. Its details name visible fields only: a
+ * `@hidden` field is the route's to set, never the client's, so its failure goes to the app log.
+ */
+function refuse(ctx: CallContext, shape: TypeShape, details: FieldProblem[]): Halt {
+  const shown: ValueObject[] = [];
+  for (const d of details) {
+    if (shape.hidden.has(d.field)) ctx.log(`${shape.type.name}: the @hidden field '${d.field}' ${d.message} (${d.rule})`);
+    else shown.push({ ...d });
+  }
+  return ctx.respond(422, { error: 'Validation failed', code: 'validation_failed', details: shown });
 }
 
 /** The declared fields of `input` (an object or a record), system fields left out; undeclared ones are problems. */
@@ -167,9 +175,9 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     const refused = unvalidated(ctx, shape, input, 'create');
     if (refused !== null) return refused;
     const { fields, unknown } = declaredFields(shape, input);
-    if (unknown.length > 0) return refuse(ctx, unknown);
+    if (unknown.length > 0) return refuse(ctx, shape, unknown);
     const checked = validated(shape, fields);
-    if (checked.errors !== null) return refuse(ctx, checked.errors);
+    if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
     return run(ctx, (ops) => ops.insert(shape.type.name, checked.row), (row) => record(shape, row));
   };
 
@@ -221,14 +229,14 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         const refused = unvalidated(ctx, shape, changes, 'update');
         if (refused !== null) return refused;
         const { fields, unknown } = declaredFields(shape, changes);
-        if (unknown.length > 0) return refuse(ctx, unknown);
+        if (unknown.length > 0) return refuse(ctx, shape, unknown);
         return run(ctx, async (ops) => {
           const old = await ops.find(shape.type.name, id as string);
           if (old === null) return null;
           const merged = new RecordValue(shape, old).fields() as ValueObject;
           for (const [name, value] of Object.entries(fields)) put(merged, name, value);
           const checked = validated(shape, merged);
-          if (checked.errors !== null) return refuse(ctx, checked.errors);
+          if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
           const row: Row = {};
           for (const name of Object.keys(fields)) put(row, name, own(checked.row, name));
           return record(shape, await ops.update(shape.type.name, id as string, row));
@@ -310,7 +318,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       if (!(value instanceof RecordValue)) throw new RvmError(`'save' takes a record (from T.new, T.create, T.find…), got ${typeName(value)}`, 'not_a_record');
       const shape = value.shape;
       const checked = validated(shape, value.fields() as ValueObject);
-      if (checked.errors !== null) return refuse(ctx, checked.errors);
+      if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
       const id = value.id;
       return run(ctx, async (ops) => {
         const row = id === null ? await ops.insert(shape.type.name, checked.row) : await ops.update(shape.type.name, id, checked.row);

@@ -33,7 +33,12 @@ type User {
 }
 
 route POST /users {
-  response.created(User.create(request.body))
+  validate {
+    email: text
+    name: text
+    password_hash: text
+  }
+  response.created(User.create(body))
 }
 
 route GET /admin {

@@ -182,6 +182,7 @@ describe('record value', () => {
     assert.equal(r.id, null);
     assert.throws(() => r.set('agee', 1), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && /did you mean 'age'/.test(e.message));
     assert.throws(() => r.get('nope'), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field');
+    assert.throws(() => r.get('secrett'), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && !e.message.includes("'secret'"), 'the nearest name is never a @hidden field');
     assert.throws(() => r.set('id', 'x'), (e: unknown) => e instanceof RvmError && e.code === 'read_only');
     assert.deepEqual(r.fields(), { email: 'a@b.co', age: 4 });
   });

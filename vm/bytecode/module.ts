@@ -54,9 +54,10 @@ export interface CallRef {
 /**
  * What is known at compile time of one call argument: a constant (`c`), an object literal some
  * of whose values are not constants (`o`: its entries in order), a list literal likewise (`l`),
- * or nothing (`u`).
+ * the request's data as the client sent it (`r`: `request.body`, or `body` unvalidated; `s` as
+ * written), or nothing (`u`).
  */
-export type ArgShape = { k: 'c'; v: Constant } | { k: 'o'; e: [string, ArgShape][] } | { k: 'l'; i: ArgShape[] } | { k: 'u' };
+export type ArgShape = { k: 'c'; v: Constant } | { k: 'o'; e: [string, ArgShape][] } | { k: 'l'; i: ArgShape[] } | { k: 'r'; s: string } | { k: 'u' };
 
 export interface ChunkData {
   /** Human name for listings and errors: `route GET /users/:id`, `fn slugify`, `guard min_age`. */
