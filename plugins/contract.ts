@@ -254,7 +254,17 @@ export interface CallContext {
    * long as it likes; the request is answered at once. Built-in endpoints only.
    */
   stream(status: number, contentType: string): ResponseStream;
+  /**
+   * Where an object or list came from, by identity: 'raw' when it is (or is inside) what the
+   * client sent, as parsed (`request.body`, `request.query`, `params`, `request.cookies`; `body`
+   * and `query` of a route that does not validate them), 'validated' when it is inside the
+   * validated `body` or `query`, null when the route's code made it (or it is no object).
+   */
+  requestOrigin(value: Value): RequestOrigin;
 }
+
+/** Where an object of a request came from (`CallContext.requestOrigin`). */
+export type RequestOrigin = 'raw' | 'validated' | null;
 
 export type NativeFn = (ctx: CallContext, ...args: Value[]) => Value | Halt | Promise<Value | Halt>;
 
@@ -553,8 +563,17 @@ export interface RecordType {
 /** Stands for an argument value the compiler could not know (`{ role: query.role }` knows the key only). */
 export const UNKNOWN: unique symbol = Symbol('rvm.unknown');
 
-/** What the compiler knew of one call argument: a constant, or a list or object literal holding UNKNOWN values. */
-export type KnownArg = Literal | typeof UNKNOWN | KnownArg[] | { [key: string]: KnownArg };
+/**
+ * Stands for an argument the compiler saw is the request's data as the client sent it:
+ * `request.body`, `request.query`, `request.params`, `request.headers`, `request.cookies`, or
+ * `body` and `query` in a route that does not validate them. `source` is how the code wrote it.
+ */
+export class RawRequestArg {
+  constructor(readonly source: string) {}
+}
+
+/** What the compiler knew of one call argument: a constant, request data, or a list or object literal holding UNKNOWN values. */
+export type KnownArg = Literal | typeof UNKNOWN | RawRequestArg | KnownArg[] | { [key: string]: KnownArg };
 
 /** A method every record type answers: `User.create(body)` calls `fn(ctx, User, body)`. */
 export interface RecordMethod {

@@ -18,6 +18,7 @@ import type { AppSettings, BodyKind, CallContext, Halt, KeyValueStore, NativeFn,
 import { loadPlugins, type PluginRegistry, type RegisteredGuard } from './registry.js';
 import type { Value } from '../vm/values.js';
 import { Budget } from '../vm/interp/budget.js';
+import { RequestOrigins } from '../vm/runtime/request-origin.js';
 import { createSecretSource } from '../vm/runtime/secrets.js';
 import { createMemoryStore } from '../vm/runtime/store.js';
 import { DEFAULT_LIMITS } from '../vm/runtime/limits.js';
@@ -123,6 +124,7 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
   const failures: FakeContext['failures'] = [];
   const bodyChecks: FakeContext['bodyChecks'] = [];
   const endListeners: (() => void | Promise<void>)[] = [];
+  const origins = new RequestOrigins();
   const respond = (status: number, body: Value, kind: BodyKind = 'json'): Halt => {
     answers.push({ status, body, kind });
     response.status = status;
@@ -155,6 +157,8 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
       memoryCharged += bytes;
       return true;
     },
+    // The fake request's data is what the client sent; a fake request validates nothing.
+    requestOrigin: (value) => origins.of(value, [request.body, request.query, request.params, request.cookies] as Value[], []),
     async end() {
       for (const listener of endListeners.splice(0)) await listener();
       memoryCharged = 0;

@@ -79,7 +79,10 @@ line, col, mode?, args? }\` (\`response.ok\`, \`slugify\`, \`auth\` with \`mode:
 steps of \`save\`, \`delete\` and \`transaction\`: \`save\`, \`delete\`, \`transaction.begin\`, \`transaction.commit\`,
 \`transaction.rollback\`). \`args\`, on \`Type.method(...)\` calls only, is what the compiler knew of each
 argument, for the record provider's checks at link: \`{k: 'c', v}\` a constant, \`{k: 'o', e: [[key,
-shape]…]}\` an object literal, \`{k: 'l', i: [shape…]}\` a list literal, \`{k: 'u'}\` nothing. When an app is
+shape]…]}\` an object literal, \`{k: 'l', i: [shape…]}\` a list literal, \`{k: 'r', s}\` the request's
+data as the client sent it (\`s\` as written: \`request.body\`, \`request.query\`, \`request.params\`,
+\`request.headers\`, \`request.cookies\`, or in a route \`params\`, and \`body\` or \`query\` it does not
+validate), \`{k: 'u'}\` nothing. When an app is
 loaded the linker resolves each name once — to a \`fn\`/\`guard_definition\` chunk of the app
 (\`CALL_FN\`), to a plugin native, a record method bound to its type or a record provider step
 (\`CALL_NATIVE\`) — checking the arity, and rewrites the instruction in a private

@@ -1,9 +1,12 @@
 /**
  * Keyset cursors for `T.page`: opaque base64url text holding the order a page was made for and
- * the order-key values and id of its last row. A cursor is request input: decoding garbage, a
- * cursor made for another order, or one too long is an InvalidQueryError, never another kind of
- * exception. The values inside are checked again, like any filter value, when the query is built.
+ * the order-key values and id of its last row, then `.` and its signature under the app secret.
+ * A cursor is request input: garbage, a cursor made for another order, one too long, or one not
+ * signed by this app (forged, or its values changed) is an InvalidQueryError, never another kind
+ * of exception, so a client can only hand back the cursors it was given. Its values are never
+ * `@hidden` ones: no order may name a hidden field.
  */
+import { constantTimeEqual, signText } from '../../plugins/sdk.js';
 import { InvalidQueryError, type OrderKey, type Row, type StoredValue } from './store.js';
 
 /** The longest cursor accepted: a page's keys are a few short values, and decoding is bounded work. */
@@ -35,26 +38,35 @@ function signature(order: readonly OrderKey[]): string {
     .join(',');
 }
 
-/** The cursor after `row` in `order` (a page's last row). */
-export function encodeCursor(order: readonly OrderKey[], row: Row): string {
-  const keys = effectiveOrder(order);
-  const values = keys.map((k) => row[k.field] ?? null);
-  return Buffer.from(JSON.stringify({ o: signature(order), v: values }), 'utf8').toString('base64url');
+/** What a cursor's signature covers: its purpose, so no other signed text passes for a cursor. */
+function signed(secret: string, payload: string): string {
+  return signText(secret, `records.cursor!${payload}`);
 }
 
-const BASE64URL = /^[A-Za-z0-9_-]*$/;
+/** The cursor after `row` in `order` (a page's last row), signed with `secret` (the app secret). */
+export function encodeCursor(order: readonly OrderKey[], row: Row, secret: string): string {
+  const keys = effectiveOrder(order);
+  const values = keys.map((k) => row[k.field] ?? null);
+  const payload = Buffer.from(JSON.stringify({ o: signature(order), v: values }), 'utf8').toString('base64url');
+  return `${payload}.${signed(secret, payload)}`;
+}
 
-/** The `after` values of a cursor made for `order`, or an InvalidQueryError. */
-export function decodeCursor(cursor: unknown, order: readonly OrderKey[]): StoredValue[] {
+const SIGNED_CURSOR = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/;
+
+/** The `after` values of a cursor this app signed for `order`, or an InvalidQueryError. */
+export function decodeCursor(cursor: unknown, order: readonly OrderKey[], secret: string): StoredValue[] {
   const bad = (why: string): never => {
     throw new InvalidQueryError(`invalid cursor: ${why}`);
   };
   if (typeof cursor !== 'string' || cursor === '') return bad('not a cursor text');
   if (cursor.length > MAX_CURSOR_LENGTH) return bad(`longer than ${MAX_CURSOR_LENGTH} characters`);
-  if (!BASE64URL.test(cursor)) return bad('not base64url');
+  const parts = SIGNED_CURSOR.exec(cursor);
+  if (parts === null) return bad('not a cursor text');
+  const [, payload, mac] = parts as unknown as [string, string, string];
+  if (!constantTimeEqual(mac, signed(secret, payload))) return bad('not made by this app');
   let decoded: unknown;
   try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   } catch {
     return bad('damaged');
   }

@@ -8,7 +8,7 @@
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, UnstorableValueError, own, put, then, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
-import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
+import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
 import { encodeCursor } from './cursor.js';
 
@@ -18,20 +18,41 @@ const TRANSACTION = 'records.transaction';
 /** Seconds a client refused for the result budget is told to wait, as admission tells one refused for bodies. */
 export const RESULT_RETRY_AFTER_S = 1;
 
-/** A store's failure (or a query the provider refused) as the answer it makes; anything else is rethrown. */
-function answerFailure(ctx: CallContext, e: unknown): Halt {
-  if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e));
+/**
+ * A store's failure (or a query the provider refused) as the answer it makes; anything else is
+ * rethrown. `shape` is the type a write stored, whose `@hidden` fields a refusal does not name.
+ */
+function answerFailure(ctx: CallContext, e: unknown, shape?: TypeShape): Halt {
+  if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e, ctx.app.dev));
   if (e instanceof ConflictError) return ctx.fail(409, e.field === null ? 'Conflict' : `Conflict: ${e.field} is already taken`, 'conflict');
   if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
-  if (e instanceof UnstorableValueError) return refuse(ctx, [{ field: e.field, rule: e.rule, message: e.message }]);
+  if (e instanceof UnstorableValueError) return refuse(ctx, shape ?? null, [{ field: e.field, rule: e.rule, message: e.message }]);
   if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
   if (e instanceof ResultMemoryError) return ctx.fail(503, 'The server is busy (query results in memory); try again shortly', 'overloaded', { 'retry-after': String(RESULT_RETRY_AFTER_S) });
   throw e;
 }
 
-/** The 422 of a refused write: request validation's body. */
-function refuse(ctx: CallContext, details: FieldProblem[]): Halt {
-  return ctx.respond(422, { error: 'Validation failed', code: 'validation_failed', details: details.map((d) => ({ ...d })) });
+/**
+ * The 400 of a write given the client's data as it came (`User.create(request.body)`, through a
+ * variable the compiler could not follow): the client would choose every field, `role` and
+ * `@hidden` ones included. Null for anything else: the validated `body`, or fields the code named.
+ */
+function unvalidated(ctx: CallContext, shape: TypeShape, input: Value | undefined, what: string): Halt | null {
+  if (!isPlainObject(input) || ctx.requestOrigin(input) !== 'raw') return null;
+  return ctx.fail(400, `${shape.type.name}.${what} was given the request's data as the client sent it (${UNVALIDATED_HINT})`, 'invalid_query');
+}
+
+/**
+ * The 422 of a refused write: request validation's body. Its details name visible fields only: a
+ * `@hidden` field is the route's to set, never the client's, so its failure goes to the app log.
+ */
+function refuse(ctx: CallContext, shape: TypeShape | null, details: FieldProblem[]): Halt {
+  const shown: ValueObject[] = [];
+  for (const d of details) {
+    if (shape !== null && shape.hidden.has(d.field)) ctx.log(`${shape.type.name}: the @hidden field '${d.field}' ${d.message} (${d.rule})`);
+    else shown.push({ ...d });
+  }
+  return ctx.respond(422, { error: 'Validation failed', code: 'validation_failed', details: shown });
 }
 
 /** The declared fields of `input` (an object or a record), system fields left out; undeclared ones are problems. */
@@ -136,16 +157,16 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
    * result; store failures answer. An operation the store answers at once (SQLite, its
    * connection free) is answered at once, so the request does not suspend.
    */
-  const run = <T>(ctx: CallContext, work: (ops: RecordOps) => Answer<T>, answer: (value: T) => Value | Halt = asValue): Answer<Value | Halt> => {
+  const run = <T>(ctx: CallContext, work: (ops: RecordOps) => Answer<T>, answer: (value: T) => Value | Halt = asValue, shape?: TypeShape): Answer<Value | Halt> => {
     let result: Answer<T>;
     try {
       result = isSynced ? work(opsOf(ctx)) : ready().then(() => work(opsOf(ctx)));
       if (!(result instanceof Promise)) return answer(result);
     } catch (e) {
-      return answerFailure(ctx, e);
+      return answerFailure(ctx, e, shape);
     }
     // The answer and the failure in one `then`: one promise per operation on a network database.
-    return result.then(answer, (e: unknown) => answerFailure(ctx, e));
+    return result.then(answer, (e: unknown) => answerFailure(ctx, e, shape));
   };
 
   /** `query` with its rows charged to the request's result memory (`where` and `page`: up to MAX_LIMIT rows of any size). */
@@ -165,15 +186,19 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
   });
 
   const create = (ctx: CallContext, shape: TypeShape, input: Value | undefined): Answer<Value | Halt> => {
+    const refused = unvalidated(ctx, shape, input, 'create');
+    if (refused !== null) return refused;
     const { fields, unknown } = declaredFields(shape, input);
-    if (unknown.length > 0) return refuse(ctx, unknown);
+    if (unknown.length > 0) return refuse(ctx, shape, unknown);
     const checked = validated(shape, fields);
-    if (checked.errors !== null) return refuse(ctx, checked.errors);
-    return run(ctx, (ops) => ops.insert(shape.type.name, checked.row), (row) => record(shape, row));
+    if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
+    return run(ctx, (ops) => ops.insert(shape.type.name, checked.row), (row) => record(shape, row), shape);
   };
 
   const methods: Record<string, RecordMethod> = {
-    new: method([{ name: 'fields', type: 'object', optional: true }], 'record', 'A record of the type, not stored until `save`.', (_ctx, shape, input) => {
+    new: method([{ name: 'fields', type: 'object', optional: true }], 'record', 'A record of the type, not stored until `save`.', (ctx, shape, input) => {
+      const refused = unvalidated(ctx, shape, input, 'new');
+      if (refused !== null) return refused;
       const { fields, unknown } = declaredFields(shape, input);
       if (unknown.length > 0) throw unknownField(shape, unknown[0]!.field);
       return new RecordValue(shape, fields as Row);
@@ -183,14 +208,14 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       run(ctx, (ops) => ops.find(shape.type.name, id as string), (row) => record(shape, row)),
     ),
     find_by: method([{ name: 'filter', type: 'object' }], 'record', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
-      run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!), order: [], limit: 1, offset: 0 }), (rows) => record(shape, rows[0] ?? null)),
+      run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }), (rows) => record(shape, rows[0] ?? null)),
     ),
     where: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
       'list',
       'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
       (ctx, shape, filter, options) =>
-        run(ctx, (ops) => ops.select(shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null))), (rows) => rows.map((row) => new RecordValue(shape, row))),
+        run(ctx, (ops) => ops.select(shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null, ctx))), (rows) => rows.map((row) => new RecordValue(shape, row))),
     ),
     page: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
@@ -198,36 +223,38 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       'One page of the records the filter matches: `{items, next}`, `next` the cursor to pass as `after` (null on the last page).',
       (ctx, shape, filter, options) =>
         run(ctx, (ops) => {
-          const query = charged(ctx, buildQuery(shape, filter!, options ?? null));
+          const query = charged(ctx, buildQuery(shape, filter!, options ?? null, ctx));
           // One row more than asked tells whether a next page exists.
           return then(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }), (rows) => {
             const items = rows.slice(0, query.limit);
-            const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!) : null;
+            const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!, ctx.app.secrets.appSecret()) : null;
             return { items: items.map((row) => new RecordValue(shape, row)), next };
           });
         }),
     ),
     count: method([{ name: 'filter', type: 'object', optional: true }], 'int', 'How many records the filter matches (all without one).', (ctx, shape, filter) =>
-      run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null))),
+      run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null, ctx))),
     ),
     update: method(
       [{ name: 'id', type: 'text' }, { name: 'changes', type: 'object' }],
       'record',
       'Validates and stores the changes to the record with this id; returns it updated, or null when there is none.',
       (ctx, shape, id, changes) => {
+        const refused = unvalidated(ctx, shape, changes, 'update');
+        if (refused !== null) return refused;
         const { fields, unknown } = declaredFields(shape, changes);
-        if (unknown.length > 0) return refuse(ctx, unknown);
+        if (unknown.length > 0) return refuse(ctx, shape, unknown);
         return run(ctx, async (ops) => {
           const old = await ops.find(shape.type.name, id as string);
           if (old === null) return null;
           const merged = new RecordValue(shape, old).fields() as ValueObject;
           for (const [name, value] of Object.entries(fields)) put(merged, name, value);
           const checked = validated(shape, merged);
-          if (checked.errors !== null) return refuse(ctx, checked.errors);
+          if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
           const row: Row = {};
           for (const name of Object.keys(fields)) put(row, name, own(checked.row, name));
           return record(shape, await ops.update(shape.type.name, id as string, row));
-        });
+        }, asValue, shape);
       },
     ),
     delete: method([{ name: 'id', type: 'text' }], 'bool', 'Deletes the record with this id; true when there was one.', (ctx, shape, id) =>
@@ -305,14 +332,14 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       if (!(value instanceof RecordValue)) throw new RvmError(`'save' takes a record (from T.new, T.create, T.find…), got ${typeName(value)}`, 'not_a_record');
       const shape = value.shape;
       const checked = validated(shape, value.fields() as ValueObject);
-      if (checked.errors !== null) return refuse(ctx, checked.errors);
+      if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
       const id = value.id;
       return run(ctx, async (ops) => {
         const row = id === null ? await ops.insert(shape.type.name, checked.row) : await ops.update(shape.type.name, id, checked.row);
         if (row === null) throw new RvmError(`this ${shape.type.name} was deleted since it was read`, 'record_missing');
         value.replace(row);
         return null;
-      });
+      }, asValue, shape);
     },
     delete(ctx, value) {
       if (!(value instanceof RecordValue)) throw new RvmError(`'delete' takes a record, got ${typeName(value)}`, 'not_a_record');

@@ -5,7 +5,7 @@
  * problem is InvalidQueryError, 400 `invalid_query`). Nothing here builds SQL: a store receives
  * only checked field names and values.
  */
-import { HostObject, UNKNOWN, didYouMean, type KnownArg, type Value } from '../../plugins/sdk.js';
+import { HostObject, RawRequestArg, UNKNOWN, didYouMean, type CallContext, type KnownArg, type Value } from '../../plugins/sdk.js';
 import { DEFAULT_LIMIT, InvalidQueryError, MAX_LIMIT, put, type ColumnType, type Filter, type FilterOp, type OrderKey, type Query } from './store.js';
 import { type TypeShape } from './record.js';
 import { decodeCursor } from './cursor.js';
@@ -15,10 +15,24 @@ export class QueryProblem extends Error {
   constructor(
     message: string,
     readonly hint?: string,
+    /** The hint names the type's fields: a production answer leaves it out. */
+    readonly namesFields = false,
   ) {
     super(message);
   }
 }
+
+/**
+ * What a run-time walk knows of its request (the CallContext): where a value came from, so that
+ * an operator object the client wrote is refused, whatever it holds.
+ */
+export type RequestWalk = Pick<CallContext, 'requestOrigin' | 'app'>;
+
+/**
+ * The operators a `@hidden` field takes: a lookup by a secret's hash (equality) or whether it is
+ * set. Ranges, prefixes, `contains`, `ne` and lists would answer questions about the secret.
+ */
+export const HIDDEN_FIELD_OPS: readonly FilterOp[] = ['eq', 'is_null'];
 
 /** Every operator of a filter (DESIGN §6). */
 export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'contains', 'starts_with', 'is_null'];
@@ -42,25 +56,37 @@ const OPS_OF: Record<FieldKind, readonly FilterOp[]> = {
   object: ['is_null'],
 };
 
-/** The kind of every field a filter or order may name: the declared ones and the store's own. */
-export function fieldKinds(shape: TypeShape): Map<string, FieldKind> {
-  const kinds = new Map<string, FieldKind>([['id', 'id']]);
-  for (const f of shape.type.fields) kinds.set(f.name, f.type === 'file' ? 'text' : f.type);
-  kinds.set('created_at', 'datetime');
-  kinds.set('updated_at', 'datetime');
+const kindsOfShape = new WeakMap<TypeShape, ReadonlyMap<string, FieldKind>>();
+
+/** The kind of every field a filter or order may name: the declared ones and the store's own (cached per type). */
+export function fieldKinds(shape: TypeShape): ReadonlyMap<string, FieldKind> {
+  let kinds = kindsOfShape.get(shape);
+  if (kinds === undefined) {
+    const made = new Map<string, FieldKind>([['id', 'id']]);
+    for (const f of shape.type.fields) made.set(f.name, f.type === 'file' ? 'text' : f.type);
+    made.set('created_at', 'datetime');
+    made.set('updated_at', 'datetime');
+    kindsOfShape.set(shape, (kinds = made));
+  }
   return kinds;
+}
+
+/** The names a hint may suggest: every field but the `@hidden` ones. */
+function visibleNames(kinds: ReadonlyMap<string, FieldKind>, shape: TypeShape): string[] {
+  return [...kinds.keys()].filter((name) => !shape.hidden.has(name));
 }
 
 /** What a walked value is: a run-time value, or what the compiler knew (UNKNOWN is accepted unchecked). */
 type Walked = KnownArg | Value;
 type WalkedObject = { [key: string]: Walked };
 
+/** Unknown to the walk: a value the compiler did not know, or knew only as request data. */
 function isUnknown(v: Walked): boolean {
-  return v === UNKNOWN;
+  return v === UNKNOWN || v instanceof RawRequestArg;
 }
 
 function isObject(v: Walked): v is WalkedObject & Walked {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof HostObject);
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof HostObject) && !(v instanceof RawRequestArg);
 }
 
 function describe(v: Walked): string {
@@ -92,9 +118,12 @@ function checkValue(field: string, kind: FieldKind, v: Walked): void {
 }
 
 /** One operator use on a field: the value it takes. */
-function checkOp(field: string, kind: FieldKind, op: string, v: Walked): void {
+function checkOp(field: string, kind: FieldKind, hidden: boolean, op: string, v: Walked): void {
   if (!(FILTER_OPS as readonly string[]).includes(op)) {
     throw new QueryProblem(`unknown operator '${op}' on '${field}'`, didYouMean(op, FILTER_OPS) ?? `operators are ${FILTER_OPS.join(', ')}`);
+  }
+  if (hidden && !HIDDEN_FIELD_OPS.includes(op as FilterOp)) {
+    throw new QueryProblem(`operator '${op}' does not apply to '${field}', a @hidden field`, `it takes ${HIDDEN_FIELD_OPS.join(', ')} (a lookup by the value, never a question about it)`);
   }
   if (!OPS_OF[kind].includes(op as FilterOp)) {
     throw new QueryProblem(`operator '${op}' does not apply to '${field}' (${kind === 'id' ? 'the id' : `a ${kind} field`})`, `it takes ${OPS_OF[kind].join(', ')}`);
@@ -124,17 +153,24 @@ function checkOp(field: string, kind: FieldKind, op: string, v: Walked): void {
   }
 }
 
-/** A field name of the type, else a problem with the nearest one. */
+/** A field name of the type, else a problem suggesting the nearest visible one. */
 function knownField(kinds: ReadonlyMap<string, FieldKind>, shape: TypeShape, name: string, what: string): FieldKind {
   const kind = kinds.get(name);
-  if (kind === undefined) {
-    throw new QueryProblem(`${what} '${name}' is not a field of ${shape.type.name}`, didYouMean(name, kinds.keys()) ?? `fields are ${[...kinds.keys()].join(', ')}`);
-  }
+  if (kind === undefined) throw notAField(kinds, shape, name, what);
   return kind;
 }
 
-/** Walks a filter: every field declared, every operator known and fitting, every value of its field's type. */
-export function walkFilter(shape: TypeShape, filter: Walked): Filter {
+function notAField(kinds: ReadonlyMap<string, FieldKind>, shape: TypeShape, name: string, what: string): QueryProblem {
+  const visible = visibleNames(kinds, shape);
+  return new QueryProblem(`${what} '${name}' is not a field of ${shape.type.name}`, didYouMean(name, visible) ?? `fields are ${visible.join(', ')}`, true);
+}
+
+/**
+ * Walks a filter: every field declared, every operator known and fitting, every value of its
+ * field's type. On a request (`walk`), an operator object the client wrote is refused: only the
+ * route's code chooses how a field is compared.
+ */
+export function walkFilter(shape: TypeShape, filter: Walked, walk: RequestWalk | null = null): Filter {
   if (filter === null || isUnknown(filter)) return {};
   if (!isObject(filter)) throw new QueryProblem(`a filter is an object of field → value, got ${describe(filter)}`);
   const kinds = fieldKinds(shape);
@@ -142,7 +178,11 @@ export function walkFilter(shape: TypeShape, filter: Walked): Filter {
   for (const [name, condition] of Object.entries(filter)) {
     const kind = knownField(kinds, shape, name, 'filter field');
     if (isObject(condition)) {
-      for (const [op, v] of Object.entries(condition)) checkOp(name, kind, op, v);
+      if (walk !== null && walk.requestOrigin(condition as Value) !== null) {
+        throw new QueryProblem(`the condition on '${name}' is an object from the request: a filter takes operators only from the route's code`, 'validate the field as a value (text, int…) and pass that');
+      }
+      const hidden = shape.hidden.has(name);
+      for (const [op, v] of Object.entries(condition)) checkOp(name, kind, hidden, op, v);
     } else if (kind === 'list' || kind === 'object') {
       if (condition !== null && !isUnknown(condition)) throw new QueryProblem(`'${name}' is a ${kind} field: compare it with an operator ({ ${OPS_OF[kind].join(': …, ')}: … })`);
     } else {
@@ -153,7 +193,7 @@ export function walkFilter(shape: TypeShape, filter: Walked): Filter {
   return out;
 }
 
-/** Walks the order option: a field name, `-field` for descending, or a list of them. */
+/** Walks the order option: a field name, `-field` for descending, or a list of them; never a `@hidden` field (rows in its order reveal it). */
 function walkOrder(shape: TypeShape, order: Walked): OrderKey[] {
   if (order === null || isUnknown(order)) return [];
   const items: Walked[] = Array.isArray(order) ? (order as Walked[]) : [order];
@@ -165,6 +205,7 @@ function walkOrder(shape: TypeShape, order: Walked): OrderKey[] {
     const desc = item.startsWith('-');
     const field = desc ? item.slice(1) : item;
     const kind = knownField(kinds, shape, field, 'order key');
+    if (shape.hidden.has(field)) throw new QueryProblem(`cannot order by '${field}', a @hidden field: the order of the rows would reveal it`);
     if (kind === 'list' || kind === 'object') throw new QueryProblem(`cannot order by '${field}', a ${kind} field`);
     keys.push({ field, desc });
   }
@@ -206,8 +247,12 @@ export function walkOptions(shape: TypeShape, options: Walked): { order: OrderKe
   return out;
 }
 
-/** Walks the fields given to `T.new`, `T.create` or `T.update`: declared ones only, known values of their type. */
+/** What to pass a record write instead of request data. */
+export const UNVALIDATED_HINT = 'validate the body and pass `body` (or name the fields: { name: body.name })';
+
+/** Walks the fields given to `T.new`, `T.create` or `T.update`: declared ones only, known values of their type, never the request's data as it came. */
 export function walkFields(shape: TypeShape, fields: Walked, what: string): void {
+  if (fields instanceof RawRequestArg) throw new QueryProblem(`${what} takes ${fields.source}, the request's data as the client sent it: a client could set any field`, UNVALIDATED_HINT);
   if (fields === null || isUnknown(fields) || !isObject(fields)) return;
   const kinds = fieldKinds(shape);
   for (const [name, v] of Object.entries(fields)) {
@@ -226,21 +271,22 @@ export function walkId(id: Walked | undefined, what: string): void {
   throw new QueryProblem(`${what}() takes an id (text), got ${describe(id)}`);
 }
 
-/** The message of a run-time problem: its text and hint, as one 400 `invalid_query`. */
-export function invalidQuery(problem: QueryProblem): InvalidQueryError {
-  return new InvalidQueryError(problem.hint ? `${problem.message} (${problem.hint})` : problem.message);
+/** The message of a run-time problem: its text and hint, as one 400 `invalid_query`; in production, no hint that lists the type's fields. */
+export function invalidQuery(problem: QueryProblem, dev: boolean): InvalidQueryError {
+  const hint = problem.namesFields && !dev ? undefined : problem.hint;
+  return new InvalidQueryError(hint ? `${problem.message} (${hint})` : problem.message);
 }
 
-/** The Query a store runs for a where/page call, from the checked filter and options. */
-export function buildQuery(shape: TypeShape, filter: Value, options: Value): Query {
+/** The Query a store runs for a where/page call, from the checked filter and options; a cursor must be signed with the app secret. */
+export function buildQuery(shape: TypeShape, filter: Value, options: Value, walk: RequestWalk): Query {
   try {
-    const f = walkFilter(shape, filter);
+    const f = walkFilter(shape, filter, walk);
     const o = walkOptions(shape, options);
     const query: Query = { filter: f, order: o.order, limit: o.limit, offset: o.offset };
-    if (o.after !== null) query.after = decodeCursor(o.after, o.order);
+    if (o.after !== null) query.after = decodeCursor(o.after, o.order, walk.app.secrets.appSecret());
     return query;
   } catch (e) {
-    if (e instanceof QueryProblem) throw invalidQuery(e);
+    if (e instanceof QueryProblem) throw invalidQuery(e, walk.app.dev);
     // A cursor's fault is the caller's to fix: say what to pass instead.
     if (e instanceof InvalidQueryError && e.message.startsWith('invalid cursor')) throw new InvalidQueryError(`${e.message} in option 'after' (pass page().next as it is, with the same order)`);
     throw e;

@@ -95,9 +95,9 @@ export class RecordValue extends HostObject {
   }
 }
 
-/** `unknown_field`, naming the nearest declared field. */
+/** `unknown_field`, naming the nearest visible field (never a `@hidden` one: the key may be the client's). */
 export function unknownField(shape: TypeShape, key: string): RvmError {
-  const hint = didYouMean(key, [...shape.declared, ...SYSTEM_FIELDS]);
+  const hint = didYouMean(key, shape.shownStored);
   return new RvmError(`type ${shape.type.name} has no field '${key}'${hint ? ` (${hint})` : ''}`, 'unknown_field');
 }
 

@@ -36,6 +36,11 @@ type User {
 }
 
 route POST /users {
+  validate {
+    email: text
+    name: text
+    password_hash: text
+  }
   response.created(User.create(body))
 }
 

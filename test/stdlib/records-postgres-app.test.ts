@@ -43,6 +43,10 @@ const APP = `type Account {
 }
 
 route POST /accounts {
+  validate {
+    name: text
+    balance: int
+  }
   response.created(Account.create(body))
 }
 route GET /accounts/:id {
@@ -67,6 +71,9 @@ route GET /pages {
   response.ok(pages)
 }
 route PATCH /accounts/:id {
+  validate {
+    balance?: int
+  }
   a = Account.update(params.id, body)
   if a == null { fail 404 'no such account' }
   response.ok(a)

@@ -64,6 +64,26 @@ describe('records provider', () => {
     assert.match(ctx2.failures[0]!.message, /did you mean 'title'/);
   });
 
+  test('the request\'s data as it came is refused as a write and as an operator object (400 invalid_query)', async () => {
+    const { call } = setup();
+    const sent = JSON.parse('{"title":"x","where":{"title":{"ne":null}}}') as { title: Value; where: { title: Value } };
+    const ctx = fakeContext({ request: { body: sent } });
+    for (const method of ['create', 'new']) {
+      assert.equal(await call(method, ctx, sent as unknown as Value), HALT);
+      assert.deepEqual([ctx.failures.at(-1)!.status, ctx.failures.at(-1)!.code], [400, 'invalid_query']);
+      assert.match(ctx.failures.at(-1)!.message, new RegExp(`Note\\.${method} was given the request's data as the client sent it`));
+    }
+    assert.equal(await call('update', ctx, '01900000-0000-7000-8000-000000000000', sent.where as Value), HALT);
+    assert.equal(ctx.failures.at(-1)!.code, 'invalid_query');
+    for (const method of ['find_by', 'where', 'count', 'page']) {
+      assert.equal(await call(method, ctx, { title: sent.where.title }), HALT, method);
+      assert.match(ctx.failures.at(-1)!.message, /condition on 'title' is an object from the request/);
+    }
+    // The same shapes written by the code pass.
+    assert.ok((await call('create', fakeContext(), { title: 'x' })) instanceof RecordValue);
+    assert.equal(await call('count', fakeContext({ request: { body: sent } }), { title: { ne: null } }), 1);
+  });
+
   test('a database that is down answers 503 database_unavailable, and is tried again by the next call', async () => {
     const { call } = setup(downStore());
     for (let i = 0; i < 2; i++) {

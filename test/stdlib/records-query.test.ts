@@ -6,8 +6,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RvmError, UNKNOWN, toText, type RecordType } from '../../plugins/sdk.js';
-import { QueryProblem, buildQuery, walkFields, walkFilter, walkOptions } from '../../stdlib/records/query.js';
+import { RawRequestArg, RvmError, UNKNOWN, toText, type RecordType, type Value } from '../../plugins/sdk.js';
+import { TEST_APP } from '../../plugins/testing.js';
+import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkOptions, type RequestWalk } from '../../stdlib/records/query.js';
 import { MAX_CURSOR_LENGTH, encodeCursor } from '../../stdlib/records/cursor.js';
 import { RecordValue, shapeOf } from '../../stdlib/records/record.js';
 import { InvalidQueryError, MAX_LIMIT } from '../../stdlib/records/store.js';
@@ -31,6 +32,10 @@ const USER: RecordType = {
   validate: (input) => ({ value: input, errors: null }),
 };
 const shape = shapeOf(USER);
+
+/** A request none of whose data reached the filter. */
+const WALK: RequestWalk = { requestOrigin: () => null, app: TEST_APP };
+const SECRET = TEST_APP.secrets.appSecret();
 
 function problem(run: () => unknown): QueryProblem {
   try {
@@ -89,19 +94,70 @@ describe('record queries', () => {
   });
 
   test('at run time a problem is InvalidQueryError (400 invalid_query), with the hint in its message', () => {
-    assert.throws(() => buildQuery(shape, { emial: 'x' }, null), (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query' && /did you mean 'email'/.test(e.message));
+    assert.throws(() => buildQuery(shape, { emial: 'x' }, null, WALK), (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query' && /did you mean 'email'/.test(e.message));
+  });
+
+  test('an operator object from the request is refused; one the code wrote is honoured, even holding request values', () => {
+    const sent = { email: { ne: null }, ages: [1, 2] } as Value as { email: Value; ages: Value };
+    const walk: RequestWalk = { requestOrigin: (v) => (v === sent.email || v === sent.ages ? 'raw' : null), app: TEST_APP };
+    const p = problem(() => walkFilter(shape, { email: sent.email }, walk));
+    assert.match(p.message, /condition on 'email' is an object from the request/);
+    assert.deepEqual(walkFilter(shape, { age: { in: sent.ages } }, walk), { age: { in: [1, 2] } }, "the route wrote 'in'; the list holds values");
+    assert.deepEqual(walkFilter(shape, { email: { ne: null } }, walk), { email: { ne: null } });
+    const validated = { role: { in: ['a'] } } as Value as { role: Value };
+    const fromValidated: RequestWalk = { requestOrigin: (v) => (v === validated.role ? 'validated' : null), app: TEST_APP };
+    assert.ok(problem(() => walkFilter(shape, { email: validated.role }, fromValidated)), 'validated data chooses no operator either');
+  });
+
+  test('a @hidden field is compared only for equality or is_null, and never orders', () => {
+    assert.deepEqual(walkFilter(shape, { secret: 'h' }), { secret: 'h' });
+    assert.deepEqual(walkFilter(shape, { secret: { eq: 'h' } }), { secret: { eq: 'h' } });
+    assert.deepEqual(walkFilter(shape, { secret: { is_null: true } }), { secret: { is_null: true } });
+    for (const op of ['ne', 'gt', 'gte', 'lt', 'lte', 'starts_with', 'contains', 'in', 'not_in']) {
+      const value = op === 'in' || op === 'not_in' ? ['h'] : 'h';
+      const p = problem(() => walkFilter(shape, { secret: { [op]: value } }));
+      assert.match(p.message, new RegExp(`operator '${op}' does not apply to 'secret', a @hidden field`));
+      assert.match(p.hint ?? '', /eq, is_null/);
+    }
+    assert.match(problem(() => walkOptions(shape, { order: '-secret' })).message, /cannot order by 'secret', a @hidden field/);
+    assert.match(problem(() => walkOptions(shape, { order: ['email', 'secret'] })).message, /cannot order by 'secret'/);
+  });
+
+  test('hints name visible fields only, and a production answer names none', () => {
+    const near = problem(() => walkFilter(shape, { secre: 'x' }));
+    assert.doesNotMatch(near.hint ?? '', /secret/);
+    assert.match(near.hint ?? '', /^fields are id, email, age, admin, tags, created_at, updated_at$/);
+    assert.equal(problem(() => walkOptions(shape, { order: 'secrett' })).hint?.includes('secret'), false);
+    const dev = invalidQuery(near, true).message;
+    const prod = invalidQuery(near, false).message;
+    assert.match(dev, /fields are id, email/);
+    assert.equal(prod, "filter field 'secre' is not a field of User");
+    assert.match(invalidQuery(problem(() => walkFilter(shape, { emial: 'x' })), false).message, /^filter field 'emial' is not a field of User$/);
+    assert.throws(() => buildQuery(shape, { emial: 'x' }, null, { ...WALK, app: { ...TEST_APP, dev: false } }), (e: unknown) => e instanceof InvalidQueryError && !e.message.includes('email'));
+    // A hint about operators names no field: it stays.
+    assert.match(invalidQuery(problem(() => walkFilter(shape, { email: { start_with: 'a' } })), false).message, /did you mean 'starts_with'/);
+  });
+
+  test('a write given the request data as it came is a compile-time problem saying to validate it', () => {
+    for (const source of ['request.body', 'request.query', 'body']) {
+      const p = problem(() => walkFields(shape, new RawRequestArg(source), 'User.create'));
+      assert.match(p.message, new RegExp(`User.create takes ${source.replace('.', '\\.')}, the request's data as the client sent it`));
+      assert.match(p.hint ?? '', /validate the body and pass `body`/);
+    }
+    walkFields(shape, UNKNOWN, 'User.create');
+    assert.deepEqual(walkFilter(shape, new RawRequestArg('request.query')), {}, 'a filter from the request is checked at run time');
   });
 
   test('buildQuery decodes `after` with the stores\' cursor; a damaged or foreign one is invalid_query saying what to pass', () => {
-    const cursor = encodeCursor([{ field: 'age', desc: true }], { age: 40, id: 'abc', email: 'x' });
-    assert.deepEqual(buildQuery(shape, {}, { order: '-age', after: cursor }).after, [40, 'abc']);
+    const cursor = encodeCursor([{ field: 'age', desc: true }], { age: 40, id: 'abc', email: 'x' }, SECRET);
+    assert.deepEqual(buildQuery(shape, {}, { order: '-age', after: cursor }, WALK).after, [40, 'abc']);
     for (const [options, why] of [
-      [{ order: '-age', after: 'not base64!' }, 'not base64url'],
+      [{ order: '-age', after: 'not base64!' }, 'not a cursor text'],
       [{ order: 'email', after: cursor }, 'made for another order'],
       [{ order: '-age', after: 'x'.repeat(MAX_CURSOR_LENGTH + 1) }, 'longer than'],
     ] as const) {
       assert.throws(
-        () => buildQuery(shape, {}, options),
+        () => buildQuery(shape, {}, options, WALK),
         (e: unknown) => e instanceof InvalidQueryError && e.message.includes(why) && e.message.endsWith("in option 'after' (pass page().next as it is, with the same order)"),
         why,
       );
@@ -126,6 +182,7 @@ describe('record value', () => {
     assert.equal(r.id, null);
     assert.throws(() => r.set('agee', 1), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && /did you mean 'age'/.test(e.message));
     assert.throws(() => r.get('nope'), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field');
+    assert.throws(() => r.get('secrett'), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && !e.message.includes("'secret'"), 'the nearest name is never a @hidden field');
     assert.throws(() => r.set('id', 'x'), (e: unknown) => e instanceof RvmError && e.code === 'read_only');
     assert.deepEqual(r.fields(), { email: 'a@b.co', age: 4 });
   });

@@ -29,31 +29,48 @@ test('UUIDv7: 48-bit ms timestamp, version 7, variant 10, strictly increasing wi
   assert.equal(new Set(texts).size, texts.length);
 });
 
+const SECRET = 'cursor-test-secret';
+
 test('a cursor round-trips; garbage, another order, or an over-long cursor is InvalidQueryError', () => {
   const order = [{ field: 'age', desc: true }];
   const row = { id: '01900000-0000-7000-8000-000000000000', age: 3, name: 'x' };
-  const cursor = encodeCursor(order, row);
-  assert.match(cursor, /^[A-Za-z0-9_-]+$/);
-  assert.deepEqual(decodeCursor(cursor, order), [3, row.id]);
-  assert.deepEqual(decodeCursor(cursor, [...order, { field: 'id', desc: true }]), [3, row.id], 'id last is implied, in the direction of the key before it');
-  const invalid = (value: unknown, ord = order) => assert.throws(() => decodeCursor(value, ord), (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query');
-  invalid(encodeCursor(order, row), [{ field: 'age', desc: false }]);
+  const cursor = encodeCursor(order, row, SECRET);
+  assert.match(cursor, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+  assert.deepEqual(decodeCursor(cursor, order, SECRET), [3, row.id]);
+  assert.deepEqual(decodeCursor(cursor, [...order, { field: 'id', desc: true }], SECRET), [3, row.id], 'id last is implied, in the direction of the key before it');
+  const invalid = (value: unknown, ord = order) => assert.throws(() => decodeCursor(value, ord, SECRET), (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query');
+  invalid(encodeCursor(order, row, SECRET), [{ field: 'age', desc: false }]);
   invalid(cursor, [...order, { field: 'id', desc: false }]);
   for (const bad of ['', '!!!', 'e30', Buffer.from('[1]').toString('base64url'), Buffer.from('{"o":"age","v":[1]}').toString('base64url'), 42, null]) invalid(bad);
   fc.assert(fc.property(fc.string(), (text) => {
     try {
-      decodeCursor(text, order);
+      decodeCursor(text, order, SECRET);
     } catch (error) {
       assert.ok(error instanceof InvalidQueryError);
     }
   }));
-  const long = encodeCursor(order, { ...row, age: 'x'.repeat(10_000) });
+  const long = encodeCursor(order, { ...row, age: 'x'.repeat(10_000) }, SECRET);
   invalid(long);
-  const padded = (n: number) => Buffer.from(JSON.stringify({ o: '-age,-id', v: ['y'.repeat(n), row.id] })).toString('base64url');
+  const padded = (n: number) => encodeCursor(order, { ...row, age: 'y'.repeat(n) }, SECRET);
   let n = 0;
   while (padded(n + 1).length <= MAX_CURSOR_LENGTH) n++;
-  assert.equal(decodeCursor(padded(n), order).length, 2, 'a cursor at the limit is read');
+  assert.equal(decodeCursor(padded(n), order, SECRET).length, 2, 'a cursor at the limit is read');
   invalid(padded(n + 3));
+});
+
+test('a cursor is signed with the app secret: a forged, altered or foreign-signed one is InvalidQueryError', () => {
+  const order = [{ field: 'age', desc: false }];
+  const row = { id: '01900000-0000-7000-8000-000000000000', age: 3 };
+  const cursor = encodeCursor(order, row, SECRET);
+  const [payload, mac] = cursor.split('.') as [string, string];
+  const refused = (value: string, why: RegExp) => assert.throws(() => decodeCursor(value, order, SECRET), (e: unknown) => e instanceof InvalidQueryError && why.test(e.message));
+  // The values changed (a later page skipped to, or a value probed), the signature kept.
+  const altered = Buffer.from(JSON.stringify({ o: 'age,id', v: [99, row.id] })).toString('base64url');
+  refused(`${altered}.${mac}`, /not made by this app/);
+  refused(payload, /not a cursor text/);
+  refused(encodeCursor(order, row, 'another app'), /not made by this app/);
+  refused(`${payload}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`, /not made by this app/);
+  assert.deepEqual(decodeCursor(cursor, order, SECRET), [3, row.id]);
 });
 
 test('LIKE metacharacters are escaped', () => {

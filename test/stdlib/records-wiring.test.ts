@@ -23,6 +23,10 @@ const USER = `type User {
 }
 `;
 const ROUTES = `route POST /users {
+  validate {
+    email: text
+    age?: int
+  }
   response.created(User.create(body))
 }
 route GET /users/:id {

@@ -18,7 +18,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
 
 const USER = "type User {\n  email: text @unique\n  age?: int\n}\n";
-const ROUTES = "route POST /users {\n  response.created(User.create(body))\n}\nroute GET /users {\n  response.ok(User.count())\n}\n";
+const ROUTES = "route POST /users {\n  validate {\n    email: text\n    age?: int\n  }\n  response.created(User.create(body))\n}\nroute GET /users {\n  response.ok(User.count())\n}\n";
 
 /** Runs `rvm db ...args` without DATABASE_URL (the app's SQLite file). */
 function db(...args: string[]): { status: number | null; stdout: string; stderr: string } {

@@ -396,7 +396,7 @@ function readRef(v: unknown, at: string): CallRef {
 function readShape(v: unknown, at: string, depth: number): ArgShape {
   if (depth > MAX_JSON_DEPTH) corrupt(`${at}: nested deeper than ${MAX_JSON_DEPTH}`);
   const o = record(v, at);
-  switch (oneOf(o.k, ['c', 'o', 'l', 'u'] as const, `${at}.k`)) {
+  switch (oneOf(o.k, ['c', 'o', 'l', 'r', 'u'] as const, `${at}.k`)) {
     case 'c':
       return { k: 'c', v: jsonData(o.v, `${at}.v`, depth + 1) as Constant };
     case 'o':
@@ -410,6 +410,8 @@ function readShape(v: unknown, at: string, depth: number): ArgShape {
       };
     case 'l':
       return { k: 'l', i: list(o.i, `${at}.i`).map((item, i) => readShape(item, `${at}.i[${i}]`, depth + 1)) };
+    case 'r':
+      return { k: 'r', s: str(o.s, `${at}.s`) };
     case 'u':
       return { k: 'u' };
   }

@@ -11,8 +11,10 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * the request body is read after a route's guards. 6: a `fn` carries the responses it can answer.
  * 7: decorator arguments may be lists and objects (`@default([])`). 8: record call references
  * (`save`, `delete`, `transaction`) and the argument shapes of `Name.method(...)` calls.
+ * 9: the argument shape `r`, the request's data as the client sent it (a cached module without
+ * it would skip the check of record writes).
  */
-export const FORMAT_VERSION = 8;
+export const FORMAT_VERSION = 9;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -54,9 +56,10 @@ export interface CallRef {
 /**
  * What is known at compile time of one call argument: a constant (`c`), an object literal some
  * of whose values are not constants (`o`: its entries in order), a list literal likewise (`l`),
- * or nothing (`u`).
+ * the request's data as the client sent it (`r`: `request.body`, or `body` unvalidated; `s` as
+ * written), or nothing (`u`).
  */
-export type ArgShape = { k: 'c'; v: Constant } | { k: 'o'; e: [string, ArgShape][] } | { k: 'l'; i: ArgShape[] } | { k: 'u' };
+export type ArgShape = { k: 'c'; v: Constant } | { k: 'o'; e: [string, ArgShape][] } | { k: 'l'; i: ArgShape[] } | { k: 'r'; s: string } | { k: 'u' };
 
 export interface ChunkData {
   /** Human name for listings and errors: `route GET /users/:id`, `fn slugify`, `guard min_age`. */

@@ -51,6 +51,8 @@ export class ChunkCompiler {
   private reportedTooManyLocals = false;
   /** A READ_BODY was emitted unconditionally (a route's, after its guards). */
   private bodyRead = false;
+  /** The sections a route validates: its `body` (0) and `query` (1) are then the validated fields. */
+  private readonly validated = new Set<0 | 1>();
 
   constructor(
     private readonly reporter: Reporter,
@@ -105,6 +107,7 @@ export class ChunkCompiler {
   /** Emits VALIDATE for the body (0) or query (1) section. */
   validate(section: 0 | 1, at: Pos): void {
     this.emitter.emit(Op.VALIDATE, [section], at);
+    this.validated.add(section);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -553,9 +556,25 @@ export class ChunkCompiler {
     // (`response.ok`) are lower-case.
     const object = expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' ? expr.callee.object.name : null;
     const typeLike = object !== null && (this.topLevel.get(object) === 'type' || /^[A-Z]/.test(object));
-    const shapes = typeLike && expr.args.length > 0 ? expr.args.map((a) => shapeOf(a)) : null;
+    const shapes = typeLike && expr.args.length > 0 ? expr.args.map((a) => shapeOf(a, this.rawRequest)) : null;
     this.emitCall(name, expr.args.length, expr, shapes !== null && shapes.some((s) => s.k !== 'u') ? shapes : undefined);
   }
+
+  /**
+   * How the code names the request's data as the client sent it, when `expr` is that data whole:
+   * `request.body` (`.query`, `.params`, `.headers`, `.cookies`, or indexed), and in a route the
+   * ambient `params`, and `body` and `query` unless the route validates them. Null otherwise
+   * (a fn or middleware cannot tell whether its `body` was validated: the run time checks it).
+   */
+  private readonly rawRequest = (expr: Expr): string | null => {
+    if (expr.kind === 'Member' && isRequest(expr.object)) return RAW_REQUEST_FIELDS.has(expr.name) ? `request.${expr.name}` : null;
+    if (expr.kind === 'Index' && isRequest(expr.object) && expr.index.kind === 'Literal' && typeof expr.index.value === 'string') {
+      return RAW_REQUEST_FIELDS.has(expr.index.value) ? `request.${expr.index.value}` : null;
+    }
+    if (expr.kind !== 'Name' || this.kind !== 'route' || this.scopes.lookup(expr.name) !== undefined) return null;
+    if (expr.name === 'params' || (expr.name === 'body' && !this.validated.has(0)) || (expr.name === 'query' && !this.validated.has(1))) return expr.name;
+    return null;
+  };
 
   /** `f` or `X.m` for a callable callee whose names are not locals; null for anything else. */
   private calleeName(callee: Expr): string | null {
@@ -573,6 +592,9 @@ export class ChunkCompiler {
     this.emitter.emit(Op.CALL, [index, argc], at);
   }
 }
+
+/** The fields of `request` that hold the client's data as it came. */
+const RAW_REQUEST_FIELDS: ReadonlySet<string> = new Set(['body', 'query', 'params', 'headers', 'cookies']);
 
 const BINARY_OPS = {
   '+': Op.ADD,

@@ -113,13 +113,18 @@ function constantOf(expr: Expr): { value: Constant } | null {
   return fold(expr);
 }
 
-/** What is known of `expr` at compile time (module.ts ArgShape): constants, and the keys of object literals. */
-export function shapeOf(expr: Expr, depth = 0): ArgShape {
+/**
+ * What is known of `expr` at compile time (module.ts ArgShape): constants, the keys of object
+ * literals, and request data as the client sent it (`rawRequest` names it, or answers null).
+ */
+export function shapeOf(expr: Expr, rawRequest: (expr: Expr) => string | null = () => null, depth = 0): ArgShape {
+  const raw = rawRequest(expr);
+  if (raw !== null) return { k: 'r', s: raw };
   const constant = depth <= MAX_CONSTANT_DEPTH && nesting(expr) <= MAX_CONSTANT_DEPTH - depth ? constantOf(expr) : null;
   if (constant !== null) return { k: 'c', v: constant.value };
   if (depth >= MAX_CONSTANT_DEPTH) return { k: 'u' };
-  if (expr.kind === 'Object') return { k: 'o', e: expr.entries.map((e) => [e.key, shapeOf(e.value, depth + 1)]) };
-  if (expr.kind === 'List') return { k: 'l', i: expr.items.map((item) => shapeOf(item, depth + 1)) };
+  if (expr.kind === 'Object') return { k: 'o', e: expr.entries.map((e) => [e.key, shapeOf(e.value, rawRequest, depth + 1)]) };
+  if (expr.kind === 'List') return { k: 'l', i: expr.items.map((item) => shapeOf(item, rawRequest, depth + 1)) };
   return { k: 'u' };
 }
 

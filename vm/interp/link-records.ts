@@ -6,7 +6,7 @@
  */
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { ArgShape, CallRef, TypeMeta } from '../bytecode/module.js';
-import { UNKNOWN, type KnownArg, type NativeFn, type RecordType } from '../../plugins/contract.js';
+import { RawRequestArg, UNKNOWN, type KnownArg, type NativeFn, type RecordType } from '../../plugins/contract.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { arityMismatch, takesArguments } from '../arity.js';
 import { RvmError } from '../values.js';
@@ -150,6 +150,8 @@ function knownArg(shape: ArgShape): KnownArg {
   switch (shape.k) {
     case 'c':
       return shape.v;
+    case 'r':
+      return new RawRequestArg(shape.s);
     case 'u':
       return UNKNOWN;
     case 'l':

@@ -4,7 +4,7 @@
  * first read, so a handler that touches nothing pays for nothing.
  */
 import { PassThrough } from 'node:stream';
-import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type ResponseStream } from '../../plugins/contract.js';
+import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type RequestOrigin, type ResponseStream } from '../../plugins/contract.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { HTTP, RUNTIME } from '../errors.js';
 import { Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
@@ -12,6 +12,7 @@ import { DROPPED, HttpError, NO_BODY, addField, decodeFormComponent, hasBody, re
 import { resolveClient, type ClientAddress, type TrustProxy } from './http/client-address.js';
 import { Budget } from '../interp/budget.js';
 import { parseCookies } from './http/cookies.js';
+import { RequestOrigins } from './request-origin.js';
 import { describeError, type Logger } from './log.js';
 import { DraftResponse, defaultErrorCode, defaultErrorMessage, errorBody } from './response.js';
 import type { IncomingRequest, UploadSpec } from './types.js';
@@ -221,6 +222,8 @@ export class RequestContext implements VmHost {
   private _queryValue: Value | null = null;
   private _rawQueryValue: Value | null = null;
   private _responseValue: ResponseValue | null = null;
+  private _cookiesValue: Value | null = null;
+  private origins: RequestOrigins | null = null;
 
   constructor(
     incoming: IncomingRequest,
@@ -459,6 +462,20 @@ export class RequestContext implements VmHost {
     return (this._requestValue ??= new RequestValue(this));
   }
 
+  requestOrigin(value: Value): RequestOrigin {
+    if (typeof value !== 'object' || value === null) return null;
+    // Only the sources the language has been handed: the others hold nothing the code can pass on.
+    const raw: Value[] = [];
+    const validated: Value[] = [];
+    if (this._rawBodyValue !== UNSET) raw.push(this._rawBodyValue);
+    if (this._rawQueryValue !== null) raw.push(this._rawQueryValue);
+    if (this._paramsValue !== null) raw.push(this._paramsValue);
+    if (this._cookiesValue !== null) raw.push(this._cookiesValue);
+    if (this._body !== UNSET) validated.push(this._body);
+    if (this._queryValue !== null) validated.push(this._queryValue);
+    return (this.origins ??= new RequestOrigins()).of(value, raw, validated);
+  }
+
   /** The language's `params` object. */
   paramsValue(): Value {
     return (this._paramsValue ??= fromJson(this.request.params));
@@ -472,6 +489,11 @@ export class RequestContext implements VmHost {
   /** Replaces the ambient `query` with the validated fields. */
   setQueryValue(value: Value): void {
     this._queryValue = value;
+  }
+
+  /** `request.cookies`: the cookies as a language object. */
+  cookiesValue(): Value {
+    return (this._cookiesValue ??= fromJson(this.request.cookies));
   }
 
   /** `request.query`: the raw query as a language object (text, or lists of text for repeated keys). */
@@ -509,7 +531,6 @@ const REQUEST_FIELDS = ['method', 'path', 'url', 'headers', 'ip', 'cookies', 'qu
 class RequestValue extends HostObject {
   readonly typeName = 'request';
   private _headers: HeadersValue | null = null;
-  private _cookies: Value | null = null;
 
   constructor(private readonly ctx: RequestContext) {
     super();
@@ -529,7 +550,7 @@ class RequestValue extends HostObject {
       case 'ip':
         return req.ip;
       case 'cookies':
-        return (this._cookies ??= fromJson(req.cookies));
+        return this.ctx.cookiesValue();
       case 'query':
         return this.ctx.rawQueryValue();
       case 'params':
