@@ -198,7 +198,7 @@ const HTTP_TABLE = {
   internal_error: { status: 500, message: 'Internal server error', doc: 'any runtime error in production, and any unexpected failure' },
   unsupported_openapi_version: { status: 400, message: 'Unsupported OpenAPI version', doc: '`/_app/rest-api/openapi.json?version=` other than `3.1` or `3.0`' },
   reference_auth_not_configured: { status: 500, message: 'The API reference is not configured', doc: 'the API reference is enabled behind HTTP Basic in production but its password secret is missing' },
-  overloaded: { status: 503, message: 'The server is busy; try again shortly', doc: 'admission (DESIGN §5.1): `limits.maxInFlight` requests are being served, or the body would pass `limits.maxBodyMemory`; with `Retry-After` and `Connection: close`, before the body is read' },
+  overloaded: { status: 503, message: 'The server is busy; try again shortly', doc: 'admission (DESIGN §5.1): `limits.maxInFlight` requests are being served, or the body would pass `limits.maxBodyMemory`; with `Retry-After` and `Connection: close`, before the body is read; expensive SQLite record reads past their reader threads and queue (spec/plugins/records.md, with `Retry-After`)' },
   deadline_exceeded: { status: 503, message: 'The request took too long', doc: 'the request had no answer within `limits.wallTimeMs` (30 s), awaits included; the log says so' },
   client_gone: { status: 499, message: 'The client closed the connection', doc: 'only in the log line: the client closed its connection while the request waited, and its work was abandoned' },
   too_many_streams: { status: 503, message: 'Too many open event streams', doc: 'too many open `/_app/rest-api/events` streams (with `Retry-After`)' },

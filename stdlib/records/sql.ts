@@ -45,6 +45,12 @@ export interface Dialect {
 export interface Statement {
   sql: string;
   params: unknown[];
+  /**
+   * The most rows a read walks when its plan is an index seek: limit + offset (1 for a lookup
+   * by id). Absent when nothing bounds it (a count). The SQLite store runs a read on its event
+   * loop only when this is small.
+   */
+  reach?: number;
 }
 
 /** The most values of one `in`/`not_in` list: beyond that a query is a bulk export, not a filter. */
@@ -272,7 +278,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query): S
   // (~15 % on a page of 20); the offset is bound, and left out when there is none.
   const skip = offset === 0 ? '' : ` OFFSET ${params.add(offset)}`;
   const sql = `SELECT ${textOf(table).columns} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${limit}${skip}`;
-  return { sql, params: params.values };
+  return { sql, params: params.values, reach: limit + offset };
 }
 
 /** SELECT COUNT(*) of the rows a filter matches, as column `n`. */
@@ -285,7 +291,7 @@ export function countStatement(dialect: Dialect, table: Table, filter: Filter): 
 /** SELECT of one row by id. */
 export function findStatement(dialect: Dialect, table: Table, id: string): Statement {
   const text = textOf(table);
-  return { sql: (text.find[dialect.name] ??= `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}`), params: [dialect.encode('uuid', id)] };
+  return { sql: (text.find[dialect.name] ??= `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}`), params: [dialect.encode('uuid', id)], reach: 1 };
 }
 
 /** DELETE of one row by id. */

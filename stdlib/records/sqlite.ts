@@ -13,6 +13,14 @@
  * transaction would let reads go on, but not for `:memory:` databases and at the cost of a
  * connection per open transaction; transactions are short, and a wait is bounded by
  * `lockWaitMs` (then DatabaseUnavailableError, 503), so the simple rule wins.
+ *
+ * Statements run on the event loop, and one that reads a whole table would stop every other
+ * request for its duration (a sort of 400,000 rows took 28 s). So a read outside a transaction
+ * runs there only when its plan is an index seek reaching few rows (a lookup by id or by a
+ * unique field, a short page of an indexed filter): anything else goes to the reader threads
+ * (sqlite-reader.ts), which see the committed rows and need not pass the gate. Reads inside a
+ * transaction stay on this connection, which holds the transaction's own writes; so does every
+ * statement of a `:memory:` database, which no other connection can open.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -30,10 +38,12 @@ import {
   type Transaction,
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
-import { ShapeCache, quote, type Dialect, type Statement } from './sql.js';
+import { STATEMENT_CACHE_SIZE, ShapeCache, quote, type Dialect, type Statement } from './sql.js';
 import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
 import { planSchema, type LiveSchema } from './schema.js';
 import { Gate } from './gate.js';
+import { SqliteReader } from './sqlite-reader.js';
+import type { StopSignal } from './store.js';
 
 /**
  * How long a statement retries a database file another process has locked (a worker writing)
@@ -45,6 +55,20 @@ export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 const BUSY_RETRY_MS = [1, 2, 5, 10, 20, 50];
 /** How long a statement waits for this process's open transaction to finish before 503: a transaction left open must not hang every request. */
 export const SQLITE_LOCK_WAIT_MS = 5000;
+/**
+ * The most rows (limit + offset) a read may reach and still run on the event loop, its plan an
+ * index seek: the largest page (MAX_LIMIT), read in about a millisecond.
+ */
+export const SQLITE_INLINE_MAX_ROWS = 1000;
+/**
+ * A read on the event loop that took longer than this sends its shape to the reader threads from
+ * then on: a seek the plan promised cheap that was not (an index on `role` finding half the
+ * table, the rest of the filter checked row by row) stalls the others once, not every time.
+ */
+export const SQLITE_INLINE_SLOW_MS = 20;
+
+/** A step of a query plan that reads only the rows an index finds (EXPLAIN QUERY PLAN's wording). */
+const SEEK_STEP = /^SEARCH \S+ USING (?:INTEGER PRIMARY KEY|(?:COVERING )?INDEX )/;
 
 const COLUMN_TYPES: Record<FieldType, string> = {
   text: 'TEXT',
@@ -138,10 +162,21 @@ function mapError(error: unknown): unknown {
   return error;
 }
 
-/** Options of the SQLite store (tests shorten the waits). */
+/** Options of the SQLite store (tests shorten the waits and narrow the reader). */
 export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   lockWaitMs?: number;
+  /** SQLITE_READER_THREADS, SQLITE_READ_QUEUE and SQLITE_INLINE_SLOW_MS. */
+  readerThreads?: number;
+  readQueue?: number;
+  inlineSlowMs?: number;
+}
+
+/** A statement shape: prepared on the store's connection, and for a read, whether it runs there. */
+interface Shape {
+  prepared: Database.Statement;
+  /** Whether the read runs on the event loop: its plan is an index seek and no run of it was slow. Learned at its first read. */
+  inline?: boolean;
 }
 
 /** Records in one SQLite file (or `:memory:`). */
@@ -149,11 +184,15 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
   private readonly tables: Tables = new Map();
-  private readonly statements = new ShapeCache<Database.Statement>();
+  private readonly shapes = new ShapeCache<Shape>();
+  /** Where expensive reads run; null for `:memory:`. */
+  private readonly reader: SqliteReader | null;
   private readonly gate: Gate;
   protected readonly ops: SqlOps;
   /** How long a statement retries a file another process locked (SQLITE_BUSY_TIMEOUT_MS). */
   private readonly busyWaitMs: number;
+  /** SQLITE_INLINE_SLOW_MS. */
+  private readonly inlineSlowMs: number;
   /** Runs a function in BEGIN IMMEDIATE … COMMIT (ROLLBACK when it throws). */
   private readonly immediate: (work: () => unknown) => unknown;
 
@@ -174,22 +213,54 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
       throw mapError(error);
     }
     this.busyWaitMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
+    this.inlineSlowMs = options.inlineSlowMs ?? SQLITE_INLINE_SLOW_MS;
     const wait = options.lockWaitMs ?? SQLITE_LOCK_WAIT_MS;
     this.gate = new Gate(wait, () => new DatabaseUnavailableError(`the database was busy for ${wait} ms (a transaction is open)`));
     const tx = this.db.transaction((work: () => unknown) => work());
     this.immediate = (work) => tx.immediate(work);
+    this.reader =
+      path === ':memory:'
+        ? null
+        : new SqliteReader({ path, busyTimeoutMs: this.busyWaitMs, statementCacheSize: STATEMENT_CACHE_SIZE, threads: options.readerThreads, queue: options.readQueue });
+    this.reader?.warm();
     this.ops = new SqlOps(sqliteDialect, this.tables, this.executor(false));
   }
 
   /**
-   * The prepared statement of `sql`, made once per shape. One that returns rows answers them as
-   * arrays (cheaper than objects; decodeRow reads by position), whichever method runs it.
+   * The shape of `sql`, prepared once. One that returns rows answers them as arrays (cheaper
+   * than objects; decodeRow reads by position), whichever method runs it.
    */
-  private prepare(sql: string): Database.Statement {
-    return this.statements.get(sql, () => {
+  private shape(sql: string): Shape {
+    return this.shapes.get(sql, () => {
       const statement = this.db.prepare(sql);
-      return statement.reader ? statement.raw(true) : statement;
+      return { prepared: statement.reader ? statement.raw(true) : statement };
     });
+  }
+
+  /** Internal (tests): how many reads have run on the reader threads. */
+  get offloadedReads(): number {
+    return this.reader?.started ?? 0;
+  }
+
+  /** Whether a read outside a transaction runs on the event loop (the header says when). */
+  private runsInline(shape: Shape, st: Statement): boolean {
+    if (this.reader === null) return true;
+    if (st.reach === undefined || st.reach > SQLITE_INLINE_MAX_ROWS) return false;
+    return (shape.inline ??= this.isSeek(st));
+  }
+
+  /** Whether every step of the statement's plan is an index seek (no scan, no sort of all matches). */
+  private isSeek(st: Statement): boolean {
+    const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[];
+    return plan.every((step) => SEEK_STEP.test(step.detail));
+  }
+
+  /** Runs a read of `shape` on the event loop; one slower than SQLITE_INLINE_SLOW_MS sends the shape to the reader from then on. */
+  private timed<T>(shape: Shape, read: () => T): T {
+    const began = performance.now();
+    const rows = read();
+    if (performance.now() - began > this.inlineSlowMs) shape.inline = false;
+    return rows;
   }
 
   /** Runs one statement now (the caller holds the gate); writes outside a transaction get their own BEGIN IMMEDIATE. */
@@ -250,12 +321,31 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
         : this.gate.tryEnter()
           ? this.runEntered(work)
           : this.retryBusy(work, true);
-    return {
-      rows: (st: Statement, write: boolean) =>
-        through(() => this.execute(write, inTransaction, () => this.prepare(st.sql).all(...st.params) as unknown[][])),
-      first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as unknown[] | undefined)),
-      run: <T>(st: Statement, answer: (changed: number) => T) => then(through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)), answer),
+    /** A read: on this connection when it is cheap or sees a transaction's writes, else on a reader thread. */
+    const read = <T>(st: Statement, first: boolean, stop: StopSignal | undefined): Answer<T> => {
+      let shape: Shape;
+      try {
+        shape = this.shape(st.sql);
+        if (!inTransaction && !this.runsInline(shape, st)) return this.offload(st, first, stop) as Promise<T>;
+      } catch (error) {
+        return Promise.reject(mapError(error));
+      }
+      const { prepared } = shape;
+      return through(() => this.execute(false, inTransaction, () => this.timed(shape, () => (first ? prepared.get(...st.params) : prepared.all(...st.params)) as T)));
     };
+    return {
+      rows: (st: Statement, write: boolean, stop?: StopSignal) =>
+        write ? through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.all(...st.params) as unknown[][])) : read<unknown[][]>(st, false, stop),
+      first: (st: Statement, stop?: StopSignal) => read<unknown[] | undefined>(st, true, stop),
+      run: <T>(st: Statement, answer: (changed: number) => T) => then(through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.run(...st.params).changes)), answer),
+    };
+  }
+
+  /** A read on a reader thread; its driver errors become the store's coded errors. */
+  private offload(st: Statement, first: boolean, stop: StopSignal | undefined): Promise<unknown> {
+    return this.reader!.read(st.sql, st.params, first, stop).catch((error: unknown) => {
+      throw mapError(error);
+    });
   }
 
   private readLive(specs: readonly TableSpec[]): LiveSchema {
@@ -335,6 +425,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   }
 
   async close(): Promise<void> {
+    await this.reader?.close();
     await this.gate.run(() => this.db.close());
   }
 
