@@ -16,8 +16,13 @@ import { DatabaseUnavailableError, StoreOverloadedError, type StopSignal } from 
 
 /** Threads (each running one read) per process: the reads that run at once, terminated ones still ending included. */
 export const SQLITE_READER_THREADS = 2;
-/** Reads waiting for a thread; one more answers 503 `overloaded`. */
-export const SQLITE_READ_QUEUE = 64;
+/**
+ * Reads waiting for a thread; one more answers 503 `overloaded`. As many as admission lets in by
+ * default (`limits.maxInFlight`): a burst of cheap reads sent here (counts) waits its turn rather
+ * than being refused. A flood of slow ones is bounded by the threads, and each waits at most
+ * until its request's deadline.
+ */
+export const SQLITE_READ_QUEUE = 1024;
 /** The `Retry-After` of that 503, in seconds (admission's). */
 export const SQLITE_READ_RETRY_AFTER_S = 1;
 

@@ -33,6 +33,7 @@ import {
   type Answer,
   type RecordStore,
   type SchemaPlan,
+  type StopSignal,
   type StoredValue,
   type TableSpec,
   type Transaction,
@@ -43,7 +44,6 @@ import { DelegatedOps, SqlOps, type Executor, type Tables } from './ops.js';
 import { planSchema, type LiveSchema } from './schema.js';
 import { Gate } from './gate.js';
 import { SqliteReader } from './sqlite-reader.js';
-import type { StopSignal } from './store.js';
 
 /**
  * How long a statement retries a database file another process has locked (a worker writing)
@@ -60,12 +60,6 @@ export const SQLITE_LOCK_WAIT_MS = 5000;
  * index seek: the largest page (MAX_LIMIT), read in about a millisecond.
  */
 export const SQLITE_INLINE_MAX_ROWS = 1000;
-/**
- * A read on the event loop that took longer than this sends its shape to the reader threads from
- * then on: a seek the plan promised cheap that was not (an index on `role` finding half the
- * table, the rest of the filter checked row by row) stalls the others once, not every time.
- */
-export const SQLITE_INLINE_SLOW_MS = 20;
 
 /** A step of a query plan that reads only the rows an index finds (EXPLAIN QUERY PLAN's wording). */
 const SEEK_STEP = /^SEARCH \S+ USING (?:INTEGER PRIMARY KEY|(?:COVERING )?INDEX )/;
@@ -166,16 +160,15 @@ function mapError(error: unknown): unknown {
 export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   lockWaitMs?: number;
-  /** SQLITE_READER_THREADS, SQLITE_READ_QUEUE and SQLITE_INLINE_SLOW_MS. */
+  /** SQLITE_READER_THREADS and SQLITE_READ_QUEUE. */
   readerThreads?: number;
   readQueue?: number;
-  inlineSlowMs?: number;
 }
 
 /** A statement shape: prepared on the store's connection, and for a read, whether it runs there. */
 interface Shape {
   prepared: Database.Statement;
-  /** Whether the read runs on the event loop: its plan is an index seek and no run of it was slow. Learned at its first read. */
+  /** Whether the read runs on the event loop (its plan is an index seek), learned at its first read. */
   inline?: boolean;
 }
 
@@ -191,8 +184,6 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   protected readonly ops: SqlOps;
   /** How long a statement retries a file another process locked (SQLITE_BUSY_TIMEOUT_MS). */
   private readonly busyWaitMs: number;
-  /** SQLITE_INLINE_SLOW_MS. */
-  private readonly inlineSlowMs: number;
   /** Runs a function in BEGIN IMMEDIATE … COMMIT (ROLLBACK when it throws). */
   private readonly immediate: (work: () => unknown) => unknown;
 
@@ -213,7 +204,6 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
       throw mapError(error);
     }
     this.busyWaitMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
-    this.inlineSlowMs = options.inlineSlowMs ?? SQLITE_INLINE_SLOW_MS;
     const wait = options.lockWaitMs ?? SQLITE_LOCK_WAIT_MS;
     this.gate = new Gate(wait, () => new DatabaseUnavailableError(`the database was busy for ${wait} ms (a transaction is open)`));
     const tx = this.db.transaction((work: () => unknown) => work());
@@ -253,14 +243,6 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   private isSeek(st: Statement): boolean {
     const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[];
     return plan.every((step) => SEEK_STEP.test(step.detail));
-  }
-
-  /** Runs a read of `shape` on the event loop; one slower than SQLITE_INLINE_SLOW_MS sends the shape to the reader from then on. */
-  private timed<T>(shape: Shape, read: () => T): T {
-    const began = performance.now();
-    const rows = read();
-    if (performance.now() - began > this.inlineSlowMs) shape.inline = false;
-    return rows;
   }
 
   /** Runs one statement now (the caller holds the gate); writes outside a transaction get their own BEGIN IMMEDIATE. */
@@ -331,7 +313,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
         return Promise.reject(mapError(error));
       }
       const { prepared } = shape;
-      return through(() => this.execute(false, inTransaction, () => this.timed(shape, () => (first ? prepared.get(...st.params) : prepared.all(...st.params)) as T)));
+      return through(() => this.execute(false, inTransaction, () => (first ? prepared.get(...st.params) : prepared.all(...st.params)) as T));
     };
     return {
       rows: (st: Statement, write: boolean, stop?: StopSignal) =>

@@ -82,20 +82,6 @@ describe('sqlite reader threads', () => {
     }
   });
 
-  test('a seek slower than SQLITE_INLINE_SLOW_MS sends its shape to the reader from then on', async () => {
-    const store = new SqliteStore(tempFile(), { inlineSlowMs: 0 });
-    try {
-      await store.sync([PEOPLE], { allowDestructive: false });
-      const ada = await store.insert('people', { name: 'Ada' });
-      assert.deepEqual(await store.find('people', ada.id as string), ada);
-      assert.equal(store.offloadedReads, 0);
-      assert.deepEqual(await store.find('people', ada.id as string), ada);
-      assert.equal(store.offloadedReads, 1);
-    } finally {
-      await store.close();
-    }
-  });
-
   test('reads inside a transaction see its own writes: they stay on its connection', async () => {
     const store = new SqliteStore(tempFile());
     try {
