@@ -157,8 +157,9 @@ export class SqliteReader {
       thread.job = null;
       if (job !== null) this.settle(job).reject(new DatabaseUnavailableError('the database reader stopped'));
       this.next();
-      // A terminated thread is replaced at once, so the next read finds one ready.
-      this.warm();
+      // One this reader terminated is replaced at once, so the next read finds a thread ready;
+      // one that failed by itself (the file unreadable) is not, or it would fail again and again.
+      if (thread.ending) this.warm();
     });
     return thread;
   }

@@ -141,6 +141,17 @@ describe('sqlite reader threads', () => {
     }
   });
 
+  test('a thread that cannot open the file fails its read and is not started again and again', async () => {
+    const r = new SqliteReader({ path: join(tmpdir(), 'rvm-reader-no-such-folder', 'data.sqlite'), busyTimeoutMs: 100, statementCacheSize: STATEMENT_CACHE_SIZE });
+    try {
+      await assert.rejects(r.read('SELECT 1', [], true), /unable to open|SQLITE_CANTOPEN|directory does not exist/i);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(r.threadCount, 0);
+    } finally {
+      await r.close();
+    }
+  });
+
   test('the records provider answers an overloaded read 503 overloaded with Retry-After', async () => {
     const NOTE: RecordType = {
       name: 'Note',
