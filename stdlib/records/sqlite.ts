@@ -169,7 +169,7 @@ export interface SqliteStoreOptions {
 interface Shape {
   prepared: Database.Statement;
   /** Whether the read runs on the event loop (its plan is an index seek), learned at its first read. */
-  inline?: boolean;
+  inline: boolean | undefined;
 }
 
 /** Records in one SQLite file (or `:memory:`). */
@@ -223,7 +223,8 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   private shape(sql: string): Shape {
     return this.shapes.get(sql, () => {
       const statement = this.db.prepare(sql);
-      return { prepared: statement.reader ? statement.raw(true) : statement };
+      // `inline` is set here, unknown yet, so every shape has one layout (a monomorphic read on the hot path).
+      return { prepared: statement.reader ? statement.raw(true) : statement, inline: undefined };
     });
   }
 
