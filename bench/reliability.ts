@@ -11,11 +11,15 @@
  * attack traffic this process generates does not delay the probe's timers; `flood` holds a share
  * of the connection flood's sockets, as one process cannot hold 20,000 under `ulimit -n` 20,000.
  *
+ * The SQLite query stall (issue 24) seeds its table before the probe starts (`prepare`), once:
+ * the rows stay in bench/apps/reliability/.rvm/ for the next run.
+ *
  * Env: BENCH_ATTACK_S (seconds per attack, default 15; the flood takes 5 s more to open its
  * sockets). Always exits 0 and kills everything it started: it measures, it does not test.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -91,6 +95,16 @@ const FLOOD_PER_PROCESS = 5000;
 const FLOOD_PENDING = 256;
 /** A flood socket the server closed is reopened after this pause, so the flood is held, not a reconnect storm. */
 const FLOOD_RECONNECT_PAUSE_MS = 1000;
+
+/**
+ * The SQLite query stall (issue 24): rows of bench/apps/reliability/stall.rvm's StallItem, and
+ * the clients looping its routes, half a deep-offset sort of them all, half a `contains` scan.
+ * The offset is the route's (399,900: the last page).
+ */
+const STALL_ROWS = 400_000;
+const STALL_PARALLEL = 4;
+/** Where the app keeps its records. */
+const STALL_DATABASE = join(REPO_ROOT, 'bench/apps/reliability/.rvm/data.sqlite');
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -389,6 +403,8 @@ interface Attack {
   name: string;
   /** Runs until `deadline` (performance.now()), then drops its connections. */
   run(server: Server, deadline: number): Promise<AttackOutcome>;
+  /** Sets the attack's data up before the probe starts (seeding a table), unmeasured. */
+  prepare?(server: Server): Promise<void> | void;
   /** The probe opens a new connection per request (the flood), not a keep-alive pool. */
   freshProbe?: boolean;
   /** Judged on "probe served" (no failed probe request) instead of the p99. */
@@ -514,6 +530,37 @@ async function flood(server: Server, deadline: number): Promise<AttackOutcome> {
   };
 }
 
+/**
+ * STALL_ROWS items in the running server's file (its table made by the server at start), unless a
+ * previous run left them (.rvm/ is kept): one transaction, one prepared insert, from this process.
+ */
+function seedStall(): void {
+  const db = new Database(STALL_DATABASE);
+  try {
+    const { n } = db.prepare('SELECT count(*) AS n FROM "StallItem"').get() as { n: number };
+    if (n >= STALL_ROWS) return;
+    const insert = db.prepare('INSERT INTO "StallItem" ("id", "title", "body", "created_at", "updated_at") VALUES (?, ?, ?, ?, ?)');
+    db.transaction(() => {
+      for (let i = n; i < STALL_ROWS; i++) {
+        const at = new Date(1_700_000_000_000 + i).toISOString();
+        insert.run(`stall-${String(i).padStart(8, '0')}`, `title ${(i * 7919) % STALL_ROWS}`, `the body of item ${i}`, at, at);
+      }
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+/** Half the clients loop the deep sort and half the contains search until the deadline. */
+async function sqliteStall(server: Server, deadline: number): Promise<AttackOutcome> {
+  const loops = (['/stall/deep', '/stall/search'] as const).map(async (path) => {
+    const { answers } = await hammer(server, { method: 'GET', path }, STALL_PARALLEL / 2, ATTACK_PAUSE_MS, deadline);
+    return Object.entries(answers).map(([code, n]) => [`${path} ${code}`, n] as const);
+  });
+  const answers: Answers = Object.fromEntries((await Promise.all(loops)).flat());
+  return { answers };
+}
+
 const ATTACKS: Attack[] = [
   { name: 'baseline (probe only)', durationMs: BASELINE_MS, run: async (_s, deadline) => (await sleep(deadline - performance.now()), { answers: {} }) },
   {
@@ -547,6 +594,12 @@ const ATTACKS: Attack[] = [
     freshProbe: true,
     servedTarget: true,
     run: flood,
+  },
+  {
+    name: `SQLite query stall (${STALL_PARALLEL} × deep-offset sort / contains over ${fmt(STALL_ROWS)} rows)`,
+    durationMs: ATTACK_MS,
+    prepare: seedStall,
+    run: sqliteStall,
   },
 ];
 
@@ -638,6 +691,7 @@ async function conduct(): Promise<void> {
     const only = process.env.BENCH_ONLY;
     for (const attack of ATTACKS.filter((a, i) => i === 0 || only === undefined || a.name.includes(only))) {
       console.error(`[reliability] ${attack.name} …`);
+      await attack.prepare?.(server);
       const cpuBefore = process.cpuUsage();
       const begun = performance.now();
       monitor.start(server, attack.freshProbe);

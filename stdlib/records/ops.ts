@@ -4,7 +4,7 @@
  * errors become the three coded errors); this class checks input, builds the statements, sets
  * ids and timestamps, and turns rows back into JSON data.
  */
-import { InvalidQueryError, ResultMemoryError, answerOf, then, type Answer, type ChargeMemory, type Filter, type Query, type RecordOps, type Row } from './store.js';
+import { InvalidQueryError, ResultMemoryError, answerOf, then, type Answer, type ChargeMemory, type Filter, type Query, type RecordOps, type Row, type StopSignal } from './store.js';
 import { type Table } from './columns.js';
 import { LOCK_ROWS, countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
@@ -14,11 +14,11 @@ export interface Executor {
   /**
    * The rows a statement answers, each an array of its columns in order. With `charge`, each row
    * is charged (rowBytes) as it arrives, before the next is read; once refused, no more rows are
-   * kept and the statement fails with ResultMemoryError.
+   * kept and the statement fails with ResultMemoryError. `stop` ends a read whose request was abandoned.
    */
-  rows(statement: Statement, write: boolean, charge?: ChargeMemory): Answer<unknown[][]>;
+  rows(statement: Statement, write: boolean, charge?: ChargeMemory, stop?: StopSignal): Answer<unknown[][]>;
   /** The first row a read answers, or undefined (a lookup by key: no list to build). */
-  first(statement: Statement): Answer<unknown[] | undefined>;
+  first(statement: Statement, stop?: StopSignal): Answer<unknown[] | undefined>;
   /**
    * Runs a write and answers `answer` of the rows it changed: applied by the executor itself, so
    * a network database settles the statement and its caller's answer in one step.
@@ -128,15 +128,15 @@ export class SqlOps implements RecordOps {
     });
   }
 
-  select(table: string, query: Query): Answer<Row[]> {
+  select(table: string, query: Query, stop?: StopSignal): Answer<Row[]> {
     return answerOf(() => {
       const t = this.table(table);
-      return then(this.executor.rows(selectStatement(this.dialect, t, query, this.lock), false, query.charge), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
+      return then(this.executor.rows(selectStatement(this.dialect, t, query, this.lock), false, query.charge, stop), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
     });
   }
 
-  count(table: string, filter: Filter): Answer<number> {
-    return answerOf(() => then(this.executor.first(countStatement(this.dialect, this.table(table), filter)), (raw) => Number(raw?.[0] ?? 0)));
+  count(table: string, filter: Filter, stop?: StopSignal): Answer<number> {
+    return answerOf(() => then(this.executor.first(countStatement(this.dialect, this.table(table), filter), stop), (raw) => Number(raw?.[0] ?? 0)));
   }
 }
 
@@ -156,10 +156,10 @@ export abstract class DelegatedOps implements RecordOps {
   find(table: string, id: string): Answer<Row | null> {
     return this.ops.find(table, id);
   }
-  select(table: string, query: Query): Answer<Row[]> {
-    return this.ops.select(table, query);
+  select(table: string, query: Query, stop?: StopSignal): Answer<Row[]> {
+    return this.ops.select(table, query, stop);
   }
-  count(table: string, filter: Filter): Answer<number> {
-    return this.ops.count(table, filter);
+  count(table: string, filter: Filter, stop?: StopSignal): Answer<number> {
+    return this.ops.count(table, filter, stop);
   }
 }

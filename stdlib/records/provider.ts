@@ -6,7 +6,7 @@
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, UnstorableValueError, own, put, then, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, StoreOverloadedError, UnstorableValueError, own, put, then, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
@@ -29,6 +29,7 @@ function answerFailure(ctx: CallContext, e: unknown, shape?: TypeShape): Halt {
   if (e instanceof UnstorableValueError) return refuse(ctx, shape ?? null, [{ field: e.field, rule: e.rule, message: e.message }]);
   if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
   if (e instanceof ResultMemoryError) return ctx.fail(503, 'The server is busy (query results in memory); try again shortly', 'overloaded', { 'retry-after': String(RESULT_RETRY_AFTER_S) });
+  if (e instanceof StoreOverloadedError) return ctx.fail(503, 'The server is busy; try again shortly', 'overloaded', { 'retry-after': String(e.retryAfterS) });
   throw e;
 }
 
@@ -208,14 +209,14 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       run(ctx, (ops) => ops.find(shape.type.name, id as string), (row) => record(shape, row)),
     ),
     find_by: method([{ name: 'filter', type: 'object' }], 'record', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
-      run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }), (rows) => record(shape, rows[0] ?? null)),
+      run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }, ctx.budget), (rows) => record(shape, rows[0] ?? null)),
     ),
     where: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
       'list',
       'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
       (ctx, shape, filter, options) =>
-        run(ctx, (ops) => ops.select(shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null, ctx))), (rows) => rows.map((row) => new RecordValue(shape, row))),
+        run(ctx, (ops) => ops.select(shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null, ctx)), ctx.budget), (rows) => rows.map((row) => new RecordValue(shape, row))),
     ),
     page: method(
       [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
@@ -225,7 +226,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         run(ctx, (ops) => {
           const query = charged(ctx, buildQuery(shape, filter!, options ?? null, ctx));
           // One row more than asked tells whether a next page exists.
-          return then(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }), (rows) => {
+          return then(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }, ctx.budget), (rows) => {
             const items = rows.slice(0, query.limit);
             const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!, ctx.app.secrets.appSecret()) : null;
             return { items: items.map((row) => new RecordValue(shape, row)), next };
@@ -233,7 +234,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         }),
     ),
     count: method([{ name: 'filter', type: 'object', optional: true }], 'int', 'How many records the filter matches (all without one).', (ctx, shape, filter) =>
-      run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null, ctx))),
+      run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null, ctx), ctx.budget)),
     ),
     update: method(
       [{ name: 'id', type: 'text' }, { name: 'changes', type: 'object' }],

@@ -47,6 +47,12 @@ export interface Statement {
   params: unknown[];
   /** A SELECT's LIMIT: the most rows it answers (how a store may read them). */
   limit?: number;
+  /**
+   * The most rows a read walks when its plan is an index seek: limit + offset (1 for a lookup
+   * by id). Absent when nothing bounds it (a count). The SQLite store runs a read on its event
+   * loop only when this is small.
+   */
+  reach?: number;
 }
 
 /** The most values of one `in`/`not_in` list: beyond that a query is a bulk export, not a filter. */
@@ -282,7 +288,7 @@ export function selectStatement(dialect: Dialect, table: Table, query: Query, lo
   // (~15 % on a page of 20); the offset is bound, and left out when there is none.
   const skip = offset === 0 ? '' : ` OFFSET ${params.add(offset)}`;
   const sql = `SELECT ${textOf(table).columns} FROM ${textOf(table).name}${where(conditions)} ORDER BY ${orderBy} LIMIT ${limit}${skip}${lock}`;
-  return { sql, params: params.values, limit };
+  return { sql, params: params.values, limit, reach: limit + offset };
 }
 
 /** SELECT COUNT(*) of the rows a filter matches, as column `n`. */
@@ -296,7 +302,7 @@ export function countStatement(dialect: Dialect, table: Table, filter: Filter): 
 export function findStatement(dialect: Dialect, table: Table, id: string, lock = ''): Statement {
   const text = textOf(table);
   const sql = (text.find[dialect.name + lock] ??= `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}${lock}`);
-  return { sql, params: [dialect.encode('uuid', id)] };
+  return { sql, params: [dialect.encode('uuid', id)], reach: 1 };
 }
 
 /** DELETE of one row by id. */

@@ -13,6 +13,14 @@
  * transaction would let reads go on, but not for `:memory:` databases and at the cost of a
  * connection per open transaction; transactions are short, and a wait is bounded by
  * `lockWaitMs` (then DatabaseUnavailableError, 503), so the simple rule wins.
+ *
+ * Statements run on the event loop, and one that reads a whole table would stop every other
+ * request for its duration (a sort of 400,000 rows took 28 s). So a read outside a transaction
+ * runs there only when its plan is an index seek reaching few rows (a lookup by id or by a
+ * unique field, a short page of an indexed filter): anything else goes to the reader threads
+ * (sqlite-reader.ts), which see the committed rows and need not pass the gate. Reads inside a
+ * transaction stay on this connection, which holds the transaction's own writes; so does every
+ * statement of a `:memory:` database, which no other connection can open.
  */
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
@@ -26,15 +34,17 @@ import {
   type ChargeMemory,
   type RecordStore,
   type SchemaPlan,
+  type StopSignal,
   type StoredValue,
   type TableSpec,
   type Transaction,
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
-import { ShapeCache, quote, type Dialect, type Statement } from './sql.js';
+import { STATEMENT_CACHE_SIZE, ShapeCache, quote, type Dialect, type Statement } from './sql.js';
 import { DelegatedOps, SqlOps, chargedRows, type Executor, type Tables } from './ops.js';
 import { duplicateValues, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 import { Gate } from './gate.js';
+import { SqliteReader } from './sqlite-reader.js';
 
 /**
  * How long a statement retries a database file another process has locked (a worker writing)
@@ -46,6 +56,14 @@ export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 const BUSY_RETRY_MS = [1, 2, 5, 10, 20, 50];
 /** How long a statement waits for this process's open transaction to finish before 503: a transaction left open must not hang every request. */
 export const SQLITE_LOCK_WAIT_MS = 5000;
+/**
+ * The most rows (limit + offset) a read may reach and still run on the event loop, its plan an
+ * index seek: the largest page (MAX_LIMIT), read in about a millisecond.
+ */
+export const SQLITE_INLINE_MAX_ROWS = 1000;
+
+/** A step of a query plan that reads only the rows an index finds (EXPLAIN QUERY PLAN's wording). */
+const SEEK_STEP = /^SEARCH \S+ USING (?:INTEGER PRIMARY KEY|(?:COVERING )?INDEX )/;
 
 const COLUMN_TYPES: Record<FieldType, string> = {
   text: 'TEXT',
@@ -142,10 +160,20 @@ function mapError(error: unknown): unknown {
 /** A charged read of at most this many rows is read at once and charged right after, not stepped (the executor's `rows`). */
 export const SQLITE_READ_AT_ONCE_ROWS = 100;
 
-/** Options of the SQLite store (tests shorten the waits). */
+/** Options of the SQLite store (tests shorten the waits and narrow the reader). */
 export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   lockWaitMs?: number;
+  /** SQLITE_READER_THREADS and SQLITE_READ_QUEUE. */
+  readerThreads?: number;
+  readQueue?: number;
+}
+
+/** A statement shape: prepared on the store's connection, and for a read, whether it runs there. */
+interface Shape {
+  prepared: Database.Statement;
+  /** Whether the read runs on the event loop (its plan is an index seek), learned at its first read. */
+  inline: boolean | undefined;
 }
 
 /** Records in one SQLite file (or `:memory:`). */
@@ -153,7 +181,9 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
   private readonly tables: Tables = new Map();
-  private readonly statements = new ShapeCache<Database.Statement>();
+  private readonly shapes = new ShapeCache<Shape>();
+  /** Where expensive reads run; null for `:memory:`. */
+  private readonly reader: SqliteReader | null;
   private readonly gate: Gate;
   protected readonly ops: SqlOps;
   /** How long a statement retries a file another process locked (SQLITE_BUSY_TIMEOUT_MS). */
@@ -182,18 +212,42 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     this.gate = new Gate(wait, () => new DatabaseUnavailableError(`the database was busy for ${wait} ms (a transaction is open)`));
     const tx = this.db.transaction((work: () => unknown) => work());
     this.immediate = (work) => tx.immediate(work);
+    this.reader =
+      path === ':memory:'
+        ? null
+        : new SqliteReader({ path, busyTimeoutMs: this.busyWaitMs, statementCacheSize: STATEMENT_CACHE_SIZE, threads: options.readerThreads, queue: options.readQueue });
+    this.reader?.warm();
     this.ops = new SqlOps(sqliteDialect, this.tables, this.executor(false));
   }
 
   /**
-   * The prepared statement of `sql`, made once per shape. One that returns rows answers them as
-   * arrays (cheaper than objects; decodeRow reads by position), whichever method runs it.
+   * The shape of `sql`, prepared once. One that returns rows answers them as arrays (cheaper
+   * than objects; decodeRow reads by position), whichever method runs it.
    */
-  private prepare(sql: string): Database.Statement {
-    return this.statements.get(sql, () => {
+  private shape(sql: string): Shape {
+    return this.shapes.get(sql, () => {
       const statement = this.db.prepare(sql);
-      return statement.reader ? statement.raw(true) : statement;
+      // `inline` is set here, unknown yet, so every shape has one layout (a monomorphic read on the hot path).
+      return { prepared: statement.reader ? statement.raw(true) : statement, inline: undefined };
     });
+  }
+
+  /** Internal (tests): how many reads have run on the reader threads. */
+  get offloadedReads(): number {
+    return this.reader?.started ?? 0;
+  }
+
+  /** Whether a read outside a transaction runs on the event loop (the header says when). */
+  private runsInline(shape: Shape, st: Statement): boolean {
+    if (this.reader === null) return true;
+    if (st.reach === undefined || st.reach > SQLITE_INLINE_MAX_ROWS) return false;
+    return (shape.inline ??= this.isSeek(st));
+  }
+
+  /** Whether every step of the statement's plan is an index seek (no scan, no sort of all matches). */
+  private isSeek(st: Statement): boolean {
+    const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[];
+    return plan.every((step) => SEEK_STEP.test(step.detail));
   }
 
   /** Runs one statement now (the caller holds the gate); writes outside a transaction get their own BEGIN IMMEDIATE. */
@@ -254,22 +308,47 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
         : this.gate.tryEnter()
           ? this.runEntered(work)
           : this.retryBusy(work, true);
-    return {
-      rows: (st: Statement, write: boolean, charge?: ChargeMemory) =>
-        through(() =>
-          this.execute(write, inTransaction, () => {
-            const statement = this.prepare(st.sql);
-            if (charge === undefined) return statement.all(...st.params) as unknown[][];
-            // A large read is stepped a row at a time, so that reading stops once the budget is
-            // spent; a small one is read at once (stepping costs ~20 % on a page of 20) and charged
-            // right after: reads here are synchronous, so only one query's few rows are ever uncharged.
-            const small = st.limit !== undefined && st.limit <= SQLITE_READ_AT_ONCE_ROWS;
-            return chargedRows((small ? statement.all(...st.params) : statement.iterate(...st.params)) as Iterable<unknown[]>, charge);
-          }),
-        ),
-      first: (st: Statement) => through(() => this.execute(false, inTransaction, () => this.prepare(st.sql).get(...st.params) as unknown[] | undefined)),
-      run: <T>(st: Statement, answer: (changed: number) => T) => then(through(() => this.execute(true, inTransaction, () => this.prepare(st.sql).run(...st.params).changes)), answer),
+    /**
+     * A read: on this connection when it is cheap or sees a transaction's writes, else on a reader
+     * thread. With `charge`, each row is charged as it comes (ChargeMemory): a large read on this
+     * connection is stepped a row at a time, so reading stops once the budget is spent; a small
+     * one is read at once (stepping costs ~20 % on a page of 20) and charged right after, as are
+     * a reader thread's rows when they arrive (one query's rows at a time per thread).
+     */
+    const read = <T>(st: Statement, first: boolean, stop: StopSignal | undefined, charge?: ChargeMemory): Answer<T> => {
+      let shape: Shape;
+      try {
+        shape = this.shape(st.sql);
+        if (!inTransaction && !this.runsInline(shape, st)) {
+          const offloaded = this.offload(st, first, stop) as Promise<T>;
+          return first || charge === undefined ? offloaded : offloaded.then((rows) => chargedRows(rows as unknown[][], charge) as T);
+        }
+      } catch (error) {
+        return Promise.reject(mapError(error));
+      }
+      const { prepared } = shape;
+      return through(() =>
+        this.execute(false, inTransaction, () => {
+          if (first) return prepared.get(...st.params) as T;
+          if (charge === undefined) return prepared.all(...st.params) as T;
+          const small = st.limit !== undefined && st.limit <= SQLITE_READ_AT_ONCE_ROWS;
+          return chargedRows((small ? prepared.all(...st.params) : prepared.iterate(...st.params)) as Iterable<unknown[]>, charge) as T;
+        }),
+      );
     };
+    return {
+      rows: (st: Statement, write: boolean, charge?: ChargeMemory, stop?: StopSignal) =>
+        write ? through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.all(...st.params) as unknown[][])) : read<unknown[][]>(st, false, stop, charge),
+      first: (st: Statement, stop?: StopSignal) => read<unknown[] | undefined>(st, true, stop),
+      run: <T>(st: Statement, answer: (changed: number) => T) => then(through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.run(...st.params).changes)), answer),
+    };
+  }
+
+  /** A read on a reader thread; its driver errors become the store's coded errors. */
+  private offload(st: Statement, first: boolean, stop: StopSignal | undefined): Promise<unknown> {
+    return this.reader!.read(st.sql, st.params, first, stop).catch((error: unknown) => {
+      throw mapError(error);
+    });
   }
 
   private readLive(specs: readonly TableSpec[]): LiveSchema {
@@ -354,6 +433,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   }
 
   async close(): Promise<void> {
+    await this.reader?.close();
     await this.gate.run(() => this.db.close());
   }
 

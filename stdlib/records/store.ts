@@ -123,6 +123,14 @@ export interface SchemaPlan {
   withheld: SchemaChange[];
 }
 
+/**
+ * How an operation learns that its request was abandoned (deadline passed, client gone): the
+ * request's Budget. `signal` is read only by an operation that waits (a read on a thread).
+ */
+export interface StopSignal {
+  readonly signal: AbortSignal;
+}
+
 /** The operations on one table set, inside or outside a transaction. */
 export interface RecordOps {
   insert(table: string, fields: Row): Answer<Row>;
@@ -131,8 +139,9 @@ export interface RecordOps {
   /** True when a row was deleted. */
   delete(table: string, id: string): Answer<boolean>;
   find(table: string, id: string): Answer<Row | null>;
-  select(table: string, query: Query): Answer<Row[]>;
-  count(table: string, filter: Filter): Answer<number>;
+  /** `stop` ends a read still running when its request is abandoned (a store that can, SQLite's reader threads). */
+  select(table: string, query: Query, stop?: StopSignal): Answer<Row[]>;
+  count(table: string, filter: Filter, stop?: StopSignal): Answer<number>;
 }
 
 /** A transaction in progress: commit or roll back exactly once. */
@@ -161,6 +170,20 @@ export interface RecordStore extends RecordOps {
 /** The database could not be reached or failed to answer in time: 503 `database_unavailable`. */
 export class DatabaseUnavailableError extends Error {
   readonly code = 'database_unavailable';
+}
+
+/**
+ * Too many expensive reads are running or waiting in this process: 503 `overloaded`, with
+ * `Retry-After` (as admission answers), so a flood of slow queries gets its share and no more.
+ */
+export class StoreOverloadedError extends Error {
+  readonly code = 'overloaded';
+  constructor(
+    message: string,
+    readonly retryAfterS: number,
+  ) {
+    super(message);
+  }
 }
 
 /** A `@unique` field clashed: 409 `conflict`; `field` names it. */
