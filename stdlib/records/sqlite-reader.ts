@@ -1,21 +1,22 @@
 /**
  * Reads of the SQLite store that may take long (a sort of a whole table, a `contains` scan, a
- * deep offset) run here, off the event loop: on worker threads, each with its own read-only
+ * deep offset) run here, off the event loop: in reader processes, each with its own read-only
  * connection to the store's file. WAL lets them read beside the store's writer; they see what is
  * committed, which is what a read outside a transaction saw before.
  *
- * better-sqlite3 cannot interrupt a statement from another thread, so a read whose request is
- * abandoned (deadline, client gone) terminates its thread: the request has its 503 at once from
- * the runtime, the thread ends (terminating a worker stops its statement) and a new one is
- * started for the next read. A thread counts against SQLITE_READER_THREADS until it has ended,
- * and at most SQLITE_READ_QUEUE reads wait for one; past that a read answers 503 `overloaded`.
- * So a flood of slow queries holds a bounded share of the CPU and memory, whatever its size.
+ * better-sqlite3 cannot interrupt a statement, and terminating a worker thread does not reach
+ * the native code running it, so a read whose request is abandoned (deadline, client gone) kills
+ * its process: the request has its 503 at once from the runtime, the statement stops with the
+ * process, and a new one is started for the next read. A reader counts against SQLITE_READERS
+ * until it has exited, and at most SQLITE_READ_QUEUE reads wait for one; past that a read answers
+ * 503 `overloaded`. So a flood of slow queries holds a bounded share of the CPU and memory,
+ * whatever its size.
  */
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
 import { DatabaseUnavailableError, StoreOverloadedError, type StopSignal } from './store.js';
 
-/** Threads (each running one read) per process: the reads that run at once, terminated ones still ending included. */
-export const SQLITE_READER_THREADS = 2;
+/** Reader processes (each running one read) per server process: the reads that run at once, killed ones still ending included. */
+export const SQLITE_READERS = 2;
 /**
  * Reads waiting for a thread; one more answers 503 `overloaded`. As many as admission lets in by
  * default (`limits.maxInFlight`): a burst of cheap reads sent here (counts) waits its turn rather
@@ -26,14 +27,14 @@ export const SQLITE_READ_QUEUE = 1024;
 /** The `Retry-After` of that 503, in seconds (admission's). */
 export const SQLITE_READ_RETRY_AFTER_S = 1;
 
-/** What a thread is started with. */
-export interface ReaderThreadData {
+/** What a reader is started with. */
+export interface ReaderData {
   path: string;
   busyTimeoutMs: number;
   statementCacheSize: number;
 }
 
-/** One read, sent to a thread. */
+/** One read, sent to a reader. */
 export interface ReadRequest {
   sql: string;
   params: unknown[];
@@ -41,11 +42,11 @@ export interface ReadRequest {
   first: boolean;
 }
 
-/** A thread's answer: the rows as arrays, or the driver's error (its message and SQLite code). */
+/** A reader's answer: the rows as arrays, or the driver's error (its message and SQLite code). */
 export type ReadReply = { rows: unknown[][] | unknown[] | undefined } | { error: { message: string; code: string | undefined } };
 
-export interface ReaderOptions extends ReaderThreadData {
-  threads?: number;
+export interface ReaderOptions extends ReaderData {
+  readers?: number;
   queue?: number;
 }
 
@@ -59,14 +60,25 @@ interface Job extends ReadRequest {
 }
 
 interface Thread {
-  worker: Worker;
+  child: ChildProcess;
   /** The read it runs, or null when idle. */
   job: Job | null;
-  /** Terminated: it takes no more reads and leaves the count when it has exited. */
+  /** Killed: it takes no more reads and leaves the count when it has exited. */
   ending: boolean;
 }
 
-const THREAD_ENTRY = new URL('./sqlite-reader-thread.js', import.meta.url);
+const READER_ENTRY = new URL('./sqlite-reader-process.js', import.meta.url);
+
+/** Whether a reader keeps this process alive: while it runs a read, not while idle. */
+function holdOpen(child: ChildProcess, hold: boolean): void {
+  if (hold) {
+    child.ref();
+    child.channel?.ref();
+  } else {
+    child.unref();
+    child.channel?.unref();
+  }
+}
 
 export class SqliteReader {
   private readonly threads = new Set<Thread>();
@@ -77,19 +89,19 @@ export class SqliteReader {
   private closed = false;
 
   constructor(private readonly options: ReaderOptions) {
-    this.maxThreads = options.threads ?? SQLITE_READER_THREADS;
+    this.maxThreads = options.readers ?? SQLITE_READERS;
     this.maxQueue = options.queue ?? SQLITE_READ_QUEUE;
   }
 
-  /** How many threads exist (running, idle or ending): never more than the limit. */
-  get threadCount(): number {
+  /** How many readers exist (running, idle or ending): never more than the limit. */
+  get readerCount(): number {
     return this.threads.size;
   }
 
-  /** How many reads have started on a thread (tests tell by it where a read ran). */
+  /** How many reads have started on a reader (tests tell by it where a read ran). */
   started = 0;
 
-  /** The rows of `sql` (the first only with `first`), read on a thread; rejects with the driver's error, or the abort reason once `stop` fires. */
+  /** The rows of `sql` (the first only with `first`), read by a reader; rejects with the driver's error, or the abort reason once `stop` fires. */
   read(sql: string, params: unknown[], first: boolean, stop?: StopSignal): Promise<unknown> {
     if (this.closed) return Promise.reject(new DatabaseUnavailableError('the database is closed'));
     const signal = stop?.signal ?? null;
@@ -111,21 +123,27 @@ export class SqliteReader {
   }
 
   /**
-   * Starts a thread ahead of the first read, unless one exists: a thread takes a few hundred
+   * Starts a reader ahead of the first read, unless one exists: a reader takes a few hundred
    * milliseconds to start on a busy machine, which the first expensive read should not wait.
    */
   warm(): void {
     if (!this.closed && this.threads.size === 0) this.idle.push(this.spawn());
   }
 
-  /** Ends every thread; reads still waiting fail 503. */
+  /** Ends every reader; reads still waiting fail 503. */
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.queue.splice(0)) this.settle(job).reject(new DatabaseUnavailableError('the database is closed'));
     await Promise.all(
       [...this.threads].map((thread) => {
         thread.ending = true;
-        return thread.worker.terminate();
+        const { child } = thread;
+        if (child.exitCode !== null || child.signalCode !== null) return undefined;
+        // Held open until it has exited, so the caller's await ends with it.
+        holdOpen(child, true);
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        child.kill('SIGKILL');
+        return exited;
       }),
     );
   }
@@ -138,18 +156,21 @@ export class SqliteReader {
 
   private spawn(): Thread {
     const { path, busyTimeoutMs, statementCacheSize } = this.options;
-    const worker = new Worker(THREAD_ENTRY, { workerData: { path, busyTimeoutMs, statementCacheSize } satisfies ReaderThreadData });
-    const thread: Thread = { worker, job: null, ending: false };
+    const data = JSON.stringify({ path, busyTimeoutMs, statementCacheSize } satisfies ReaderData);
+    // Structured clone ('advanced') carries the rows as they are; no flags of this process (a
+    // heap size, a test runner's) are the reader's.
+    const child = fork(READER_ENTRY, [data], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const thread: Thread = { child, job: null, ending: false };
     // Idle until a read starts on it: it must not keep the process alive.
-    worker.unref();
+    holdOpen(child, false);
     this.threads.add(thread);
-    worker.on('message', (reply: ReadReply) => this.answered(thread, reply));
-    worker.on('error', (error) => {
+    child.on('message', (reply: ReadReply) => this.answered(thread, reply));
+    child.on('error', (error) => {
       const job = thread.job;
       thread.job = null;
       if (job !== null) this.settle(job).reject(error);
     });
-    worker.on('exit', () => {
+    child.on('exit', () => {
       this.threads.delete(thread);
       const at = this.idle.indexOf(thread);
       if (at >= 0) this.idle.splice(at, 1);
@@ -157,7 +178,7 @@ export class SqliteReader {
       thread.job = null;
       if (job !== null) this.settle(job).reject(new DatabaseUnavailableError('the database reader stopped'));
       this.next();
-      // One this reader terminated is replaced at once, so the next read finds a thread ready;
+      // One this reader killed is replaced at once, so the next read finds a reader ready;
       // one that failed by itself (the file unreadable) is not, or it would fail again and again.
       if (thread.ending) this.warm();
     });
@@ -168,9 +189,9 @@ export class SqliteReader {
     this.started++;
     job.thread = thread;
     thread.job = job;
-    // A running read keeps the process alive; an idle thread does not.
-    thread.worker.ref();
-    thread.worker.postMessage({ sql: job.sql, params: job.params, first: job.first } satisfies ReadRequest);
+    // A running read keeps the process alive; an idle reader does not.
+    holdOpen(thread.child, true);
+    thread.child.send({ sql: job.sql, params: job.params, first: job.first } satisfies ReadRequest);
   }
 
   private answered(thread: Thread, reply: ReadReply): void {
@@ -182,7 +203,7 @@ export class SqliteReader {
       if ('rows' in reply) settled.resolve(reply.rows);
       else settled.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
     }
-    thread.worker.unref();
+    holdOpen(thread.child, false);
     this.idle.push(thread);
     this.next();
   }
@@ -196,7 +217,7 @@ export class SqliteReader {
     }
   }
 
-  /** The request of `job` was abandoned: it leaves the queue, or its thread is terminated (and replaced by the next read). */
+  /** The request of `job` was abandoned: it leaves the queue, or its reader is killed (and replaced). */
   private abandon(job: Job): void {
     const thread = job.thread;
     if (thread === null) {
@@ -205,7 +226,7 @@ export class SqliteReader {
     } else {
       thread.job = null;
       thread.ending = true;
-      void thread.worker.terminate();
+      thread.child.kill('SIGKILL');
     }
     this.settle(job).reject(job.signal!.reason);
   }

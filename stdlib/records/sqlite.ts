@@ -17,7 +17,7 @@
  * Statements run on the event loop, and one that reads a whole table would stop every other
  * request for its duration (a sort of 400,000 rows took 28 s). So a read outside a transaction
  * runs there only when its plan is an index seek reaching few rows (a lookup by id or by a
- * unique field, a short page of an indexed filter): anything else goes to the reader threads
+ * unique field, a short page of an indexed filter): anything else goes to the reader processes
  * (sqlite-reader.ts), which see the committed rows and need not pass the gate. Reads inside a
  * transaction stay on this connection, which holds the transaction's own writes; so does every
  * statement of a `:memory:` database, which no other connection can open.
@@ -164,8 +164,8 @@ export const SQLITE_READ_AT_ONCE_ROWS = 100;
 export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   lockWaitMs?: number;
-  /** SQLITE_READER_THREADS and SQLITE_READ_QUEUE. */
-  readerThreads?: number;
+  /** SQLITE_READERS and SQLITE_READ_QUEUE. */
+  readers?: number;
   readQueue?: number;
 }
 
@@ -215,7 +215,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     this.reader =
       path === ':memory:'
         ? null
-        : new SqliteReader({ path, busyTimeoutMs: this.busyWaitMs, statementCacheSize: STATEMENT_CACHE_SIZE, threads: options.readerThreads, queue: options.readQueue });
+        : new SqliteReader({ path, busyTimeoutMs: this.busyWaitMs, statementCacheSize: STATEMENT_CACHE_SIZE, readers: options.readers, queue: options.readQueue });
     this.reader?.warm();
     this.ops = new SqlOps(sqliteDialect, this.tables, this.executor(false));
   }
@@ -232,7 +232,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     });
   }
 
-  /** Internal (tests): how many reads have run on the reader threads. */
+  /** Internal (tests): how many reads have run on the reader processes. */
   get offloadedReads(): number {
     return this.reader?.started ?? 0;
   }
@@ -313,7 +313,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
      * thread. With `charge`, each row is charged as it comes (ChargeMemory): a large read on this
      * connection is stepped a row at a time, so reading stops once the budget is spent; a small
      * one is read at once (stepping costs ~20 % on a page of 20) and charged right after, as are
-     * a reader thread's rows when they arrive (one query's rows at a time per thread).
+     * a reader process's rows when they arrive (one query's rows at a time per reader).
      */
     const read = <T>(st: Statement, first: boolean, stop: StopSignal | undefined, charge?: ChargeMemory): Answer<T> => {
       let shape: Shape;
@@ -344,7 +344,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     };
   }
 
-  /** A read on a reader thread; its driver errors become the store's coded errors. */
+  /** A read on a reader process; its driver errors become the store's coded errors. */
   private offload(st: Statement, first: boolean, stop: StopSignal | undefined): Promise<unknown> {
     return this.reader!.read(st.sql, st.params, first, stop).catch((error: unknown) => {
       throw mapError(error);

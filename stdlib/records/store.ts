@@ -125,7 +125,7 @@ export interface SchemaPlan {
 
 /**
  * How an operation learns that its request was abandoned (deadline passed, client gone): the
- * request's Budget. `signal` is read only by an operation that waits (a read on a thread).
+ * request's Budget. `signal` is read only by an operation that waits (a read in a reader process).
  */
 export interface StopSignal {
   readonly signal: AbortSignal;
@@ -139,7 +139,7 @@ export interface RecordOps {
   /** True when a row was deleted. */
   delete(table: string, id: string): Answer<boolean>;
   find(table: string, id: string): Answer<Row | null>;
-  /** `stop` ends a read still running when its request is abandoned (a store that can, SQLite's reader threads). */
+  /** `stop` ends a read still running when its request is abandoned (a store that can, SQLite's reader processes). */
   select(table: string, query: Query, stop?: StopSignal): Answer<Row[]>;
   count(table: string, filter: Filter, stop?: StopSignal): Answer<number>;
 }

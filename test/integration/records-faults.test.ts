@@ -177,7 +177,7 @@ describe('SQLite write lock held by another process under load', () => {
     try {
       await store.sync([NOTES], { allowDestructive: false });
       const known = (await store.insert('notes', { title: 'known' })).id as string;
-      // A count runs on a reader thread: one read first, so the measured ones do not wait for the thread to start.
+      // A count runs on a reader process: one read first, so the measured ones do not wait for the thread to start.
       await store.count('notes', {});
       const holder = await lockHolder(path);
       // The event loop keeps turning while the writes wait for the lock: they wait asynchronously.

@@ -2,7 +2,7 @@
  * No SQLite query stalls other requests (issue 24, Deliver 2), over HTTP: a real `rvm run --prod`
  * whose records live in its SQLite file, seeded with a table where a deep-offset sort takes a
  * second or more and a `contains` search scans every row. On the event loop, four clients looping
- * those queries froze every other request; on the reader threads a probe of a route without
+ * those queries froze every other request; on the reader processes a probe of a route without
  * database keeps answering, fast. A query past the request's deadline answers 503
  * `deadline_exceeded` at once, and the server goes on.
  */
@@ -172,7 +172,7 @@ describe('rvm run on SQLite: a query past the deadline', () => {
   });
 
   test(`answers 503 deadline_exceeded at limits.wallTimeMs (${SHORT_WALL_TIME_MS} ms), not when the query ends; the server goes on`, async () => {
-    // More than the reader has threads: terminated ones are replaced, and each request still answers at its deadline.
+    // More than there are readers: killed ones are replaced, and each request still answers at its deadline.
     const answers = await Promise.all(Array.from({ length: CLIENTS * 2 }, () => get(`${base}/items/deep`, 60_000)));
     for (const answer of answers) {
       assert.equal(answer.status, 503, JSON.stringify(answer.body));

@@ -1,8 +1,9 @@
 /**
- * The SQLite store's reader threads (issue 24, Deliver 2): which reads run on the event loop and
- * which on a thread; the whole conformance suite on a file, where scans and sorts take the
- * threads; a read whose request is abandoned ends at once and its thread is replaced; past
- * SQLITE_READER_THREADS + SQLITE_READ_QUEUE a read answers 503 `overloaded` with Retry-After.
+ * The SQLite store's reader processes (issue 24, Deliver 2): which reads run on the event loop and
+ * which by a reader; the whole conformance suite on a file, where scans and sorts take the
+ * readers; a read whose request is abandoned ends at once, its statement stopped, and its reader
+ * is replaced; past
+ * SQLITE_READERS + SQLITE_READ_QUEUE a read answers 503 `overloaded` with Retry-After.
  * (test/integration/sqlite-stall.test.ts shows the stall and its end over HTTP.)
  */
 import { after, describe, test } from 'node:test';
@@ -14,7 +15,7 @@ import { HALT, RvmError, type RecordType } from '../../plugins/sdk.js';
 import { fakeContext } from '../../plugins/testing.js';
 import { recordProvider } from '../../stdlib/records/provider.js';
 import { SQLITE_INLINE_MAX_ROWS, SqliteStore } from '../../stdlib/records/sqlite.js';
-import { SQLITE_READER_THREADS, SQLITE_READ_QUEUE, SQLITE_READ_RETRY_AFTER_S, SqliteReader } from '../../stdlib/records/sqlite-reader.js';
+import { SQLITE_READERS, SQLITE_READ_QUEUE, SQLITE_READ_RETRY_AFTER_S, SqliteReader } from '../../stdlib/records/sqlite-reader.js';
 import { STATEMENT_CACHE_SIZE } from '../../stdlib/records/sql.js';
 import { StoreOverloadedError, type Query } from '../../stdlib/records/store.js';
 import { PEOPLE, recordsConformance } from './records-conformance.js';
@@ -31,13 +32,13 @@ function tempFile(): string {
   return join(dir, 'data.sqlite');
 }
 
-recordsConformance('sqlite file (expensive reads on reader threads)', async () => new SqliteStore(tempFile()));
+recordsConformance('sqlite file (expensive reads on reader processes)', async () => new SqliteStore(tempFile()));
 
-/** A statement that never ends: only terminating its thread stops it. */
+/** A statement that never ends: only killing its reader stops it (terminating a worker thread did not). */
 const ENDLESS = 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n';
 
 /** A reader on a fresh file (SQLite creates it; the reader opens it read-only). */
-async function reader(options: { threads?: number; queue?: number } = {}): Promise<SqliteReader> {
+async function reader(options: { readers?: number; queue?: number } = {}): Promise<SqliteReader> {
   const path = tempFile();
   await new SqliteStore(path).close();
   return new SqliteReader({ path, busyTimeoutMs: 1000, statementCacheSize: STATEMENT_CACHE_SIZE, ...options });
@@ -45,7 +46,7 @@ async function reader(options: { threads?: number; queue?: number } = {}): Promi
 
 const deadline = () => new RvmError('no answer within 300 ms', 'deadline_exceeded');
 
-describe('sqlite reader threads', () => {
+describe('sqlite reader processes', () => {
   test(`a read runs on the event loop only when its plan is an index seek reaching at most SQLITE_INLINE_MAX_ROWS (${SQLITE_INLINE_MAX_ROWS}) rows`, async () => {
     const store = new SqliteStore(tempFile());
     try {
@@ -74,7 +75,7 @@ describe('sqlite reader threads', () => {
         await other.insert('people', { name: 'Ada', age: 36 });
         const answer = await read(other);
         assert.equal(Array.isArray(answer) ? answer.length : answer, 1, what);
-        assert.equal(other.offloadedReads, 1, `${what} ran on a reader thread`);
+        assert.equal(other.offloadedReads, 1, `${what} ran on a reader process`);
         await other.close();
       }
     } finally {
@@ -100,8 +101,8 @@ describe('sqlite reader threads', () => {
     }
   });
 
-  test('a read whose request is abandoned rejects at once with the reason; its thread is terminated and replaced', async () => {
-    const r = await reader({ threads: 1 });
+  test('a read whose request is abandoned rejects at once with the reason; its reader is killed (the statement with it) and replaced', async () => {
+    const r = await reader({ readers: 1 });
     try {
       const request = new AbortController();
       const endless = r.read(ENDLESS, [], true, { signal: request.signal });
@@ -109,10 +110,10 @@ describe('sqlite reader threads', () => {
       const reason = deadline();
       request.abort(reason);
       await assert.rejects(endless, (e: unknown) => e === reason);
-      // The terminated thread counts until it has ended (terminating stops its statement), then a new one serves.
+      // The killed reader counts until it has exited (killing stops its statement), then a new one serves.
       assert.deepEqual(await r.read('SELECT 1 + 1', [], true), [2]);
-      assert.equal(r.threadCount, 1);
-      // An abandoned request's read that has not started is refused without a thread.
+      assert.equal(r.readerCount, 1);
+      // An abandoned request's read that has not started is refused without a reader.
       const gone = new AbortController();
       gone.abort(deadline());
       await assert.rejects(r.read('SELECT 1', [], true, { signal: gone.signal }), (e: unknown) => e instanceof RvmError && e.code === 'deadline_exceeded');
@@ -121,13 +122,13 @@ describe('sqlite reader threads', () => {
     }
   });
 
-  test(`past SQLITE_READER_THREADS (${SQLITE_READER_THREADS}) running and SQLITE_READ_QUEUE (${SQLITE_READ_QUEUE}) waiting, a read is refused 503 overloaded; a waiting read leaves the queue with its request`, async () => {
+  test(`past SQLITE_READERS (${SQLITE_READERS}) running and SQLITE_READ_QUEUE (${SQLITE_READ_QUEUE}) waiting, a read is refused 503 overloaded; a waiting read leaves the queue with its request`, async () => {
     const r = await reader();
-    const requests = Array.from({ length: SQLITE_READER_THREADS + SQLITE_READ_QUEUE }, () => new AbortController());
+    const requests = Array.from({ length: SQLITE_READERS + SQLITE_READ_QUEUE }, () => new AbortController());
     try {
       const held = requests.map((request) => r.read(ENDLESS, [], true, { signal: request.signal }).catch((e: unknown) => e));
       await assert.rejects(r.read('SELECT 1', [], true), (e: unknown) => e instanceof StoreOverloadedError && e.code === 'overloaded' && e.retryAfterS === SQLITE_READ_RETRY_AFTER_S);
-      assert.equal(r.threadCount, SQLITE_READER_THREADS);
+      assert.equal(r.readerCount, SQLITE_READERS);
       // One waiting read abandoned frees its place in the queue.
       requests.at(-1)!.abort(deadline());
       const waiting = r.read('SELECT 2', [], true);
@@ -135,18 +136,18 @@ describe('sqlite reader threads', () => {
       for (const request of requests) request.abort(deadline());
       assert.deepEqual(await waiting, [2]);
       for (const outcome of await Promise.all(held)) assert.ok(outcome instanceof RvmError && outcome.code === 'deadline_exceeded');
-      assert.ok(r.threadCount <= SQLITE_READER_THREADS);
+      assert.ok(r.readerCount <= SQLITE_READERS);
     } finally {
       await r.close();
     }
   });
 
-  test('a thread that cannot open the file fails its read and is not started again and again', async () => {
+  test('a reader that cannot open the file fails its read and is not started again and again', async () => {
     const r = new SqliteReader({ path: join(tmpdir(), 'rvm-reader-no-such-folder', 'data.sqlite'), busyTimeoutMs: 100, statementCacheSize: STATEMENT_CACHE_SIZE });
     try {
       await assert.rejects(r.read('SELECT 1', [], true), /unable to open|SQLITE_CANTOPEN|directory does not exist/i);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(r.threadCount, 0);
+      assert.equal(r.readerCount, 0);
     } finally {
       await r.close();
     }
@@ -162,7 +163,7 @@ describe('sqlite reader threads', () => {
       col: 1,
       validate: (input) => ({ value: { title: input.title }, errors: null }),
     };
-    const store = new SqliteStore(tempFile(), { readerThreads: 1, readQueue: 0 });
+    const store = new SqliteStore(tempFile(), { readers: 1, readQueue: 0 });
     try {
       const provider = recordProvider(store);
       provider.declare!([NOTE]);
