@@ -20,6 +20,10 @@ type User {
 }
 
 route POST /users {
+  validate {
+    email: text
+    role: text
+  }
   response.created(User.create(body))
 }
 

@@ -75,6 +75,9 @@ const APP = `type Note {
 }
 
 route POST /notes {
+  validate {
+    title: text
+  }
   response.created(Note.create(body))
 }
 route GET /notes/:id {

@@ -40,6 +40,10 @@ const APP = `type Account {
 }
 
 route POST /accounts {
+  validate {
+    name: text
+    balance: int
+  }
   response.created(Account.create(body))
 }
 route GET /accounts/:id {

@@ -47,6 +47,9 @@ const BACKENDS: Backend[] = [
 
 const ROUTES = `
 route POST /people {
+  validate {
+    email: text
+  }
   response.created(TYPE.create(body))
 }
 route GET /people/count {
