@@ -4,7 +4,7 @@
  */
 import type { Arbitrary, Bounds, FastCheck, FieldType, Literal, ValidatorSpec, Value } from '../../plugins/sdk.js';
 import { codePointLength } from '../../plugins/sdk.js';
-import { smallJson } from './arbitraries.js';
+import { smallJson, storableText } from './arbitraries.js';
 import { count, numArg, type ValidatorTable } from './common.js';
 
 /** What a bound measures on a field of some type. */
@@ -104,7 +104,7 @@ function inside(fc: FastCheck, lo: number | null, hi: number | null, type: Field
     case 'text': {
       const min = lo ?? 0;
       const max = Math.min(hi ?? min + MAX_EXTRA_LENGTH, min + MAX_EXTRA_LENGTH);
-      return fc.oneof(fc.string({ minLength: min, maxLength: max }), fc.string({ unit: 'binary', minLength: min, maxLength: max }));
+      return fc.oneof(fc.string({ minLength: min, maxLength: max }), fc.string({ unit: 'binary', minLength: min, maxLength: max })).filter(storableText);
     }
     default: {
       const min = lo ?? 0;

@@ -11,7 +11,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { definePlugin, type Limits, type PluginDefinition } from '../../plugins/sdk.js';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
@@ -19,7 +18,7 @@ import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { CHARGED_RESPONSE_BYTES, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { connect } from 'node:net';
 import { MAX_LIMIT } from '../../stdlib/records/store.js';
-import { usePostgres } from '../support/postgres.js';
+import { createDatabase, usePostgres } from '../support/postgres.js';
 
 /** Resolvers of the requests waiting in `wait()`, released by the test. */
 const waiting: (() => void)[] = [];
@@ -135,17 +134,7 @@ let databases = 0;
 
 /** A new empty database on the test server; its URL. */
 async function freshDatabase(): Promise<string> {
-  const name = `results_${++databases}`;
-  const admin = new pg.Client({ connectionString: server().url });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(server().url);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return createDatabase(server(), `results_${++databases}`);
 }
 
 const DATABASES: { name: string; env: () => Promise<Record<string, string>> }[] = [

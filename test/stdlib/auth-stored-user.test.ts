@@ -40,6 +40,7 @@ route POST /users {
     email: text
     name: text
     password_hash: text
+    role?: text
   }
   response.created(User.create(body))
 }

@@ -9,31 +9,20 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { openStoreCount } from '../../stdlib/records/database.js';
 import { MAX_INDEXED_TEXT_BYTES } from '../../stdlib/records/columns.js';
-import { usePostgres } from '../support/postgres.js';
+import { createDatabase, usePostgres } from '../support/postgres.js';
 
 const server = usePostgres();
 let databases = 0;
 
 /** A new empty database on the test server; its URL. */
 async function freshDatabase(): Promise<string> {
-  const name = `app_${++databases}`;
-  const admin = new pg.Client({ connectionString: server().url });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(server().url);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return createDatabase(server(), `app_${++databases}`);
 }
 
 const APP = `type Account {

@@ -17,7 +17,7 @@ import { captureLogger } from '../../vm/runtime/log.js';
 import type { App } from '../../vm/runtime/app.js';
 import { PostgresStore } from '../../stdlib/records/postgres.js';
 import type { TableSpec } from '../../stdlib/records/store.js';
-import { usePostgres } from '../support/postgres.js';
+import { createDatabase, usePostgres } from '../support/postgres.js';
 
 const server = usePostgres();
 
@@ -83,19 +83,10 @@ route POST /transfer {
 
 /** An app on a database of its own, closed and removed after the test. */
 async function serve(t: { after(fn: () => unknown): void }): Promise<App> {
-  const name = `tx_${++databases}`;
-  const admin = new pg.Client({ connectionString: server().url });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(server().url);
-  url.pathname = `/${name}`;
+  const url = await createDatabase(server(), `tx_${++databases}`);
   const dir = mkdtempSync(join(tmpdir(), 'rvm-records-tx-'));
   writeFileSync(join(dir, 'app.rvm'), APP);
-  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env: { DATABASE_URL: url.toString() } } });
+  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env: { DATABASE_URL: url } } });
   t.after(async () => {
     await app.close();
     rmSync(dir, { recursive: true, force: true });

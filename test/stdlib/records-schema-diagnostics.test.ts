@@ -11,13 +11,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { RVM_CLI } from '../support/rvm-cluster.js';
-import { usePostgres } from '../support/postgres.js';
+import { createDatabase, usePostgres } from '../support/postgres.js';
 
 const server = usePostgres();
 let databases = 0;
@@ -30,17 +29,7 @@ const BACKENDS: Backend[] = [
   {
     name: 'PostgreSQL',
     async env() {
-      const name = `schema_diag_${++databases}`;
-      const admin = new pg.Client({ connectionString: server().url });
-      await admin.connect();
-      try {
-        await admin.query(`CREATE DATABASE ${name}`);
-      } finally {
-        await admin.end();
-      }
-      const url = new URL(server().url);
-      url.pathname = `/${name}`;
-      return { DATABASE_URL: url.toString() };
+      return { DATABASE_URL: await createDatabase(server(), `schema_diag_${++databases}`) };
     },
   },
 ];

@@ -3,6 +3,7 @@
  * the file's tests and destroys it after them (also when they fail, and at exit).
  */
 import { after, before } from 'node:test';
+import pg from 'pg';
 import { startPostgres, type PostgresServer } from './postgres-server.js';
 
 export { findPostgresBin, startPostgres, type PostgresServer } from './postgres-server.js';
@@ -24,4 +25,18 @@ export function usePostgres(): () => PostgresServer {
     if (!server) throw new Error('the PostgreSQL server is not running (usePostgres() starts it in before())');
     return server;
   };
+}
+
+/** Makes the empty database `name` (an identifier of the test's own) on `server`; its URL. */
+export async function createDatabase(server: PostgresServer, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  return url.toString();
 }

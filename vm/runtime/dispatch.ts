@@ -182,6 +182,8 @@ function handle(app: AppHandle, incoming: IncomingRequest, path: string, rawQuer
   return route(app, incoming, path, rawQuery, state);
 }
 
+const NO_MIDDLEWARE: readonly number[] = [];
+
 function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery: string, state: RequestState): Result {
   if (path.startsWith(BUILTIN_PREFIX)) {
     const builtin = app.builtin(incoming, path, rawQuery);
@@ -189,7 +191,8 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
   }
   const match = app.router.match(incoming.method, path);
   if (match.kind === 'not_found') {
-    const chain = app.rootMiddleware;
+    // Built-in paths never run user middleware, not even when there is no such built-in.
+    const chain = path.startsWith(BUILTIN_PREFIX) ? NO_MIDDLEWARE : app.rootMiddleware;
     if (chain.length === 0) return catalogueResponse(HTTP.not_found);
     const ctx = new RequestContext(incoming, path, rawQuery, {}, app);
     return answered(app, ctx, app.around(ctx, chain, () => ctx.respond(HTTP.not_found.status, catalogueBody(HTTP.not_found) as unknown as Value)));
