@@ -40,7 +40,7 @@ export { normalizeOrigin } from './kit/origin.js';
 export { absent, argumentProblem, checkLength, entriesOf, expectBool, expectInt, expectList, expectNumber, expectText, isPlainObject, typeError } from './kit/args.js';
 export { clientPrefix } from './kit/client-prefix.js';
 export { SESSION_COOKIE, bearerToken, requestToken } from './kit/session-token.js';
-export { answerOf, then, type Answer } from './kit/answer.js';
+export { andThen, answerOf, type Answer } from './kit/answer.js';
 export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
 export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
 export { RESPONSE_HELPERS, VALIDATION_ERROR_SCHEMA } from '../vm/compiler/infer.js';

@@ -9,7 +9,7 @@
 export type Answer<T> = T | Promise<T>;
 
 /** Applies `f` to an answer: now when it is a value, when it settles when it is a Promise. */
-export function then<T, U>(answer: Answer<T>, f: (value: T) => Answer<U>): Answer<U> {
+export function andThen<T, U>(answer: Answer<T>, f: (value: T) => Answer<U>): Answer<U> {
   return answer instanceof Promise ? answer.then(f) : f(answer);
 }
 

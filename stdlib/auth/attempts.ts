@@ -9,7 +9,7 @@
  * but a refusal is the one compareAndSet that recorded it. Guesses racing on one secret cannot
  * slip past the count: one that keeps losing the race is refused, not judged.
  */
-import { HTTP, then, type Answer, type CallContext, type Halt, type KeyValueStore, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { HTTP, andThen, type Answer, type CallContext, type Halt, type KeyValueStore, type Value, type ValueObject } from '../../plugins/sdk.js';
 
 /** Wrong codes for one secret before further tries are refused: a TOTP guess succeeds once in 10⁶/3. */
 export const MAX_WRONG_CODES = 5;
@@ -103,13 +103,13 @@ export function countedGuess<S extends AttemptState>(store: KeyValueStore, key: 
     const next = right ?? afterWrongCode(state, now);
     const ttl = Math.max(attemptsTtl(next, now), rules.keepMs?.(next) ?? 0);
     // A state with nothing left to remember is removed rather than kept (and counted) for nothing.
-    return then(store.compareAndSet(key, held, ttl > 0 ? next : undefined, ttl > 0 ? ttl : undefined), (won) => {
+    return andThen(store.compareAndSet(key, held, ttl > 0 ? next : undefined, ttl > 0 ? ttl : undefined), (won) => {
       if (won) return right !== null;
       if (n + 1 >= MAX_GUESS_ROUNDS) return new Lockout(RACE_RETRY_MS);
-      return then(store.get(key), (again) => round(again, n + 1));
+      return andThen(store.get(key), (again) => round(again, n + 1));
     });
   };
-  return read === undefined ? then(store.get(key), (first) => round(first, 0)) : round(read.held, 0);
+  return read === undefined ? andThen(store.get(key), (first) => round(first, 0)) : round(read.held, 0);
 }
 
 /** Whether the secret at `key`'s state (as read) refuses guesses at `now`: the Lockout, or null. */
@@ -127,5 +127,5 @@ export function tooManyAttempts(ctx: CallContext, lockout: Lockout): Halt {
 
 /** A verification's answer for code: its value, or the request answered 429 when it was refused. */
 export function answerGuess<T extends Value>(ctx: CallContext, answer: Answer<T | Lockout>): Answer<T | Halt> {
-  return then(answer, (a): T | Halt => (a instanceof Lockout ? tooManyAttempts(ctx, a) : a));
+  return andThen(answer, (a): T | Halt => (a instanceof Lockout ? tooManyAttempts(ctx, a) : a));
 }

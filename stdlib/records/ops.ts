@@ -4,7 +4,7 @@
  * errors become the three coded errors); this class checks input, builds the statements, sets
  * ids and timestamps, and turns rows back into JSON data.
  */
-import { InvalidQueryError, ResultMemoryError, answerOf, then, type Answer, type ChargeMemory, type Filter, type Query, type RecordOps, type Row, type StopSignal } from './store.js';
+import { InvalidQueryError, ResultMemoryError, answerOf, andThen, type Answer, type ChargeMemory, type Filter, type Query, type RecordOps, type Row, type StopSignal } from './store.js';
 import { type Table } from './columns.js';
 import { LOCK_ROWS, countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
@@ -106,7 +106,7 @@ export class SqlOps implements RecordOps {
       const key = idOf(id);
       const statement = updateStatement(this.dialect, t, key ?? '', changes, isoTimestamp(Date.now()));
       if (key === null) return null;
-      return then(this.executor.rows(statement, true), ([raw]) => (raw ? decodeRow(this.dialect, t, raw) : null));
+      return andThen(this.executor.rows(statement, true), ([raw]) => (raw ? decodeRow(this.dialect, t, raw) : null));
     });
   }
 
@@ -124,19 +124,19 @@ export class SqlOps implements RecordOps {
       const t = this.table(table);
       const key = idOf(id);
       if (key === null) return null;
-      return then(this.executor.first(findStatement(this.dialect, t, key, this.lock)), (raw) => (raw ? decodeRow(this.dialect, t, raw) : null));
+      return andThen(this.executor.first(findStatement(this.dialect, t, key, this.lock)), (raw) => (raw ? decodeRow(this.dialect, t, raw) : null));
     });
   }
 
   select(table: string, query: Query, stop?: StopSignal): Answer<Row[]> {
     return answerOf(() => {
       const t = this.table(table);
-      return then(this.executor.rows(selectStatement(this.dialect, t, query, this.lock), false, query.charge, stop), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
+      return andThen(this.executor.rows(selectStatement(this.dialect, t, query, this.lock), false, query.charge, stop), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
     });
   }
 
   count(table: string, filter: Filter, stop?: StopSignal): Answer<number> {
-    return answerOf(() => then(this.executor.first(countStatement(this.dialect, this.table(table), filter), stop), (raw) => Number(raw?.[0] ?? 0)));
+    return answerOf(() => andThen(this.executor.first(countStatement(this.dialect, this.table(table), filter), stop), (raw) => Number(raw?.[0] ?? 0)));
   }
 }
 

@@ -6,7 +6,7 @@
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, StoreOverloadedError, UnstorableValueError, own, put, then, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, StoreOverloadedError, UnstorableValueError, own, put, andThen, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
@@ -226,7 +226,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         run(ctx, (ops) => {
           const query = charged(ctx, buildQuery(shape, filter!, options ?? null, ctx));
           // One row more than asked tells whether a next page exists.
-          return then(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }, ctx.budget), (rows) => {
+          return andThen(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }, ctx.budget), (rows) => {
             const items = rows.slice(0, query.limit);
             const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!, ctx.app.secrets.appSecret()) : null;
             return { items: items.map((row) => new RecordValue(shape, row)), next };

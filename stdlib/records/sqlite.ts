@@ -29,7 +29,7 @@ import {
   ConflictError,
   DatabaseUnavailableError,
   answerOf,
-  then,
+  andThen,
   type Answer,
   type ChargeMemory,
   type RecordStore,
@@ -340,7 +340,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
       rows: (st: Statement, write: boolean, charge?: ChargeMemory, stop?: StopSignal) =>
         write ? through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.all(...st.params) as unknown[][])) : read<unknown[][]>(st, false, stop, charge),
       first: (st: Statement, stop?: StopSignal) => read<unknown[] | undefined>(st, true, stop),
-      run: <T>(st: Statement, answer: (changed: number) => T) => then(through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.run(...st.params).changes)), answer),
+      run: <T>(st: Statement, answer: (changed: number) => T) => andThen(through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.run(...st.params).changes)), answer),
     };
   }
 

@@ -12,7 +12,7 @@ import type { Answer } from '../../plugins/sdk.js';
  * when its connection is free (no promise, no suspended request); PostgreSQL always later. A
  * failure is always a rejected Promise, never a throw, so callers have one failure path.
  */
-export { answerOf, then, type Answer } from '../../plugins/sdk.js';
+export { answerOf, andThen, type Answer } from '../../plugins/sdk.js';
 
 /** Column types, as DESIGN §6 maps field types. */
 export type ColumnType = 'text' | 'int' | 'number' | 'bool' | 'date' | 'datetime' | 'list' | 'object';

@@ -53,3 +53,10 @@ test('the facade re-exports the contract, HALT included', () => {
   assert.equal(sdk.HALT, contract.HALT);
   for (const name of Object.keys(contract)) assert.ok(name in sdk, `sdk.ts exports ${name}`);
 });
+
+test("`await import('rvm-runtime/sdk')` gives the SDK: it exports no function named then, which would make the module a thenable", async () => {
+  const imported = (await import('rvm-runtime/sdk')) as Record<string, unknown>;
+  assert.equal(typeof imported.definePlugin, 'function');
+  assert.equal(imported.definePlugin, sdk.definePlugin);
+  assert.equal('then' in imported, false);
+});
