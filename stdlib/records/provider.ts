@@ -6,7 +6,7 @@
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
 import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { ConflictError, DatabaseUnavailableError, InvalidQueryError, ResultMemoryError, StoreOverloadedError, UnstorableValueError, own, put, andThen, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import { ConflictError, DatabaseUnavailableError, InvalidQueryError, StoreOverloadedError, UnstorableValueError, own, put, andThen, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
@@ -15,8 +15,7 @@ import { encodeCursor } from './cursor.js';
 /** Where a request keeps its open transaction (`ctx.locals`). */
 const TRANSACTION = 'records.transaction';
 
-/** Seconds a client refused for the result budget is told to wait, as admission tells one refused for bodies. */
-export const RESULT_RETRY_AFTER_S = 1;
+export { RESULT_RETRY_AFTER_S } from './store.js';
 
 /**
  * A store's failure (or a query the provider refused) as the answer it makes; anything else is
@@ -28,7 +27,6 @@ function answerFailure(ctx: CallContext, e: unknown, shape?: TypeShape): Halt {
   if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
   if (e instanceof UnstorableValueError) return refuse(ctx, shape ?? null, [{ field: e.field, rule: e.rule, message: e.message }]);
   if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
-  if (e instanceof ResultMemoryError) return ctx.fail(503, 'The server is busy (query results in memory); try again shortly', 'overloaded', { 'retry-after': String(RESULT_RETRY_AFTER_S) });
   if (e instanceof StoreOverloadedError) return ctx.fail(503, 'The server is busy; try again shortly', 'overloaded', { 'retry-after': String(e.retryAfterS) });
   throw e;
 }

@@ -301,7 +301,9 @@ export function countStatement(dialect: Dialect, table: Table, filter: Filter): 
 /** SELECT of one row by id; `lock` is '' or LOCK_ROWS. */
 export function findStatement(dialect: Dialect, table: Table, id: string, lock = ''): Statement {
   const text = textOf(table);
-  const sql = (text.find[dialect.name + lock] ??= `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}${lock}`);
+  // Keyed by the dialect alone when not locking: the plain lookup builds no key per call.
+  const key = lock === '' ? dialect.name : dialect.name + lock;
+  const sql = (text.find[key] ??= `SELECT ${text.columns} FROM ${text.name} WHERE "id" = ${dialect.param(1)}${lock}`);
   return { sql, params: [dialect.encode('uuid', id)], reach: 1 };
 }
 

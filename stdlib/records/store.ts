@@ -197,9 +197,14 @@ export class ConflictError extends Error {
   }
 }
 
-/** The rows of a query would pass the process-wide result budget (`limits.maxResultMemory`): 503 `overloaded`. */
-export class ResultMemoryError extends Error {
-  readonly code = 'overloaded';
+/** Seconds a client refused for the result budget is told to wait, as admission tells one refused for bodies. */
+export const RESULT_RETRY_AFTER_S = 1;
+
+/** The rows of a query would pass the process-wide result budget (`limits.maxResultMemory`): 503 `overloaded`, like any store past its capacity. */
+export class ResultMemoryError extends StoreOverloadedError {
+  constructor(message: string) {
+    super(message, RESULT_RETRY_AFTER_S);
+  }
 }
 
 /**
