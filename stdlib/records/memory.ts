@@ -18,7 +18,8 @@ import { ConflictError, InvalidQueryError, own, put, type Filter, type FilterOp,
 import { checkValue, fieldOf, tableOf, type Field, type FieldType, type Table } from './columns.js';
 import { countStatement, insertStatement, selectStatement, updateStatement } from './sql.js';
 import { indexNames, planSchema, syncSteps, type LiveSchema } from './schema.js';
-import { resultTooLarge, rowBytes } from './ops.js';
+import { resultTooLarge } from './ops.js';
+import { rowBytes } from './row-bytes.js';
 import { sqliteDialect } from './sqlite.js';
 import { effectiveOrder } from './cursor.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';

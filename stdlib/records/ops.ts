@@ -8,6 +8,7 @@ import { InvalidQueryError, ResultMemoryError, answerOf, andThen, type Answer, t
 import { type Table } from './columns.js';
 import { LOCK_ROWS, countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
+import { rowBytes } from './row-bytes.js';
 
 /** How statements run on one connection (or pool): rows as arrays, or the number of rows changed. */
 export interface Executor {
@@ -24,25 +25,6 @@ export interface Executor {
    * a network database settles the statement and its caller's answer in one step.
    */
   run<T>(statement: Statement, answer: (changed: number) => T): Answer<T>;
-}
-
-/**
- * What a read row is charged for: per column a value's slot and box, plus a text's characters
- * twice (the driver's string, one or two bytes a character, and what decoding builds of it: a
- * list or object column parsed, the JSON answer). A length sum, not a serialisation: cheap enough
- * for every row of every listing.
- */
-export const BYTES_PER_VALUE = 16;
-export const BYTES_PER_CHAR = 2;
-
-/** The memory one row as the driver returned it (an array of columns, text or numbers) is charged for. */
-export function rowBytes(raw: readonly unknown[]): number {
-  let bytes = raw.length * BYTES_PER_VALUE;
-  for (let i = 0; i < raw.length; i++) {
-    const value = raw[i];
-    if (typeof value === 'string') bytes += value.length * BYTES_PER_CHAR;
-  }
-  return bytes;
 }
 
 /** The error of a query whose rows the result budget refused. */

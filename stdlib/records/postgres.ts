@@ -24,7 +24,8 @@ import {
 } from './store.js';
 import { tableOf, type FieldType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, quote, type Dialect, type Statement } from './sql.js';
-import { DelegatedOps, SqlOps, resultTooLarge, rowBytes, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlOps, resultTooLarge, type Executor, type Tables } from './ops.js';
+import { rowBytes } from './row-bytes.js';
 import { duplicateValues, indexName, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 
 /** Connections per process: PostgreSQL's default max_connections (100) shared by several workers. */

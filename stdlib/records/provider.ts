@@ -170,7 +170,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
 
   /** `query` with its rows charged to the request's result memory (`where` and `page`: up to MAX_LIMIT rows of any size). */
   const charged = (ctx: CallContext, query: Query): Query => {
-    query.charge = (bytes) => ctx.chargeMemory(bytes);
+    query.charge = Object.assign((bytes: number) => ctx.chargeMemory(bytes), { most: ctx.app.limits.maxResultMemory });
     return query;
   };
 

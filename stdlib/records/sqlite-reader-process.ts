@@ -9,6 +9,7 @@
 import Database from 'better-sqlite3';
 import { constants, setPriority } from 'node:os';
 import type { ReadReply, ReadRequest, ReaderData } from './sqlite-reader.js';
+import { rowBytes } from './row-bytes.js';
 
 const { path, busyTimeoutMs, statementCacheSize } = JSON.parse(process.argv[2] ?? '{}') as ReaderData;
 // The server's event loop comes first (nice 19): a core busy with long reads still runs it (and
@@ -46,7 +47,20 @@ function prepared(sql: string): Database.Statement {
   return statement;
 }
 
-process.on('message', ({ sql, params, first }: ReadRequest) => {
+/** The rows of a list read, stepped and counted: null once they pass `most` (nothing more is read, nothing sent). */
+function rowsWithin(statement: Database.Statement, params: unknown[], most: number): unknown[][] | null {
+  const rows: unknown[][] = [];
+  let bytes = 0;
+  for (const row of statement.iterate(...params) as Iterable<unknown[]>) {
+    bytes += rowBytes(row);
+    // Leaving the loop closes the iterator: the statement stops stepping.
+    if (bytes > most) return null;
+    rows.push(row);
+  }
+  return rows;
+}
+
+process.on('message', ({ sql, params, first, most }: ReadRequest) => {
   if (unopened !== null) {
     // Not started again by the server (it ended by itself): every read would fail the same way.
     process.send!(unopened, () => process.exit(1));
@@ -55,7 +69,12 @@ process.on('message', ({ sql, params, first }: ReadRequest) => {
   let reply: ReadReply;
   try {
     const statement = prepared(sql);
-    reply = { rows: (first ? statement.get(...params) : statement.all(...params)) as unknown[][] | unknown[] | undefined };
+    if (first) reply = { rows: statement.get(...params) as unknown[] | undefined };
+    else if (most === undefined) reply = { rows: statement.all(...params) as unknown[][] };
+    else {
+      const rows = rowsWithin(statement, params, most);
+      reply = rows === null ? { tooLarge: true } : { rows };
+    }
   } catch (error) {
     reply = failure(error);
   }

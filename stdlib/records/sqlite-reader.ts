@@ -14,6 +14,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { DatabaseUnavailableError, StoreOverloadedError, type StopSignal } from './store.js';
+import { resultTooLarge } from './ops.js';
 
 /** Reader processes (each running one read) per server process: the reads that run at once, killed ones still ending included. */
 export const SQLITE_READERS = 2;
@@ -40,10 +41,12 @@ export interface ReadRequest {
   params: unknown[];
   /** Only the first row (or undefined), not the list. */
   first: boolean;
+  /** The most the rows may be charged (rowBytes, ChargeMemory.most); past it the reader stops and answers `tooLarge`. */
+  most: number | undefined;
 }
 
-/** A reader's answer: the rows as arrays, or the driver's error (its message and SQLite code). */
-export type ReadReply = { rows: unknown[][] | unknown[] | undefined } | { error: { message: string; code: string | undefined } };
+/** A reader's answer: the rows as arrays, the rows passing `most`, or the driver's error (its message and SQLite code). */
+export type ReadReply = { rows: unknown[][] | unknown[] | undefined } | { tooLarge: true } | { error: { message: string; code: string | undefined } };
 
 export interface ReaderOptions extends ReaderData {
   readers?: number;
@@ -101,13 +104,16 @@ export class SqliteReader {
   /** How many reads have started on a reader (tests tell by it where a read ran). */
   started = 0;
 
-  /** The rows of `sql` (the first only with `first`), read by a reader; rejects with the driver's error, or the abort reason once `stop` fires. */
-  read(sql: string, params: unknown[], first: boolean, stop?: StopSignal): Promise<unknown> {
+  /**
+   * The rows of `sql` (the first only with `first`), read by a reader; rejects with the driver's
+   * error, ResultMemoryError once the rows pass `most`, or the abort reason once `stop` fires.
+   */
+  read(sql: string, params: unknown[], first: boolean, stop?: StopSignal, most?: number): Promise<unknown> {
     if (this.closed) return Promise.reject(new DatabaseUnavailableError('the database is closed'));
     const signal = stop?.signal ?? null;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      const job: Job = { sql, params, first, resolve, reject, signal, onAbort: null, thread: null };
+      const job: Job = { sql, params, first, most, resolve, reject, signal, onAbort: null, thread: null };
       const thread = this.freeThread();
       if (thread === null && this.queue.length >= this.maxQueue) {
         reject(new StoreOverloadedError(`${this.maxThreads + this.maxQueue} expensive reads are running or waiting`, SQLITE_READ_RETRY_AFTER_S));
@@ -191,7 +197,7 @@ export class SqliteReader {
     thread.job = job;
     // A running read keeps the process alive; an idle reader does not.
     holdOpen(thread.child, true);
-    thread.child.send({ sql: job.sql, params: job.params, first: job.first } satisfies ReadRequest);
+    thread.child.send({ sql: job.sql, params: job.params, first: job.first, most: job.most } satisfies ReadRequest);
   }
 
   private answered(thread: Thread, reply: ReadReply): void {
@@ -201,6 +207,7 @@ export class SqliteReader {
     if (job !== null) {
       const settled = this.settle(job);
       if ('rows' in reply) settled.resolve(reply.rows);
+      else if ('tooLarge' in reply) settled.reject(resultTooLarge());
       else settled.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
     }
     holdOpen(thread.child, false);

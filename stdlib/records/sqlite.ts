@@ -313,14 +313,16 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
      * thread. With `charge`, each row is charged as it comes (ChargeMemory): a large read on this
      * connection is stepped a row at a time, so reading stops once the budget is spent; a small
      * one is read at once (stepping costs ~20 % on a page of 20) and charged right after, as are
-     * a reader process's rows when they arrive (one query's rows at a time per reader).
+     * a reader process's rows when they arrive: it counts them as it steps and sends none past
+     * the budget's size (`charge.most`), so a listing that could never be held costs the event
+     * loop no copy of its rows.
      */
     const read = <T>(st: Statement, first: boolean, stop: StopSignal | undefined, charge?: ChargeMemory): Answer<T> => {
       let shape: Shape;
       try {
         shape = this.shape(st.sql);
         if (!inTransaction && !this.runsInline(shape, st)) {
-          const offloaded = this.offload(st, first, stop) as Promise<T>;
+          const offloaded = this.offload(st, first, stop, charge?.most) as Promise<T>;
           return first || charge === undefined ? offloaded : offloaded.then((rows) => chargedRows(rows as unknown[][], charge) as T);
         }
       } catch (error) {
@@ -345,8 +347,8 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   }
 
   /** A read on a reader process; its driver errors become the store's coded errors. */
-  private offload(st: Statement, first: boolean, stop: StopSignal | undefined): Promise<unknown> {
-    return this.reader!.read(st.sql, st.params, first, stop).catch((error: unknown) => {
+  private offload(st: Statement, first: boolean, stop: StopSignal | undefined, most: number | undefined): Promise<unknown> {
+    return this.reader!.read(st.sql, st.params, first, stop, most).catch((error: unknown) => {
       throw mapError(error);
     });
   }

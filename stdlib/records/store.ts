@@ -90,7 +90,15 @@ export interface Query {
  * Charges `bytes` of rows read to the process-wide result budget; false when that would pass it:
  * the store then stops reading and fails the query with ResultMemoryError.
  */
-export type ChargeMemory = (bytes: number) => boolean;
+export interface ChargeMemory {
+  (bytes: number): boolean;
+  /**
+   * The budget's size: a query's rows charged more could never be held. A SQLite reader process
+   * stops reading there and answers no rows, so the server never receives (and pays the event
+   * loop's time to copy) rows it would refuse.
+   */
+  readonly most?: number;
+}
 
 /** Rows `where` and `page` return when no limit is given. */
 export const DEFAULT_LIMIT = 50;

@@ -17,7 +17,7 @@ import { recordProvider } from '../../stdlib/records/provider.js';
 import { SQLITE_INLINE_MAX_ROWS, SqliteStore } from '../../stdlib/records/sqlite.js';
 import { SQLITE_READERS, SQLITE_READ_QUEUE, SQLITE_READ_RETRY_AFTER_S, SqliteReader } from '../../stdlib/records/sqlite-reader.js';
 import { STATEMENT_CACHE_SIZE } from '../../stdlib/records/sql.js';
-import { StoreOverloadedError, type Query } from '../../stdlib/records/store.js';
+import { ResultMemoryError, StoreOverloadedError, type Query } from '../../stdlib/records/store.js';
 import { PEOPLE, recordsConformance } from './records-conformance.js';
 
 const dirs: string[] = [];
@@ -96,6 +96,25 @@ describe('sqlite reader processes', () => {
       assert.equal(store.offloadedReads, 1);
       await tx.commit();
       assert.equal(await store.count('people', { name: { contains: 'in' } }), 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a listing on a reader whose rows pass the charge\'s `most` is refused by the reader: no row reaches the server to be charged', async () => {
+    const store = new SqliteStore(tempFile());
+    try {
+      await store.sync([PEOPLE], { allowDestructive: false });
+      for (let i = 0; i < 50; i++) await store.insert('people', { name: `person ${i}`.padEnd(1000, '.') });
+      const charged: number[] = [];
+      const charge = (most: number) => Object.assign((bytes: number) => charged.push(bytes) > 0, { most });
+      // A sort of every row: the reader's. 50 names of 1,000 characters are charged over 100,000 bytes.
+      const sorted = (most: number): Query => ({ filter: {}, order: [{ field: 'name', desc: false }], limit: 100, offset: 0, charge: charge(most) });
+      await assert.rejects(Promise.resolve(store.select('people', sorted(50_000))), ResultMemoryError);
+      assert.equal(store.offloadedReads, 1);
+      assert.deepEqual(charged, [], 'the refused rows never reached the server');
+      assert.equal(((await store.select('people', sorted(10_000_000))) as unknown[]).length, 50);
+      assert.equal(charged.length, 50, 'rows within `most` are charged as they arrive');
     } finally {
       await store.close();
     }
