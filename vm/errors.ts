@@ -63,7 +63,7 @@ const SYNTAX = {
 /** Name and compilation diagnostics, found file by file. */
 const NAMES = {
   E_UNDEFINED_NAME: { doc: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local)', example: '`log(nope)`' },
-  E_ASSIGN_AMBIENT: { doc: 'assigning `request`, `body`, `params`, `query` or `response`, or a field of `request`, `params` or `query` at any depth (they hold what the client sent)', example: '`body = {}`, `query.page = 2`' },
+  E_ASSIGN_AMBIENT: { doc: 'assigning `request`, `body`, `params`, `query`, `response` or `state` (its fields may be set), or a field of `request`, `params` or `query` at any depth (they hold what the client sent)', example: '`body = {}`, `query.page = 2`, `state = {}`' },
   E_NOT_A_VALUE: { doc: 'a function or guard name used as a value', example: '`x = helper`' },
   E_NOT_CALLABLE: { doc: 'calling something that is not a function name or `Name.method`', example: '`n = 1; n()`' },
   E_NOT_CONSTANT: { doc: 'a guard or decorator argument that is not a constant (a decorator\'s list or object literal must hold constants only; the caret is at the first item that is not)', example: '`guard from_ip(request.ip)`, `@default([request.ip])`' },
