@@ -181,6 +181,7 @@ const HTTP_TABLE = {
   invalid_json: { status: 400, message: 'Malformed JSON body', doc: 'a malformed JSON body (or nested deeper than 128 levels)' },
   invalid_text: { status: 400, message: 'Invalid text', doc: 'a JSON body whose string or key decodes to a lone UTF-16 surrogate (`"\\ud800"` without its pair): no database or response could hold it as written' },
   unauthorized: { status: 401, message: 'Unauthorized', doc: '`fail 401`, `response.unauthorized()`, the `auth` and `role` guards and `auth_user()` without a valid token (with `WWW-Authenticate: Bearer`)' },
+  token_revoked: { status: 401, message: 'Token revoked', doc: 'the `auth` and `role` guards and `auth_user()` with a token signed out by `auth_logout()` or `jwt_revoke()` (with `WWW-Authenticate: Bearer`): sign in again' },
   invalid_api_key: { status: 401, message: 'Invalid API key', doc: 'the `api_key` guard: `X-API-Key` missing or not one of the configured keys' },
   forbidden: { status: 403, message: 'Forbidden', doc: '`fail 403`, `response.forbidden()`, the `role` guard' },
   csrf_invalid: { status: 403, message: 'Invalid CSRF token', doc: 'the `csrf` guard: token missing, not equal to the `rvm_csrf` cookie, badly signed or for another session, or a foreign `Origin`' },
