@@ -63,7 +63,7 @@ const SYNTAX = {
 /** Name and compilation diagnostics, found file by file. */
 const NAMES = {
   E_UNDEFINED_NAME: { doc: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local)', example: '`log(nope)`' },
-  E_ASSIGN_AMBIENT: { doc: 'assigning `request`, `body`, `params`, `query` or `response`, or a field of `request`, `params` or `query` at any depth (they hold what the client sent)', example: '`body = {}`, `query.page = 2`' },
+  E_ASSIGN_AMBIENT: { doc: 'assigning `request`, `body`, `params`, `query`, `response` or `state` (its fields may be set), or a field of `request`, `params` or `query` at any depth (they hold what the client sent)', example: '`body = {}`, `query.page = 2`, `state = {}`' },
   E_NOT_A_VALUE: { doc: 'a function or guard name used as a value', example: '`x = helper`' },
   E_NOT_CALLABLE: { doc: 'calling something that is not a function name or `Name.method`', example: '`n = 1; n()`' },
   E_NOT_CONSTANT: { doc: 'a guard or decorator argument that is not a constant (a decorator\'s list or object literal must hold constants only; the caret is at the first item that is not)', example: '`guard from_ip(request.ip)`, `@default([request.ip])`' },
@@ -181,6 +181,7 @@ const HTTP_TABLE = {
   invalid_json: { status: 400, message: 'Malformed JSON body', doc: 'a malformed JSON body (or nested deeper than 128 levels)' },
   invalid_text: { status: 400, message: 'Invalid text', doc: 'a JSON body whose string or key decodes to a lone UTF-16 surrogate (`"\\ud800"` without its pair): no database or response could hold it as written' },
   unauthorized: { status: 401, message: 'Unauthorized', doc: '`fail 401`, `response.unauthorized()`, the `auth` and `role` guards and `auth_user()` without a valid token (with `WWW-Authenticate: Bearer`)' },
+  token_revoked: { status: 401, message: 'Token revoked', doc: 'the `auth` and `role` guards and `auth_user()` with a token signed out by `auth_logout()` or `jwt_revoke()` (with `WWW-Authenticate: Bearer`): sign in again' },
   invalid_api_key: { status: 401, message: 'Invalid API key', doc: 'the `api_key` guard: `X-API-Key` missing or not one of the configured keys' },
   forbidden: { status: 403, message: 'Forbidden', doc: '`fail 403`, `response.forbidden()`, the `role` guard' },
   csrf_invalid: { status: 403, message: 'Invalid CSRF token', doc: 'the `csrf` guard: token missing, not equal to the `rvm_csrf` cookie, badly signed or for another session, or a foreign `Origin`' },
@@ -192,7 +193,7 @@ const HTTP_TABLE = {
   invalid_query: { status: 400, message: 'Invalid query', doc: 'a record filter, option or cursor computed at run time that names an unknown field or operator, has a value of the wrong type, or is malformed (a limit over 1000, a damaged, foreign or forged `after` cursor); an operator object that came from the request; a range, prefix or list on a `@hidden` field, or an order by one; a record write given the request\'s data as it came' },
   database_unavailable: { status: 503, message: 'The database is unavailable', doc: 'the records database could not be reached or did not answer in time' },
   store_unavailable: { status: 503, message: 'The shared store is unavailable', doc: 'the shared store (Redis, or the primary process under `--workers`) could not be reached or did not answer within its command timeout' },
-  store_full: { status: 503, message: 'The shared store is full', doc: 'a new replay mark or attempt counter (security state) while the in-process store holds `store.maxSecurityKeys` live ones (100 000 by default): refused rather than forget one' },
+  store_full: { status: 503, message: 'The shared store is full', doc: 'a new replay mark, attempt counter or revoked token (security state) while the in-process store holds `store.maxSecurityKeys` live ones (100 000 by default): refused rather than forget one' },
   payload_too_large: { status: 413, message: 'Payload too large', doc: 'a body over the limit (1 MiB by default)' },
   unsupported_media_type: { status: 415, message: 'Unsupported media type', doc: 'a body whose content type rvm does not parse, or a charset other than UTF-8' },
   validation_failed: { status: 422, message: 'Validation failed', doc: '`validate {}` / `query {}` failures, and record writes (`T.create`, `save`, `T.update`) refused by their type\'s decorators (with `details`)' },

@@ -16,7 +16,7 @@ export const API_KEY_SCHEME = { name: 'apiKeyAuth', scheme: { type: 'apiKey', in
 const UNAUTHORIZED: ErrorResponseSpec = {
   status: HTTP.unauthorized.status,
   code: HTTP.unauthorized.code,
-  description: `No valid token: none sent (Authorization: Bearer or the ${SESSION_COOKIE} cookie), or it is expired, tampered with or not HS256.`,
+  description: `No valid token: none sent (Authorization: Bearer or the ${SESSION_COOKIE} cookie), or it is expired, tampered with or not HS256; code token_revoked for a token signed out (auth_logout, jwt_revoke).`,
   headers: ['WWW-Authenticate'],
 };
 const AUTH_NOT_CONFIGURED: ErrorResponseSpec = {

@@ -1,11 +1,18 @@
 /**
- * JSON Web Tokens with jose: HS256 only (RFC 7518 §3.2), keys of at least 32 bytes, `iat` and
- * `exp` always set by rvm and `exp` always required, verification that never trusts the
+ * JSON Web Tokens with jose: HS256 only (RFC 7518 §3.2), keys of at least 32 bytes, `iat`, `exp`
+ * and a random `jti` set by rvm and `exp` always required, verification that never trusts the
  * token's own `alg` header. `jwt_create`, `jwt_verify`, `jwt_is_expired`.
+ *
+ * Log-out for stateless tokens: a revoked token's `jti` goes on a deny list in the shared store
+ * (`ctx.store`: in-process, the primary's over IPC under `--workers`, Redis across machines), kept
+ * until the token would expire anyway, so every worker and machine refuses it. The entries are
+ * security state (SECURITY_KEY_PREFIX): a flood of other keys never pushes one out, and a full
+ * budget refuses a new revocation (503 `store_full`) rather than forget a live one.
  */
+import { randomBytes } from 'node:crypto';
 import { SignJWT, decodeJwt, jwtVerify } from 'jose';
-import { RUNTIME, HostObject, RvmError, SecretText, fromJson, typeName } from '../../plugins/sdk.js';
-import type { PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
+import { RUNTIME, HostObject, RvmError, SECURITY_KEY_PREFIX, SecretText, fromJson, typeName } from '../../plugins/sdk.js';
+import type { KeyValueStore, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 
 /** The one algorithm rvm signs and accepts: a key serves one algorithm (RFC 8725 §3.1). */
 export const JWT_ALGORITHM = 'HS256';
@@ -20,6 +27,8 @@ export const CLOCK_SKEW_SECONDS = 30;
 export const MAX_TOKEN_LENGTH = 8 * 1024;
 /** Longest lifetime `jwt_create` gives: a credential meant to outlive a year should be an API key. */
 export const MAX_TTL_SECONDS = 366 * 24 * 60 * 60;
+/** Random bytes of the `jti` rvm gives a token: 128 bits, so two tokens never share one. */
+const TOKEN_ID_BYTES = 16;
 /** Nesting allowed in claims: deep enough for any real payload, and it stops a cyclic object. */
 const MAX_CLAIMS_DEPTH = 32;
 /** Registered claims (RFC 7519 §4.1) that must be text when given, or jose refuses the token later. */
@@ -107,6 +116,8 @@ export async function createJwt(claims: Value | undefined, secret: Value | undef
   const iat = seconds(nowMs);
   payload.iat = iat;
   payload.exp = iat + ttlSeconds;
+  // An id makes the token revocable (jwt_revoke, auth_logout); a given one is kept.
+  payload.jti ??= randomBytes(TOKEN_ID_BYTES).toString('base64url');
   const token = await new SignJWT(payload).setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT' }).sign(key);
   if (token.length > MAX_TOKEN_LENGTH) {
     throw new RvmError(`jwt_create(): the token would be ${token.length} characters, over the ${MAX_TOKEN_LENGTH} rvm accepts; put less in the claims`, RUNTIME.invalid_claims);
@@ -146,6 +157,41 @@ export function isJwtExpired(token: Value | undefined, nowMs: number = Date.now(
   return typeof exp !== 'number' || seconds(nowMs) >= exp;
 }
 
+/** Where a revoked token's `jti` is kept. */
+export const REVOKED_TOKEN_PREFIX = `${SECURITY_KEY_PREFIX}jwt:revoked:`;
+
+/** The token id of verified claims, or null when the token carries none (it cannot be revoked). */
+function tokenId(claims: ValueObject): string | null {
+  const jti = claims.jti;
+  return typeof jti === 'string' && jti !== '' ? jti : null;
+}
+
+/** Whether the token of verified `claims` was revoked; synchronous when the store answers so. */
+export function isRevoked(store: KeyValueStore, claims: ValueObject): boolean | Promise<boolean> {
+  const jti = tokenId(claims);
+  // A token without an id was never put on the list: nothing to ask the store.
+  if (jti === null) return false;
+  const mark = store.get(REVOKED_TOKEN_PREFIX + jti);
+  return mark instanceof Promise ? mark.then((m) => m !== undefined) : mark !== undefined;
+}
+
+/**
+ * Puts the token of verified `claims` on the deny list until its `exp` plus the skew verification
+ * allows (then it is refused anyway and the entry goes). False when it cannot be revoked: it has
+ * no `jti` (tokens rvm signs always have one) or no `exp`. Throws StoreFullError (503 `store_full`)
+ * when the store's security budget is full.
+ */
+export function revoke(store: KeyValueStore, claims: ValueObject, nowMs: number = Date.now()): boolean | Promise<boolean> {
+  const jti = tokenId(claims);
+  const exp = claims.exp;
+  if (jti === null || typeof exp !== 'number') return false;
+  const ttlMs = (exp + CLOCK_SKEW_SECONDS) * 1000 - nowMs;
+  // Past that moment no verification accepts it: it is as good as revoked.
+  if (ttlMs <= 0) return true;
+  const written = store.set(REVOKED_TOKEN_PREFIX + jti, true, ttlMs);
+  return written instanceof Promise ? written.then(() => true) : true;
+}
+
 /** Registers jwt_create, jwt_verify and jwt_is_expired. */
 export function registerJwt(rvm: PluginApi): void {
   rvm.native('jwt_create', (_ctx, claims, secret, ttl) => createJwt(claims, secret, ttl), {
@@ -156,15 +202,17 @@ export function registerJwt(rvm: PluginApi): void {
       { name: 'ttl_seconds', type: 'int', selfChecked: true, doc: `lifetime in seconds, 1 to ${MAX_TTL_SECONDS}` },
     ],
     returns: 'text',
-    doc: `Signs the claims as an HS256 JWT that expires after ttl_seconds; rvm sets iat and exp (over any given). A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error: use secure_random(32), never a password. Claims that are not JSON data (secrets included) are an invalid_claims error.`,
+    doc: `Signs the claims as an HS256 JWT that expires after ttl_seconds; rvm sets iat and exp (over any given) and a random jti (unless one is given), which jwt_revoke and auth_logout put on the deny list. A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error: use secure_random(32), never a password. Claims that are not JSON data (secrets included) are an invalid_claims error.`,
   });
 
   rvm.native(
     'jwt_verify',
-    async (_ctx, token, secret) => {
+    async (ctx, token, secret) => {
       const key = keyBytes('jwt_verify()', secret);
-      const claims = await verifyJwtClaims(token, key);
-      return claims === null ? null : (fromJson(claims) as ValueObject);
+      const payload = await verifyJwtClaims(token, key);
+      if (payload === null) return null;
+      const claims = fromJson(payload) as ValueObject;
+      return (await isRevoked(ctx.store, claims)) ? null : claims;
     },
     {
       params: [
@@ -173,7 +221,7 @@ export function registerJwt(rvm: PluginApi): void {
         { name: 'secret', type: 'any', doc: 'the HS256 key: text or a secret of at least 32 bytes' },
       ],
       returns: 'object',
-      doc: `The verified claims of an HS256 token, or null when the signature is wrong, it has expired (${CLOCK_SKEW_SECONDS} s skew allowed) or has no exp, its header names another algorithm or none, or it is malformed or longer than ${MAX_TOKEN_LENGTH} characters. A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error.`,
+      doc: `The verified claims of an HS256 token, or null when the signature is wrong, it was revoked (jwt_revoke, auth_logout), it has expired (${CLOCK_SKEW_SECONDS} s skew allowed) or has no exp, its header names another algorithm or none, or it is malformed or longer than ${MAX_TOKEN_LENGTH} characters. A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error.`,
     },
   );
 

@@ -6,7 +6,7 @@
  */
 import { HALT, HTTP, RUNTIME, RvmError, SESSION_COOKIE, fromJson, requestToken } from '../../plugins/sdk.js';
 import type { CallContext, Halt, PluginApi, SecretSource, ValueObject } from '../../plugins/sdk.js';
-import { CLOCK_SKEW_SECONDS, keyBytes, verifyJwtClaims } from './jwt.js';
+import { CLOCK_SKEW_SECONDS, isRevoked, keyBytes, revoke, verifyJwtClaims } from './jwt.js';
 import { Rechecked, type Clock } from './rechecked.js';
 import { TokenCache } from './token-cache.js';
 
@@ -26,6 +26,8 @@ export const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer' } as const;
 /** Keys in `ctx.locals`: the verified claims (shared with the cache: never mutated) and the user handed to code. */
 const CLAIMS_LOCAL = 'auth.claims';
 const USER_LOCAL = 'auth.user';
+/** Set in `ctx.locals` when the request's token was revoked: its 401 says so (`token_revoked`). */
+const REVOKED_LOCAL = 'auth.revoked';
 
 /** What a StoredUserLookup answers when no record stands behind the token (no `User` type, or a `sub` that is no record id): the claims alone are the user. */
 export const CLAIMS_ONLY = Symbol('claims only');
@@ -63,8 +65,11 @@ export function configuredKey(secrets: SecretSource): string | null {
   return fromFile === null || fromFile === '' ? null : fromFile;
 }
 
-/** The 401 every authentication failure answers, with the Bearer challenge. */
+/** The 401 every authentication failure answers, with the Bearer challenge; `token_revoked` for a signed-out token. */
 export function unauthorized(ctx: CallContext): Halt {
+  if (ctx.locals.get(REVOKED_LOCAL) === true) {
+    return ctx.fail(HTTP.token_revoked.status, 'The token was revoked (signed out): sign in again', HTTP.token_revoked.code, BEARER_CHALLENGE);
+  }
   return ctx.fail(HTTP.unauthorized.status, 'Authentication required', HTTP.unauthorized.code, BEARER_CHALLENGE);
 }
 
@@ -95,34 +100,75 @@ export class AuthSession {
   }
 
   /**
-   * The verified claims of the request's token, or null when it sent none or an invalid one.
-   * Synchronous when the request or the cache already knows the token; a Promise the first time.
-   * Throws RvmError `auth_not_configured` when the app has no JWT key, `weak_secret` when it is short.
+   * The verified claims of the request's token, or null when it sent none, an invalid or a
+   * revoked one. Synchronous when the request or the cache already knows the token and the store
+   * answers synchronously (in-process); a Promise otherwise. Throws RvmError
+   * `auth_not_configured` when the app has no JWT key, `weak_secret` when it is short.
    */
   authenticate(ctx: CallContext): ValueObject | null | Promise<ValueObject | null> {
     const locals = ctx.locals;
     if (locals.has(CLAIMS_LOCAL)) return locals.get(CLAIMS_LOCAL) as ValueObject | null;
+    const claims = this.verified(ctx, requestToken(ctx.request));
+    return isPromise<ValueObject | null>(claims) ? claims.then((c) => this.admit(ctx, c)) : this.admit(ctx, claims);
+  }
+
+  /**
+   * The claims of `token` verified with the app's key (the cache first), or null when it is no
+   * valid token; the deny list is not asked. Throws as `authenticate` does.
+   */
+  verified(ctx: CallContext, token: string | null): ValueObject | null | Promise<ValueObject | null> {
     const now = this.now();
+    // Before looking at the token: an app without a key hears so at its first request, token or not.
     const keyText = this.currentKey(ctx.app.secrets, now);
-    const token = requestToken(ctx.request);
-    if (token === null) {
-      locals.set(CLAIMS_LOCAL, null);
-      return null;
-    }
+    if (token === null) return null;
     const cached = this.cache.get(token, now);
-    if (cached !== undefined) {
-      locals.set(CLAIMS_LOCAL, cached);
-      return cached;
-    }
+    if (cached !== undefined) return cached;
     return verifyJwtClaims(token, this.keyData, now).then((payload) => {
       const claims = payload === null ? null : (fromJson(payload) as ValueObject);
       // A key rotated while jose was verifying must not receive an entry checked with the old one.
       if (claims !== null && this.cacheKey === keyText) {
         this.cache.set(token, claims, ((payload!.exp as number) + CLOCK_SKEW_SECONDS) * 1000);
       }
-      locals.set(CLAIMS_LOCAL, claims);
       return claims;
     });
+  }
+
+  /** Keeps for the request the claims of its token, or null when it sent none, an invalid one or a revoked one (asked of the shared store). */
+  private admit(ctx: CallContext, claims: ValueObject | null): ValueObject | null | Promise<ValueObject | null> {
+    const settle = (revoked: boolean): ValueObject | null => {
+      if (revoked) ctx.locals.set(REVOKED_LOCAL, true);
+      const admitted = revoked ? null : claims;
+      ctx.locals.set(CLAIMS_LOCAL, admitted);
+      return admitted;
+    };
+    if (claims === null) return settle(false);
+    const revoked = isRevoked(ctx.store, claims);
+    return isPromise<boolean>(revoked) ? revoked.then(settle) : settle(revoked);
+  }
+
+  /**
+   * `auth_logout()`: revokes the request's own token, which from then on is no credential in this
+   * request either. False when it sent no valid token, or one without a `jti` (not revocable).
+   */
+  logout(ctx: CallContext): boolean | Promise<boolean> {
+    const signOut = (claims: ValueObject | null): boolean | Promise<boolean> => {
+      if (claims === null) return false;
+      const revoked = revoke(ctx.store, claims, this.now());
+      const forget = (done: boolean): boolean => {
+        if (done) for (const [key, value] of [[CLAIMS_LOCAL, null], [USER_LOCAL, null], [REVOKED_LOCAL, true]] as const) ctx.locals.set(key, value);
+        return done;
+      };
+      return isPromise<boolean>(revoked) ? revoked.then(forget) : forget(revoked);
+    };
+    const claims = this.authenticate(ctx);
+    return isPromise<ValueObject | null>(claims) ? claims.then(signOut) : signOut(claims);
+  }
+
+  /** `jwt_revoke(token)`: revokes a token signed with the app's key; false when it is no valid token or has no `jti`. */
+  revokeToken(ctx: CallContext, token: string | null): boolean | Promise<boolean> {
+    const claims = this.verified(ctx, token);
+    const revokeIt = (c: ValueObject | null): boolean | Promise<boolean> => (c === null ? false : revoke(ctx.store, c, this.now()));
+    return isPromise<ValueObject | null>(claims) ? claims.then(revokeIt) : revokeIt(claims);
   }
 
   /**
@@ -185,6 +231,23 @@ export function registerSession(rvm: PluginApi, session: AuthSession): void {
       params: [],
       returns: 'object',
       doc: `The verified claims of the caller's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie), with the stored User's fields merged over them once the app has a type User (then a token whose sub is a record id naming no stored User answers 401, and a database that cannot be read 503 database_unavailable, never the claims alone). Without a valid token it ends the request with 401 unauthorized and WWW-Authenticate: Bearer, so a guard_definition may call it without a prior guard auth (use auth_check() for optional flows). auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
+    },
+  );
+
+  rvm.native('auth_logout', (ctx) => session.logout(ctx), {
+    params: [],
+    returns: 'bool',
+    doc: `Signs the caller out: the request's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie) goes on the deny list in the shared store until it expires, so the auth and role guards, auth_user() and jwt_verify refuse it on every worker and machine (401 token_revoked), this request included. True when a token was revoked; false when the request carries no valid token, or one without a jti (tokens of jwt_create always have one). It does not delete the cookie: set_cookie('${SESSION_COOKIE}', '', { max_age: 0 }). 503 store_full rather than a forgotten revocation when the store's security budget is full.`,
+  });
+
+  rvm.native(
+    'jwt_revoke',
+    (ctx, token) => session.revokeToken(ctx, typeof token === 'string' ? token : null),
+    {
+      // What is not a token revokes nothing: false, never an error.
+      params: [{ name: 'token', type: 'text', selfChecked: true }],
+      returns: 'bool',
+      doc: `Puts a token signed with the app's key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}, as the auth guard verifies) on the deny list in the shared store until its exp, so the auth and role guards, auth_user() and jwt_verify refuse it on every worker and machine (401 token_revoked). True when it is revoked; false when it is not a valid token of that key (expired, tampered with) or has no jti. 503 store_full rather than a forgotten revocation when the store's security budget is full.`,
     },
   );
 

@@ -94,6 +94,21 @@ describe('showcase: auth', () => {
     assert.equal((await call({ url: '/members/premium', headers: { authorization: `Bearer ${adaToken}` } })).status, 200);
   });
 
+  test('logout revokes the token: the same token is 401 token_revoked afterwards, by Bearer and by cookie', async () => {
+    const token = (await login(ADA)).json().token as string;
+    const cookie = { cookie: `rvm_session=${token}` };
+    assert.equal((await call({ url: '/me', headers: cookie })).status, 200);
+    const out = await call({ method: 'POST', url: '/auth/logout', headers: cookie });
+    assert.equal(out.status, 204, out.body);
+    for (const headers of [cookie, { authorization: `Bearer ${token}` }]) {
+      const me = await call({ url: '/me', headers });
+      assert.equal(me.status, 401, me.body);
+      assert.equal(me.json().code, 'token_revoked');
+    }
+    assert.deepEqual((await call({ url: '/auth/session', headers: cookie })).json().claims, null, 'jwt_verify refuses it too');
+    assert.equal((await call({ url: '/me', headers: { authorization: `Bearer ${adaToken}` } })).status, 200, 'other sessions stay signed in');
+  });
+
   test('register hashes with argon2id; /auth/session verifies and reads expiry; logout deletes the cookie', async () => {
     const reg = await call({ method: 'POST', url: '/auth/register', body: { email: 'New@Example.com', password: 'a long password' } });
     assert.equal(reg.status, 201);

@@ -12,8 +12,11 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
-import { type App } from '../../vm/runtime/app.js';
+import { loadApp as loadWith, type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
+import { STANDARD_PLUGINS } from '../../stdlib/index.js';
+import { auth } from '../../stdlib/auth/index.js';
+import type { PluginDefinition, StoredRecords } from '../../plugins/sdk.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 
@@ -153,5 +156,66 @@ describe('auth_user() without a type User', () => {
       await app.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('auth_user() reads the stored user once per request', () => {
+  let app: App;
+  let dir: string;
+  let userId: string;
+  /** Reads of a stored record by the auth plugin, counted where it asks the records plugin. */
+  let reads = 0;
+
+  /** The auth plugin with its stored-records port counted: everything else is the real plugin. */
+  const countedAuth: PluginDefinition = {
+    ...auth,
+    setup(rvm) {
+      const records = rvm.storedRecords!;
+      const counted: StoredRecords = {
+        find: (ctx, type, id) => {
+          reads++;
+          return records.find(ctx, type, id);
+        },
+        declares: (type) => records.declares(type),
+      };
+      return auth.setup({ ...rvm, storedRecords: counted });
+    },
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rvm-auth-user-once-'));
+    writeFileSync(join(dir, 'routes.rvm'), `${USERS}
+guard_definition signed_in {
+  state.user = auth_user()
+}
+
+route GET /twice {
+  guard role('user')
+  guard signed_in
+  response.ok({ from_guard: state.user.name, from_handler: auth_user().name, again: auth_user().email })
+}
+`);
+    const standard = STANDARD_PLUGINS.map((p) => (p.name === auth.name ? countedAuth : p));
+    app = await loadWith(dir, { cache: false, standard, logger: captureLogger(), settings: { env: { JWT_SECRET: SECRET } } });
+    const res = await inject(app, { method: 'POST', url: '/users', body: { email: 'ada@example.com', name: 'Ada', password_hash: 'h' } });
+    assert.equal(res.status, 201, res.body);
+    userId = (res.json() as { id: string }).id;
+  });
+
+  after(async () => {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the role guard, a guard_definition and the handler calling auth_user() twice make one read', async () => {
+    const headers = { authorization: `Bearer ${await sign({ sub: userId })}` };
+    reads = 0;
+    const res = await inject(app, { url: '/twice', headers });
+    assert.equal(res.status, 200, res.body);
+    assert.deepEqual(res.json(), { from_guard: 'Ada', from_handler: 'Ada', again: 'ada@example.com' });
+    assert.equal(reads, 1, 'one read of the stored User in the request');
+    // Per request, not per process: the next request reads again, so a changed record is seen.
+    assert.equal((await inject(app, { url: '/twice', headers })).status, 200);
+    assert.equal(reads, 2);
   });
 });

@@ -12,9 +12,9 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * 7: decorator arguments may be lists and objects (`@default([])`). 8: record call references
  * (`save`, `delete`, `transaction`) and the argument shapes of `Name.method(...)` calls.
  * 9: the argument shape `r`, the request's data as the client sent it (a cached module without
- * it would skip the check of record writes).
+ * it would skip the check of record writes). 10: the ambient `state` (LOAD_AMBIENT 5).
  */
-export const FORMAT_VERSION = 9;
+export const FORMAT_VERSION = 10;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';

@@ -89,7 +89,7 @@ const target = { name: 'target', kind: 'target' } as const;
 const argc = { name: 'argc', kind: 'count' } as const;
 
 /** Ambient names readable in every chunk; LOAD_AMBIENT's operand indexes this list. */
-export const AMBIENT_NAMES = ['request', 'body', 'params', 'query', 'response'] as const;
+export const AMBIENT_NAMES = ['request', 'body', 'params', 'query', 'response', 'state'] as const;
 export type AmbientName = (typeof AMBIENT_NAMES)[number];
 
 export const OPCODES: readonly OpInfo[] = [
@@ -101,7 +101,7 @@ export const OPCODES: readonly OpInfo[] = [
   { op: Op.DUP, name: 'DUP', operands: [], pop: 1, push: 2, stack: 'a -> a a', doc: 'Duplicate the top value.' },
   { op: Op.LOAD_LOCAL, name: 'LOAD_LOCAL', operands: [slot], pop: 0, push: 1, stack: '-> locals[slot]', doc: 'Push a local variable.' },
   { op: Op.STORE_LOCAL, name: 'STORE_LOCAL', operands: [slot], pop: 1, push: 0, stack: 'v ->', doc: 'Pop into a local variable.' },
-  { op: Op.LOAD_AMBIENT, name: 'LOAD_AMBIENT', operands: [{ name: 'name', kind: 'ambient' }], pop: 0, push: 1, stack: '-> request|body|params|query|response', doc: 'Push one of the request-scoped values (AMBIENT_NAMES).' },
+  { op: Op.LOAD_AMBIENT, name: 'LOAD_AMBIENT', operands: [{ name: 'name', kind: 'ambient' }], pop: 0, push: 1, stack: '-> request|body|params|query|response|state', doc: 'Push one of the request-scoped values (AMBIENT_NAMES).' },
   { op: Op.GET_FIELD, name: 'GET_FIELD', operands: [k], pop: 1, push: 1, stack: 'obj -> obj.consts[k]', doc: 'Read a field; a missing field is null, a field of null is a runtime error.' },
   { op: Op.GET_INDEX, name: 'GET_INDEX', operands: [], pop: 2, push: 1, stack: 'obj i -> obj[i]', doc: 'Index a list (by int), object (by text) or text (by int); out of range is null.' },
   { op: Op.SET_FIELD, name: 'SET_FIELD', operands: [k], pop: 2, push: 0, stack: 'obj v ->', doc: 'Write a field of an object.' },

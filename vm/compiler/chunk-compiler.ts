@@ -124,7 +124,7 @@ export class ChunkCompiler {
 
   /** Declares a loop variable or catch name; ambient names cannot be rebound. */
   private declareBinding(name: string, at: Pos): number {
-    if (this.isAmbient(name)) this.reporter.error(DIAG.E_ASSIGN_AMBIENT, `'${name}' is provided by the runtime and cannot be assigned`, at);
+    if (this.isAmbient(name)) this.ambientAssigned(name, at, undefined);
     return this.declare(name, at);
   }
 
@@ -205,9 +205,7 @@ export class ChunkCompiler {
         this.expr(stmt.value);
         let slot = this.scopes.lookup(target.name);
         if (slot === undefined) {
-          if (this.isAmbient(target.name)) {
-            this.reporter.error(DIAG.E_ASSIGN_AMBIENT, `'${target.name}' is provided by the runtime and cannot be assigned`, target, { length: target.name.length });
-          }
+          if (this.isAmbient(target.name)) this.ambientAssigned(target.name, target, target.name.length);
           slot = this.declare(target.name, target);
         }
         this.emitter.emit(Op.STORE_LOCAL, [slot], stmt);
@@ -397,6 +395,19 @@ export class ChunkCompiler {
     this.reporter.error(DIAG.E_ASSIGN_AMBIENT, `'${root.name}' holds what the client sent and cannot be changed`, target, {
       hint: 'copy what you need into a local first: page = query.page',
     });
+  }
+
+  /** `body = …`, `for request in …`: the runtime's names stay bound to the request's values; `length` underlines the name. */
+  private ambientAssigned(name: string, at: Pos, length: number | undefined): void {
+    if (name === 'state') {
+      // The one object is what middleware, guards and the handler share: replacing it would hand later code another.
+      this.reporter.error(DIAG.E_ASSIGN_AMBIENT, "'state' is the request's shared object and cannot be replaced", at, {
+        length,
+        hint: 'set a field of it instead: state.user = auth_user()',
+      });
+      return;
+    }
+    this.reporter.error(DIAG.E_ASSIGN_AMBIENT, `'${name}' is provided by the runtime and cannot be assigned`, at, { length });
   }
 
   private isAmbient(name: string): boolean {

@@ -655,8 +655,10 @@ function ambient(host: VmHost, index: number): Value {
       return host.paramsValue();
     case 3:
       return host.queryValue();
-    default:
+    case 4:
       return host.responseValue();
+    default:
+      return host.stateValue();
   }
 }
 

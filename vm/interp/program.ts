@@ -30,6 +30,8 @@ export interface VmHost extends CallContext {
   paramsValue(): Value;
   queryValue(): Value;
   responseValue(): Value;
+  /** The request's `state`: an object of its own, empty at first, that middleware, guards and the handler share. */
+  stateValue(): Value;
   /** The value of the ambient `body` (the raw body, or the validated fields after VALIDATE). */
   body: Value;
   /**

@@ -1,6 +1,6 @@
 /**
  * The per-request context: what natives and guards see (`CallContext`) and the language values
- * the VM reads (`request`, `params`, `query`, `body`, `response`). Everything is computed on
+ * the VM reads (`request`, `params`, `query`, `body`, `response`, `state`). Everything is computed on
  * first read, so a handler that touches nothing pays for nothing.
  */
 import { PassThrough } from 'node:stream';
@@ -222,6 +222,7 @@ export class RequestContext implements VmHost {
   private _queryValue: Value | null = null;
   private _rawQueryValue: Value | null = null;
   private _responseValue: ResponseValue | null = null;
+  private _stateValue: ValueObject | null = null;
   private _cookiesValue: Value | null = null;
   private origins: RequestOrigins | null = null;
 
@@ -521,6 +522,11 @@ export class RequestContext implements VmHost {
   /** The language's `response` value: live `status` and `headers` of the draft. */
   responseValue(): Value {
     return (this._responseValue ??= new ResponseValue(this.response));
+  }
+
+  /** The language's `state`: made on first read, so each request has its own and one that never reads it pays nothing. */
+  stateValue(): Value {
+    return (this._stateValue ??= {});
   }
 }
 
