@@ -126,7 +126,7 @@ export interface Limits {
   readonly cpuTimeMs: number;
   /** How long a request runs before it yields the event loop to the others. */
   readonly timeSliceMs: number;
-  /** Wall-clock time from a request's arrival to its answer, awaits included (503 `request_timeout`). */
+  /** Wall-clock time from a request's arrival to its answer, awaits included (503 `deadline_exceeded`; 408 `request_timeout` is the server's, for a request whose headers arrive too slowly). */
   readonly wallTimeMs: number;
   /** Requests being served at once; past it, 503 `overloaded`. */
   readonly maxInFlight: number;

@@ -42,6 +42,7 @@ export { clientPrefix } from './kit/client-prefix.js';
 export { SESSION_COOKIE, bearerToken, requestToken } from './kit/session-token.js';
 export { andThen, answerOf, type Answer } from './kit/answer.js';
 export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
+export { unstorableText } from '../vm/runtime/validate.js';
 export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
 export { RESPONSE_HELPERS, VALIDATION_ERROR_SCHEMA } from '../vm/compiler/infer.js';
 export { RECORD_TYPE_KEYWORD, objectSchema } from '../vm/compiler/field-schema.js';

@@ -7,6 +7,7 @@
  */
 import { InvalidQueryError, UnstorableValueError, type ColumnSpec, type ColumnType, type StoredValue, type TableSpec } from './store.js';
 import { UUID_PATTERN } from './uuid.js';
+import { unstorableText } from '../../plugins/sdk.js';
 
 /** A field's type: a declared column type, or `uuid` for the implicit id. */
 export type FieldType = ColumnType | 'uuid';
@@ -113,22 +114,6 @@ export function clip(text: string): string {
  * every database alike, instead of failing inside PostgreSQL.
  */
 export const MAX_INDEXED_TEXT_BYTES = 2000;
-
-/** A lone UTF-16 surrogate: UTF-8 cannot encode it, so the drivers store U+FFFD in its place. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Whether `text` is well-formed UTF-16 (no lone surrogate): Node's native check where it has one (20+). */
-export const isWellFormed: (text: string) => boolean =
-  typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
-    ? (text) => (text as string & { isWellFormed(): boolean }).isWellFormed()
-    : (text) => !LONE_SURROGATE.test(text);
-
-/** The problem of a text no database can store as given (NUL, a lone surrogate), or null. */
-function unstorableText(text: string): { rule: string; message: string } | null {
-  if (text.includes('\u0000')) return { rule: 'no_nul', message: 'must not contain NUL characters' };
-  if (!isWellFormed(text)) return { rule: 'well_formed', message: 'must not contain a lone surrogate' };
-  return null;
-}
 
 /**
  * Refuses a text that a write to `field` could not store as given, the same on every database:

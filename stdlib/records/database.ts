@@ -1,7 +1,8 @@
 /**
  * Which database an app's records live in, and its one open store per process: SQLite at
- * `<app>/.rvm/data.sqlite` by default, PostgreSQL when `DATABASE_URL` is set (the environment,
- * else `rvm.config.json` `database.url`). A dev reload links a new version of the app while the
+ * `<app>/.rvm/data.sqlite` by default (elsewhere with `SQLITE_PATH`, else `rvm.config.json`
+ * `database.sqlite`), PostgreSQL when `DATABASE_URL` is set (the environment, else
+ * `rvm.config.json` `database.url`). A dev reload links a new version of the app while the
  * previous one may still be answering, so both share the store: it closes with its last user.
  */
 import { isAbsolute, join, relative } from 'node:path';
@@ -30,8 +31,11 @@ export function poolPerWorker(pool: number, workers: number): number {
   return workers <= 1 ? pool : Math.max(MIN_PG_POOL_PER_WORKER, Math.floor(pool / workers));
 }
 
-/** Where the SQLite file lives, relative to the app folder. */
+/** Where the SQLite file lives by default, relative to the app folder. */
 export const SQLITE_PATH = join('.rvm', 'data.sqlite');
+
+/** The environment variable that puts the SQLite file elsewhere (over `database.sqlite`, as `DATABASE_URL` over `database.url`). */
+export const SQLITE_PATH_ENV = 'SQLITE_PATH';
 
 /**
  * The database of an app: `shown` names it in logs and `rvm db`, `line` is what `rvm run`
@@ -53,10 +57,11 @@ function shownUrl(url: string): string {
 export function databaseTarget(settings: AppSettings): DatabaseTarget {
   const config = settings.config.database;
   if (config !== undefined && (config === null || typeof config !== 'object' || Array.isArray(config))) {
-    throw new Error('rvm.config.json: "database" must be an object ({"url": …, "pool": …})');
+    throw new Error('rvm.config.json: "database" must be an object ({"url": …, "pool": …, "sqlite": …})');
   }
   const section = (config ?? {}) as Record<string, unknown>;
   if (section.url !== undefined && typeof section.url !== 'string') throw new Error('rvm.config.json: "database.url" must be text');
+  if (section.sqlite !== undefined && (typeof section.sqlite !== 'string' || section.sqlite === '')) throw new Error('rvm.config.json: "database.sqlite" must be the path of a file');
   const pool = section.pool ?? PG_POOL_SIZE;
   if (typeof pool !== 'number' || !Number.isInteger(pool) || pool < 1 || pool > MAX_PG_POOL_SIZE) {
     throw new Error(`rvm.config.json: "database.pool" must be an integer from 1 to ${MAX_PG_POOL_SIZE}`);
@@ -67,8 +72,10 @@ export function databaseTarget(settings: AppSettings): DatabaseTarget {
     const mine = poolPerWorker(pool, workers);
     return { kind: 'postgres', url, pool: mine, shown: `postgres ${shownUrl(url)}`, line: `PostgreSQL ${shownUrl(url)}, ${poolText(pool, mine, workers)}` };
   }
+  // Relative to the app folder, as the default is (a bundle's: the working directory).
   const dir = settings.dir ?? process.cwd();
-  const path = join(dir, SQLITE_PATH);
+  const chosen = settings.secrets.env(SQLITE_PATH_ENV) || (section.sqlite as string | undefined) || SQLITE_PATH;
+  const path = isAbsolute(chosen) ? chosen : join(dir, chosen);
   const rel = relative(process.cwd(), path);
   const file = rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
   return { kind: 'sqlite', path, shown: `sqlite ${file}`, line: workers > 1 ? `SQLite ${file}, shared by the ${workers} workers` : `SQLite ${file}` };

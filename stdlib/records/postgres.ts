@@ -157,7 +157,7 @@ const TYPES = {
 const UNAVAILABLE_STATE = /^(08|53|57|55P03|40001|40P01)/;
 
 /** Whether a pg error is the server's answer (it has a SQLSTATE); any other failure is the connection's. */
-function fromServer(error: unknown): error is { code: string; severity: string; constraint?: unknown; table?: unknown } {
+function fromServer(error: unknown): error is { code: string; severity: string; message: string; constraint?: unknown; table?: unknown } {
   const e = error as { code?: unknown; severity?: unknown } | null;
   return typeof e?.severity === 'string' && typeof e.code === 'string';
 }
@@ -179,11 +179,13 @@ function mapError(error: unknown, tables: Tables): unknown {
       const field = conflictField(tables, String(error.table ?? ''), String(error.constraint ?? ''));
       return new ConflictError(field ? `a record with this ${field} already exists` : 'a record with these values already exists', field);
     }
-    if (UNAVAILABLE_STATE.test(error.code)) return new DatabaseUnavailableError(`the database is unavailable (${error.code})`);
+    if (UNAVAILABLE_STATE.test(error.code)) return new DatabaseUnavailableError(`the database is unavailable (${error.code}: ${error.message})`);
     return error;
   }
-  // No SQLSTATE: the connection failed (refused, reset, timed out, terminated).
-  if (error instanceof Error) return new DatabaseUnavailableError(`the database is unavailable (${((error as { code?: unknown }).code as string) ?? error.message})`);
+  // No SQLSTATE: the connection failed (refused, reset, timed out, terminated). The driver's
+  // words are the cause the app log shows (`connect ECONNREFUSED 10.0.0.6:5432`), never a client;
+  // an AggregateError (every address of a host refused) has only its code.
+  if (error instanceof Error) return new DatabaseUnavailableError(`the database is unavailable (${error.message || String((error as { code?: unknown }).code ?? error.name)})`);
   return error;
 }
 

@@ -18,15 +18,39 @@ const TRANSACTION = 'records.transaction';
 export { RESULT_RETRY_AFTER_S } from './store.js';
 
 /**
+ * The database's outages as the app log tells them: the cause once, when a request first answers
+ * 503 database_unavailable, and once more when a request reaches the database again, however many
+ * fail meanwhile (a line per failed request would bury the rest of the log, spec/deploy.md).
+ */
+class OutageLog {
+  down = false;
+
+  failed(ctx: CallContext, e: DatabaseUnavailableError): void {
+    if (this.down) return;
+    this.down = true;
+    ctx.log(`records: ${e.message}; requests that need it answer 503 database_unavailable until it is back`);
+  }
+
+  reached(ctx: CallContext): void {
+    if (!this.down) return;
+    this.down = false;
+    ctx.log('records: the database is available again');
+  }
+}
+
+/**
  * A store's failure (or a query the provider refused) as the answer it makes; anything else is
  * rethrown. `shape` is the type a write stored, whose `@hidden` fields a refusal does not name.
  */
-function answerFailure(ctx: CallContext, e: unknown, shape?: TypeShape): Halt {
-  if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e, ctx.app.dev));
+function answerFailure(ctx: CallContext, e: unknown, outage: OutageLog, shape?: TypeShape): Halt {
+  if (e instanceof QueryProblem) return answerFailure(ctx, invalidQuery(e, ctx.app.dev), outage);
   if (e instanceof ConflictError) return ctx.fail(409, e.field === null ? 'Conflict' : `Conflict: ${e.field} is already taken`, 'conflict');
   if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
   if (e instanceof UnstorableValueError) return refuse(ctx, shape ?? null, [{ field: e.field, rule: e.rule, message: e.message }]);
-  if (e instanceof DatabaseUnavailableError) return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
+  if (e instanceof DatabaseUnavailableError) {
+    outage.failed(ctx, e);
+    return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
+  }
   if (e instanceof StoreOverloadedError) return ctx.fail(503, 'The server is busy; try again shortly', 'overloaded', { 'retry-after': String(e.retryAfterS) });
   throw e;
 }
@@ -124,6 +148,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
 
   /** Whether the store has been brought to the app's types (record operations then start at once). */
   let isSynced = false;
+  const outage = new OutageLog();
 
   /** Brings the store to the app's types once per link (the first record operation waits for it). */
   const ready = (): Promise<void> => {
@@ -160,12 +185,17 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     let result: Answer<T>;
     try {
       result = isSynced ? work(opsOf(ctx)) : ready().then(() => work(opsOf(ctx)));
-      if (!(result instanceof Promise)) return answer(result);
+      if (!(result instanceof Promise)) {
+        outage.reached(ctx);
+        return answer(result);
+      }
     } catch (e) {
-      return answerFailure(ctx, e, shape);
+      return answerFailure(ctx, e, outage, shape);
     }
     // The answer and the failure in one `then`: one promise per operation on a network database.
-    return result.then(answer, (e: unknown) => answerFailure(ctx, e, shape));
+    // Only during an outage does a success also end it (a closure more per operation then, not always).
+    const answered = outage.down ? (value: T) => (outage.reached(ctx), answer(value)) : answer;
+    return result.then(answered, (e: unknown) => answerFailure(ctx, e, outage, shape));
   };
 
   /** `query` with its rows charged to the request's result memory (`where` and `page`: up to MAX_LIMIT rows of any size). */
@@ -380,7 +410,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       try {
         await takeTransaction(ctx).rollback();
       } catch (e) {
-        return answerFailure(ctx, e);
+        return answerFailure(ctx, e, outage);
       }
       // The error the block raised, raised again with its message and code (`err.code` in a catch).
       const message = String(getField(error, 'message') ?? 'the transaction failed');

@@ -3,7 +3,7 @@
  * rules accept) and dates / date-times inside an interval (what `@before`/`@after` accept).
  */
 import type { Arbitrary, FastCheck, FieldType } from '../../plugins/sdk.js';
-import { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, formatDate, formatDatetime } from '../../plugins/sdk.js';
+import { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, formatDate, formatDatetime, unstorableText } from '../../plugins/sdk.js';
 import { anyFileSample } from './file-samples.js';
 
 /** Longest generated text and list: enough to vary, small enough to keep runs fast. */
@@ -22,12 +22,11 @@ export function smallJson(fc: FastCheck): Arbitrary<unknown> {
 }
 
 /**
- * Whether a generated text is one a record can hold: no NUL, which no database stores as written
- * (a record write refuses it, 422 `no_nul`, spec/plugins/records.md, whatever the route's
- * validation said). Text arbitraries keep to these, or `rvm fuzz` would report every route that
- * stores text.
+ * Whether a generated text is one a `text` field accepts at all: no NUL and no lone surrogate,
+ * which every text field refuses before its decorators (422 `no_nul`, `well_formed`; no database
+ * could store them). Text arbitraries that mean to be accepted keep to these.
  */
-export const storableText = (text: string): boolean => !text.includes('\0');
+export const storableText = (text: string): boolean => unstorableText(text) === null;
 
 /** Any text, including astral and unusual characters (storableText). */
 export function anyText(fc: FastCheck): Arbitrary<string> {

@@ -14,7 +14,7 @@ import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { loadSettings } from '../../vm/runtime/config.js';
-import { MAX_PG_POOL_SIZE, MIN_PG_POOL_PER_WORKER, databaseTarget, openStoreCount, poolPerWorker } from '../../stdlib/records/database.js';
+import { MAX_PG_POOL_SIZE, MIN_PG_POOL_PER_WORKER, SQLITE_PATH, SQLITE_PATH_ENV, databaseTarget, openStoreCount, poolPerWorker } from '../../stdlib/records/database.js';
 import { PG_POOL_SIZE } from '../../stdlib/records/postgres.js';
 
 const USER = `type User {
@@ -213,4 +213,43 @@ test('a malformed database config stops the start as E_PLUGIN_SETUP of records',
     assert.match((e as Error).message, /records.*database\.pool/);
     return true;
   });
+});
+
+test(`the SQLite file's path: ${SQLITE_PATH_ENV} first, then database.sqlite, else .rvm/data.sqlite; a relative one is under the app folder`, (t) => {
+  const elsewhere = join(tmpdir(), 'rvm-elsewhere', 'app.db');
+  const fromEnv = databaseTarget(settingsOf(t, { database: { sqlite: 'from-config.db' } }, { [SQLITE_PATH_ENV]: elsewhere }).settings);
+  assert.equal((fromEnv as { path: string }).path, elsewhere, 'the environment wins over the file, as DATABASE_URL over database.url');
+  const relative = settingsOf(t, { database: { sqlite: 'data/app.db' } }, {});
+  assert.equal((databaseTarget(relative.settings) as { path: string }).path, join(relative.dir, 'data', 'app.db'));
+  const relativeEnv = settingsOf(t, {}, { [SQLITE_PATH_ENV]: 'var/env.db' });
+  assert.equal((databaseTarget(relativeEnv.settings) as { path: string }).path, join(relativeEnv.dir, 'var', 'env.db'));
+  const empty = settingsOf(t, {}, { [SQLITE_PATH_ENV]: '' });
+  assert.equal((databaseTarget(empty.settings) as { path: string }).path, join(empty.dir, SQLITE_PATH), 'an empty variable is unset');
+  for (const sqlite of ['', 3, null]) {
+    assert.throws(() => databaseTarget(settingsOf(t, { database: { sqlite } }, {}).settings), /"database\.sqlite" must be the path of a file/);
+  }
+  assert.equal(databaseTarget(settingsOf(t, { database: { sqlite: 'x.db' } }, { DATABASE_URL: 'postgres://h/d' }).settings).kind, 'postgres', 'DATABASE_URL still chooses PostgreSQL');
+});
+
+test(`an app keeps its records in the file database.sqlite or ${SQLITE_PATH_ENV} names, and nothing in .rvm/data.sqlite`, async (t) => {
+  const elsewhere = mkdtempSync(join(tmpdir(), 'rvm-sqlite-env-'));
+  t.after(() => rmSync(elsewhere, { recursive: true, force: true }));
+  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES, 'rvm.config.json': JSON.stringify({ database: { sqlite: 'data/app.db' } }) });
+  for (const [env, file] of [[{}, join(dir, 'data', 'app.db')], [{ [SQLITE_PATH_ENV]: join(elsewhere, 'env.db') }, join(elsewhere, 'env.db')]] as const) {
+    const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env } });
+    try {
+      assert.deepEqual(app.announcements, [{ label: 'Database', text: `SQLite ${file}` }]);
+      assert.equal((await inject(app, { method: 'POST', url: '/users', body: { email: 'a@b.co' } })).status, 201);
+    } finally {
+      await app.close();
+    }
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(file, { readonly: true });
+    try {
+      assert.deepEqual(db.prepare('SELECT email FROM "User"').all(), [{ email: 'a@b.co' }]);
+    } finally {
+      db.close();
+    }
+  }
+  assert.equal(existsSync(join(dir, SQLITE_PATH)), false);
 });

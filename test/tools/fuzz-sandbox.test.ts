@@ -83,6 +83,20 @@ describe('rvm fuzz against a throwaway database', () => {
     }
   });
 
+  test('neither the environment nor the copied rvm.config.json names a database: SQLITE_PATH, database.url and database.sqlite are gone, the rest kept', () => {
+    const config = { database: { url: 'postgres://x/y', sqlite: '/var/lib/app/data.sqlite', pool: 4 }, bodyLimit: '2mb' };
+    const dir = tempApp({ 'api/users.rvm': 'route GET /u {\n  response.ok(1)\n}\n', 'rvm.config.json': JSON.stringify(config) });
+    try {
+      const sandbox = makeSandbox(dir, { DATABASE_URL: 'postgres://x/y', SQLITE_PATH: '/var/lib/app/data.sqlite', HOME: '/home/x' });
+      assert.deepEqual(sandbox.env, { HOME: '/home/x' });
+      assert.deepEqual(JSON.parse(readFileSync(join(sandbox.dir, 'rvm.config.json'), 'utf8')), { database: { pool: 4 }, bodyLimit: '2mb' });
+      assert.deepEqual(JSON.parse(readFileSync(join(dir, 'rvm.config.json'), 'utf8')), config, 'the app\'s own config is untouched');
+      sandbox.remove();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('the copy holds the app and its secrets but not its data, packages or history; the data is untouched', () => {
     const dir = tempApp({
       'api/users.rvm': 'route GET /u {\n  response.ok(1)\n}\n',

@@ -131,6 +131,23 @@ const TYPE_MESSAGES: Record<FieldType, string> = {
   file: 'must be a file upload (multipart/form-data)',
 };
 
+/**
+ * What every `text` field refuses before its decorators run, as no database can store it as
+ * written: NUL (PostgreSQL refuses it) and a lone UTF-16 surrogate (UTF-8 cannot encode it; the
+ * drivers would store U+FFFD instead). A field error each, named like a decorator's.
+ */
+const TEXT_RULES: readonly Rule[] = [
+  { name: 'no_nul', check: (v) => !(v as string).includes('\u0000'), message: 'must not contain NUL characters' },
+  { name: 'well_formed', check: (v) => (v as string & { isWellFormed(): boolean }).isWellFormed(), message: 'must not contain a lone surrogate' },
+];
+const NO_FIELDS: ValueObject = Object.freeze({}) as ValueObject;
+
+/** The first of TEXT_RULES `text` breaks (record writes check nested texts with it), or null. */
+export function unstorableText(text: string): { rule: string; message: string } | null {
+  for (const r of TEXT_RULES) if (!r.check(text, NO_FIELDS)) return { rule: r.name, message: r.message };
+  return null;
+}
+
 /** Runs one section's plan; returns the declared fields only (after defaults) or every failure. */
 export function validateFields(
   plan: SectionPlan,
@@ -214,7 +231,7 @@ function report(ctx: PlanContext, code: DiagnosticCode, message: string, at: { l
 
 /** Compiles one field's decorators, reporting every problem. */
 function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, number> | null): FieldPlan {
-  const rules: Rule[] = [];
+  const rules: Rule[] = field.type === 'text' ? [...TEXT_RULES] : [];
   const crossRules: Rule[] = [];
   const uses: { d: DecoratorMeta; args: readonly Literal[]; spec: ValidatorSpec; name: string }[] = [];
   let defaultAt: DecoratorMeta | null = null;

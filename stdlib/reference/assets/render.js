@@ -214,7 +214,11 @@ export function textInputType(f) {
   return SECRET_FIELD.test(f.name) ? 'password' : 'text';
 }
 
-function inputHtml(route, f, i, value) {
+/**
+ * A field's input holding `value`; `placeholder` shows an optional field's example while it is
+ * empty, so it is sent only once the user fills it in.
+ */
+function inputHtml(route, f, i, value, placeholder) {
   const id = inputId(route, f, i);
   const type = schemaType(f.schema);
   const attrs = `id="${id}" name="${esc(f.name)}" data-in="${f.loc}" data-field="${esc(f.name)}" data-testid="input-${f.loc}-${esc(f.name)}"${f.required ? ' aria-required="true"' : ''} aria-describedby="${id}-hint"`;
@@ -228,22 +232,30 @@ function inputHtml(route, f, i, value) {
     return `<select ${attrs}>${opts.join('')}</select>`;
   }
   if (f.loc === 'body' && (type === 'object' || type === 'array')) {
-    return `<textarea ${attrs} rows="${Math.min(12, Math.max(3, value.split('\n').length))}" spellcheck="false" class="json-input">${esc(value)}</textarea>`;
+    const lines = (value || placeholder).split('\n').length;
+    return `<textarea ${attrs} rows="${Math.min(12, Math.max(3, lines))}"${placeholderAttr(placeholder)} spellcheck="false" class="json-input">${esc(value)}</textarea>`;
   }
   const mode = type === 'integer' ? ' inputmode="numeric"' : type === 'number' ? ' inputmode="decimal"' : '';
-  return `<input type="${textInputType(f)}" ${attrs}${mode} value="${esc(value)}" autocomplete="off" spellcheck="false">`;
+  return `<input type="${textInputType(f)}" ${attrs}${mode} value="${esc(value)}"${placeholderAttr(placeholder)} autocomplete="off" spellcheck="false">`;
+}
+
+function placeholderAttr(placeholder) {
+  return placeholder ? ` placeholder="${esc(placeholder)}"` : '';
 }
 
 function tryItSection(doc, route, fields) {
   const bodyExamples = route.body ? fieldExamples(doc, route.body.schema) : {};
   const rows = fields.map((f, i) => {
     const example = f.loc === 'body' ? bodyExamples[f.name] : exampleFor(doc, f.schema, f.name);
-    const value = f.loc !== 'body' && Array.isArray(example) ? example.join(',') : exampleText(example, f.schema);
+    const shown = f.loc !== 'body' && Array.isArray(example) ? example.join(',') : exampleText(example, f.schema);
+    // Required fields start with a value the server accepts; optional ones empty (their example
+    // as the placeholder), since an empty input is not sent: a PATCH sends only what is filled.
+    const value = f.required ? shown : '';
     const list = f.loc !== 'body' && schemaType(f.schema) === 'array' ? 'comma-separated' : '';
     const hint = [f.loc, typeLabel(doc, f.schema), list, f.required ? 'required' : 'optional; leave empty to omit'].filter(Boolean).join(' · ');
     return (
       `<div class="try-row"><label for="${inputId(route, f, i)}">${esc(f.name)}</label>` +
-      inputHtml(route, f, i, value) +
+      inputHtml(route, f, i, value, f.required ? '' : shown) +
       `<span class="hint" id="${inputId(route, f, i)}-hint">${esc(hint)}</span></div>`
     );
   });

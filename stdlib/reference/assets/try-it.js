@@ -67,12 +67,22 @@ function remember(entry) {
   return list;
 }
 
-/** Placeholder file name a snippet shows for a file field left empty, so it never drops the field. */
+/** Placeholder file name a snippet shows for a required file field left empty, so it never drops the field. */
 function placeholderFile(f) {
   const names = (f.decorators ?? []).map((d) => d.name);
   if (names.includes('image')) return `${f.name}.png`;
   if (names.includes('document')) return `${f.name}.pdf`;
   return `${f.name}.bin`;
+}
+
+/**
+ * The file name the snippets upload for a file input: the chosen file's; for a required field
+ * left empty a placeholder (the request needs one); null for an optional one, which, like any
+ * optional field left empty, is not sent.
+ */
+function snippetFile(f, file) {
+  if (file) return file.name;
+  return f.required ? placeholderFile(f) : null;
 }
 
 /** Typed JSON from an input's text, by the field's schema; null on text that is not what the type needs. */
@@ -119,7 +129,8 @@ export function readRequest(doc, route, root, auth, csrfToken, origin) {
     if (!input) return;
     if (input.type === 'file') {
       const file = input.files?.[0];
-      fileParts.push([f.name, file ? file.name : placeholderFile(f)]);
+      const shown = snippetFile(f, file);
+      if (shown !== null) fileParts.push([f.name, shown]);
       if (file) files.push([f.name, file]);
       return;
     }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compileSource } from '../../../vm/compiler/compiler.js';
 import type { RouteMeta } from '../../../vm/bytecode/module.js';
-import { coerce, planValidation, validateFields, DEFAULT_MAX_FILE_BYTES } from '../../../vm/runtime/validate.js';
+import { coerce, planValidation, unstorableText, validateFields, DEFAULT_MAX_FILE_BYTES } from '../../../vm/runtime/validate.js';
 import { loadPlugins, type PluginRegistry } from '../../../plugins/registry.js';
 import { definePlugin, type Literal } from '../../../plugins/sdk.js';
 import { loadSettings } from '../../../vm/runtime/config.js';
@@ -136,6 +136,20 @@ describe('validation engine', () => {
         return coerce('date', text, true) === text && coerce('datetime', d.toISOString(), true) === d.toISOString();
       }),
     );
+  });
+
+  test('a text field refuses NUL (no_nul) and a lone surrogate (well_formed) before its decorators, from JSON and from text', () => {
+    const { plan: p } = plan(`route POST /x {\n  validate {\n    name: text @max(3)\n  }\n}`);
+    const NO_NUL = { field: 'name', rule: 'no_nul', message: 'must not contain NUL characters' };
+    const WELL_FORMED = { field: 'name', rule: 'well_formed', message: 'must not contain a lone surrogate' };
+    for (const fromText of [false, true]) {
+      assert.deepEqual(validateFields(p!.body!, { name: 'a\u0000' }, fromText).errors, [NO_NUL]);
+      assert.deepEqual(validateFields(p!.body!, { name: '\ud800' }, fromText).errors, [WELL_FORMED]);
+      assert.deepEqual(validateFields(p!.body!, { name: 'b\udc00' }, fromText).errors, [WELL_FORMED]);
+      assert.deepEqual(validateFields(p!.body!, { name: '\u0000\ud800xyz' }, fromText).errors, [NO_NUL, WELL_FORMED, { field: 'name', rule: 'max', message: 'must be at most 3' }]);
+      assert.deepEqual(validateFields(p!.body!, { name: '\ud83d\udc4d' }, fromText), { value: { name: '👍' }, errors: null });
+    }
+    assert.deepEqual([unstorableText('ok'), unstorableText('\u0000'), unstorableText('\udfff')], [null, { rule: 'no_nul', message: 'must not contain NUL characters' }, { rule: 'well_formed', message: 'must not contain a lone surrogate' }]);
   });
 
   test('same() sees the other fields', () => {
