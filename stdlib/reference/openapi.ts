@@ -100,12 +100,12 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
 
 /** One operation of `route` under `method` (an `ANY` route has one per method). */
 function operation(route: RouteInfo, method: string, tag: string, ids: Set<string>, components: ReadonlyMap<string, string>): Record<string, unknown> {
-  const doc = route.doc?.trim() ?? '';
+  const { summary, description } = docParts(route.doc ?? '');
   const op: Record<string, unknown> = {
     operationId: uniqueId(`${method}_${pathWords(route.openapiPath)}`, ids),
-    summary: doc !== '' ? doc.split('\n')[0]!.trim() : `${route.method} ${route.openapiPath}`,
+    summary: summary !== '' ? summary : `${route.method} ${route.openapiPath}`,
   };
-  if (doc !== '') op.description = doc;
+  if (description !== '') op.description = description;
   op.tags = [tag];
   const parameters = [...pathParameters(route), ...(route.query ?? []).map(queryParameter)];
   if (parameters.length > 0) op.parameters = parameters;
@@ -121,6 +121,19 @@ function operation(route: RouteInfo, method: string, tag: string, ids: Set<strin
   op['x-rvm-body-kind'] = body === null ? null : body.some((f) => f.type === 'file') ? 'multipart' : 'json';
   op['x-rvm-csrf'] = route.guards.some((g) => g.name === 'csrf');
   return op;
+}
+
+/**
+ * A doc comment's first sentence, its lines joined (a comment wraps wherever the line was full,
+ * so a line break ends nothing), and the rest. A sentence ends at `.`, `!` or `?` before a space
+ * or the end, or at a blank line; `e.g.` and `i.e.` end none.
+ */
+export function docParts(doc: string): { summary: string; description: string } {
+  const text = doc.trim();
+  const sentenceEnd = /(?<!\b(?:e\.g|i\.e))[.!?](?=\s|$)|\n\s*\n/g;
+  const end = sentenceEnd.exec(text);
+  const cut = end === null ? text.length : end[0].startsWith('\n') ? end.index : end.index + 1;
+  return { summary: text.slice(0, cut).replace(/\s*\n\s*/g, ' ').trim(), description: text.slice(cut).trim() };
 }
 
 /** `/items/{id}` → `items_id`; `/` → `root`. */

@@ -16,7 +16,7 @@ import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { startServer } from '../../vm/runtime/http/server.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
-import { buildOpenApi } from '../../stdlib/reference/openapi.js';
+import { buildOpenApi, docParts } from '../../stdlib/reference/openapi.js';
 import { downgradeSchema } from '../../stdlib/reference/downgrade.js';
 import { renderedSpec } from '../../stdlib/reference/openapi-cache.js';
 import { openEventStreams } from '../../stdlib/reference/events.js';
@@ -59,6 +59,12 @@ describe('the OpenAPI document passes a standard validator', () => {
     const app = await introspect(SHOWCASE);
     const { d31 } = await assertAllRenderingsValid(app, 'showcase');
     assert.ok(operations(d31).length >= 20, 'every showcase route is there');
+    // Its doc comments wrap mid-sentence; every summary still ends one.
+    for (const { method, path, op } of operations(d31)) assert.match(op.summary, /[.!?]$/, `${method} ${path}: ${op.summary}`);
+    assert.equal(
+      d31.paths['/auth/login'].post.summary,
+      'Signs in: checks the password against the stored Argon2id hash, then issues a one-hour JWT, both in the rvm_session cookie (browsers) and in the body (API clients send it as Bearer).',
+    );
   });
 
   test('a generated app with every field type, guard kind, multipart, query and wildcard', async () => {
@@ -117,11 +123,21 @@ describe('the mapping', () => {
   test('summary, description, x-rvm-route and x-rvm-source', () => {
     const list = op('get', '/items');
     assert.equal(list.summary, 'Lists items.');
-    assert.equal(list.description, 'Lists items.\nFilter with q; page counts from 1.');
+    assert.equal(list.description, 'Filter with q; page counts from 1.');
     assert.equal(list['x-rvm-route'], 'GET /items');
     assert.equal(list['x-rvm-source'], 'items.rvm:3');
     assert.equal(op('delete', '/items/{id}').summary, 'DELETE /items/{id}');
     assert.equal(op('put', '/items/{id}/photo')['x-rvm-route'], 'PUT /items/{id}/photo');
+  });
+
+  test('a summary is the first sentence across line breaks; the rest is the description', () => {
+    assert.deepEqual(docParts('Signs in: checks the password, then issues a JWT,\nboth in the cookie (e.g. for browsers) and in the body.\nTen attempts a minute.'), {
+      summary: 'Signs in: checks the password, then issues a JWT, both in the cookie (e.g. for browsers) and in the body.',
+      description: 'Ten attempts a minute.',
+    });
+    assert.deepEqual(docParts('Version 1.5 is out! Read on'), { summary: 'Version 1.5 is out!', description: 'Read on' });
+    assert.deepEqual(docParts('A heading without a stop\n\nThe body.'), { summary: 'A heading without a stop', description: 'The body.' });
+    assert.deepEqual(docParts('One sentence.'), { summary: 'One sentence.', description: '' });
   });
 
   test('an ANY route answers every method under one x-rvm-route; GET gets no HEAD twin', () => {

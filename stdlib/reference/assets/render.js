@@ -273,8 +273,8 @@ export function renderDetails(doc, route) {
   const fields = fieldsOf(doc, route);
   const source = typeof op['x-rvm-source'] === 'string' ? `<span>Source <code data-testid="source">${esc(op['x-rvm-source'])}</code></span>` : '';
   const body = route.body;
-  // The summary is the doc comment's first line and already heads the route.
-  const description = typeof op.description === 'string' ? op.description.replace(/^[^\n]*\n?/, (first) => (first.trim() === route.summary ? '' : first)).trim() : '';
+  // The summary (the doc comment's first sentence) heads the route; the description is the rest.
+  const description = typeof op.description === 'string' ? op.description.trim() : '';
   const bodyNote = body ? `${body.mediaType}${body.kind === 'multipart' ? ' — file upload' : ''}` : '';
   return (
     `<div class="route-meta">${source}<span>operationId <code>${esc(op.operationId ?? '')}</code></span>` +
