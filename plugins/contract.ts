@@ -61,6 +61,11 @@ export interface NativeMeta {
   responses?: ErrorResponseSpec[];
   /** Headers calling it adds to whatever the route answers (`Set-Cookie`), for the reference. */
   headers?: string[];
+  /**
+   * The schemes it authenticates the caller by, any one of them (`auth_user()`): a
+   * `guard_definition` that calls it, itself or through its `fn`s, requires them.
+   */
+  security?: SecuritySchemeSpec[];
 }
 
 /** Read-only view of the incoming request. Header names are lower-case. */
@@ -318,9 +323,16 @@ export interface GuardMeta {
    * warning at each use (`rvm check`, the start of `rvm run`), before requests answer 500.
    */
   checkSetup?(app: AppSettings): string | null;
-  /** OpenAPI security scheme this guard implements, if any. */
-  security?: { name: string; scheme: JsonSchema };
+  /** OpenAPI security scheme this guard implements, if any; a list when any one of them lets the caller in. */
+  security?: SecuritySchemeSpec | SecuritySchemeSpec[];
   responses?: ErrorResponseSpec[];
+}
+
+/** An OpenAPI security scheme under the name the document's components list it by. */
+export interface SecuritySchemeSpec {
+  name: string;
+  /** The Security Scheme Object; its `description` says where the credential comes from. */
+  scheme: JsonSchema;
 }
 
 /** fast-check, as the fuzzer and the property tests hand it to a validator's arbitraries. */
@@ -395,8 +407,8 @@ export interface GuardInfo {
   /** The plugin that registers it, or the `file:line` of its guard_definition. */
   origin: string;
   doc: string | null;
-  /** OpenAPI security scheme, for guards that authenticate. */
-  security?: { name: string; scheme: JsonSchema };
+  /** OpenAPI security schemes, for guards that authenticate: any one of them lets the caller in. */
+  security?: SecuritySchemeSpec[];
   /** The error responses it can end the request with. */
   responses: ErrorResponseSpec[];
 }
@@ -458,6 +470,8 @@ export interface CalledNativeInfo {
   name: string;
   responses: ErrorResponseSpec[];
   headers: string[];
+  /** The schemes it authenticates by (NativeMeta.security); empty for most. */
+  security: SecuritySchemeSpec[];
 }
 
 /** A `type` declaration of the app, as the API reference shows it. */

@@ -63,7 +63,7 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
     const methods = route.method === 'ANY' ? ANY_METHODS.filter((m) => !explicit.has(`${m} ${route.openapiPath}`)) : [route.method.toLowerCase()];
     const tag = tagOf(route);
     tags.set(tag, (tags.get(tag) ?? 0) + 1);
-    for (const g of route.guards) if (g.security) schemes.set(g.security.name, g.security.scheme);
+    for (const g of route.guards) for (const s of g.security ?? []) schemes.set(s.name, s.scheme);
     const item = (paths[route.openapiPath] ??= {});
     for (const method of methods) item[method] = operation(route, method, tag, ids, components);
   }
@@ -214,21 +214,29 @@ function fileContentType(field: FieldInfo): string | null {
 }
 
 /**
- * Who may call: the schemes of the required guards all together; with only optional ones,
- * anonymous or any of them (`[{}, {bearerAuth: []}]`). Null when no guard authenticates (public).
+ * Who may call. Each required guard lets a caller in by any one of its schemes, and every one of
+ * them must: one requirement per way to satisfy them all, the smallest only (`auth` and `csrf`:
+ * bearer + CSRF token, or cookie + CSRF token). With only optional guards, anonymous or any of
+ * their schemes (`[{}, {bearerAuth: []}]`). Null when no guard authenticates (public).
  */
 function securityOf(guards: readonly GuardInfo[]): Record<string, string[]>[] | null {
-  const required = new Set<string>();
+  let ways: Set<string>[] = [new Set()];
   const optional = new Set<string>();
-  for (const g of guards) if (g.security) (g.mode === 'required' ? required : optional).add(g.security.name);
-  if (required.size > 0) return [Object.fromEntries([...required].map((name) => [name, []]))];
+  for (const g of guards) {
+    const names = (g.security ?? []).map((s) => s.name);
+    if (names.length === 0) continue;
+    if (g.mode === 'optional') for (const name of names) optional.add(name);
+    else ways = ways.flatMap((way) => names.map((name) => new Set([...way, name])));
+  }
+  const smallest = ways.filter((way, i) => !ways.some((other, j) => (other.size < way.size || (other.size === way.size && j < i)) && [...other].every((n) => way.has(n))));
+  if (smallest[0]!.size > 0) return smallest.map((way) => Object.fromEntries([...way].map((name) => [name, []])));
   if (optional.size > 0) return [{}, ...[...optional].map((name) => ({ [name]: [] }))];
   return null;
 }
 
 function guardExtension(g: GuardInfo): Record<string, unknown> {
   const out: Record<string, unknown> = { name: g.name, args: [...g.args], mode: g.mode, source: g.source, origin: g.origin, doc: g.doc };
-  if (g.security) out.security = { name: g.security.name };
+  if (g.security) out.security = g.security.map((s) => ({ name: s.name }));
   out.responses = g.responses.map((r) => ({ status: r.status, code: r.code, description: r.description }));
   return out;
 }

@@ -214,15 +214,26 @@ describe('the mapping', () => {
     assert.deepEqual([photo30.type, photo30.format, photo30.contentMediaType], ['string', 'binary', undefined]);
   });
 
-  test('security: required guards together, optional auth as anonymous-or-bearer, schemes in components', () => {
-    assert.deepEqual(op('post', '/items').security, [{ bearerAuth: [], csrfToken: [] }]);
-    assert.deepEqual(op('get', '/items/{id}').security, [{ bearerAuth: [] }]);
+  test('security: required guards together, each by any of its schemes; optional auth as anonymous-or-token; schemes in components', () => {
+    // auth takes the token as a Bearer header or in the session cookie; csrf wants its token with either.
+    assert.deepEqual(op('post', '/items').security, [
+      { bearerAuth: [], csrfToken: [] },
+      { cookieAuth: [], csrfToken: [] },
+    ]);
+    assert.deepEqual(op('get', '/items/{id}').security, [{ bearerAuth: [] }, { cookieAuth: [] }]);
     assert.deepEqual(op('put', '/items/{id}/photo').security, [{ apiKeyAuth: [] }]);
-    assert.deepEqual(op('get', '/files/{path}').security, [{}, { bearerAuth: [] }]);
+    assert.deepEqual(op('get', '/files/{path}').security, [{}, { bearerAuth: [] }, { cookieAuth: [] }]);
     // A public operation says so, as Redocly's recommended rules ask.
     assert.deepEqual(op('get', '/items').security, []);
-    assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyAuth', 'bearerAuth', 'csrfToken']);
-    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyAuth', 'bearerAuth', 'cookieAuth', 'csrfToken']);
+    const { description, ...bearer } = doc.components.securitySchemes.bearerAuth;
+    assert.deepEqual(bearer, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    // Each scheme says where its credential comes from and how it is sent.
+    assert.match(description, /issues at sign-in \(jwt_create.*Authorization: Bearer/);
+    assert.match(doc.components.securitySchemes.cookieAuth.description, /rvm_session cookie/);
+    assert.match(doc.components.securitySchemes.apiKeyAuth.description, /\.secrets\/api_keys.*X-API-Key/);
+    assert.match(doc.components.securitySchemes.csrfToken.description, /GET \/_app\/csrf/);
+    assert.match(doc30.components.securitySchemes.cookieAuth.description, /rvm_session cookie/, '3.0 keeps the descriptions');
     assert.equal(op('post', '/items')['x-rvm-csrf'], true);
     assert.equal(op('get', '/items/{id}')['x-rvm-csrf'], false);
   });
@@ -232,7 +243,7 @@ describe('the mapping', () => {
     assert.deepEqual(guards.map((g) => g.name), ['auth', 'role', 'rate_limit', 'csrf']);
     assert.deepEqual(guards[1]!.args, ['admin', 'editor']);
     assert.deepEqual(guards[2]!.args, [10, 60]);
-    assert.deepEqual(guards[0]!.security, { name: 'bearerAuth' });
+    assert.deepEqual(guards[0]!.security, [{ name: 'bearerAuth' }, { name: 'cookieAuth' }]);
     assert.equal(guards[0]!.source, 'plugin');
     assert.ok((guards[2]!.responses as Doc[]).some((r) => r.status === 429 && r.code === 'too_many_requests'));
     const photo = op('put', '/items/{id}/photo')['x-rvm-guards'] as Doc[];
@@ -304,6 +315,85 @@ describe('the mapping', () => {
     for (const keyword of ['"const":', '"contentMediaType":', '"contentEncoding":', '"contains":', '"formatExclusiveMaximum":', '"examples":[']) assert.ok(!text.includes(keyword), `no ${keyword}`);
     const blob = doc30.paths['/items'].post.requestBody.content['application/json'].schema.properties.blob;
     assert.equal(blob.format, 'byte');
+  });
+});
+
+/** An app whose own guards and middleware authenticate, without a guard of the auth plugin. */
+const SELF_GUARDED: Record<string, string> = {
+  'members.rvm': `/// Signed-in callers only.
+guard_definition signed_in {
+  if auth_user().sub == null {
+    fail 403 'A token without a subject'
+  }
+}
+
+/// The caller, as auth_user() reads it.
+fn caller() {
+  return auth_user()
+}
+
+/// Staff only: reads the caller through a fn.
+guard_definition staff {
+  if caller().role != 'staff' {
+    fail 403 'Staff only'
+  }
+}
+
+/// Only from the office.
+guard_definition from_office {
+  if request.headers['x-office'] != 'yes' {
+    fail 403 'Only from the office'
+  }
+}
+
+/// Members' page.
+route GET /members {
+  guard signed_in
+  response.ok({ ok: true })
+}
+
+/// Staff page.
+route GET /staff {
+  guard staff
+  response.ok({ ok: true })
+}
+
+/// Office page.
+route GET /office {
+  guard from_office
+  response.ok({ ok: true })
+}
+`,
+};
+
+describe("security of the app's own guards", () => {
+  let doc: Doc;
+  const op = (method: string, path: string): Doc => doc.paths[path][method];
+
+  test('build the app', async () => {
+    const dir = writeApp(SELF_GUARDED);
+    try {
+      doc = buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a guard_definition calling auth_user(), itself or through a fn, requires the token and lists its 401', () => {
+    for (const path of ['/members', '/staff']) {
+      const o = op('get', path);
+      assert.deepEqual(o.security, [{ bearerAuth: [] }, { cookieAuth: [] }], path);
+      assert.deepEqual(o.responses['401'].content['application/json'].schema.allOf[1].properties.code.enum, ['unauthorized'], path);
+      assert.ok(o.responses['401'].headers['WWW-Authenticate'], path);
+      assert.deepEqual(o.responses['403'].content['application/json'].schema.allOf[1].properties.code.enum, ['forbidden'], path);
+      assert.deepEqual((o['x-rvm-guards'] as Doc[])[0]!.security, [{ name: 'bearerAuth' }, { name: 'cookieAuth' }], path);
+    }
+    assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['bearerAuth', 'cookieAuth']);
+  });
+
+  test('a guard_definition that reads no credential stays public', () => {
+    assert.deepEqual(op('get', '/office').security, []);
+    assert.equal(op('get', '/office').responses['401'], undefined);
   });
 });
 

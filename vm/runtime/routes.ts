@@ -11,7 +11,7 @@ import { DIAG } from '../errors.js';
 import { arityMismatch } from '../arity.js';
 import type { LinkedCallable, LinkResult } from '../interp/link.js';
 import type { Literal } from '../lang.js';
-import type { CalledNativeInfo, ErrorResponseSpec, GuardInfo } from '../../plugins/contract.js';
+import type { CalledNativeInfo, ErrorResponseSpec, GuardInfo, SecuritySchemeSpec } from '../../plugins/contract.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { defaultErrorCode } from './response.js';
 import type { RouteTarget } from './types.js';
@@ -101,15 +101,20 @@ function resolveGuard(
     }));
     // So may the fns it calls, however deep,
     for (const r of calledResponses(own.chunk, callables, dataOf)) responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
-    // and natives it calls (auth_user() answers 401).
-    for (const ref of dataOf(own.chunk).refs) {
-      for (const spec of (ref.kind === 'call' && registry.natives.get(ref.name)?.meta.responses) || []) responses.push(spec);
+    // and the natives it or they call: auth_user() answers 401, and makes the guard require its schemes.
+    const security = new Map<string, SecuritySchemeSpec>();
+    for (const native of calledNatives(own.chunk, callables, dataOf, registry)) {
+      responses.push(...native.responses);
+      for (const scheme of native.security) security.set(scheme.name, scheme);
     }
-    return { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
+    const guard: GuardInfo = { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
+    if (security.size > 0) guard.security = [...security.values()];
+    return guard;
   }
   const plugin = registry.guards.get(name);
   const guard: GuardInfo = { name, args, mode, source: 'plugin', origin: plugin?.plugin ?? '', doc: plugin?.meta.doc ?? null, responses: [...(plugin?.meta.responses ?? [])] };
-  if (plugin?.meta.security) guard.security = plugin.meta.security;
+  const security = plugin?.meta.security;
+  if (security !== undefined) guard.security = Array.isArray(security) ? [...security] : [security];
   // An optional guard never rejects.
   if (mode === 'optional') guard.responses = [];
   return guard;
@@ -138,16 +143,16 @@ function reachable(chunk: number, callables: ReadonlyMap<string, LinkedCallable>
 }
 
 /**
- * The natives `chunk` calls, itself or through its fns, that declare error responses or headers
- * (`auth_google_callback()`: its coded errors and `Set-Cookie`), each once.
+ * The natives `chunk` calls, itself or through its fns, that declare error responses, headers or
+ * security schemes (`auth_google_callback()`: its coded errors and `Set-Cookie`), each once.
  */
 function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): CalledNativeInfo[] {
   const out = new Map<string, CalledNativeInfo>();
   reachable(chunk, callables, dataOf, (ref, callee) => {
     if (callee !== undefined) return;
     const meta = registry.natives.get(ref.name)?.meta;
-    if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined)) return;
-    out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])] });
+    if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined && meta.security === undefined)) return;
+    out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])], security: [...(meta.security ?? [])] });
   });
   return [...out.values()];
 }

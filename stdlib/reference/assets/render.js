@@ -112,7 +112,7 @@ function guardsSection(route) {
       `<li class="guard" data-guard="${esc(g.name)}"><div class="guard-head"><code>${esc(call)}</code>` +
       `<span class="${g.mode === 'optional' ? 'opt' : 'req'}">${esc(g.mode ?? 'required')}</span>` +
       (detail ? `<span class="guard-detail">${esc(detail)}</span>` : '') +
-      (g.security?.name ? `<span class="chip">security: ${esc(g.security.name)}</span>` : '') +
+      (Array.isArray(g.security) && g.security.length > 0 ? `<span class="chip">security: ${esc(g.security.map((s) => s.name).join(' or '))}</span>` : '') +
       `<span class="origin">${esc(origin)}</span></div>${g.doc ? `<div class="guard-doc">${docHtml(g.doc)}</div>` : ''}${answers}</li>`
     );
   });
