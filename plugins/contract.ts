@@ -463,6 +463,25 @@ export interface RouteInfo {
   responses: ResponseInfo[];
   /** The natives it calls (itself or through its `fn`s) that declare error responses or headers, for the reference. */
   natives?: CalledNativeInfo[];
+  /** The `_middleware.rvm` blocks around it, outermost first: they answer before it can (a 401). */
+  middleware?: MiddlewareInfo[];
+}
+
+/** A `middleware { }` block around a route, with what it can answer instead of the route. */
+export interface MiddlewareInfo {
+  /** Its file: `api/_middleware.rvm`. */
+  file: string;
+  line: number;
+  doc: string | null;
+  /** Its own answers and those of the `fn`s it calls. */
+  responses: ResponseInfo[];
+  /** The natives it calls that declare error responses, headers or schemes (auth_user()). */
+  natives: CalledNativeInfo[];
+  /**
+   * The schemes it lets a caller in by, any one of them: those of the natives it calls and, when
+   * it answers 401, the headers and cookies it reads (Authorization is a bearer token).
+   */
+  security: SecuritySchemeSpec[];
 }
 
 /** A native a route calls, with what calling it can answer and the headers it adds. */

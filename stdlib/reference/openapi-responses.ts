@@ -56,9 +56,14 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
     return g;
   };
 
-  for (const r of route.responses) {
+  // The middleware answers first, outermost first; then the route's own answers.
+  const answers = [
+    ...(route.middleware ?? []).flatMap((m) => m.responses.map((r) => ({ r, where: `${m.file}, line ${r.line}` }))),
+    ...route.responses.map((r) => ({ r, where: `line ${r.line}` })),
+  ];
+  for (const { r, where } of answers) {
     const g = group(r.status);
-    g.lines.push(r.source === 'validate' ? `a field fails validation (\`validate\`/\`query\`, line ${r.line}): every failing field is listed in \`details\`` : `\`${r.source}\` (line ${r.line})`);
+    g.lines.push(r.source === 'validate' ? `a field fails validation (\`validate\`/\`query\`, ${where}): every failing field is listed in \`details\`` : `\`${r.source}\` (${where})`);
     if (r.source === 'response.redirect') g.headers.add('Location');
     if (r.contentType === null) continue;
     const members = Array.isArray(r.schema.anyOf) && Object.keys(r.schema).length === 1 ? (r.schema.anyOf as JsonSchema[]) : [r.schema];
@@ -86,8 +91,9 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
     }
   }
   if (route.body !== null) for (const spec of BODY_ERRORS) addError(group(spec.status), spec, 'body');
-  for (const native of route.natives ?? []) {
-    for (const spec of native.responses) addError(group(spec.status), spec, `\`${native.name}()\``);
+  const middlewareNatives = (route.middleware ?? []).flatMap((m) => m.natives.map((n) => ({ ...n, where: ` in ${m.file}` })));
+  for (const native of [...middlewareNatives, ...(route.natives ?? []).map((n) => ({ ...n, where: '' }))]) {
+    for (const spec of native.responses) addError(group(spec.status), spec, `\`${native.name}()\`${native.where}`);
     // Headers a native adds go out with whatever the handler answers, never with an error body.
     for (const [status, g] of groups) if (status < 400) for (const header of native.headers) g.headers.add(header);
   }

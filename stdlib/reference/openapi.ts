@@ -63,11 +63,13 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
     const methods = route.method === 'ANY' ? ANY_METHODS.filter((m) => !explicit.has(`${m} ${route.openapiPath}`)) : [route.method.toLowerCase()];
     const tag = tagOf(route);
     tags.set(tag, (tags.get(tag) ?? 0) + 1);
-    for (const g of route.guards) for (const s of g.security ?? []) schemes.set(s.name, s.scheme);
     const item = (paths[route.openapiPath] ??= {});
     for (const method of methods) item[method] = operation(route, method, tag, ids, components);
   }
   for (const path of Object.keys(paths)) paths[path] = sortMethods(paths[path]!);
+  // A guard's scheme (a plugin's own, described) wins over one a middleware was found to ask for under the same name.
+  for (const route of routes) for (const m of route.middleware ?? []) for (const s of m.security) schemes.set(s.name, s.scheme);
+  for (const route of routes) for (const g of route.guards) for (const s of g.security ?? []) schemes.set(s.name, s.scheme);
 
   const { title, version } = appInfo(app);
   const restart = app.restartNeeded?.() ?? [];
@@ -114,7 +116,7 @@ function operation(route: RouteInfo, method: string, tag: string, ids: Set<strin
   op.responses = operationResponses(route, components);
   // A public operation says so (`security: []`): linters (Redocly's recommended rules) refuse an
   // operation whose access is left unsaid.
-  op.security = securityOf(route.guards) ?? [];
+  op.security = securityOf(gatesOf(route)) ?? [];
   op['x-rvm-route'] = `${route.method} ${route.openapiPath}`;
   op['x-rvm-source'] = `${route.file}:${route.line}`;
   op['x-rvm-guards'] = route.guards.map(guardExtension);
@@ -213,13 +215,21 @@ function fileContentType(field: FieldInfo): string | null {
   return typeof type === 'string' && type !== FILE_MEDIA_TYPE ? type : null;
 }
 
+/** What a request passes before the handler: a middleware (always required) or a guard. */
+type Gate = Pick<GuardInfo, 'mode' | 'security'>;
+
+/** The route's middleware, outermost first, then its guards. */
+function gatesOf(route: RouteInfo): Gate[] {
+  return [...(route.middleware ?? []).map((m): Gate => ({ mode: 'required', security: m.security })), ...route.guards];
+}
+
 /**
- * Who may call. Each required guard lets a caller in by any one of its schemes, and every one of
+ * Who may call. Each required guard (or middleware) lets a caller in by any one of its schemes, and every one of
  * them must: one requirement per way to satisfy them all, the smallest only (`auth` and `csrf`:
  * bearer + CSRF token, or cookie + CSRF token). With only optional guards, anonymous or any of
  * their schemes (`[{}, {bearerAuth: []}]`). Null when no guard authenticates (public).
  */
-function securityOf(guards: readonly GuardInfo[]): Record<string, string[]>[] | null {
+function securityOf(guards: readonly Gate[]): Record<string, string[]>[] | null {
   let ways: Set<string>[] = [new Set()];
   const optional = new Set<string>();
   for (const g of guards) {

@@ -320,6 +320,43 @@ describe('the mapping', () => {
 
 /** An app whose own guards and middleware authenticate, without a guard of the auth plugin. */
 const SELF_GUARDED: Record<string, string> = {
+  '_middleware.rvm': `/// Logs every request.
+middleware {
+  next()
+  log(request.path)
+}
+`,
+  'api/_middleware.rvm': `/// Only callers with a token.
+middleware {
+  if !request.headers.authorization {
+    response.unauthorized('Send a token')
+  }
+  next()
+}
+`,
+  'api/things.rvm': `/// Things.
+route GET /api/things {
+  response.ok({ things: [] })
+}
+`,
+  'api/deep/more.rvm': `/// More things, a folder deeper.
+route GET /api/more {
+  response.ok({ more: true })
+}
+`,
+  'club/_middleware.rvm': `/// Signed-in callers who are not banned.
+middleware {
+  if auth_user().banned == true {
+    response.forbidden('Banned')
+  }
+  next()
+}
+`,
+  'club/room.rvm': `/// The club room.
+route GET /club/room {
+  response.ok({ room: true })
+}
+`,
   'members.rvm': `/// Signed-in callers only.
 guard_definition signed_in {
   if auth_user().sub == null {
@@ -391,9 +428,27 @@ describe("security of the app's own guards", () => {
     assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['bearerAuth', 'cookieAuth']);
   });
 
-  test('a guard_definition that reads no credential stays public', () => {
+  test('a guard_definition that reads no credential stays public, and so does a middleware that answers nothing', () => {
     assert.deepEqual(op('get', '/office').security, []);
     assert.equal(op('get', '/office').responses['401'], undefined);
+  });
+
+  test("a middleware's answers and the header it wants a 401 for reach every route under its folder", () => {
+    for (const path of ['/api/things', '/api/more']) {
+      const o = op('get', path);
+      assert.deepEqual(o.security, [{ bearerAuth: [] }], path);
+      assert.match(o.responses['401'].description, /`response.unauthorized` \(api\/_middleware.rvm, line 4\)/, path);
+      assert.deepEqual(o.responses['401'].content['application/json'].schema.allOf[1].properties.code.enum, ['unauthorized'], path);
+    }
+  });
+
+  test('a middleware calling auth_user() asks for the session token and lists its answers', () => {
+    const o = op('get', '/club/room');
+    assert.deepEqual(o.security, [{ bearerAuth: [] }, { cookieAuth: [] }]);
+    assert.match(o.responses['401'].description, /`auth_user\(\)` in club\/_middleware.rvm → `unauthorized`/);
+    assert.deepEqual(o.responses['403'].content['application/json'].schema.allOf[1].properties.code.enum, ['forbidden']);
+    // The guard's own scheme is described as the plugin describes it, whichever route named it first.
+    assert.match(doc.components.securitySchemes.bearerAuth.description, /HS256 JWT/);
   });
 });
 
