@@ -17,6 +17,21 @@ const BODY_ERRORS: readonly ErrorResponseSpec[] = (
   ] as const
 ).map(([entry, description]) => ({ status: entry.status, code: entry.code, description }));
 
+/** The name under `components/responses` of what any request can be refused with before its route runs. */
+export const REQUEST_REFUSED = 'RequestRefused';
+
+/**
+ * What the server answers any request with before a route runs (so every operation lists it, as
+ * the `4XX` range): a malformed request or path, headers too large, headers sent too slowly.
+ */
+export function requestRefusedResponse(): Record<string, unknown> {
+  const refusals = [HTTP.bad_request, HTTP.request_timeout, HTTP.headers_too_large];
+  return {
+    description: `The request was refused before any route ran: ${refusals.map((e) => `${e.status} \`${e.code}\``).join(', ')} (a malformed request or path, headers that arrive too slowly, headers too large).`,
+    content: { 'application/json': { schema: errorSchema(refusals.map((e) => e.code)) } },
+  };
+}
+
 /** What the headers guards list mean, for the reference; others get a generic description. */
 const HEADER_DOCS: Readonly<Record<string, { description: string; schema: JsonSchema }>> = {
   'WWW-Authenticate': { description: 'The authentication scheme to use (RFC 9110), e.g. `Bearer`.', schema: { type: 'string' } },
@@ -99,8 +114,13 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
   }
 
   const out: Record<string, unknown> = {};
-  for (const status of [...groups.keys()].sort((a, b) => a - b)) out[String(status)] = renderGroup(status, groups.get(status)!);
-  if (Object.keys(out).length === 0) out.default = { description: 'Any response.' };
+  const statuses = [...groups.keys()].sort((a, b) => a - b);
+  for (const status of statuses) out[String(status)] = renderGroup(status, groups.get(status)!);
+  // A route that only redirects answers, for a client that follows, whatever the target answers.
+  const redirectsOnly = !statuses.some((s) => s >= 200 && s < 300) && statuses.some((s) => s >= 300 && s < 400);
+  if (statuses.length === 0) out.default = { description: 'Any response.' };
+  else if (redirectsOnly) out.default = { description: 'Whatever the redirect target answers, for a client that follows it.' };
+  out['4XX'] = { $ref: `#/components/responses/${REQUEST_REFUSED}` };
   return out;
 }
 

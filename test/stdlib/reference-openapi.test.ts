@@ -256,7 +256,7 @@ describe('the mapping', () => {
 
   test('responses: inferred successes plus guard, validation and body errors with codes and headers', () => {
     const r = op('post', '/items').responses;
-    assert.deepEqual(Object.keys(r), ['201', '400', '401', '403', '413', '415', '422', '429', '500', '503']);
+    assert.deepEqual(Object.keys(r), ['201', '400', '401', '403', '413', '415', '422', '429', '500', '503', '4XX']);
     assert.equal(r['201'].content['application/json'].schema.type, 'object');
     const codes = (status: string) => r[status].content['application/json'].schema.allOf[1].properties.code.enum;
     assert.deepEqual(codes('401'), ['unauthorized']);
@@ -273,6 +273,29 @@ describe('the mapping', () => {
     assert.match(r['401'].description, /guard `auth`, guard `role` → `unauthorized`/, 'one line for the guards sharing an error');
     assert.deepEqual(doc.components.schemas.Error.required, ['error', 'code']);
     assert.deepEqual(doc.components.schemas.ValidationError.required, ['error', 'code', 'details']);
+  });
+
+  test("every operation lists what any request is refused with before its route runs; a redirect-only route the target's answer", () => {
+    for (const { method, path, op: o } of operations(doc)) assert.deepEqual(o.responses['4XX'], { $ref: '#/components/responses/RequestRefused' }, `${method} ${path}`);
+    const refused = doc.components.responses.RequestRefused;
+    assert.deepEqual(refused.content['application/json'].schema.allOf[1].properties.code.enum, ['bad_request', 'request_timeout', 'headers_too_large']);
+    assert.match(refused.description, /400 `bad_request`, 408 `request_timeout`, 431 `headers_too_large`/);
+    // GET /legacy only redirects: there is no 2xx of its own, but a client that follows gets one.
+    assert.deepEqual(Object.keys(op('get', '/legacy').responses), ['301', 'default', '4XX']);
+    assert.equal(op('get', '/items').responses.default, undefined, 'a route with a success of its own has no default');
+    assert.deepEqual(doc30.components.responses.RequestRefused.content['application/json'].schema.allOf[0], { $ref: '#/components/schemas/Error' });
+  });
+
+  test('info.license from rvm.config.json: 3.1 names the SPDX identifier, 3.0 its SPDX page', async () => {
+    const dir = writeApp({ 'rvm.config.json': JSON.stringify({ license: 'Apache-2.0' }), 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n' });
+    try {
+      const app = await introspect(dir);
+      assert.deepEqual((buildOpenApi(app, { version: '3.1' }) as Doc).info.license, { name: 'Apache-2.0', identifier: 'Apache-2.0' });
+      assert.deepEqual((buildOpenApi(app, { version: '3.0' }) as Doc).info.license, { name: 'Apache-2.0', url: 'https://spdx.org/licenses/Apache-2.0.html' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.equal(doc.info.license, undefined, 'none without one in the config');
   });
 
   test('responses: 204 and redirects have no content; handler errors keep their codes; text and html', () => {

@@ -121,7 +121,8 @@ function guardsSection(route) {
 
 /** `s2` … `s5`: the colour family of a status. */
 export function statusClass(status) {
-  const n = Number(status);
+  // A range (`4XX`) is coloured as its class.
+  const n = Number(String(status).replace(/XX$/i, '00'));
   return Number.isFinite(n) ? `s${Math.floor(n / 100)}` : 's0';
 }
 
