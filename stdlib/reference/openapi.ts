@@ -192,23 +192,29 @@ function queryParameter(field: FieldInfo): Record<string, unknown> {
   return param;
 }
 
-/** JSON (strict types) plus an urlencoded form (text coerced), or multipart when a field is a file. */
+/**
+ * JSON (strict types) plus an urlencoded form (text coerced), as the server reads any body; with
+ * a file field, multipart first, and JSON and the form beside it (without the files) when no
+ * file is required, since the server takes those too.
+ */
 function requestBody(fields: readonly FieldInfo[]): Record<string, unknown> {
-  const schema = bodySchema(fields);
   const files = fields.filter((f) => f.type === 'file');
-  let content: Record<string, unknown>;
+  const content: Record<string, unknown> = {};
   if (files.length > 0) {
-    const media: Record<string, unknown> = { schema };
+    const media: Record<string, unknown> = { schema: bodySchema(fields) };
     const encoding: Record<string, unknown> = {};
     for (const f of files) {
       const type = fileContentType(f);
       if (type !== null) encoding[f.name] = { contentType: type };
     }
     if (Object.keys(encoding).length > 0) media.encoding = encoding;
-    content = { 'multipart/form-data': media };
-  } else {
+    content['multipart/form-data'] = media;
+  }
+  if (!files.some((f) => f.required)) {
     // One schema object under both types: the document is read-only data, and the text repeats it.
-    content = { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema } };
+    const schema = bodySchema(fields.filter((f) => f.type !== 'file'));
+    content['application/json'] = { schema };
+    content['application/x-www-form-urlencoded'] = { schema };
   }
   return { required: fields.some((f) => f.required), content };
 }

@@ -23,6 +23,7 @@ import { openEventStreams } from '../../stdlib/reference/events.js';
 import { toYaml } from '../../stdlib/reference/yaml.js';
 import type { AppIntrospection } from '../../plugins/sdk.js';
 import { KITCHEN_SINK, assertValidOpenApi, assertValidSchemas31, writeApp } from './reference-fixtures.js';
+import { showcaseCopy } from '../support/showcase.js';
 
 const SHOWCASE = new URL('../../../examples/showcase', import.meta.url).pathname;
 
@@ -65,6 +66,29 @@ describe('the OpenAPI document passes a standard validator', () => {
       d31.paths['/auth/login'].post.summary,
       'Signs in: checks the password against the stored Argon2id hash, then issues a one-hour JWT, both in the rvm_session cookie (browsers) and in the body (API clients send it as Bearer).',
     );
+  });
+
+  test('an upload route whose files are optional lists JSON and the form beside multipart, without the files; the server takes them', async () => {
+    const d31 = buildOpenApi(await introspect(SHOWCASE), { version: '3.1' }) as Doc;
+    const content = d31.paths['/api/signup'].post.requestBody.content;
+    assert.deepEqual(Object.keys(content), ['multipart/form-data', 'application/json', 'application/x-www-form-urlencoded']);
+    assert.ok(content['multipart/form-data'].schema.properties.avatar, 'the upload goes as multipart');
+    for (const type of ['application/json', 'application/x-www-form-urlencoded']) {
+      assert.equal(content[type].schema.properties.avatar, undefined, `${type} carries no file`);
+      assert.ok(content[type].schema.properties.email, type);
+    }
+    const copy = showcaseCopy();
+    const app = await loadApp(copy.dir, { cache: false });
+    try {
+      const sent = { email: 'ada@example.com', password: 'correct horse', age: 30 };
+      const json = await inject(app, { method: 'POST', url: '/api/signup', headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/json' }, body: JSON.stringify(sent) });
+      assert.equal(json.status, 201, json.body);
+      const form = await inject(app, { method: 'POST', url: '/api/signup', headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...sent, age: '30' }).toString() });
+      assert.equal(form.status, 201, form.body);
+    } finally {
+      await app.close();
+      copy.remove();
+    }
   });
 
   test('a generated app with every field type, guard kind, multipart, query and wildcard', async () => {
