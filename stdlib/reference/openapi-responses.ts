@@ -48,7 +48,8 @@ const HEADER_DOCS: Readonly<Record<string, { description: string; schema: JsonSc
 
 /** Everything known about one status before it is written out. */
 interface StatusGroup {
-  lines: string[];
+  /** Who answers it, with the media type they answer in (null: no body). */
+  lines: { text: string; contentType: string | null }[];
   /** Non-error bodies by content type (inference already merged equal ones). */
   content: Map<string, JsonSchema[]>;
   /** Error codes, in the order first seen. */
@@ -78,7 +79,7 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
   ];
   for (const { r, where } of answers) {
     const g = group(r.status);
-    g.lines.push(r.source === 'validate' ? `a field fails validation (\`validate\`/\`query\`, ${where}): every failing field is listed in \`details\`` : `\`${r.source}\` (${where})`);
+    g.lines.push({ text: r.source === 'validate' ? `a field fails validation (\`validate\`/\`query\`, ${where}): every failing field is listed in \`details\`` : `\`${r.source}\` (${where})`, contentType: r.contentType });
     if (r.source === 'response.redirect') g.headers.add('Location');
     if (r.contentType === null) continue;
     const members = Array.isArray(r.schema.anyOf) && Object.keys(r.schema).length === 1 ? (r.schema.anyOf as JsonSchema[]) : [r.schema];
@@ -136,7 +137,9 @@ function addError(g: StatusGroup, spec: ErrorResponseSpec, who: string): void {
 /** One status as an OpenAPI Response object. */
 function renderGroup(status: number, g: StatusGroup): Record<string, unknown> {
   const reason = STATUS_CODES[status] ?? 'Response';
-  const lines = [...new Set(g.lines)];
+  // Where helpers answer the status in different media types, each line says which is its.
+  const mixed = new Set(g.lines.map((l) => l.contentType).filter((t) => t !== null)).size > 1;
+  const lines = [...new Set(g.lines.map((l) => (mixed && l.contentType !== null ? `${l.text}: \`${l.contentType}\`` : l.text)))];
   for (const [line, whos] of g.errorLines) lines.push(`${whos.join(', ')} → ${line}`);
   const response: Record<string, unknown> = { description: lines.length > 0 ? `${reason}\n\n${lines.map((l) => `- ${l}`).join('\n')}` : reason };
   if (g.headers.size > 0) {

@@ -310,6 +310,32 @@ describe('the mapping', () => {
     assert.deepEqual(doc30.components.responses.RequestRefused.content['application/json'].schema.allOf[0], { $ref: '#/components/schemas/Error' });
   });
 
+  test('a status answered as JSON by one helper and as text or HTML by others lists each media type with its own schema, helper and line', async () => {
+    const dir = writeApp({
+      'a.rvm': `/// Answers in the format asked for.
+route GET /a/:format {
+  if params.format == 'text' {
+    response.text('plain')
+  }
+  if params.format == 'html' {
+    response.html('<p>html</p>')
+  }
+  response.ok({ json: true })
+}
+`,
+    });
+    try {
+      const ok = (buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc).paths['/a/{format}'].get.responses['200'];
+      assert.deepEqual(Object.keys(ok.content), ['application/json', 'text/html', 'text/plain']);
+      assert.deepEqual(ok.content['text/plain'].schema, { type: 'string' });
+      assert.deepEqual(ok.content['text/html'].schema, { type: 'string' });
+      assert.equal(ok.content['application/json'].schema.type, 'object', 'the JSON body is not mixed with the text ones');
+      assert.equal(ok.description, 'OK\n\n- `response.text` (line 4): `text/plain`\n- `response.html` (line 7): `text/html`\n- `response.ok` (line 9): `application/json`');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('info.license from rvm.config.json: 3.1 names the SPDX identifier, 3.0 its SPDX page', async () => {
     const dir = writeApp({ 'rvm.config.json': JSON.stringify({ license: 'Apache-2.0' }), 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n' });
     try {
