@@ -66,6 +66,8 @@ export interface NativeMeta {
    * `guard_definition` that calls it, itself or through its `fn`s, requires them.
    */
   security?: SecuritySchemeSpec[];
+  /** The schemes whose credential it hands out (`jwt_create()`: `bearerAuth`): the document names the routes that call it. */
+  issues?: string[];
 }
 
 /** Read-only view of the incoming request. Header names are lower-case. */
@@ -491,6 +493,8 @@ export interface CalledNativeInfo {
   headers: string[];
   /** The schemes it authenticates by (NativeMeta.security); empty for most. */
   security: SecuritySchemeSpec[];
+  /** The schemes whose credential it hands out (NativeMeta.issues); empty for most. */
+  issues: string[];
 }
 
 /** A `type` declaration of the app, as the API reference shows it. */

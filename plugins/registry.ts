@@ -368,6 +368,7 @@ function checkNativeMeta(meta: Omit<NativeMeta, 'params'> & { params: readonly P
   if (problem) return problem;
   if (meta.returns !== undefined && typeof meta.returns !== 'string') return 'meta.returns must be a type name';
   if (meta.scope !== undefined && meta.scope !== 'middleware') return `meta.scope must be 'middleware' when given`;
+  if (meta.issues !== undefined && (!Array.isArray(meta.issues) || meta.issues.some((n) => typeof n !== 'string'))) return 'meta.issues must be a list of scheme names';
   return checkSecurity(meta.security);
 }
 

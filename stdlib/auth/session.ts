@@ -6,7 +6,7 @@
  */
 import { HALT, HTTP, RUNTIME, RvmError, SESSION_COOKIE, fromJson, requestToken } from '../../plugins/sdk.js';
 import type { CallContext, ErrorResponseSpec, Halt, PluginApi, SecretSource, SecuritySchemeSpec, ValueObject } from '../../plugins/sdk.js';
-import { CLOCK_SKEW_SECONDS, keyBytes, verifyJwtClaims } from './jwt.js';
+import { BEARER_SCHEME_NAME, CLOCK_SKEW_SECONDS, keyBytes, verifyJwtClaims } from './jwt.js';
 import { Rechecked, type Clock } from './rechecked.js';
 import { TokenCache } from './token-cache.js';
 
@@ -65,7 +65,7 @@ export function configuredKey(secrets: SecretSource): string | null {
 
 /** The OpenAPI scheme of a token sent in the Authorization header. */
 export const BEARER_SCHEME: SecuritySchemeSpec = {
-  name: 'bearerAuth',
+  name: BEARER_SCHEME_NAME,
   scheme: {
     type: 'http',
     scheme: 'bearer',

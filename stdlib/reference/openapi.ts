@@ -77,6 +77,16 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
   for (const route of routes) for (const m of route.middleware ?? []) for (const s of m.security) schemes.set(s.name, s.scheme);
   for (const route of routes) for (const g of route.guards) for (const s of g.security ?? []) schemes.set(s.name, s.scheme);
 
+  // The routes that hand out each scheme's credential (those calling jwt_create(), for bearerAuth).
+  const issuers = new Map<string, string[]>();
+  for (const route of routes) {
+    for (const name of new Set((route.natives ?? []).flatMap((n) => n.issues))) {
+      const list = issuers.get(name) ?? [];
+      list.push(`${route.method} ${route.openapiPath}`);
+      issuers.set(name, list);
+    }
+  }
+
   const { title, version } = appInfo(app);
   const restart = app.restartNeeded?.() ?? [];
   // Said in the description too, so any OpenAPI viewer shows it, not only rvm's page.
@@ -94,7 +104,7 @@ function buildDocument(app: AppIntrospection, serverUrl: string): OpenApiDocumen
         ...Object.fromEntries(types.map((t) => [components.get(t.name)!, recordTypeSchema(t)])),
       },
       responses: { [REQUEST_REFUSED]: requestRefusedResponse() },
-      securitySchemes: Object.fromEntries([...schemes].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, scheme]) => [name, cloneJson(scheme)])),
+      securitySchemes: Object.fromEntries([...schemes].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, scheme]) => [name, describedScheme(scheme, issuers.get(name))])),
     },
     'x-rvm-generation': app.generation,
     'x-rvm-restart-needed': [...restart],
@@ -143,6 +153,15 @@ export function docParts(doc: string): { summary: string; description: string } 
   const end = sentenceEnd.exec(text);
   const cut = end === null ? text.length : end[0].startsWith('\n') ? end.index : end.index + 1;
   return { summary: text.slice(0, cut).replace(/\s*\n\s*/g, ' ').trim(), description: text.slice(cut).trim() };
+}
+
+/** A copy of `scheme` whose description also names the routes that issue its credential. */
+function describedScheme(scheme: JsonSchema, issuedBy: readonly string[] | undefined): JsonSchema {
+  const out = cloneJson(scheme);
+  if (issuedBy === undefined) return out;
+  const routes = issuedBy.map((r) => `\`${r}\``).join(', ');
+  out.description = `${typeof out.description === 'string' ? `${out.description} ` : ''}Issued by ${routes}.`;
+  return out;
 }
 
 /** `/items/{id}` → `items_id`; `/` → `root`. */

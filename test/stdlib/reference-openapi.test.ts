@@ -473,6 +473,16 @@ route GET /office {
   guard from_office
   response.ok({ ok: true })
 }
+
+/// A token for the caller.
+fn token_for(sub) {
+  return jwt_create({ sub: sub }, env('JWT_SECRET') ?? '', 3600)
+}
+
+/// Signs in.
+route POST /login {
+  response.ok({ token: token_for('u-1') })
+}
 `,
 };
 
@@ -520,8 +530,11 @@ describe("security of the app's own guards", () => {
     assert.deepEqual(o.security, [{ bearerAuth: [] }, { cookieAuth: [] }]);
     assert.match(o.responses['401'].description, /`auth_user\(\)` in club\/_middleware.rvm → `unauthorized`/);
     assert.deepEqual(o.responses['403'].content['application/json'].schema.allOf[1].properties.code.enum, ['forbidden']);
-    // The guard's own scheme is described as the plugin describes it, whichever route named it first.
+    // The guard's own scheme is described as the plugin describes it, whichever route named it first,
     assert.match(doc.components.securitySchemes.bearerAuth.description, /HS256 JWT/);
+    // and names the route that issues the token (it calls jwt_create() through a fn).
+    assert.match(doc.components.securitySchemes.bearerAuth.description, / Issued by `POST \/login`\.$/);
+    assert.doesNotMatch(doc.components.securitySchemes.cookieAuth.description, /Issued by/);
   });
 });
 

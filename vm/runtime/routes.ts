@@ -184,16 +184,17 @@ function reachable(chunk: number, callables: ReadonlyMap<string, LinkedCallable>
 }
 
 /**
- * The natives `chunk` calls, itself or through its fns, that declare error responses, headers or
- * security schemes (`auth_google_callback()`: its coded errors and `Set-Cookie`), each once.
+ * The natives `chunk` calls, itself or through its fns, that declare error responses, headers,
+ * security schemes or credentials they issue (`auth_google_callback()`: its coded errors and
+ * `Set-Cookie`), each once.
  */
 function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): CalledNativeInfo[] {
   const out = new Map<string, CalledNativeInfo>();
   reachable(chunk, callables, dataOf, (ref, callee) => {
     if (callee !== undefined) return;
     const meta = registry.natives.get(ref.name)?.meta;
-    if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined && meta.security === undefined)) return;
-    out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])], security: [...(meta.security ?? [])] });
+    if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined && meta.security === undefined && meta.issues === undefined)) return;
+    out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])], security: [...(meta.security ?? [])], issues: [...(meta.issues ?? [])] });
   });
   return [...out.values()];
 }
