@@ -261,16 +261,18 @@ function gatesOf(route: RouteInfo): Gate[] {
  * bearer + CSRF token, or cookie + CSRF token). With only optional guards, anonymous or any of
  * their schemes (`[{}, {bearerAuth: []}]`). Null when no guard authenticates (public).
  */
-function securityOf(guards: readonly Gate[]): Record<string, string[]>[] | null {
+function securityOf(gates: readonly Gate[]): Record<string, string[]>[] | null {
   let ways: Set<string>[] = [new Set()];
   const optional = new Set<string>();
-  for (const g of guards) {
+  for (const g of gates) {
     const names = (g.security ?? []).map((s) => s.name);
     if (names.length === 0) continue;
     if (g.mode === 'optional') for (const name of names) optional.add(name);
     else ways = ways.flatMap((way) => names.map((name) => new Set([...way, name])));
   }
-  const smallest = ways.filter((way, i) => !ways.some((other, j) => (other.size < way.size || (other.size === way.size && j < i)) && [...other].every((n) => way.has(n))));
+  // A way holding every scheme of a smaller one (or of an equal, earlier one) asks for more than needed.
+  const within = (other: Set<string>, way: Set<string>): boolean => [...other].every((name) => way.has(name));
+  const smallest = ways.filter((way, i) => !ways.some((other, j) => j !== i && within(other, way) && (other.size < way.size || j < i)));
   if (smallest[0]!.size > 0) return smallest.map((way) => Object.fromEntries([...way].map((name) => [name, []])));
   if (optional.size > 0) return [{}, ...[...optional].map((name) => ({ [name]: [] }))];
   return null;
