@@ -61,6 +61,13 @@ export interface NativeMeta {
   responses?: ErrorResponseSpec[];
   /** Headers calling it adds to whatever the route answers (`Set-Cookie`), for the reference. */
   headers?: string[];
+  /**
+   * The schemes it authenticates the caller by, any one of them (`auth_user()`): a
+   * `guard_definition` that calls it, itself or through its `fn`s, requires them.
+   */
+  security?: SecuritySchemeSpec[];
+  /** The schemes whose credential it hands out (`jwt_create()`: `bearerAuth`): the document names the routes that call it. */
+  issues?: string[];
 }
 
 /** Read-only view of the incoming request. Header names are lower-case. */
@@ -318,9 +325,16 @@ export interface GuardMeta {
    * warning at each use (`rvm check`, the start of `rvm run`), before requests answer 500.
    */
   checkSetup?(app: AppSettings): string | null;
-  /** OpenAPI security scheme this guard implements, if any. */
-  security?: { name: string; scheme: JsonSchema };
+  /** OpenAPI security scheme this guard implements, if any; a list when any one of them lets the caller in. */
+  security?: SecuritySchemeSpec | SecuritySchemeSpec[];
   responses?: ErrorResponseSpec[];
+}
+
+/** An OpenAPI security scheme under the name the document's components list it by. */
+export interface SecuritySchemeSpec {
+  name: string;
+  /** The Security Scheme Object; its `description` says where the credential comes from. */
+  scheme: JsonSchema;
 }
 
 /** fast-check, as the fuzzer and the property tests hand it to a validator's arbitraries. */
@@ -395,8 +409,8 @@ export interface GuardInfo {
   /** The plugin that registers it, or the `file:line` of its guard_definition. */
   origin: string;
   doc: string | null;
-  /** OpenAPI security scheme, for guards that authenticate. */
-  security?: { name: string; scheme: JsonSchema };
+  /** OpenAPI security schemes, for guards that authenticate: any one of them lets the caller in. */
+  security?: SecuritySchemeSpec[];
   /** The error responses it can end the request with. */
   responses: ErrorResponseSpec[];
 }
@@ -451,6 +465,25 @@ export interface RouteInfo {
   responses: ResponseInfo[];
   /** The natives it calls (itself or through its `fn`s) that declare error responses or headers, for the reference. */
   natives?: CalledNativeInfo[];
+  /** The `_middleware.rvm` blocks around it, outermost first: they answer before it can (a 401). */
+  middleware?: MiddlewareInfo[];
+}
+
+/** A `middleware { }` block around a route, with what it can answer instead of the route. */
+export interface MiddlewareInfo {
+  /** Its file: `api/_middleware.rvm`. */
+  file: string;
+  line: number;
+  doc: string | null;
+  /** Its own answers and those of the `fn`s it calls. */
+  responses: ResponseInfo[];
+  /** The natives it calls that declare error responses, headers or schemes (auth_user()). */
+  natives: CalledNativeInfo[];
+  /**
+   * The schemes it lets a caller in by, any one of them: those of the natives it calls and, when
+   * it answers 401, the headers and cookies it reads (Authorization is a bearer token).
+   */
+  security: SecuritySchemeSpec[];
 }
 
 /** A native a route calls, with what calling it can answer and the headers it adds. */
@@ -458,6 +491,10 @@ export interface CalledNativeInfo {
   name: string;
   responses: ErrorResponseSpec[];
   headers: string[];
+  /** The schemes it authenticates by (NativeMeta.security); empty for most. */
+  security: SecuritySchemeSpec[];
+  /** The schemes whose credential it hands out (NativeMeta.issues); empty for most. */
+  issues: string[];
 }
 
 /** A `type` declaration of the app, as the API reference shows it. */

@@ -19,6 +19,7 @@ import type {
   PluginDefinition,
   RecordProvider,
   RecordType,
+  SecuritySchemeSpec,
   ValidatorSpec,
 } from './contract.js';
 import { checkedNative } from './checked-native.js';
@@ -367,7 +368,8 @@ function checkNativeMeta(meta: Omit<NativeMeta, 'params'> & { params: readonly P
   if (problem) return problem;
   if (meta.returns !== undefined && typeof meta.returns !== 'string') return 'meta.returns must be a type name';
   if (meta.scope !== undefined && meta.scope !== 'middleware') return `meta.scope must be 'middleware' when given`;
-  return null;
+  if (meta.issues !== undefined && (!Array.isArray(meta.issues) || meta.issues.some((n) => typeof n !== 'string'))) return 'meta.issues must be a list of scheme names';
+  return checkSecurity(meta.security);
 }
 
 function checkGuardMeta(meta: GuardMeta): string | null {
@@ -383,10 +385,15 @@ function checkGuardMeta(meta: GuardMeta): string | null {
       if (typeof r.code !== 'string' || typeof r.description !== 'string') return 'each of meta.responses needs a code and a description';
     }
   }
-  if (meta.security !== undefined && (typeof meta.security?.name !== 'string' || typeof meta.security.scheme !== 'object')) {
-    return 'meta.security needs a name and a scheme';
-  }
-  return null;
+  return checkSecurity(meta.security);
+}
+
+/** A guard's or native's `security`: one scheme or a list, each with a name and a scheme object. */
+function checkSecurity(security: SecuritySchemeSpec | readonly SecuritySchemeSpec[] | undefined): string | null {
+  if (security === undefined) return null;
+  const schemes = Array.isArray(security) ? security : [security as SecuritySchemeSpec];
+  const wellFormed = schemes.length > 0 && schemes.every((s) => typeof s?.name === 'string' && typeof s.scheme === 'object' && s.scheme !== null);
+  return wellFormed ? null : 'meta.security needs a name and a scheme';
 }
 
 function checkValidator(name: unknown, spec: ValidatorSpec): string | null {

@@ -111,11 +111,11 @@ using plain maps (no msgpackr records or extensions), so any msgpack decoder can
 | 2 | format | the integer ${FORMAT_VERSION} (\`FORMAT_VERSION\`, bumped whenever the module shape, an opcode's meaning or what a cached artefact vouches for changes) |
 | 3 | digest | 32 bytes (bin): sha256 of every byte after this value |
 | 4 | header | map: \`compiler\` (rvm version that wrote it), \`sourceHash\` (sha256 hex of the source text), \`plugins\` (fingerprint of the plugin set) |
-| 5 | body | map: \`file\`, \`chunks\`, \`routes\`, \`functions\`, \`guards\`, \`types\`, \`middleware\` — the fields of \`CompiledModule\` (vm/bytecode/module.ts) |
+| 5 | body | map: \`file\`, \`chunks\`, \`routes\`, \`functions\`, \`guards\`, \`types\`, \`middleware\`, and with a \`middleware { }\` block \`middlewareMeta\` (its doc, line, answers, and the headers and cookies it reads by a constant name) — the fields of \`CompiledModule\` (vm/bytecode/module.ts) |
 
 In the body, each chunk is stored packed: a bin holding the msgpack encoding of the chunk, whose
 \`code\` and \`lines\` are bin values of little-endian int32s, rebuilt as \`Int32Array\`s (copied,
-so alignment does not matter). Each \`responses\` list (of a route, and of a \`guard_definition\`
+so alignment does not matter). Each \`responses\` list (of a route, of \`middlewareMeta\`, and of a \`guard_definition\`
 in \`guards\`) is stored packed the same way, with plain maps like the rest. A start from the
 cache unpacks a packed value when it is first read: responses only for the API reference, a
 chunk when the linker binds it (at start, or on its first run once the app is proven to link);

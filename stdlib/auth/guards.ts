@@ -4,25 +4,14 @@
  * `api_key` (a valid `X-API-Key`). Their metadata feeds the reference and the OpenAPI export.
  */
 import { HALT, HTTP, RUNTIME, SESSION_COOKIE } from '../../plugins/sdk.js';
-import type { AppSettings, CallContext, ErrorResponseSpec, GuardFn, Halt, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
+import type { AppSettings, CallContext, GuardFn, Halt, PluginApi, SecuritySchemeSpec, Value, ValueObject } from '../../plugins/sdk.js';
 import { API_KEYS_ENV, API_KEYS_FILE, API_KEYS_NOT_CONFIGURED_MESSAGE, API_KEY_HEADER, apiKeysConfigured, type ApiKeyring } from './api-keys.js';
-import { AUTH_NOT_CONFIGURED_MESSAGE, JWT_SECRET_ENV, JWT_SECRET_FILE, configuredKey, unauthorized, type AuthSession } from './session.js';
+import { AUTH_NOT_CONFIGURED, AUTH_NOT_CONFIGURED_MESSAGE, JWT_SECRET_ENV, JWT_SECRET_FILE, SESSION_SCHEMES, STORED_USER_UNAVAILABLE, UNAUTHORIZED, configuredKey, unauthorized, type AuthSession } from './session.js';
 
-/** The OpenAPI scheme of the `auth` and `role` guards (the session cookie is described in the doc). */
-export const BEARER_SCHEME = { name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } };
 /** The OpenAPI scheme of the `api_key` guard. */
-export const API_KEY_SCHEME = { name: 'apiKeyAuth', scheme: { type: 'apiKey', in: 'header', name: 'X-API-Key' } };
-
-const UNAUTHORIZED: ErrorResponseSpec = {
-  status: HTTP.unauthorized.status,
-  code: HTTP.unauthorized.code,
-  description: `No valid token: none sent (Authorization: Bearer or the ${SESSION_COOKIE} cookie), or it is expired, tampered with or not HS256; code token_revoked for a token signed out (auth_logout, jwt_revoke).`,
-  headers: ['WWW-Authenticate'],
-};
-const AUTH_NOT_CONFIGURED: ErrorResponseSpec = {
-  status: HTTP.internal_error.status,
-  code: RUNTIME.auth_not_configured,
-  description: `The app has no JWT key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}); outside dev mode the body says internal_error.`,
+export const API_KEY_SCHEME: SecuritySchemeSpec = {
+  name: 'apiKeyAuth',
+  scheme: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: `One of the app's keys (.secrets/${API_KEYS_FILE}, one per line, or ${API_KEYS_ENV}, comma-separated), handed out by its operators, sent as X-API-Key.` },
 };
 
 /** True when the claims hold one of `roles`: the text claim `role`, or the list claim `roles`. */
@@ -50,7 +39,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
   rvm.guard('auth', auth, {
     params: [],
     doc: `Requires a valid HS256 JWT, sent as Authorization: Bearer <token> or in the ${SESSION_COOKIE} cookie (the header wins), verified with ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}. With auth: optional a valid token authenticates and a missing or invalid one is let through (auth_check() tells which).`,
-    security: BEARER_SCHEME,
+    security: [...SESSION_SCHEMES],
     responses: [UNAUTHORIZED, AUTH_NOT_CONFIGURED],
     checkSetup: authSetup,
   });
@@ -70,11 +59,11 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
       { name: 'roles', type: 'text', rest: true, doc: 'further roles, any of which is enough' },
     ],
     doc: 'Requires an authenticated caller (as the auth guard) holding one of the roles: the text field role, or the list field roles, of the stored User when the app has a type User and the sub of the token is a record id (a sub naming no stored User is 401; a database that cannot be read, 503 database_unavailable), else of the token.',
-    security: BEARER_SCHEME,
+    security: [...SESSION_SCHEMES],
     responses: [
       UNAUTHORIZED,
       { status: HTTP.forbidden.status, code: HTTP.forbidden.code, description: 'The caller holds none of the roles.' },
-      { status: HTTP.database_unavailable.status, code: HTTP.database_unavailable.code, description: 'The stored User could not be read: the role is not taken from the token instead.' },
+      STORED_USER_UNAVAILABLE,
       AUTH_NOT_CONFIGURED,
     ],
     checkSetup: authSetup,

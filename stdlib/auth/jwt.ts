@@ -192,6 +192,9 @@ export function revoke(store: KeyValueStore, claims: ValueObject, nowMs: number 
   return written instanceof Promise ? written.then(() => true) : true;
 }
 
+/** The OpenAPI name of the scheme of a JWT sent as Authorization: Bearer (session.ts's BEARER_SCHEME). */
+export const BEARER_SCHEME_NAME = 'bearerAuth';
+
 /** Registers jwt_create, jwt_verify and jwt_is_expired. */
 export function registerJwt(rvm: PluginApi): void {
   rvm.native('jwt_create', (_ctx, claims, secret, ttl) => createJwt(claims, secret, ttl), {
@@ -202,6 +205,8 @@ export function registerJwt(rvm: PluginApi): void {
       { name: 'ttl_seconds', type: 'int', selfChecked: true, doc: `lifetime in seconds, 1 to ${MAX_TTL_SECONDS}` },
     ],
     returns: 'text',
+    // The token a client then sends as Bearer: the OpenAPI document names the routes that issue it.
+    issues: [BEARER_SCHEME_NAME],
     doc: `Signs the claims as an HS256 JWT that expires after ttl_seconds; rvm sets iat and exp (over any given) and a random jti (unless one is given), which jwt_revoke and auth_logout put on the deny list. A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error: use secure_random(32), never a password. Claims that are not JSON data (secrets included) are an invalid_claims error.`,
   });
 

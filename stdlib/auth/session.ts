@@ -5,8 +5,8 @@
  * verifies a token asynchronously once and synchronously from then on. `auth_user()`, `auth_check()`.
  */
 import { HALT, HTTP, RUNTIME, RvmError, SESSION_COOKIE, fromJson, requestToken } from '../../plugins/sdk.js';
-import type { CallContext, Halt, PluginApi, SecretSource, ValueObject } from '../../plugins/sdk.js';
-import { CLOCK_SKEW_SECONDS, isRevoked, keyBytes, revoke, verifyJwtClaims } from './jwt.js';
+import type { CallContext, ErrorResponseSpec, Halt, PluginApi, SecretSource, SecuritySchemeSpec, ValueObject } from '../../plugins/sdk.js';
+import { BEARER_SCHEME_NAME, CLOCK_SKEW_SECONDS, isRevoked, keyBytes, revoke, verifyJwtClaims } from './jwt.js';
 import { Rechecked, type Clock } from './rechecked.js';
 import { TokenCache } from './token-cache.js';
 
@@ -64,6 +64,49 @@ export function configuredKey(secrets: SecretSource): string | null {
   const fromFile = secrets.read(JWT_SECRET_FILE);
   return fromFile === null || fromFile === '' ? null : fromFile;
 }
+
+/** The OpenAPI scheme of a token sent in the Authorization header. */
+export const BEARER_SCHEME: SecuritySchemeSpec = {
+  name: BEARER_SCHEME_NAME,
+  scheme: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: `An HS256 JWT the app issues at sign-in (jwt_create, signed with ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}), sent as Authorization: Bearer <token>. It wins over the ${SESSION_COOKIE} cookie.`,
+  },
+};
+/** The OpenAPI scheme of the same token in the session cookie, as browsers send it. */
+export const SESSION_COOKIE_SCHEME: SecuritySchemeSpec = {
+  name: 'cookieAuth',
+  scheme: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: SESSION_COOKIE,
+    description: `The same JWT in the ${SESSION_COOKIE} cookie, which the app sets at sign-in (set_cookie) or social login sets; browsers send it by themselves. Writes authenticated by it also need the CSRF token where a route has guard csrf.`,
+  },
+};
+/** Either carries the caller's token: the auth and role guards and auth_user() accept both. */
+export const SESSION_SCHEMES: readonly SecuritySchemeSpec[] = [BEARER_SCHEME, SESSION_COOKIE_SCHEME];
+
+/** The 401 of every authentication failure, for the reference. */
+export const UNAUTHORIZED: ErrorResponseSpec = {
+  status: HTTP.unauthorized.status,
+  code: HTTP.unauthorized.code,
+  description: `No valid token: none sent (Authorization: Bearer or the ${SESSION_COOKIE} cookie), or it is expired, tampered with or not HS256; code token_revoked for a token signed out (auth_logout, jwt_revoke).`,
+  headers: ['WWW-Authenticate'],
+};
+/** The 500 of an app without a JWT key, for the reference. */
+export const AUTH_NOT_CONFIGURED: ErrorResponseSpec = {
+  status: HTTP.internal_error.status,
+  code: RUNTIME.auth_not_configured,
+  description: `The app has no JWT key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}); outside dev mode the body says internal_error.`,
+};
+/** The 503 of a stored User that cannot be read, for the reference. */
+export const STORED_USER_UNAVAILABLE: ErrorResponseSpec = {
+  status: HTTP.database_unavailable.status,
+  code: HTTP.database_unavailable.code,
+  description: 'The stored User could not be read: the claims of the token are not used instead.',
+};
 
 /** The 401 every authentication failure answers, with the Bearer challenge; `token_revoked` for a signed-out token. */
 export function unauthorized(ctx: CallContext): Halt {
@@ -230,6 +273,8 @@ export function registerSession(rvm: PluginApi, session: AuthSession): void {
     {
       params: [],
       returns: 'object',
+      security: [...SESSION_SCHEMES],
+      responses: [UNAUTHORIZED, STORED_USER_UNAVAILABLE, AUTH_NOT_CONFIGURED],
       doc: `The verified claims of the caller's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie), with the stored User's fields merged over them once the app has a type User (then a token whose sub is a record id naming no stored User answers 401, and a database that cannot be read 503 database_unavailable, never the claims alone). Without a valid token it ends the request with 401 unauthorized and WWW-Authenticate: Bearer, so a guard_definition may call it without a prior guard auth (use auth_check() for optional flows). auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
     },
   );

@@ -104,7 +104,15 @@ export function registerCsrf(rvm: PluginApi): void {
     {
       params: [],
       doc: "CSRF protection (OWASP signed double-submit cookie). GET, HEAD, OPTIONS and TRACE pass. Other methods pass only when the X-CSRF-Token header (or the _csrf field of a form body) equals the rvm_csrf cookie, the token's signature is valid for the caller's session, and an Origin header, if sent, is the request's own origin (or listed in csrf.trustedOrigins). Get a token from csrf_token() or GET /_app/csrf.",
-      security: { name: 'csrfToken', scheme: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token' } },
+      security: {
+        name: 'csrfToken',
+        scheme: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-CSRF-Token',
+          description: 'A token from GET /_app/csrf or csrf_token(), which also set the rvm_csrf cookie it must match; sent back as X-CSRF-Token (or a form field _csrf) on POST, PUT, PATCH and DELETE. A request with an Authorization header needs none.',
+        },
+      },
       responses: [{ status: HTTP.csrf_invalid.status, code: HTTP.csrf_invalid.code, description: 'The CSRF token is missing, does not match the rvm_csrf cookie, is not signed for this session, or the request came from another origin.' }],
     },
   );

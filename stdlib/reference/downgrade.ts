@@ -9,6 +9,9 @@ import type { JsonSchema } from '../../plugins/sdk.js';
 /** The version string of the 3.0 rendering (the last 3.0.x every validator knows). */
 const OPENAPI_30 = '3.0.3';
 
+/** Where SPDX lists each license by its identifier. */
+const SPDX_LICENSES = 'https://spdx.org/licenses/';
+
 /** The keywords of a 3.0 Schema Object; anything else but `x-` extensions is dropped. */
 const SCHEMA_30_KEYWORDS = new Set([
   '$ref', 'title', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength',
@@ -27,6 +30,12 @@ export function downgradeTo30(doc: Record<string, unknown>): Record<string, unkn
   out.openapi = OPENAPI_30;
   delete out.jsonSchemaDialect;
   delete out.webhooks;
+  // An SPDX `identifier` is 3.1's; 3.0 knows a license by name and url: the SPDX page of the identifier.
+  const license = isObject(out.info) ? out.info.license : undefined;
+  if (isObject(license) && typeof license.identifier === 'string') {
+    license.url ??= `${SPDX_LICENSES}${encodeURIComponent(license.identifier)}.html`;
+    delete license.identifier;
+  }
   const components = out.components;
   if (isObject(components) && isObject(components.schemas)) for (const s of Object.values(components.schemas)) if (isObject(s)) downgradeSchema(s);
   if (isObject(out.paths)) {

@@ -17,6 +17,21 @@ const BODY_ERRORS: readonly ErrorResponseSpec[] = (
   ] as const
 ).map(([entry, description]) => ({ status: entry.status, code: entry.code, description }));
 
+/** The name under `components/responses` of what any request can be refused with before its route runs. */
+export const REQUEST_REFUSED = 'RequestRefused';
+
+/**
+ * What the server answers any request with before a route runs (so every operation lists it, as
+ * the `4XX` range): a malformed request or path, headers too large, headers sent too slowly.
+ */
+export function requestRefusedResponse(): Record<string, unknown> {
+  const refusals = [HTTP.bad_request, HTTP.request_timeout, HTTP.headers_too_large];
+  return {
+    description: `The request was refused before any route ran: ${refusals.map((e) => `${e.status} \`${e.code}\``).join(', ')} (a malformed request or path, headers that arrive too slowly, headers too large).`,
+    content: { 'application/json': { schema: errorSchema(refusals.map((e) => e.code)) } },
+  };
+}
+
 /** What the headers guards list mean, for the reference; others get a generic description. */
 const HEADER_DOCS: Readonly<Record<string, { description: string; schema: JsonSchema }>> = {
   'WWW-Authenticate': { description: 'The authentication scheme to use (RFC 9110), e.g. `Bearer`.', schema: { type: 'string' } },
@@ -33,7 +48,8 @@ const HEADER_DOCS: Readonly<Record<string, { description: string; schema: JsonSc
 
 /** Everything known about one status before it is written out. */
 interface StatusGroup {
-  lines: string[];
+  /** Who answers it, with the media type they answer in (null: no body). */
+  lines: { text: string; contentType: string | null }[];
   /** Non-error bodies by content type (inference already merged equal ones). */
   content: Map<string, JsonSchema[]>;
   /** Error codes, in the order first seen. */
@@ -56,9 +72,14 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
     return g;
   };
 
-  for (const r of route.responses) {
+  // The middleware answers first, outermost first; then the route's own answers.
+  const answers = [
+    ...(route.middleware ?? []).flatMap((m) => m.responses.map((r) => ({ r, where: `${m.file}, line ${r.line}` }))),
+    ...route.responses.map((r) => ({ r, where: `line ${r.line}` })),
+  ];
+  for (const { r, where } of answers) {
     const g = group(r.status);
-    g.lines.push(r.source === 'validate' ? `a field fails validation (\`validate\`/\`query\`, line ${r.line}): every failing field is listed in \`details\`` : `\`${r.source}\` (line ${r.line})`);
+    g.lines.push({ text: r.source === 'validate' ? `a field fails validation (\`validate\`/\`query\`, ${where}): every failing field is listed in \`details\`` : `\`${r.source}\` (${where})`, contentType: r.contentType });
     if (r.source === 'response.redirect') g.headers.add('Location');
     if (r.contentType === null) continue;
     const members = Array.isArray(r.schema.anyOf) && Object.keys(r.schema).length === 1 ? (r.schema.anyOf as JsonSchema[]) : [r.schema];
@@ -86,15 +107,21 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
     }
   }
   if (route.body !== null) for (const spec of BODY_ERRORS) addError(group(spec.status), spec, 'body');
-  for (const native of route.natives ?? []) {
-    for (const spec of native.responses) addError(group(spec.status), spec, `\`${native.name}()\``);
+  const middlewareNatives = (route.middleware ?? []).flatMap((m) => m.natives.map((n) => ({ ...n, where: ` in ${m.file}` })));
+  for (const native of [...middlewareNatives, ...(route.natives ?? []).map((n) => ({ ...n, where: '' }))]) {
+    for (const spec of native.responses) addError(group(spec.status), spec, `\`${native.name}()\`${native.where}`);
     // Headers a native adds go out with whatever the handler answers, never with an error body.
     for (const [status, g] of groups) if (status < 400) for (const header of native.headers) g.headers.add(header);
   }
 
   const out: Record<string, unknown> = {};
-  for (const status of [...groups.keys()].sort((a, b) => a - b)) out[String(status)] = renderGroup(status, groups.get(status)!);
-  if (Object.keys(out).length === 0) out.default = { description: 'Any response.' };
+  const statuses = [...groups.keys()].sort((a, b) => a - b);
+  for (const status of statuses) out[String(status)] = renderGroup(status, groups.get(status)!);
+  // A route that only redirects answers, for a client that follows, whatever the target answers.
+  const redirectsOnly = !statuses.some((s) => s >= 200 && s < 300) && statuses.some((s) => s >= 300 && s < 400);
+  if (statuses.length === 0) out.default = { description: 'Any response.' };
+  else if (redirectsOnly) out.default = { description: 'Whatever the redirect target answers, for a client that follows it.' };
+  out['4XX'] = { $ref: `#/components/responses/${REQUEST_REFUSED}` };
   return out;
 }
 
@@ -110,7 +137,9 @@ function addError(g: StatusGroup, spec: ErrorResponseSpec, who: string): void {
 /** One status as an OpenAPI Response object. */
 function renderGroup(status: number, g: StatusGroup): Record<string, unknown> {
   const reason = STATUS_CODES[status] ?? 'Response';
-  const lines = [...new Set(g.lines)];
+  // Where helpers answer the status in different media types, each line says which is its.
+  const mixed = new Set(g.lines.map((l) => l.contentType).filter((t) => t !== null)).size > 1;
+  const lines = [...new Set(g.lines.map((l) => (mixed && l.contentType !== null ? `${l.text}: \`${l.contentType}\`` : l.text)))];
   for (const [line, whos] of g.errorLines) lines.push(`${whos.join(', ')} → ${line}`);
   const response: Record<string, unknown> = { description: lines.length > 0 ? `${reason}\n\n${lines.map((l) => `- ${l}`).join('\n')}` : reason };
   if (g.headers.size > 0) {

@@ -27,7 +27,7 @@ const hasCurl = spawnSync('sh', ['-c', 'command -v curl'], { encoding: 'utf8' })
 const TEST_TIMEOUT_MS = 60_000;
 /** How long a live update (file change → reload → SSE → re-render) may take. */
 const LIVE_TIMEOUT_MS = 10_000;
-const EVERY_ROUTE = ['DELETE /items/{id}', 'GET /items/{id}', 'GET /me', 'GET /office', 'POST /avatars', 'POST /items', 'POST /notes'];
+const EVERY_ROUTE = ['DELETE /items/{id}', 'GET /items/{id}', 'GET /me', 'GET /mine', 'GET /office', 'POST /avatars', 'POST /items', 'POST /notes'];
 const PNG = tinyPng(4);
 const PNG_NAME = 'dot.png';
 
@@ -108,7 +108,7 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
       const keys = await page.locator('li.route').evaluateAll((els) => els.map((el) => el.getAttribute('data-route')));
       assert.deepEqual([...keys].sort(), EVERY_ROUTE);
       assert.deepEqual([...new Set(ops.map((o) => o['x-rvm-route']))].sort(), EVERY_ROUTE, 'the page and the document name the same routes');
-      assert.equal(await page.getByTestId('search-count').textContent(), '7 routes');
+      assert.equal(await page.getByTestId('search-count').textContent(), `${EVERY_ROUTE.length} routes`);
 
       // Keyboard: a native button, so Enter and Space toggle it.
       const toggle = route(page, 'GET /items/{id}').getByTestId('route-toggle');
@@ -252,6 +252,8 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
       await openReference(page, served.origin);
       let me = await expand(page, 'GET /me');
       assert.equal((await send(me)).status, 401, 'without a token');
+      let mine = await expand(page, 'GET /mine');
+      assert.equal((await send(mine)).status, 401, 'the app guard calling auth_user() refuses a caller without a token');
 
       await page.getByTestId('authorize').locator('summary').click();
       await page.getByLabel('Bearer token').fill(adminToken);
@@ -266,6 +268,12 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
       assert.equal(shown.status, 200);
       assert.deepEqual(parse(shown.body), { sub: 'u-ada' });
       assert.ok((await snippet(me, 'curl')).includes(`-H 'Authorization: Bearer ${adminToken}'`));
+      // The app's own guard calls auth_user(): the document says it takes the token, so Try It sends it.
+      mine = await expand(page, 'GET /mine');
+      const mineSent = await send(mine);
+      assert.equal(mineSent.status, 200);
+      assert.deepEqual(parse(mineSent.body), { mine: 'u-ada' });
+      assert.ok((await snippet(mine, 'curl')).includes(`-H 'Authorization: Bearer ${adminToken}'`));
       const del = await expand(page, 'DELETE /items/{id}');
       assert.equal((await send(del)).status, 204, 'auth + role(admin) pass with the admin token');
 
@@ -341,10 +349,10 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
         await search.fill(query);
         assert.deepEqual(await shownRoutes(page), expected, `search "${query}"`);
       }
-      assert.equal(await page.getByTestId('search-count').textContent(), '1 of 7 routes');
+      assert.equal(await page.getByTestId('search-count').textContent(), `1 of ${EVERY_ROUTE.length} routes`);
       await search.press('Escape');
       assert.equal(await search.inputValue(), '');
-      assert.equal((await shownRoutes(page)).length, 7);
+      assert.equal((await shownRoutes(page)).length, EVERY_ROUTE.length);
       await page.locator('body').click({ position: { x: 1, y: 1 } });
       await page.keyboard.press('/');
       assert.equal(await inPage(page, "document.activeElement.getAttribute('data-testid')"), 'search', '/ focuses the search');

@@ -1,7 +1,8 @@
 /**
  * The app the browser tests drive: a GET with a path parameter and query fields, a JSON POST with
  * validated fields (enum, default, e-mail, bounds), a multipart upload of an image, a route behind
- * `guard auth` (plus `role` with arguments), one behind `guard csrf`, an app-defined guard, and doc
+ * `guard auth` (plus `role` with arguments), one behind `guard csrf`, app-defined guards (one calling
+ * auth_user()), and doc
  * comments everywhere the reference shows them.
  */
 
@@ -62,6 +63,19 @@ guard_definition from_office {
   if request.headers['x-office'] != 'yes' {
     fail 403 'Only from the office'
   }
+}
+
+/// Lets through signed-in callers: auth_user() answers 401 itself when no valid token came.
+guard_definition signed_in {
+  if auth_user().sub == null {
+    fail 403 'A token without a subject'
+  }
+}
+
+/// The caller's own page, behind the app's own guard.
+route GET /mine {
+  guard signed_in
+  response.ok({ mine: auth_user().sub })
 }
 
 /// The signed-in caller's token claims.

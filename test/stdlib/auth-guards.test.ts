@@ -259,9 +259,18 @@ describe('guard metadata', () => {
       writeFileSync(join(dir, 'r.rvm'), 'route GET /x { response.ok(1) }');
       const { registry } = await buildApp(dir, { cache: false });
       const meta = (name: string) => registry.guards.get(name)!.meta;
-      assert.deepEqual(meta('auth').security, { name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } });
+      // The token goes as Authorization: Bearer or in the session cookie: either lets the caller in.
+      const schemes = (name: string) => [meta(name).security ?? []].flat().map((s) => ({ id: s.name, ...s.scheme, description: typeof s.scheme.description }));
+      assert.deepEqual(schemes('auth'), [
+        { id: 'bearerAuth', type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'string' },
+        { id: 'cookieAuth', type: 'apiKey', in: 'cookie', name: 'rvm_session', description: 'string' },
+      ]);
       assert.deepEqual(meta('role').security, meta('auth').security);
-      assert.deepEqual(meta('api_key').security, { name: 'apiKeyAuth', scheme: { type: 'apiKey', in: 'header', name: 'X-API-Key' } });
+      assert.deepEqual(schemes('api_key'), [{ id: 'apiKeyAuth', type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'string' }]);
+      // auth_user() authenticates by the same schemes, and answers as the auth guard does when it cannot.
+      const authUser = registry.natives.get('auth_user')!.meta;
+      assert.deepEqual(authUser.security, meta('auth').security);
+      assert.deepEqual(authUser.responses!.map((r) => `${r.status} ${r.code}`), ['401 unauthorized', '503 database_unavailable', '500 auth_not_configured']);
       const codes = (name: string) => meta(name).responses!.map((r) => `${r.status} ${r.code}`);
       assert.deepEqual(codes('auth'), ['401 unauthorized', '500 auth_not_configured']);
       assert.deepEqual(codes('role'), ['401 unauthorized', '403 forbidden', '503 database_unavailable', '500 auth_not_configured']);

@@ -5,7 +5,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
-import type { Value } from '../../plugins/sdk.js';
+import type { SecuritySchemeSpec, Value } from '../../plugins/sdk.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { crypto } from '../../stdlib/crypto/index.js';
@@ -210,7 +210,10 @@ describe('secure_random and generate_uuid', () => {
     }
     const guard = registry.guards.get('csrf');
     assert.ok(guard);
-    assert.deepEqual(guard.meta.security, { name: 'csrfToken', scheme: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token' } });
+    const security = guard.meta.security as SecuritySchemeSpec;
+    const { description, ...scheme } = security.scheme;
+    assert.deepEqual([security.name, scheme], ['csrfToken', { type: 'apiKey', in: 'header', name: 'X-CSRF-Token' }]);
+    assert.match(String(description), /GET \/_app\/csrf/, 'the scheme says where the token comes from');
     assert.deepEqual(guard.meta.responses?.map((r) => [r.status, r.code]), [[403, 'csrf_invalid']]);
   });
 });

@@ -16,13 +16,14 @@ import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { startServer } from '../../vm/runtime/http/server.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
-import { buildOpenApi } from '../../stdlib/reference/openapi.js';
+import { buildOpenApi, docParts } from '../../stdlib/reference/openapi.js';
 import { downgradeSchema } from '../../stdlib/reference/downgrade.js';
 import { renderedSpec } from '../../stdlib/reference/openapi-cache.js';
 import { openEventStreams } from '../../stdlib/reference/events.js';
 import { toYaml } from '../../stdlib/reference/yaml.js';
 import type { AppIntrospection } from '../../plugins/sdk.js';
 import { KITCHEN_SINK, assertValidOpenApi, assertValidSchemas31, writeApp } from './reference-fixtures.js';
+import { showcaseCopy } from '../support/showcase.js';
 
 const SHOWCASE = new URL('../../../examples/showcase', import.meta.url).pathname;
 
@@ -59,6 +60,35 @@ describe('the OpenAPI document passes a standard validator', () => {
     const app = await introspect(SHOWCASE);
     const { d31 } = await assertAllRenderingsValid(app, 'showcase');
     assert.ok(operations(d31).length >= 20, 'every showcase route is there');
+    // Its doc comments wrap mid-sentence; every summary still ends one.
+    for (const { method, path, op } of operations(d31)) assert.match(op.summary, /[.!?]$/, `${method} ${path}: ${op.summary}`);
+    assert.equal(
+      d31.paths['/auth/login'].post.summary,
+      'Signs in: checks the password against the stored Argon2id hash, then issues a one-hour JWT, both in the rvm_session cookie (browsers) and in the body (API clients send it as Bearer).',
+    );
+  });
+
+  test('an upload route whose files are optional lists JSON and the form beside multipart, without the files; the server takes them', async () => {
+    const d31 = buildOpenApi(await introspect(SHOWCASE), { version: '3.1' }) as Doc;
+    const content = d31.paths['/api/signup'].post.requestBody.content;
+    assert.deepEqual(Object.keys(content), ['multipart/form-data', 'application/json', 'application/x-www-form-urlencoded']);
+    assert.ok(content['multipart/form-data'].schema.properties.avatar, 'the upload goes as multipart');
+    for (const type of ['application/json', 'application/x-www-form-urlencoded']) {
+      assert.equal(content[type].schema.properties.avatar, undefined, `${type} carries no file`);
+      assert.ok(content[type].schema.properties.email, type);
+    }
+    const copy = showcaseCopy();
+    const app = await loadApp(copy.dir, { cache: false });
+    try {
+      const sent = { email: 'ada@example.com', password: 'correct horse', age: 30 };
+      const json = await inject(app, { method: 'POST', url: '/api/signup', headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/json' }, body: JSON.stringify(sent) });
+      assert.equal(json.status, 201, json.body);
+      const form = await inject(app, { method: 'POST', url: '/api/signup', headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...sent, age: '30' }).toString() });
+      assert.equal(form.status, 201, form.body);
+    } finally {
+      await app.close();
+      copy.remove();
+    }
   });
 
   test('a generated app with every field type, guard kind, multipart, query and wildcard', async () => {
@@ -117,11 +147,21 @@ describe('the mapping', () => {
   test('summary, description, x-rvm-route and x-rvm-source', () => {
     const list = op('get', '/items');
     assert.equal(list.summary, 'Lists items.');
-    assert.equal(list.description, 'Lists items.\nFilter with q; page counts from 1.');
+    assert.equal(list.description, 'Filter with q; page counts from 1.');
     assert.equal(list['x-rvm-route'], 'GET /items');
     assert.equal(list['x-rvm-source'], 'items.rvm:3');
     assert.equal(op('delete', '/items/{id}').summary, 'DELETE /items/{id}');
     assert.equal(op('put', '/items/{id}/photo')['x-rvm-route'], 'PUT /items/{id}/photo');
+  });
+
+  test('a summary is the first sentence across line breaks; the rest is the description', () => {
+    assert.deepEqual(docParts('Signs in: checks the password, then issues a JWT,\nboth in the cookie (e.g. for browsers) and in the body.\nTen attempts a minute.'), {
+      summary: 'Signs in: checks the password, then issues a JWT, both in the cookie (e.g. for browsers) and in the body.',
+      description: 'Ten attempts a minute.',
+    });
+    assert.deepEqual(docParts('Version 1.5 is out! Read on'), { summary: 'Version 1.5 is out!', description: 'Read on' });
+    assert.deepEqual(docParts('A heading without a stop\n\nThe body.'), { summary: 'A heading without a stop', description: 'The body.' });
+    assert.deepEqual(docParts('One sentence.'), { summary: 'One sentence.', description: '' });
   });
 
   test('an ANY route answers every method under one x-rvm-route; GET gets no HEAD twin', () => {
@@ -198,15 +238,26 @@ describe('the mapping', () => {
     assert.deepEqual([photo30.type, photo30.format, photo30.contentMediaType], ['string', 'binary', undefined]);
   });
 
-  test('security: required guards together, optional auth as anonymous-or-bearer, schemes in components', () => {
-    assert.deepEqual(op('post', '/items').security, [{ bearerAuth: [], csrfToken: [] }]);
-    assert.deepEqual(op('get', '/items/{id}').security, [{ bearerAuth: [] }]);
+  test('security: required guards together, each by any of its schemes; optional auth as anonymous-or-token; schemes in components', () => {
+    // auth takes the token as a Bearer header or in the session cookie; csrf wants its token with either.
+    assert.deepEqual(op('post', '/items').security, [
+      { bearerAuth: [], csrfToken: [] },
+      { cookieAuth: [], csrfToken: [] },
+    ]);
+    assert.deepEqual(op('get', '/items/{id}').security, [{ bearerAuth: [] }, { cookieAuth: [] }]);
     assert.deepEqual(op('put', '/items/{id}/photo').security, [{ apiKeyAuth: [] }]);
-    assert.deepEqual(op('get', '/files/{path}').security, [{}, { bearerAuth: [] }]);
+    assert.deepEqual(op('get', '/files/{path}').security, [{}, { bearerAuth: [] }, { cookieAuth: [] }]);
     // A public operation says so, as Redocly's recommended rules ask.
     assert.deepEqual(op('get', '/items').security, []);
-    assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyAuth', 'bearerAuth', 'csrfToken']);
-    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['apiKeyAuth', 'bearerAuth', 'cookieAuth', 'csrfToken']);
+    const { description, ...bearer } = doc.components.securitySchemes.bearerAuth;
+    assert.deepEqual(bearer, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    // Each scheme says where its credential comes from and how it is sent.
+    assert.match(description, /issues at sign-in \(jwt_create.*Authorization: Bearer/);
+    assert.match(doc.components.securitySchemes.cookieAuth.description, /rvm_session cookie/);
+    assert.match(doc.components.securitySchemes.apiKeyAuth.description, /\.secrets\/api_keys.*X-API-Key/);
+    assert.match(doc.components.securitySchemes.csrfToken.description, /GET \/_app\/csrf/);
+    assert.match(doc30.components.securitySchemes.cookieAuth.description, /rvm_session cookie/, '3.0 keeps the descriptions');
     assert.equal(op('post', '/items')['x-rvm-csrf'], true);
     assert.equal(op('get', '/items/{id}')['x-rvm-csrf'], false);
   });
@@ -216,7 +267,7 @@ describe('the mapping', () => {
     assert.deepEqual(guards.map((g) => g.name), ['auth', 'role', 'rate_limit', 'csrf']);
     assert.deepEqual(guards[1]!.args, ['admin', 'editor']);
     assert.deepEqual(guards[2]!.args, [10, 60]);
-    assert.deepEqual(guards[0]!.security, { name: 'bearerAuth' });
+    assert.deepEqual(guards[0]!.security, [{ name: 'bearerAuth' }, { name: 'cookieAuth' }]);
     assert.equal(guards[0]!.source, 'plugin');
     assert.ok((guards[2]!.responses as Doc[]).some((r) => r.status === 429 && r.code === 'too_many_requests'));
     const photo = op('put', '/items/{id}/photo')['x-rvm-guards'] as Doc[];
@@ -229,7 +280,7 @@ describe('the mapping', () => {
 
   test('responses: inferred successes plus guard, validation and body errors with codes and headers', () => {
     const r = op('post', '/items').responses;
-    assert.deepEqual(Object.keys(r), ['201', '400', '401', '403', '413', '415', '422', '429', '500', '503']);
+    assert.deepEqual(Object.keys(r), ['201', '400', '401', '403', '413', '415', '422', '429', '500', '503', '4XX']);
     assert.equal(r['201'].content['application/json'].schema.type, 'object');
     const codes = (status: string) => r[status].content['application/json'].schema.allOf[1].properties.code.enum;
     assert.deepEqual(codes('401'), ['unauthorized']);
@@ -246,6 +297,55 @@ describe('the mapping', () => {
     assert.match(r['401'].description, /guard `auth`, guard `role` → `unauthorized`/, 'one line for the guards sharing an error');
     assert.deepEqual(doc.components.schemas.Error.required, ['error', 'code']);
     assert.deepEqual(doc.components.schemas.ValidationError.required, ['error', 'code', 'details']);
+  });
+
+  test("every operation lists what any request is refused with before its route runs; a redirect-only route the target's answer", () => {
+    for (const { method, path, op: o } of operations(doc)) assert.deepEqual(o.responses['4XX'], { $ref: '#/components/responses/RequestRefused' }, `${method} ${path}`);
+    const refused = doc.components.responses.RequestRefused;
+    assert.deepEqual(refused.content['application/json'].schema.allOf[1].properties.code.enum, ['bad_request', 'request_timeout', 'headers_too_large']);
+    assert.match(refused.description, /400 `bad_request`, 408 `request_timeout`, 431 `headers_too_large`/);
+    // GET /legacy only redirects: there is no 2xx of its own, but a client that follows gets one.
+    assert.deepEqual(Object.keys(op('get', '/legacy').responses), ['301', 'default', '4XX']);
+    assert.equal(op('get', '/items').responses.default, undefined, 'a route with a success of its own has no default');
+    assert.deepEqual(doc30.components.responses.RequestRefused.content['application/json'].schema.allOf[0], { $ref: '#/components/schemas/Error' });
+  });
+
+  test('a status answered as JSON by one helper and as text or HTML by others lists each media type with its own schema, helper and line', async () => {
+    const dir = writeApp({
+      'a.rvm': `/// Answers in the format asked for.
+route GET /a/:format {
+  if params.format == 'text' {
+    response.text('plain')
+  }
+  if params.format == 'html' {
+    response.html('<p>html</p>')
+  }
+  response.ok({ json: true })
+}
+`,
+    });
+    try {
+      const ok = (buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc).paths['/a/{format}'].get.responses['200'];
+      assert.deepEqual(Object.keys(ok.content), ['application/json', 'text/html', 'text/plain']);
+      assert.deepEqual(ok.content['text/plain'].schema, { type: 'string' });
+      assert.deepEqual(ok.content['text/html'].schema, { type: 'string' });
+      assert.equal(ok.content['application/json'].schema.type, 'object', 'the JSON body is not mixed with the text ones');
+      assert.equal(ok.description, 'OK\n\n- `response.text` (line 4): `text/plain`\n- `response.html` (line 7): `text/html`\n- `response.ok` (line 9): `application/json`');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('info.license from rvm.config.json: 3.1 names the SPDX identifier, 3.0 its SPDX page', async () => {
+    const dir = writeApp({ 'rvm.config.json': JSON.stringify({ license: 'Apache-2.0' }), 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n' });
+    try {
+      const app = await introspect(dir);
+      assert.deepEqual((buildOpenApi(app, { version: '3.1' }) as Doc).info.license, { name: 'Apache-2.0', identifier: 'Apache-2.0' });
+      assert.deepEqual((buildOpenApi(app, { version: '3.0' }) as Doc).info.license, { name: 'Apache-2.0', url: 'https://spdx.org/licenses/Apache-2.0.html' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.equal(doc.info.license, undefined, 'none without one in the config');
   });
 
   test('responses: 204 and redirects have no content; handler errors keep their codes; text and html', () => {
@@ -288,6 +388,153 @@ describe('the mapping', () => {
     for (const keyword of ['"const":', '"contentMediaType":', '"contentEncoding":', '"contains":', '"formatExclusiveMaximum":', '"examples":[']) assert.ok(!text.includes(keyword), `no ${keyword}`);
     const blob = doc30.paths['/items'].post.requestBody.content['application/json'].schema.properties.blob;
     assert.equal(blob.format, 'byte');
+  });
+});
+
+/** An app whose own guards and middleware authenticate, without a guard of the auth plugin. */
+const SELF_GUARDED: Record<string, string> = {
+  '_middleware.rvm': `/// Logs every request.
+middleware {
+  next()
+  log(request.path)
+}
+`,
+  'api/_middleware.rvm': `/// Only callers with a token.
+middleware {
+  if !request.headers.authorization {
+    response.unauthorized('Send a token')
+  }
+  next()
+}
+`,
+  'api/things.rvm': `/// Things.
+route GET /api/things {
+  response.ok({ things: [] })
+}
+`,
+  'api/deep/more.rvm': `/// More things, a folder deeper.
+route GET /api/more {
+  response.ok({ more: true })
+}
+`,
+  'club/_middleware.rvm': `/// Signed-in callers who are not banned.
+middleware {
+  if auth_user().banned == true {
+    response.forbidden('Banned')
+  }
+  next()
+}
+`,
+  'club/room.rvm': `/// The club room.
+route GET /club/room {
+  response.ok({ room: true })
+}
+`,
+  'members.rvm': `/// Signed-in callers only.
+guard_definition signed_in {
+  if auth_user().sub == null {
+    fail 403 'A token without a subject'
+  }
+}
+
+/// The caller, as auth_user() reads it.
+fn caller() {
+  return auth_user()
+}
+
+/// Staff only: reads the caller through a fn.
+guard_definition staff {
+  if caller().role != 'staff' {
+    fail 403 'Staff only'
+  }
+}
+
+/// Only from the office.
+guard_definition from_office {
+  if request.headers['x-office'] != 'yes' {
+    fail 403 'Only from the office'
+  }
+}
+
+/// Members' page.
+route GET /members {
+  guard signed_in
+  response.ok({ ok: true })
+}
+
+/// Staff page.
+route GET /staff {
+  guard staff
+  response.ok({ ok: true })
+}
+
+/// Office page.
+route GET /office {
+  guard from_office
+  response.ok({ ok: true })
+}
+
+/// A token for the caller.
+fn token_for(sub) {
+  return jwt_create({ sub: sub }, env('JWT_SECRET') ?? '', 3600)
+}
+
+/// Signs in.
+route POST /login {
+  response.ok({ token: token_for('u-1') })
+}
+`,
+};
+
+describe("security of the app's own guards", () => {
+  let doc: Doc;
+  const op = (method: string, path: string): Doc => doc.paths[path][method];
+
+  test('build the app', async () => {
+    const dir = writeApp(SELF_GUARDED);
+    try {
+      doc = buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a guard_definition calling auth_user(), itself or through a fn, requires the token and lists its 401', () => {
+    for (const path of ['/members', '/staff']) {
+      const o = op('get', path);
+      assert.deepEqual(o.security, [{ bearerAuth: [] }, { cookieAuth: [] }], path);
+      assert.deepEqual(o.responses['401'].content['application/json'].schema.allOf[1].properties.code.enum, ['unauthorized'], path);
+      assert.ok(o.responses['401'].headers['WWW-Authenticate'], path);
+      assert.deepEqual(o.responses['403'].content['application/json'].schema.allOf[1].properties.code.enum, ['forbidden'], path);
+      assert.deepEqual((o['x-rvm-guards'] as Doc[])[0]!.security, [{ name: 'bearerAuth' }, { name: 'cookieAuth' }], path);
+    }
+    assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['bearerAuth', 'cookieAuth']);
+  });
+
+  test('a guard_definition that reads no credential stays public, and so does a middleware that answers nothing', () => {
+    assert.deepEqual(op('get', '/office').security, []);
+    assert.equal(op('get', '/office').responses['401'], undefined);
+  });
+
+  test("a middleware's answers and the header it wants a 401 for reach every route under its folder", () => {
+    for (const path of ['/api/things', '/api/more']) {
+      const o = op('get', path);
+      assert.deepEqual(o.security, [{ bearerAuth: [] }], path);
+      assert.match(o.responses['401'].description, /`response.unauthorized` \(api\/_middleware.rvm, line 4\)/, path);
+      assert.deepEqual(o.responses['401'].content['application/json'].schema.allOf[1].properties.code.enum, ['unauthorized'], path);
+    }
+  });
+
+  test('a middleware calling auth_user() asks for the session token and lists its answers', () => {
+    const o = op('get', '/club/room');
+    assert.deepEqual(o.security, [{ bearerAuth: [] }, { cookieAuth: [] }]);
+    assert.match(o.responses['401'].description, /`auth_user\(\)` in club\/_middleware.rvm → `unauthorized`/);
+    assert.deepEqual(o.responses['403'].content['application/json'].schema.allOf[1].properties.code.enum, ['forbidden']);
+    // The guard's own scheme is described as the plugin describes it, whichever route named it first,
+    assert.match(doc.components.securitySchemes.bearerAuth.description, /HS256 JWT/);
+    // and names the route that issues the token (it calls jwt_create() through a fn).
+    assert.match(doc.components.securitySchemes.bearerAuth.description, / Issued by `POST \/login`\.$/);
+    assert.doesNotMatch(doc.components.securitySchemes.cookieAuth.description, /Issued by/);
   });
 });
 

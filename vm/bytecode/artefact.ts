@@ -20,6 +20,7 @@ import {
   type ArgShape,
   type CallRef,
   type CallableMeta,
+  type MiddlewareMeta,
   type ChunkData,
   type ChunkKind,
   type CompiledModule,
@@ -182,7 +183,8 @@ export function encodeModule(m: CompiledModule): Uint8Array {
   const chunks = m.chunks.map((c) => packr.pack({ ...c, code: int32Bytes(c.code), lines: int32Bytes(c.lines) }));
   const routes = m.routes.map((r) => ({ ...r, responses: packr.pack(r.responses) }));
   const callables = (list: CallableMeta[]) => list.map((c) => (c.responses === undefined ? c : { ...c, responses: packr.pack(c.responses) }));
-  const body = { file: m.file, chunks, routes, functions: callables(m.functions), guards: callables(m.guards), types: m.types, middleware: m.middleware };
+  const body: Record<string, unknown> = { file: m.file, chunks, routes, functions: callables(m.functions), guards: callables(m.guards), types: m.types, middleware: m.middleware };
+  if (m.middlewareMeta !== undefined) body.middlewareMeta = { ...m.middlewareMeta, responses: packr.pack(m.middlewareMeta.responses) };
   return encodeEnvelope(ARTEFACT_MAGIC, { compiler, sourceHash, plugins }, body);
 }
 
@@ -220,6 +222,7 @@ export function decodeCachedModule(bytes: Uint8Array, expect: { compiler: string
     for (const r of b.routes) unpackOnFirstRead(r, 'responses', unpack);
     for (const c of b.functions) unpackOnFirstRead(c, 'responses', unpack);
     for (const c of b.guards) unpackOnFirstRead(c, 'responses', unpack);
+    if (b.middlewareMeta !== undefined) unpackOnFirstRead(b.middlewareMeta, 'responses', unpack);
     return { ...b, header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: expect.compiler, sourceHash: expect.sourceHash, plugins: expect.plugins } };
   } catch {
     return null;
@@ -375,6 +378,19 @@ function readModule(headerValue: unknown, bodyValue: unknown, packed: boolean): 
     guards: list(b.guards, 'guards').map((g, i) => readCallable(g, `guards[${i}]`, (v, at) => chunkOf(v, 'guard', at), responsesOf)),
     types: list(b.types, 'types').map((t, i) => readType(t, `types[${i}]`)),
     middleware: b.middleware === null ? null : chunkOf(b.middleware, 'middleware', 'middleware'),
+    ...(b.middlewareMeta === undefined ? {} : { middlewareMeta: readMiddlewareMeta(b.middlewareMeta, 'middlewareMeta', responsesOf) }),
+  };
+}
+
+function readMiddlewareMeta(v: unknown, at: string, responsesOf: ResponsesReader): MiddlewareMeta {
+  const o = record(v, at);
+  const names = (value: unknown, where: string): string[] => list(value, where).map((n, i) => str(n, `${where}[${i}]`));
+  return {
+    doc: strOrNull(o.doc, `${at}.doc`),
+    line: int(o.line, `${at}.line`),
+    responses: responsesOf(o.responses, `${at}.responses`),
+    headers: names(o.headers, `${at}.headers`),
+    cookies: names(o.cookies, `${at}.cookies`),
   };
 }
 

@@ -13,8 +13,10 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * (`save`, `delete`, `transaction`) and the argument shapes of `Name.method(...)` calls.
  * 9: the argument shape `r`, the request's data as the client sent it (a cached module without
  * it would skip the check of record writes). 10: the ambient `state` (LOAD_AMBIENT 5).
+ * 11: `middlewareMeta`, what the reference shows of a `middleware { }` block (a cached module
+ * without it would leave the block's answers out of the OpenAPI document).
  */
-export const FORMAT_VERSION = 10;
+export const FORMAT_VERSION = 11;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -158,6 +160,17 @@ export interface CallableMeta {
   responses?: ResponseMeta[];
 }
 
+/** What the reference knows of a file's `middleware { }` block. */
+export interface MiddlewareMeta {
+  doc: string | null;
+  line: number;
+  /** The answers its own code gives (a 401 when a header is missing). */
+  responses: ResponseMeta[];
+  /** The request headers (lower-case) and cookies it reads by a constant name: what a 401 of it asks for. */
+  headers: string[];
+  cookies: string[];
+}
+
 export interface TypeMeta {
   name: string;
   fields: FieldMeta[];
@@ -177,4 +190,6 @@ export interface CompiledModule {
   types: TypeMeta[];
   /** Module-local chunk index of the `middleware { }` block, if the file has one. */
   middleware: number | null;
+  /** Its reference metadata, with the block. */
+  middlewareMeta?: MiddlewareMeta;
 }

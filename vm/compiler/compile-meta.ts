@@ -177,3 +177,27 @@ export function openapiPath(segments: readonly PathSegment[]): string {
 export function pathParams(segments: readonly PathSegment[]): string[] {
   return segments.filter((s) => s.kind !== 'static').map((s) => s.value);
 }
+
+/**
+ * The request headers (lower-case) and cookies `node` reads by a constant name
+ * (`request.headers.authorization`, `request.headers['X-API-Key']`, `request.cookies.session`):
+ * the credentials a middleware that answers 401 asks for. Each once, in source order.
+ */
+export function credentialsRead(node: unknown): { headers: string[]; cookies: string[] } {
+  const headers = new Set<string>();
+  const cookies = new Set<string>();
+  const visit = (n: unknown): void => {
+    if (Array.isArray(n)) return n.forEach(visit);
+    if (n === null || typeof n !== 'object') return;
+    const e = n as Expr;
+    if (e.kind === 'Member' || e.kind === 'Index') {
+      const bag = e.object.kind === 'Member' && e.object.object.kind === 'Name' && e.object.object.name === 'request' ? e.object.name : null;
+      const key = e.kind === 'Member' ? e.name : fold(e.index)?.value;
+      if (typeof key === 'string' && bag === 'headers') headers.add(key.toLowerCase());
+      if (typeof key === 'string' && bag === 'cookies') cookies.add(key);
+    }
+    for (const value of Object.values(n)) visit(value);
+  };
+  visit(node);
+  return { headers: [...headers], cookies: [...cookies] };
+}

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Decl, FileNode, Pos, RouteDecl } from '../front/ast.js';
 import { ChunkCompiler, type TopLevelKind } from './chunk-compiler.js';
-import { Reporter, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
+import { Reporter, credentialsRead, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { inferCallableResponses, inferResponses } from './infer.js';
 import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
@@ -95,7 +95,11 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
       case 'Middleware': {
         const compiler = new ChunkCompiler(reporter, topLevel, 'middleware', decl);
         compiler.statements(decl.body.body);
-        module.middleware ??= chunk(compiler.finish('middleware', 0));
+        if (module.middleware === null) {
+          module.middleware = chunk(compiler.finish('middleware', 0));
+          const responses = inferCallableResponses(decl.body.body, { types, body: null, query: null });
+          module.middlewareMeta = { doc: decl.doc, line: decl.line, responses, ...credentialsRead(decl.body) };
+        }
         break;
       }
       case 'TypeDecl':

@@ -130,18 +130,21 @@ function helperName(expr: Expr): string | null {
   return Object.hasOwn(RESPONSE_HELPERS, expr.callee.name) ? expr.callee.name : null;
 }
 
-/** Merges entries of the same status: identical schemas once, different ones under `anyOf`. */
-/** One response per status, sorted; the schemas of a status answered several ways are its `anyOf`. */
+/**
+ * One response per status and media type, sorted by status (a status answered as JSON by one
+ * helper and as text by another keeps both, each with its helper and line); the schemas of one
+ * answered several ways are its `anyOf`, identical ones once.
+ */
 export function mergeResponses(entries: readonly ResponseMeta[]): ResponseMeta[] {
-  const byStatus = new Map<number, { meta: ResponseMeta; schemas: JsonSchema[]; keys: Set<string> }>();
+  const byStatus = new Map<string, { meta: ResponseMeta; schemas: JsonSchema[]; keys: Set<string> }>();
   for (const entry of entries) {
     const key = canonical(entry.schema);
-    const group = byStatus.get(entry.status);
+    const answer = `${entry.status} ${entry.contentType}`;
+    const group = byStatus.get(answer);
     if (!group) {
-      byStatus.set(entry.status, { meta: { ...entry }, schemas: [entry.schema], keys: new Set([key]) });
+      byStatus.set(answer, { meta: { ...entry }, schemas: [entry.schema], keys: new Set([key]) });
       continue;
     }
-    if (group.meta.contentType === null) group.meta.contentType = entry.contentType;
     if (!group.keys.has(key)) {
       group.keys.add(key);
       group.schemas.push(entry.schema);

@@ -70,6 +70,7 @@ export function routeInfo(route: RouteTarget, registry: PluginRegistry): RouteIn
     query: m.query?.map((f) => fieldInfo(f, registry)) ?? null,
     responses: route.responses(),
     natives: route.natives(),
+    middleware: route.middlewareInfo(),
   };
 }
 

@@ -4,17 +4,23 @@
  * its guards resolved for the reference, and what it can answer; guard uses are checked against
  * the plugins here (arguments, setup).
  */
-import type { ChunkData, CompiledModule, ResponseMeta } from '../bytecode/module.js';
+import type { ChunkData, CompiledModule, MiddlewareMeta, ResponseMeta } from '../bytecode/module.js';
 import { mergeResponses } from '../compiler/infer.js';
 import { diagnostic, type Diagnostic } from '../diagnostics.js';
-import { DIAG } from '../errors.js';
+import { DIAG, HTTP } from '../errors.js';
 import { arityMismatch } from '../arity.js';
 import type { LinkedCallable, LinkResult } from '../interp/link.js';
 import type { Literal } from '../lang.js';
-import type { CalledNativeInfo, ErrorResponseSpec, GuardInfo } from '../../plugins/contract.js';
+import type { CalledNativeInfo, ErrorResponseSpec, GuardInfo, MiddlewareInfo, SecuritySchemeSpec } from '../../plugins/contract.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { defaultErrorCode } from './response.js';
 import type { RouteTarget } from './types.js';
+
+/**
+ * The scheme of a middleware that answers 401 and reads Authorization: the auth plugin's name for
+ * a bearer token, so a route behind both asks for one token, not two.
+ */
+const MIDDLEWARE_BEARER = 'bearerAuth';
 
 /** The folder of a `_middleware.rvm` (`''` for the app root), or null for other files. */
 export function middlewareFolder(file: string): string | null {
@@ -40,17 +46,23 @@ export function assembleRoutes(
   const diagnostics: Diagnostic[] = [];
   // Middleware chains, outermost first.
   const middlewareOf = new Map<string, number>();
+  // What the reference shows of each, worked out once for all the routes under it.
+  const infoOf = new Map<string, () => MiddlewareInfo>();
   modules.forEach((m, i) => {
     const folder = middlewareFolder(m.file);
-    if (folder !== null && m.middleware !== null) middlewareOf.set(folder, offsets[i]! + m.middleware);
+    if (folder === null || m.middleware === null) return;
+    const chunk = offsets[i]! + m.middleware;
+    middlewareOf.set(folder, chunk);
+    let info: MiddlewareInfo | null = null;
+    infoOf.set(folder, () => (info ??= middlewareInfo(m.file, m.middlewareMeta, chunk, callables, dataOf, registry)));
   });
   const routes: RouteTarget[] = [];
   // A guard the app has not configured is warned about once, at its first use.
   const setupChecked = new Set<string>();
   modules.forEach((m, i) => {
-    const chain = folderChain(m.file)
-      .map((f) => middlewareOf.get(f))
-      .filter((c): c is number => c !== undefined);
+    const folders = folderChain(m.file).filter((f) => middlewareOf.has(f));
+    const chain = folders.map((f) => middlewareOf.get(f)!);
+    const middlewareInfos = (): MiddlewareInfo[] => folders.flatMap((f) => infoOf.get(f)?.() ?? []);
     for (const r of m.routes) {
       for (const use of r.guards) {
         const meta = registry.guards.get(use.name)?.meta;
@@ -76,6 +88,7 @@ export function assembleRoutes(
         guards,
         responses: () => (responses ??= mergeResponses([...r.responses, ...calledResponses(chunk, callables, dataOf)])),
         natives: () => (natives ??= calledNatives(chunk, callables, dataOf, registry)),
+        middlewareInfo: middlewareInfos,
       });
     }
   });
@@ -101,18 +114,51 @@ function resolveGuard(
     }));
     // So may the fns it calls, however deep,
     for (const r of calledResponses(own.chunk, callables, dataOf)) responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
-    // and natives it calls (auth_user() answers 401).
-    for (const ref of dataOf(own.chunk).refs) {
-      for (const spec of (ref.kind === 'call' && registry.natives.get(ref.name)?.meta.responses) || []) responses.push(spec);
+    // and the natives it or they call: auth_user() answers 401, and makes the guard require its schemes.
+    const security = new Map<string, SecuritySchemeSpec>();
+    for (const native of calledNatives(own.chunk, callables, dataOf, registry)) {
+      responses.push(...native.responses);
+      for (const scheme of native.security) security.set(scheme.name, scheme);
     }
-    return { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
+    const guard: GuardInfo = { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
+    if (security.size > 0) guard.security = [...security.values()];
+    return guard;
   }
   const plugin = registry.guards.get(name);
   const guard: GuardInfo = { name, args, mode, source: 'plugin', origin: plugin?.plugin ?? '', doc: plugin?.meta.doc ?? null, responses: [...(plugin?.meta.responses ?? [])] };
-  if (plugin?.meta.security) guard.security = plugin.meta.security;
+  const security = plugin?.meta.security;
+  if (security !== undefined) guard.security = Array.isArray(security) ? [...security] : [security];
   // An optional guard never rejects.
   if (mode === 'optional') guard.responses = [];
   return guard;
+}
+
+/**
+ * What the reference shows of a `middleware { }` block: its answers and its fns', the natives it
+ * calls, and the schemes it asks for. A block that answers 401 asks for what it reads: the
+ * Authorization header is a bearer token, another header or a cookie a key of that name.
+ */
+function middlewareInfo(
+  file: string,
+  meta: MiddlewareMeta | undefined,
+  chunk: number,
+  callables: ReadonlyMap<string, LinkedCallable>,
+  dataOf: (chunk: number) => ChunkData,
+  registry: PluginRegistry,
+): MiddlewareInfo {
+  const responses = mergeResponses([...(meta?.responses ?? []), ...calledResponses(chunk, callables, dataOf)]);
+  const natives = calledNatives(chunk, callables, dataOf, registry);
+  const security = new Map<string, SecuritySchemeSpec>();
+  for (const native of natives) for (const scheme of native.security) security.set(scheme.name, scheme);
+  if (meta !== undefined && responses.some((r) => r.status === HTTP.unauthorized.status)) {
+    const where = `${file} answers 401 without it${meta.doc === null ? '.' : `: ${meta.doc}`}`;
+    for (const header of meta.headers) {
+      if (header === 'authorization') security.set(MIDDLEWARE_BEARER, { name: MIDDLEWARE_BEARER, scheme: { type: 'http', scheme: 'bearer', description: `A token sent as Authorization: Bearer <token>; ${where}` } });
+      else security.set(header, { name: header, scheme: { type: 'apiKey', in: 'header', name: header, description: `Sent as the ${header} header; ${where}` } });
+    }
+    for (const cookie of meta.cookies) security.set(`cookie.${cookie}`, { name: `cookie.${cookie}`, scheme: { type: 'apiKey', in: 'cookie', name: cookie, description: `Sent as the ${cookie} cookie; ${where}` } });
+  }
+  return { file, line: meta?.line ?? 0, doc: meta?.doc ?? null, responses, natives, security: [...security.values()] };
 }
 
 /**
@@ -138,16 +184,17 @@ function reachable(chunk: number, callables: ReadonlyMap<string, LinkedCallable>
 }
 
 /**
- * The natives `chunk` calls, itself or through its fns, that declare error responses or headers
- * (`auth_google_callback()`: its coded errors and `Set-Cookie`), each once.
+ * The natives `chunk` calls, itself or through its fns, that declare error responses, headers,
+ * security schemes or credentials they issue (`auth_google_callback()`: its coded errors and
+ * `Set-Cookie`), each once.
  */
 function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): CalledNativeInfo[] {
   const out = new Map<string, CalledNativeInfo>();
   reachable(chunk, callables, dataOf, (ref, callee) => {
     if (callee !== undefined) return;
     const meta = registry.natives.get(ref.name)?.meta;
-    if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined)) return;
-    out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])] });
+    if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined && meta.security === undefined && meta.issues === undefined)) return;
+    out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])], security: [...(meta.security ?? [])], issues: [...(meta.issues ?? [])] });
   });
   return [...out.values()];
 }

@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { PathSegment } from '../lang.js';
 import type { ResponseMeta, RouteMeta } from '../bytecode/module.js';
-import type { CalledNativeInfo, GuardInfo } from '../../plugins/contract.js';
+import type { CalledNativeInfo, GuardInfo, MiddlewareInfo } from '../../plugins/contract.js';
 import type { Admission } from './http/admission.js';
 import type { ContextDeps, RequestContext } from './context.js';
 import type { Watchdog } from './watchdog.js';
@@ -56,6 +56,8 @@ export interface RouteTarget {
   responses(): ResponseMeta[];
   /** The natives it calls, itself or through its `fn`s, that declare error responses or headers; worked out on first read. */
   natives(): CalledNativeInfo[];
+  /** What its middleware can answer and asks of the caller, outermost first; worked out on first read. */
+  middlewareInfo(): MiddlewareInfo[];
   /** Declared file fields and their byte limits, when the route takes uploads. */
   uploads?: UploadSpec;
 }

@@ -112,7 +112,7 @@ function guardsSection(route) {
       `<li class="guard" data-guard="${esc(g.name)}"><div class="guard-head"><code>${esc(call)}</code>` +
       `<span class="${g.mode === 'optional' ? 'opt' : 'req'}">${esc(g.mode ?? 'required')}</span>` +
       (detail ? `<span class="guard-detail">${esc(detail)}</span>` : '') +
-      (g.security?.name ? `<span class="chip">security: ${esc(g.security.name)}</span>` : '') +
+      (Array.isArray(g.security) && g.security.length > 0 ? `<span class="chip">security: ${esc(g.security.map((s) => s.name).join(' or '))}</span>` : '') +
       `<span class="origin">${esc(origin)}</span></div>${g.doc ? `<div class="guard-doc">${docHtml(g.doc)}</div>` : ''}${answers}</li>`
     );
   });
@@ -121,7 +121,8 @@ function guardsSection(route) {
 
 /** `s2` … `s5`: the colour family of a status. */
 export function statusClass(status) {
-  const n = Number(status);
+  // A range (`4XX`) is coloured as its class.
+  const n = Number(String(status).replace(/XX$/i, '00'));
   return Number.isFinite(n) ? `s${Math.floor(n / 100)}` : 's0';
 }
 
@@ -285,8 +286,8 @@ export function renderDetails(doc, route) {
   const fields = fieldsOf(doc, route);
   const source = typeof op['x-rvm-source'] === 'string' ? `<span>Source <code data-testid="source">${esc(op['x-rvm-source'])}</code></span>` : '';
   const body = route.body;
-  // The summary is the doc comment's first line and already heads the route.
-  const description = typeof op.description === 'string' ? op.description.replace(/^[^\n]*\n?/, (first) => (first.trim() === route.summary ? '' : first)).trim() : '';
+  // The summary (the doc comment's first sentence) heads the route; the description is the rest.
+  const description = typeof op.description === 'string' ? op.description.trim() : '';
   const bodyNote = body ? `${body.mediaType}${body.kind === 'multipart' ? ' — file upload' : ''}` : '';
   return (
     `<div class="route-meta">${source}<span>operationId <code>${esc(op.operationId ?? '')}</code></span>` +

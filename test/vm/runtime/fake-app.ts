@@ -50,7 +50,7 @@ export function fakeApp(
   const router = createRouter<RouteTarget>();
   const handlers: FakeHandler[] = [];
   for (const [method, path, handler] of routes) {
-    const target: RouteTarget = { meta: { method, path, guards: [] } as unknown as RouteMeta, file: 'fake.rvm', chunk: handlers.length, middleware: [], guards: [], responses: () => [], natives: () => [] };
+    const target: RouteTarget = { meta: { method, path, guards: [] } as unknown as RouteMeta, file: 'fake.rvm', chunk: handlers.length, middleware: [], guards: [], responses: () => [], natives: () => [], middlewareInfo: () => [] };
     handlers.push(handler);
     router.add(method, segments(path), target);
   }
