@@ -10,6 +10,7 @@ import type {
   AppSettings,
   EndpointFn,
   EndpointMeta,
+  ErrorResponseSpec,
   GuardFn,
   GuardMeta,
   NativeFn,
@@ -62,6 +63,7 @@ export interface RegisteredRecordMethod {
   params: ParamSpec[];
   doc: string;
   returns?: string;
+  responses?: ErrorResponseSpec[];
   /** The native `Type.method` binds to: arguments checked against `params`, then `fn(ctx, type, ...args)`. */
   bind(type: RecordType): NativeFn;
 }
@@ -261,10 +263,10 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
       if (tables.records) refuse(clash('record provider', 'records', tables.records.plugin, plugin.name));
       const methods = new Map<string, RegisteredRecordMethod>();
       for (const [name, method] of Object.entries(provider.methods)) {
-        const meta = freezeMeta({ params: method.params, doc: method.doc, returns: method.returns });
+        const meta = freezeMeta({ params: method.params, doc: method.doc, returns: method.returns, ...(method.responses && { responses: method.responses }) });
         const fn = method.fn;
         const bind = (type: RecordType): NativeFn => checkedNative(`${type.name}.${name}`, (ctx, ...args) => fn(ctx, type, ...args), meta.params);
-        methods.set(name, Object.freeze({ params: meta.params, doc: meta.doc, returns: meta.returns, bind }));
+        methods.set(name, Object.freeze({ params: meta.params, doc: meta.doc, returns: meta.returns, responses: meta.responses, bind }));
       }
       tables.records = { provider, methods, decorators: new Set(provider.decorators), plugin: plugin.name, declared: new Map() };
     },

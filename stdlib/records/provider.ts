@@ -5,7 +5,7 @@
  * (422 `validation_failed` with `details`, the request-validation shape); store failures answer
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
-import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { HTTP, RvmError, getField, isPlainObject, typeName, type CallContext, type ErrorResponseSpec, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, StoreOverloadedError, UnstorableValueError, own, put, andThen, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
@@ -16,6 +16,19 @@ import { encodeCursor } from './cursor.js';
 const TRANSACTION = 'records.transaction';
 
 export { RESULT_RETRY_AFTER_S } from './store.js';
+
+/** What any record method can answer instead of its value (answerFailure), for the reference. */
+const READ_ERRORS: ErrorResponseSpec[] = [
+  { status: HTTP.invalid_query.status, code: HTTP.invalid_query.code, description: 'A filter, option or `after` cursor the store refuses.' },
+  { status: HTTP.database_unavailable.status, code: HTTP.database_unavailable.code, description: 'The database could not be reached.' },
+  { status: HTTP.overloaded.status, code: HTTP.overloaded.code, description: 'The rows read would pass the result memory.', headers: ['Retry-After'] },
+];
+/** What a write can answer besides: a refused value, or a clash with a `@unique` field. */
+const WRITE_ERRORS: ErrorResponseSpec[] = [
+  ...READ_ERRORS,
+  { status: HTTP.conflict.status, code: HTTP.conflict.code, description: 'A `@unique` field already holds the value.' },
+  { status: HTTP.validation_failed.status, code: HTTP.validation_failed.code, description: "The type's decorators refuse the record (with `details`)." },
+];
 
 /**
  * A store's failure (or a query the provider refused) as the answer it makes; anything else is
@@ -181,6 +194,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     params,
     returns,
     doc,
+    responses: READ_ERRORS,
     fn: (ctx, type, ...args) => fn(ctx, shapeOf(type), ...args),
   });
 
@@ -260,6 +274,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       run(ctx, (ops) => ops.delete(shape.type.name, id as string)),
     ),
   };
+  for (const write of ['create', 'update']) methods[write]!.responses = WRITE_ERRORS;
 
   const takeTransaction = (ctx: CallContext): Transaction => {
     const tx = ctx.locals.get(TRANSACTION) as Transaction | undefined;

@@ -46,12 +46,29 @@ describe('records in the OpenAPI document', () => {
     assert.equal(user.properties.name.minLength, 2);
     assert.deepEqual(user.properties.role.enum, ['user', 'admin']);
     assert.equal(user.properties.age.minimum, 0);
-    // A defaulted field is always stored; an optional one without a default may be absent.
-    assert.deepEqual(user.required, ['id', 'email', 'name', 'role', 'created_at', 'updated_at']);
+    // A stored record's JSON form holds every visible field; an optional one without a default is null when unset.
+    assert.deepEqual(user.required, ['id', 'email', 'name', 'role', 'age', 'created_at', 'updated_at']);
+    assert.deepEqual(user.properties.age.type, ['integer', 'null']);
+    assert.equal(user.properties.role.type, 'string', 'a defaulted field is never null');
+    assert.deepEqual(user.properties.role.enum, ['user', 'admin']);
     assert.deepEqual(
       user.properties.email['x-rvm-decorators'].map((d: Doc) => d.name),
       ['email', 'unique'],
     );
+  });
+
+  test('an optional field allows null: in 3.0 as nullable, its enum listing null', async () => {
+    const introspection = await introspect({ 'types.rvm': "type Task {\n  title: text\n  state?: text @one_of('open', 'done')\n  due?: date\n}\n" });
+    const task = (buildOpenApi(introspection, { version: '3.1' }) as Doc).components.schemas.Task;
+    assert.deepEqual(task.properties.state.type, ['string', 'null']);
+    assert.deepEqual(task.properties.state.enum, ['open', 'done', null]);
+    assert.deepEqual(task.properties.due.type, ['string', 'null']);
+    assert.equal(task.properties.title.type, 'string');
+    const task30 = (buildOpenApi(introspection, { version: '3.0' }) as Doc).components.schemas.Task;
+    assert.equal(task30.properties.state.type, 'string');
+    assert.equal(task30.properties.state.nullable, true);
+    assert.deepEqual(task30.properties.state.enum, ['open', 'done', null]);
+    assert.equal(task30.properties.title.nullable, undefined);
   });
 
   test('routes answering a record, a list or a page reference the schema', async () => {

@@ -122,7 +122,8 @@ export interface ResponseMeta {
   status: number;
   /** The helper or statement it came from: `response.ok`, `response {}`, `fail`, `end of handler`. */
   source: string;
-  contentType: 'application/json' | 'text/plain' | 'text/html' | null;
+  /** The media type (`application/json`, `text/plain`, one a `response {}` sets in its headers), or null for no body. */
+  contentType: string | null;
   schema: JsonSchema;
   line: number;
 }

@@ -48,6 +48,32 @@ export function fieldsSchema(fields: readonly FieldMeta[]): JsonSchema {
 }
 
 /**
+ * `schema` that also allows null (JSON Schema 2020-12: `null` joins `type`, and `enum` if any;
+ * the 3.0 rendering makes it `nullable`).
+ */
+export function orNull(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...schema };
+  if (typeof out.type === 'string') out.type = [out.type, 'null'];
+  else if (Array.isArray(out.type) && !out.type.includes('null')) out.type = [...out.type, 'null'];
+  if (Object.hasOwn(out, 'const')) {
+    out.enum = [out.const, null];
+    delete out.const;
+  } else if (Array.isArray(out.enum) && !out.enum.includes(null)) {
+    out.enum = [...out.enum, null];
+  }
+  return out;
+}
+
+/**
+ * A field of a stored record as it is answered: always present (a stored record's JSON form
+ * holds every field that is not `@hidden`), null when it has no value — any field that need not
+ * be given (`name?:` without `@default` or `@required`).
+ */
+export function storedFieldSchema(field: { required: boolean; decorators: readonly { name: string }[] }, schema: JsonSchema): JsonSchema {
+  return field.required || field.decorators.some((d) => d.name === 'default') ? schema : orNull(schema);
+}
+
+/**
  * The keyword naming the `type` a response schema is a record of: the OpenAPI export replaces
  * such a schema by a `$ref` to the type's entry in `components/schemas`.
  */
@@ -55,8 +81,9 @@ export const RECORD_TYPE_KEYWORD = 'x-rvm-record';
 
 /**
  * The schema of a stored record of the `type` named `name`, marked with RECORD_TYPE_KEYWORD: its
- * fields (minus `@hidden` ones, which never leave in a response) plus the `id`, `created_at` and
- * `updated_at` that saving assigns; the mark alone when its fields are not known (null).
+ * fields (minus `@hidden` ones, which never leave in a response; see storedFieldSchema) plus the
+ * `id`, `created_at` and `updated_at` that saving assigns; the mark alone when its fields are not
+ * known (null).
  */
 export function recordSchema(name: string, fields: readonly FieldMeta[] | null): JsonSchema {
   if (fields === null) return { [RECORD_TYPE_KEYWORD]: name };
@@ -66,8 +93,8 @@ export function recordSchema(name: string, fields: readonly FieldMeta[] | null):
   const required = ['id'];
   for (const field of fields) {
     if (field.decorators.some((d) => d.name === 'hidden')) continue;
-    properties[field.name] = fieldTypeSchema(field.type);
-    if (field.required) required.push(field.name);
+    properties[field.name] = storedFieldSchema(field, fieldTypeSchema(field.type));
+    required.push(field.name);
   }
   properties.created_at = { type: 'string', format: 'date-time' };
   properties.updated_at = { type: 'string', format: 'date-time' };

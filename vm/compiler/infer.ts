@@ -130,24 +130,27 @@ function helperName(expr: Expr): string | null {
   return Object.hasOwn(RESPONSE_HELPERS, expr.callee.name) ? expr.callee.name : null;
 }
 
-/** Merges entries of the same status: identical schemas once, different ones under `anyOf`. */
-/** One response per status, sorted; the schemas of a status answered several ways are its `anyOf`. */
+/**
+ * One response per status and media type, sorted by status; the schemas of one answered several
+ * ways are its `anyOf`. A status answered as JSON and as text (`response.ok` and `response.text`
+ * in two branches) keeps both: a client must accept either.
+ */
 export function mergeResponses(entries: readonly ResponseMeta[]): ResponseMeta[] {
-  const byStatus = new Map<number, { meta: ResponseMeta; schemas: JsonSchema[]; keys: Set<string> }>();
+  const groups = new Map<string, { meta: ResponseMeta; schemas: JsonSchema[]; keys: Set<string> }>();
   for (const entry of entries) {
     const key = canonical(entry.schema);
-    const group = byStatus.get(entry.status);
+    const groupKey = `${entry.status} ${entry.contentType}`;
+    const group = groups.get(groupKey);
     if (!group) {
-      byStatus.set(entry.status, { meta: { ...entry }, schemas: [entry.schema], keys: new Set([key]) });
+      groups.set(groupKey, { meta: { ...entry }, schemas: [entry.schema], keys: new Set([key]) });
       continue;
     }
-    if (group.meta.contentType === null) group.meta.contentType = entry.contentType;
     if (!group.keys.has(key)) {
       group.keys.add(key);
       group.schemas.push(entry.schema);
     }
   }
-  return [...byStatus.values()]
+  return [...groups.values()]
     .sort((a, b) => a.meta.status - b.meta.status)
     .map((g) => ({ ...g.meta, schema: g.schemas.length === 1 ? g.schemas[0]! : { anyOf: g.schemas } }));
 }
@@ -192,6 +195,14 @@ function constantStatus(expr: Expr | undefined): number | null {
   if (!expr) return null;
   const folded = fold(expr);
   return folded && typeof folded.value === 'number' && Number.isInteger(folded.value) ? folded.value : null;
+}
+
+/** The media type a `headers: { 'Content-Type': '…' }` literal sets (parameters dropped), or null. */
+function declaredContentType(headers: Expr | undefined): string | null {
+  if (headers?.kind !== 'Object') return null;
+  const entry = headers.entries.findLast((e) => e.key.toLowerCase() === 'content-type');
+  const value = entry ? fold(entry.value)?.value : undefined;
+  return typeof value === 'string' && value.trim() !== '' ? value.split(';')[0]!.trim().toLowerCase() : null;
 }
 
 /** Walks a route body in source order, tracking local schemas and collecting response entries. */
@@ -304,9 +315,10 @@ class Walker {
     if (status === null) return;
     const source = 'response {}';
     const json = last.get('json');
-    if (json) this.entries.push({ status, source, contentType: 'application/json', schema: this.schemaOf(json), line });
-    else if (last.has('text')) this.entries.push({ status, source, contentType: 'text/plain', schema: { type: 'string' }, line });
-    else if (last.has('html')) this.entries.push({ status, source, contentType: 'text/html', schema: { type: 'string' }, line });
+    const declared = declaredContentType(last.get('headers'));
+    if (json) this.entries.push({ status, source, contentType: declared ?? 'application/json', schema: this.schemaOf(json), line });
+    else if (last.has('text')) this.entries.push({ status, source, contentType: declared ?? 'text/plain', schema: { type: 'string' }, line });
+    else if (last.has('html')) this.entries.push({ status, source, contentType: declared ?? 'text/html', schema: { type: 'string' }, line });
     else this.entries.push({ status, source, contentType: null, schema: {}, line });
   }
 

@@ -145,11 +145,17 @@ function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCalla
   const out = new Map<string, CalledNativeInfo>();
   reachable(chunk, callables, dataOf, (ref, callee) => {
     if (callee !== undefined) return;
-    const meta = registry.natives.get(ref.name)?.meta;
+    const meta = registry.natives.get(ref.name)?.meta ?? recordMethodOf(ref.name, registry);
     if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined)) return;
     out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])] });
   });
   return [...out.values()];
+}
+
+/** The record method a `Type.method` call names (`User.create`: the provider's `create`), if any. */
+function recordMethodOf(name: string, registry: PluginRegistry): { responses?: ErrorResponseSpec[]; headers?: string[] } | undefined {
+  const dot = name.indexOf('.');
+  return dot > 0 ? registry.records?.methods.get(name.slice(dot + 1)) : undefined;
 }
 
 /** The responses of every `fn` the chunk calls, and of those they call. */
