@@ -83,12 +83,18 @@ export class AnswerLog {
     if (problems.length > 0) assert.fail(`${problems.length} of ${this.answers.length} answers do not match the OpenAPI document:\n${problems.join('\n')}`);
   }
 
+  /** Each answer with the document path of the route that made it (null for paths no route serves). */
+  located(app: App): { answer: RecordedAnswer; path: string | null; method: string }[] {
+    const patterns = app.introspection.routes().map(routePattern);
+    return this.answers.map((answer) => {
+      const method = answer.method === 'HEAD' ? 'GET' : answer.method;
+      return { answer, path: routeOf(patterns, method, answer.url)?.openapiPath ?? null, method };
+    });
+  }
+
   private judge(answer: RecordedAnswer, doc: Doc, patterns: readonly RoutePattern[], validator: (schema: object) => ValidateFunction): string | null {
-    const path = answer.url.split('?')[0]!;
     const method = answer.method === 'HEAD' ? 'GET' : answer.method;
-    const route = patterns
-      .filter((p) => (p.route.method === method || p.route.method === 'ANY') && p.pattern.test(path))
-      .sort((a, b) => a.dynamic - b.dynamic)[0]?.route;
+    const route = routeOf(patterns, method, answer.url);
     if (route === undefined) return null;
     const operation = doc.paths?.[route.openapiPath]?.[method.toLowerCase()] as Doc | undefined;
     if (operation === undefined) return `no operation ${method.toLowerCase()} ${route.openapiPath}`;
@@ -105,6 +111,12 @@ export class AnswerLog {
     if (validate(value)) return null;
     return `${(validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')} — body ${answer.body.slice(0, 300)}`;
   }
+}
+
+/** The route serving `method url`: of those matching, the one with the fewest dynamic segments. */
+function routeOf(patterns: readonly RoutePattern[], method: string, url: string): RouteInfo | undefined {
+  const path = url.split('?')[0]!;
+  return patterns.filter((p) => (p.route.method === method || p.route.method === 'ANY') && p.pattern.test(path)).sort((a, b) => a.dynamic - b.dynamic)[0]?.route;
 }
 
 function routePattern(route: RouteInfo): RoutePattern {
