@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FIELD_TYPES } from '../vm/lang.js';
+import { RESULT_TYPES, resultTypeSchema } from '../vm/compiler/field-schema.js';
 import type {
   AppSettings,
   EndpointFn,
@@ -367,7 +368,9 @@ function checkNativeMeta(meta: Omit<NativeMeta, 'params'> & { params: readonly P
   if (meta === null || typeof meta !== 'object') return 'meta is missing';
   const problem = checkParams(meta.params) ?? checkDoc(meta.doc);
   if (problem) return problem;
-  if (meta.returns !== undefined && typeof meta.returns !== 'string') return 'meta.returns must be a type name';
+  if (meta.returns !== undefined && (typeof meta.returns !== 'string' || resultTypeSchema(meta.returns) === null)) {
+    return `meta.returns must be a result type (${RESULT_TYPES.join(', ')}), with a trailing ? when it may be null (int?)`;
+  }
   if (meta.scope !== undefined && meta.scope !== 'middleware') return `meta.scope must be 'middleware' when given`;
   return null;
 }

@@ -217,10 +217,10 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       return new RecordValue(shape, fields as Row);
     }),
     create: method([{ name: 'fields', type: 'object' }], 'record', 'Validates and stores a new record; returns it with its id and time stamps.', (ctx, shape, input) => create(ctx, shape, input)),
-    find: method([{ name: 'id', type: 'text' }], 'record', 'The record with this id, or null.', (ctx, shape, id) =>
+    find: method([{ name: 'id', type: 'text' }], 'record?', 'The record with this id, or null.', (ctx, shape, id) =>
       run(ctx, (ops) => ops.find(shape.type.name, id as string), (row) => record(shape, row)),
     ),
-    find_by: method([{ name: 'filter', type: 'object' }], 'record', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
+    find_by: method([{ name: 'filter', type: 'object' }], 'record?', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
       run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }, ctx.budget), (rows) => record(shape, rows[0] ?? null)),
     ),
     where: method(
@@ -250,7 +250,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     ),
     update: method(
       [{ name: 'id', type: 'text' }, { name: 'changes', type: 'object' }],
-      'record',
+      'record?',
       'Validates and stores the changes to the record with this id; returns it updated, or null when there is none.',
       (ctx, shape, id, changes) => {
         const refused = unvalidated(ctx, shape, changes, 'update');
