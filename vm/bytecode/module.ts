@@ -157,6 +157,8 @@ export interface CallableMeta {
   col: number;
   /** The responses its body can answer with (`fail 403 ...`, response helpers); absent in older artefacts. */
   responses?: ResponseMeta[];
+  /** A fn's: the schema of what it returns (with the marks of the calls it returns, see infer.ts); absent in older artefacts. */
+  returns?: JsonSchema;
 }
 
 export interface TypeMeta {

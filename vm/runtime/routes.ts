@@ -4,8 +4,10 @@
  * its guards resolved for the reference, and what it can answer; guard uses are checked against
  * the plugins here (arguments, setup).
  */
-import type { ChunkData, CompiledModule, ResponseMeta } from '../bytecode/module.js';
-import { mergeResponses } from '../compiler/infer.js';
+import type { ChunkData, CompiledModule, JsonSchema, ResponseMeta } from '../bytecode/module.js';
+import { CALL_KEYWORD, mergeResponses } from '../compiler/infer.js';
+import { RETURNS_TAG } from '../compiler/compile-meta.js';
+import { resultTypeSchema } from '../compiler/field-schema.js';
 import { diagnostic, type Diagnostic } from '../diagnostics.js';
 import { DIAG } from '../errors.js';
 import { arityMismatch } from '../arity.js';
@@ -74,7 +76,7 @@ export function assembleRoutes(
         chunk,
         middleware: chain,
         guards,
-        responses: () => (responses ??= mergeResponses([...r.responses, ...calledResponses(chunk, callables, dataOf)])),
+        responses: () => (responses ??= routeResponses(r.responses, calledResponses(chunk, callables, dataOf), callables, registry)),
         natives: () => (natives ??= calledNatives(chunk, callables, dataOf, registry)),
       });
     }
@@ -165,6 +167,45 @@ function calledResponses(chunk: number, callables: ReadonlyMap<string, LinkedCal
     if (callee !== undefined && callee.kind === 'fn') out.push(...(callee.meta.responses ?? []));
   });
   return out;
+}
+
+/**
+ * A route's responses: its own and its fns', each call's mark resolved (resolveCalls); a status
+ * the route declares with `@returns` is that declaration alone.
+ */
+function routeResponses(own: readonly ResponseMeta[], called: readonly ResponseMeta[], callables: ReadonlyMap<string, LinkedCallable>, registry: PluginRegistry): ResponseMeta[] {
+  const declared = new Set(own.filter((r) => r.source === RETURNS_TAG).map((r) => r.status));
+  const kept = [...own, ...called].filter((r) => !declared.has(r.status) || r.source === RETURNS_TAG);
+  return mergeResponses(kept.map((r) => ({ ...r, schema: resolveCalls(r.schema, callables, registry) })));
+}
+
+/**
+ * `schema` with each call's mark (`{"x-rvm-call": name}`, left by inference) replaced: by what
+ * the `fn` of that name returns, its own marks resolved in turn (a fn met again while resolving,
+ * recursion, is `{}`), or by the schema of the type the native declares it returns (`int?`); `{}`
+ * when neither says. A copy: the compiled schemas are shared.
+ */
+export function resolveCalls(schema: JsonSchema, callables: ReadonlyMap<string, LinkedCallable>, registry: PluginRegistry, resolving: ReadonlySet<string> = new Set()): JsonSchema {
+  const resolve = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(resolve);
+    if (value === null || typeof value !== 'object') return value;
+    const node = value as JsonSchema;
+    const name = node[CALL_KEYWORD];
+    if (typeof name === 'string') return returnSchema(name);
+    const copy: JsonSchema = {};
+    for (const key of Object.keys(node)) copy[key] = resolve(node[key]);
+    return copy;
+  };
+  const returnSchema = (name: string): JsonSchema => {
+    const fn = callables.get(name);
+    if (fn !== undefined) {
+      if (fn.kind !== 'fn' || fn.meta.returns === undefined || resolving.has(name)) return {};
+      return resolveCalls(fn.meta.returns, callables, registry, new Set([...resolving, name]));
+    }
+    const declared = registry.natives.get(name)?.meta.returns;
+    return (declared !== undefined && resultTypeSchema(declared)) || {};
+  };
+  return resolve(schema) as JsonSchema;
 }
 
 function dedupe(responses: ErrorResponseSpec[]): ErrorResponseSpec[] {
