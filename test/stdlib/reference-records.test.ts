@@ -75,6 +75,8 @@ describe('records in the OpenAPI document', () => {
     const doc = buildOpenApi(await introspect(RECORDS_APP), { version: '3.1' }) as Doc;
     assert.deepEqual(okSchema(doc, '/users', 'post', '201'), { $ref: '#/components/schemas/User' });
     assert.deepEqual(okSchema(doc, '/users/{id}', 'get', '200'), { $ref: '#/components/schemas/User' });
+    // Unchecked, T.find answers null when no record has the id.
+    assert.deepEqual(okSchema(doc, '/maybe/{id}', 'get', '200'), { anyOf: [{ $ref: '#/components/schemas/User' }, { type: 'null' }] });
     assert.deepEqual(okSchema(doc, '/users', 'get', '200'), { type: 'array', items: { $ref: '#/components/schemas/User' } });
     const page = okSchema(doc, '/pages', 'get', '200');
     assert.deepEqual(page.properties.items, { type: 'array', items: { $ref: '#/components/schemas/User' } });
@@ -98,10 +100,12 @@ describe('records in the OpenAPI document', () => {
     const doc30 = buildOpenApi(app, { version: '3.0' }) as Doc;
     await assertValidOpenApi(doc30, 'records 3.0');
     assert.deepEqual(okSchema(doc30, '/pages', 'get', '200').properties.next, { type: 'string', nullable: true });
+    // 3.0 has no null type: a record that may be null is a nullable object adding to the $ref.
+    assert.deepEqual(okSchema(doc30, '/maybe/{id}', 'get', '200'), { allOf: [{ $ref: '#/components/schemas/User' }], type: 'object', nullable: true });
   });
 
   test('a type declared in the route\'s own file is referenced too; without types it stays inline, unmarked', async () => {
-    const app = await introspect({ 'notes.rvm': `type Note {\n  body: text\n  secret: text @hidden\n}\n\nroute GET /notes/:id {\n  response.ok(Note.find(params.id))\n}\n` });
+    const app = await introspect({ 'notes.rvm': `type Note {\n  body: text\n  secret: text @hidden\n}\n\nroute GET /notes/:id {\n  response.ok(Note.create({ body: 'b', secret: 's' }))\n}\n` });
     const doc = buildOpenApi(app, { version: '3.1' }) as Doc;
     assert.deepEqual(okSchema(doc, '/notes/{id}', 'get', '200'), { $ref: '#/components/schemas/Note' });
     const { types: _types, ...withoutTypes } = app;
