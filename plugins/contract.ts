@@ -619,6 +619,8 @@ export interface RecordMethod {
   params: ParamSpec[];
   returns?: string;
   doc: string;
+  /** Error responses calling it can end the request with (a write's 409 `conflict`), for the reference. */
+  responses?: ErrorResponseSpec[];
 }
 
 /** Why a call's known arguments are refused at compile time, with the nearest name. */

@@ -6,10 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { FIELD_TYPES } from '../vm/lang.js';
+import { RESULT_TYPES, resultTypeSchema } from '../vm/compiler/field-schema.js';
 import type {
   AppSettings,
   EndpointFn,
   EndpointMeta,
+  ErrorResponseSpec,
   GuardFn,
   GuardMeta,
   NativeFn,
@@ -63,6 +65,7 @@ export interface RegisteredRecordMethod {
   params: ParamSpec[];
   doc: string;
   returns?: string;
+  responses?: ErrorResponseSpec[];
   /** The native `Type.method` binds to: arguments checked against `params`, then `fn(ctx, type, ...args)`. */
   bind(type: RecordType): NativeFn;
 }
@@ -262,10 +265,10 @@ async function runSetup(plugin: PluginDefinition, app: AppSettings, tables: Tabl
       if (tables.records) refuse(clash('record provider', 'records', tables.records.plugin, plugin.name));
       const methods = new Map<string, RegisteredRecordMethod>();
       for (const [name, method] of Object.entries(provider.methods)) {
-        const meta = freezeMeta({ params: method.params, doc: method.doc, returns: method.returns });
+        const meta = freezeMeta({ params: method.params, doc: method.doc, returns: method.returns, ...(method.responses && { responses: method.responses }) });
         const fn = method.fn;
         const bind = (type: RecordType): NativeFn => checkedNative(`${type.name}.${name}`, (ctx, ...args) => fn(ctx, type, ...args), meta.params);
-        methods.set(name, Object.freeze({ params: meta.params, doc: meta.doc, returns: meta.returns, bind }));
+        methods.set(name, Object.freeze({ params: meta.params, doc: meta.doc, returns: meta.returns, responses: meta.responses, bind }));
       }
       tables.records = { provider, methods, decorators: new Set(provider.decorators), plugin: plugin.name, declared: new Map() };
     },
@@ -366,7 +369,9 @@ function checkNativeMeta(meta: Omit<NativeMeta, 'params'> & { params: readonly P
   if (meta === null || typeof meta !== 'object') return 'meta is missing';
   const problem = checkParams(meta.params) ?? checkDoc(meta.doc);
   if (problem) return problem;
-  if (meta.returns !== undefined && typeof meta.returns !== 'string') return 'meta.returns must be a type name';
+  if (meta.returns !== undefined && (typeof meta.returns !== 'string' || resultTypeSchema(meta.returns) === null)) {
+    return `meta.returns must be a result type (${RESULT_TYPES.join(', ')}), with a trailing ? when it may be null (int?)`;
+  }
   if (meta.scope !== undefined && meta.scope !== 'middleware') return `meta.scope must be 'middleware' when given`;
   if (meta.issues !== undefined && (!Array.isArray(meta.issues) || meta.issues.some((n) => typeof n !== 'string'))) return 'meta.issues must be a list of scheme names';
   return checkSecurity(meta.security);

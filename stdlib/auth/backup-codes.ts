@@ -181,7 +181,7 @@ export function registerBackupCodes(rvm: PluginApi, now: () => number = Date.now
       { name: 'code', type: 'text', selfChecked: true },
       { name: 'stored', type: 'list', selfChecked: true },
     ],
-    returns: 'list',
+    returns: 'list?',
     doc: `The stored list without the code, or null when the code is not in it (case, spaces and dashes ignored): store the list it answers, so the code is used once. A malformed code or list, or a code another request is using at the same moment, is null. Wrong codes are counted per list as totp_verify counts them per secret: after ${MAX_WRONG_CODES} every try ends the request with 429 too_many_attempts and Retry-After until the lockout ends.`,
     responses: [{ status: HTTP.too_many_attempts.status, code: HTTP.too_many_attempts.code, description: `${MAX_WRONG_CODES} wrong codes for this list lately: locked out for Retry-After seconds.`, headers: ['Retry-After'] }],
   });

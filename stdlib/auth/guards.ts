@@ -6,7 +6,7 @@
 import { HALT, HTTP, RUNTIME, SESSION_COOKIE } from '../../plugins/sdk.js';
 import type { AppSettings, CallContext, GuardFn, Halt, PluginApi, SecuritySchemeSpec, Value, ValueObject } from '../../plugins/sdk.js';
 import { API_KEYS_ENV, API_KEYS_FILE, API_KEYS_NOT_CONFIGURED_MESSAGE, API_KEY_HEADER, apiKeysConfigured, type ApiKeyring } from './api-keys.js';
-import { AUTH_NOT_CONFIGURED, AUTH_NOT_CONFIGURED_MESSAGE, JWT_SECRET_ENV, JWT_SECRET_FILE, SESSION_SCHEMES, STORED_USER_UNAVAILABLE, UNAUTHORIZED, configuredKey, unauthorized, type AuthSession } from './session.js';
+import { AUTH_NOT_CONFIGURED, AUTH_NOT_CONFIGURED_MESSAGE, JWT_SECRET_ENV, JWT_SECRET_FILE, SESSION_SCHEMES, STORED_USER_UNAVAILABLE, AUTH_FAILURES, configuredKey, unauthorized, type AuthSession } from './session.js';
 
 /** The OpenAPI scheme of the `api_key` guard. */
 export const API_KEY_SCHEME: SecuritySchemeSpec = {
@@ -40,7 +40,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     params: [],
     doc: `Requires a valid HS256 JWT, sent as Authorization: Bearer <token> or in the ${SESSION_COOKIE} cookie (the header wins), verified with ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}. With auth: optional a valid token authenticates and a missing or invalid one is let through (auth_check() tells which).`,
     security: [...SESSION_SCHEMES],
-    responses: [UNAUTHORIZED, AUTH_NOT_CONFIGURED],
+    responses: [...AUTH_FAILURES, AUTH_NOT_CONFIGURED],
     checkSetup: authSetup,
   });
 
@@ -61,7 +61,7 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     doc: 'Requires an authenticated caller (as the auth guard) holding one of the roles: the text field role, or the list field roles, of the stored User when the app has a type User and the sub of the token is a record id (a sub naming no stored User is 401; a database that cannot be read, 503 database_unavailable), else of the token.',
     security: [...SESSION_SCHEMES],
     responses: [
-      UNAUTHORIZED,
+      ...AUTH_FAILURES,
       { status: HTTP.forbidden.status, code: HTTP.forbidden.code, description: 'The caller holds none of the roles.' },
       STORED_USER_UNAVAILABLE,
       AUTH_NOT_CONFIGURED,

@@ -225,7 +225,7 @@ export function registerJwt(rvm: PluginApi): void {
         { name: 'token', type: 'text', selfChecked: true },
         { name: 'secret', type: 'any', doc: 'the HS256 key: text or a secret of at least 32 bytes' },
       ],
-      returns: 'object',
+      returns: 'object?',
       doc: `The verified claims of an HS256 token, or null when the signature is wrong, it was revoked (jwt_revoke, auth_logout), it has expired (${CLOCK_SKEW_SECONDS} s skew allowed) or has no exp, its header names another algorithm or none, or it is malformed or longer than ${MAX_TOKEN_LENGTH} characters. A key under ${MIN_SECRET_BYTES} bytes is a weak_secret error.`,
     },
   );

@@ -40,7 +40,7 @@ export function registerPhone(rvm: PluginApi): void {
   rvm.native('phone_e164', (_ctx, phone) => normalizePhone(phone), {
     // What is not a readable number is null, never an error.
     params: [{ name: 'phone', type: 'text', selfChecked: true }],
-    returns: 'text',
+    returns: 'text?',
     doc: `The E.164 form of an international number ('+1 (650) 555-1234' and '00 1 650 555 1234' give '+16505551234'), or null when it has no country code ('+' or '00'), has letters, or is not ${MIN_PHONE_DIGITS}–${MAX_PHONE_DIGITS} digits.`,
   });
 }

@@ -92,9 +92,18 @@ export const SESSION_SCHEMES: readonly SecuritySchemeSpec[] = [BEARER_SCHEME, SE
 export const UNAUTHORIZED: ErrorResponseSpec = {
   status: HTTP.unauthorized.status,
   code: HTTP.unauthorized.code,
-  description: `No valid token: none sent (Authorization: Bearer or the ${SESSION_COOKIE} cookie), or it is expired, tampered with or not HS256; code token_revoked for a token signed out (auth_logout, jwt_revoke).`,
+  description: `No valid token: none sent (Authorization: Bearer or the ${SESSION_COOKIE} cookie), or it is expired, tampered with or not HS256.`,
   headers: ['WWW-Authenticate'],
 };
+/** The 401 of a token signed out (auth_logout, jwt_revoke), for the reference. */
+export const TOKEN_REVOKED: ErrorResponseSpec = {
+  status: HTTP.token_revoked.status,
+  code: HTTP.token_revoked.code,
+  description: 'The token was signed out (auth_logout, jwt_revoke): sign in again for a new one.',
+  headers: ['WWW-Authenticate'],
+};
+/** The 401s of every authentication failure. */
+export const AUTH_FAILURES: readonly ErrorResponseSpec[] = [UNAUTHORIZED, TOKEN_REVOKED];
 /** The 500 of an app without a JWT key, for the reference. */
 export const AUTH_NOT_CONFIGURED: ErrorResponseSpec = {
   status: HTTP.internal_error.status,
@@ -274,7 +283,7 @@ export function registerSession(rvm: PluginApi, session: AuthSession): void {
       params: [],
       returns: 'object',
       security: [...SESSION_SCHEMES],
-      responses: [UNAUTHORIZED, STORED_USER_UNAVAILABLE, AUTH_NOT_CONFIGURED],
+      responses: [...AUTH_FAILURES, STORED_USER_UNAVAILABLE, AUTH_NOT_CONFIGURED],
       doc: `The verified claims of the caller's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie), with the stored User's fields merged over them once the app has a type User (then a token whose sub is a record id naming no stored User answers 401, and a database that cannot be read 503 database_unavailable, never the claims alone). Without a valid token it ends the request with 401 unauthorized and WWW-Authenticate: Bearer, so a guard_definition may call it without a prior guard auth (use auth_check() for optional flows). auth_not_configured when the app has no ${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}.`,
     },
   );

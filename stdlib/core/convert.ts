@@ -8,13 +8,13 @@ import type { PluginApi, Value } from '../../plugins/sdk.js';
 export function registerConvert(rvm: PluginApi): void {
   rvm.native('int', (_ctx, x) => toInt(x), {
     params: [{ name: 'x', type: 'any' }],
-    returns: 'int',
+    returns: 'int?',
     doc: "Converts to an int: a number is truncated toward zero; a text of digits with an optional sign and surrounding spaces is parsed (' 12 ' is 12; '12abc', '1.5', '' and integers beyond ±2^53 give null); true/false give 1/0; null stays null; lists and objects are a type_error.",
   });
 
   rvm.native('number', (_ctx, x) => toNumber(x), {
     params: [{ name: 'x', type: 'any' }],
-    returns: 'number',
+    returns: 'number?',
     doc: "Converts to a number: numbers stay; a decimal text with optional sign, fraction, exponent and surrounding spaces is parsed ('1.5' is 1.5; '1.5kg', '0x10' and '' give null); true/false give 1/0; null stays null; lists and objects are a type_error.",
   });
 

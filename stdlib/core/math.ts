@@ -51,13 +51,13 @@ export function registerMath(rvm: PluginApi): void {
 
   rvm.native('min', (ctx, ...args) => extreme(ctx.budget, 'min', args, (a, b) => a < b), {
     params: [{ name: 'values', type: 'any', rest: true }],
-    returns: 'number',
+    returns: 'number?',
     doc: 'The smallest of several numbers, or of the numbers in one list argument: min(3, 1) and min([3, 1]) are 1; no numbers gives null; a non-number is a type_error.',
   });
 
   rvm.native('max', (ctx, ...args) => extreme(ctx.budget, 'max', args, (a, b) => a > b), {
     params: [{ name: 'values', type: 'any', rest: true }],
-    returns: 'number',
+    returns: 'number?',
     doc: 'The largest of several numbers, or of the numbers in one list argument: max(3, 1) and max([3, 1]) are 3; no numbers gives null; a non-number is a type_error.',
   });
 }

@@ -5,7 +5,7 @@
  * (422 `validation_failed` with `details`, the request-validation shape); store failures answer
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
-import { RvmError, getField, isPlainObject, typeName, type CallContext, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { HTTP, RvmError, getField, isPlainObject, typeName, type CallContext, type ErrorResponseSpec, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, StoreOverloadedError, UnstorableValueError, own, put, andThen, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
@@ -16,6 +16,19 @@ import { encodeCursor } from './cursor.js';
 const TRANSACTION = 'records.transaction';
 
 export { RESULT_RETRY_AFTER_S } from './store.js';
+
+/** What any record method can answer instead of its value (answerFailure), for the reference. */
+const READ_ERRORS: ErrorResponseSpec[] = [
+  { status: HTTP.invalid_query.status, code: HTTP.invalid_query.code, description: 'A filter, option or `after` cursor the store refuses.' },
+  { status: HTTP.database_unavailable.status, code: HTTP.database_unavailable.code, description: 'The database could not be reached.' },
+  { status: HTTP.overloaded.status, code: HTTP.overloaded.code, description: 'The rows read would pass the result memory.', headers: ['Retry-After'] },
+];
+/** What a write can answer besides: a refused value, or a clash with a `@unique` field. */
+const WRITE_ERRORS: ErrorResponseSpec[] = [
+  ...READ_ERRORS,
+  { status: HTTP.conflict.status, code: HTTP.conflict.code, description: 'A `@unique` field already holds the value.' },
+  { status: HTTP.validation_failed.status, code: HTTP.validation_failed.code, description: "The type's decorators refuse the record (with `details`)." },
+];
 
 /**
  * The database's outages as the app log tells them: the cause once, when a request first answers
@@ -211,6 +224,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     params,
     returns,
     doc,
+    responses: READ_ERRORS,
     fn: (ctx, type, ...args) => fn(ctx, shapeOf(type), ...args),
   });
 
@@ -233,10 +247,10 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       return new RecordValue(shape, fields as Row);
     }),
     create: method([{ name: 'fields', type: 'object' }], 'record', 'Validates and stores a new record; returns it with its id and time stamps.', (ctx, shape, input) => create(ctx, shape, input)),
-    find: method([{ name: 'id', type: 'text' }], 'record', 'The record with this id, or null.', (ctx, shape, id) =>
+    find: method([{ name: 'id', type: 'text' }], 'record?', 'The record with this id, or null.', (ctx, shape, id) =>
       run(ctx, (ops) => ops.find(shape.type.name, id as string), (row) => record(shape, row)),
     ),
-    find_by: method([{ name: 'filter', type: 'object' }], 'record', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
+    find_by: method([{ name: 'filter', type: 'object' }], 'record?', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
       run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }, ctx.budget), (rows) => record(shape, rows[0] ?? null)),
     ),
     where: method(
@@ -266,7 +280,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     ),
     update: method(
       [{ name: 'id', type: 'text' }, { name: 'changes', type: 'object' }],
-      'record',
+      'record?',
       'Validates and stores the changes to the record with this id; returns it updated, or null when there is none.',
       (ctx, shape, id, changes) => {
         const refused = unvalidated(ctx, shape, changes, 'update');
@@ -290,6 +304,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       run(ctx, (ops) => ops.delete(shape.type.name, id as string)),
     ),
   };
+  for (const write of ['create', 'update']) methods[write]!.responses = WRITE_ERRORS;
 
   const takeTransaction = (ctx: CallContext): Transaction => {
     const tx = ctx.locals.get(TRANSACTION) as Transaction | undefined;

@@ -90,6 +90,7 @@ function downgradeOne(s: JsonSchema): void {
     s.format = 'byte';
   }
   if (isObject(s.items) === false && Array.isArray(s.prefixItems)) s.items = {};
+  nullableAlternatives(s);
   for (const key of Object.keys(s)) if (!key.startsWith('x-') && !SCHEMA_30_KEYWORDS.has(key)) delete s[key];
 }
 
@@ -102,6 +103,27 @@ function typeList(s: JsonSchema, types: string[]): void {
   else if (rest.length > 1) s.anyOf = [...(Array.isArray(s.anyOf) ? (s.anyOf as JsonSchema[]) : []), ...rest.map((t) => ({ type: t }))];
   else if (s.enum === undefined) s.enum = [null];
   if (nullable) s.nullable = true;
+}
+
+/**
+ * `anyOf: [X, {type: null}]` (a record that may be null, already downgraded inside out): 3.0 has
+ * no null type, and `nullable` needs a `type` beside it, so it becomes `type: t, nullable: true`
+ * with the alternatives left (one `$ref` as `allOf`, 3.0's way to add to a reference). A `$ref`
+ * names a component schema, an object in every rvm document. Alternatives of several types stay.
+ */
+function nullableAlternatives(s: JsonSchema): void {
+  if (!Array.isArray(s.anyOf)) return;
+  const isNull = (m: unknown) => isObject(m) && m.type === undefined && m.nullable === true && Array.isArray(m.enum) && m.enum.length === 1 && m.enum[0] === null;
+  const rest = (s.anyOf as unknown[]).filter((m) => !isNull(m)) as JsonSchema[];
+  if (rest.length === s.anyOf.length || rest.length === 0) return;
+  const types = new Set(rest.map((m) => (typeof m.$ref === 'string' ? 'object' : m.type)));
+  const [type] = types;
+  if (types.size !== 1 || typeof type !== 'string') return;
+  delete s.anyOf;
+  if (rest.length === 1 && typeof rest[0]!.$ref === 'string') s.allOf = rest;
+  else s.anyOf = rest;
+  s.type = type;
+  s.nullable = true;
 }
 
 /** A 2020-12 numeric `exclusiveMinimum` as 3.0's `minimum` + `exclusiveMinimum: true` (the tighter bound wins). */

@@ -17,6 +17,9 @@ const BODY_ERRORS: readonly ErrorResponseSpec[] = (
   ] as const
 ).map(([entry, description]) => ({ status: entry.status, code: entry.code, description }));
 
+/** Methods whose requests carry a body (RFC 9110 gives GET, HEAD and OPTIONS bodies no meaning). */
+const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /** The name under `components/responses` of what any request can be refused with before its route runs. */
 export const REQUEST_REFUSED = 'RequestRefused';
 
@@ -106,7 +109,9 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
       addError(group(spec.status), described, `guard \`${guard.name}\``);
     }
   }
-  if (route.body !== null) for (const spec of BODY_ERRORS) addError(group(spec.status), spec, 'body');
+  // Every route reads the body a request sends (after its guards), validated or not; methods that
+  // carry one list what reading it fails with (a GET's body has no meaning in HTTP: not offered).
+  if (route.body !== null || BODY_METHODS.has(route.method)) for (const spec of BODY_ERRORS) addError(group(spec.status), spec, 'body');
   const middlewareNatives = (route.middleware ?? []).flatMap((m) => m.natives.map((n) => ({ ...n, where: ` in ${m.file}` })));
   for (const native of [...middlewareNatives, ...(route.natives ?? []).map((n) => ({ ...n, where: '' }))]) {
     for (const spec of native.responses) addError(group(spec.status), spec, `\`${native.name}()\`${native.where}`);

@@ -3,7 +3,7 @@
  * validators' keywords and `x-rvm-decorators`, and the small normalisations every emitted schema
  * gets so that a standard validator accepts it.
  */
-import { RECORD_TYPE_KEYWORD, objectSchema, type FieldInfo, type JsonSchema, type TypeInfo } from '../../plugins/sdk.js';
+import { RECORD_TYPE_KEYWORD, objectSchema, storedFieldSchema, type FieldInfo, type JsonSchema, type TypeInfo } from '../../plugins/sdk.js';
 
 /** Where the shared schemas live in the document. */
 export const SCHEMAS_PATH = '#/components/schemas/';
@@ -71,7 +71,8 @@ export function documentSchema(schema: JsonSchema): JsonSchema {
     if (key === 'required' && Array.isArray(value) && value.length === 0) continue;
     copy[key] = key === 'properties' && isObject(value) ? mapValues(value) : copyValue(value, key);
   }
-  if (copy.type === 'array' && copy.items === undefined && copy.prefixItems === undefined) copy.items = {};
+  const isArray = copy.type === 'array' || (Array.isArray(copy.type) && copy.type.includes('array'));
+  if (isArray && copy.items === undefined && copy.prefixItems === undefined) copy.items = {};
   return copy;
 }
 
@@ -163,16 +164,16 @@ export function recordComponentNames(types: readonly TypeInfo[]): Map<string, st
 
 /**
  * The schema of a stored record of `type`: `id` (a UUID), every field but the `@hidden` ones with
- * its validators' keywords and doc, `created_at` and `updated_at` (date-times). A field with a
- * `@default` is always present in a stored record, so it is required here.
+ * its validators' keywords and doc, `created_at` and `updated_at` (date-times). Every field is
+ * required (a stored record always holds it); one that need not be given also allows null.
  */
 export function recordTypeSchema(type: TypeInfo): JsonSchema {
   const properties: Record<string, JsonSchema> = { id: { type: 'string', format: 'uuid', description: 'Set by the store: a UUID version 7 (time-ordered).' } };
   const required = ['id'];
   for (const field of type.fields) {
     if (isHiddenField(field)) continue;
-    properties[field.name] = fieldSchema(field);
-    if (field.required || field.decorators.some((d) => d.name === 'default')) required.push(field.name);
+    properties[field.name] = storedFieldSchema(field, fieldSchema(field));
+    required.push(field.name);
   }
   properties.created_at = { type: 'string', format: 'date-time', description: 'Set by the store when the record is created (UTC, milliseconds).' };
   properties.updated_at = { type: 'string', format: 'date-time', description: 'Set by the store at every save (UTC, milliseconds).' };

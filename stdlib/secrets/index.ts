@@ -37,7 +37,7 @@ export const secrets: PluginDefinition = definePlugin({
   setup(rvm) {
     rvm.native('env', (ctx, name) => readEnv(ctx, 'env', name), {
       params: [{ name: 'name', type: 'text', doc: 'The environment variable, e.g. PUBLIC_URL.' }],
-      returns: 'text',
+      returns: 'text?',
       doc:
         'The value of an environment variable, or null when it is unset or empty. Names that look like credentials (containing SECRET, TOKEN, KEY, PASS, PWD, PRIVATE, CREDENTIAL, AUTH, SALT, SIGNATURE or DSN) ' +
         'and URLs with a password come back as a secret, shown as [secret]. A name outside [A-Za-z_][A-Za-z0-9_]* is an invalid_env_name error.',

@@ -10,7 +10,7 @@ import { SignJWT } from 'jose';
 import { generateSync } from 'otplib';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
-import { inject, type InjectResponse } from '../../vm/runtime/http/inject.js';
+import { answerLog, inject, type InjectResponse } from '../support/openapi-answers.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { showcaseCopy } from '../support/showcase.js';
 
@@ -158,4 +158,8 @@ describe('showcase: second-factor codes cannot be guessed by trying many', () =>
     const otherSecret = (await post('/2fa/setup', other.auth)).json().secret as string;
     assert.equal((await post('/2fa/enable', other.auth, { code: generateSync({ secret: otherSecret }) })).status, 200, 'the limit is per account');
   });
+});
+
+test('every answer above matches the OpenAPI document (route, status, media type, JSON schema)', () => {
+  answerLog.assertMatchDocument(app);
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { jwtVerify } from 'jose';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
-import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
+import { answerLog, inject, type InjectRequest, type InjectResponse } from '../support/openapi-answers.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { showcaseCopy } from '../support/showcase.js';
 
@@ -152,4 +152,8 @@ describe('showcase: log-in attempts are limited', () => {
     assert.match(refused.json().error, /for this account/);
     assert.ok(Number(refused.headers['retry-after']) >= 1);
   });
+});
+
+test('every answer above matches the OpenAPI document (route, status, media type, JSON schema)', () => {
+  answerLog.assertMatchDocument(app);
 });

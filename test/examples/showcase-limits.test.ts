@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
-import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
+import { answerLog, inject, type InjectRequest, type InjectResponse } from '../support/openapi-answers.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { showcaseCopy } from '../support/showcase.js';
 
@@ -97,4 +97,8 @@ describe('showcase: limits.rvm', () => {
     assert.ok(appLog.includes('calling the upstream API with [secret]'));
     assert.ok(!appLog.some((l) => l.includes(DEMO_KEY)));
   });
+});
+
+test('every answer above matches the OpenAPI document (route, status, media type, JSON schema)', () => {
+  answerLog.assertMatchDocument(app);
 });

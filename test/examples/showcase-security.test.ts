@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
-import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
+import { answerLog, inject, type InjectRequest, type InjectResponse } from '../support/openapi-answers.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { showcaseCopy } from '../support/showcase.js';
 
@@ -125,4 +125,8 @@ describe('showcase: cors/', () => {
     assert.deepEqual(created.json(), { id: 3, name: 'cog' });
     assert.equal(created.headers['access-control-allow-origin'], FRONT);
   });
+});
+
+test('every answer above matches the OpenAPI document (route, status, media type, JSON schema)', () => {
+  answerLog.assertMatchDocument(app);
 });

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { jwtVerify } from 'jose';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
-import { inject, type InjectResponse } from '../../vm/runtime/http/inject.js';
+import { answerLog, inject, type InjectResponse } from '../support/openapi-answers.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { showcaseCopy } from '../support/showcase.js';
 import { startFakeWhatsApp, type FakeWhatsApp } from '../support/fake-whatsapp.js';
@@ -141,4 +141,8 @@ describe('showcase: WhatsApp sign-ins started per address are limited', () => {
     assert.ok(Number(refused.headers['retry-after']) >= 1);
     assert.equal(fake.messages.length, count, 'no message went out');
   });
+});
+
+test('every answer above matches the OpenAPI document (route, status, media type, JSON schema)', () => {
+  answerLog.assertMatchDocument(app);
 });

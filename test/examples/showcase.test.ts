@@ -12,7 +12,7 @@ import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
-import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
+import { answerLog, inject, type InjectRequest, type InjectResponse } from '../support/openapi-answers.js';
 import { startServer } from '../../vm/runtime/http/server.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 
@@ -399,4 +399,8 @@ describe('showcase: over a real socket', () => {
       await running.close();
     }
   });
+});
+
+test('every answer above matches the OpenAPI document (route, status, media type, JSON schema)', () => {
+  answerLog.assertMatchDocument(app);
 });

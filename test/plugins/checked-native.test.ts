@@ -144,4 +144,17 @@ describe('the registry checks natives by their params', () => {
     });
     await assert.rejects(loadPlugins([bad], TEST_APP), (e: unknown) => e instanceof PluginLoadError && e.code === 'E_PLUGIN_INVALID' && e.message.includes('selfChecked'));
   });
+
+  test('returns is a result type, with ? when it may be null; another word is refused', async () => {
+    const plugin = (returns: string) =>
+      definePlugin({
+        name: 'p',
+        version: '1.0.0',
+        setup(rvm) {
+          rvm.native('f', () => null, { params: [], returns, doc: 'F.' });
+        },
+      });
+    assert.equal((await loadPlugins([plugin('int?')], TEST_APP)).natives.get('f')?.meta.returns, 'int?');
+    await assert.rejects(loadPlugins([plugin('integer')], TEST_APP), (e: unknown) => e instanceof PluginLoadError && e.code === 'E_PLUGIN_INVALID' && /meta\.returns must be a result type/.test(e.message));
+  });
 });

@@ -270,10 +270,10 @@ describe('guard metadata', () => {
       // auth_user() authenticates by the same schemes, and answers as the auth guard does when it cannot.
       const authUser = registry.natives.get('auth_user')!.meta;
       assert.deepEqual(authUser.security, meta('auth').security);
-      assert.deepEqual(authUser.responses!.map((r) => `${r.status} ${r.code}`), ['401 unauthorized', '503 database_unavailable', '500 auth_not_configured']);
+      assert.deepEqual(authUser.responses!.map((r) => `${r.status} ${r.code}`), ['401 unauthorized', '401 token_revoked', '503 database_unavailable', '500 auth_not_configured']);
       const codes = (name: string) => meta(name).responses!.map((r) => `${r.status} ${r.code}`);
-      assert.deepEqual(codes('auth'), ['401 unauthorized', '500 auth_not_configured']);
-      assert.deepEqual(codes('role'), ['401 unauthorized', '403 forbidden', '503 database_unavailable', '500 auth_not_configured']);
+      assert.deepEqual(codes('auth'), ['401 unauthorized', '401 token_revoked', '500 auth_not_configured']);
+      assert.deepEqual(codes('role'), ['401 unauthorized', '401 token_revoked', '403 forbidden', '503 database_unavailable', '500 auth_not_configured']);
       assert.deepEqual(codes('api_key'), ['401 invalid_api_key', '500 api_key_not_configured']);
       assert.deepEqual(meta('auth').responses![0]!.headers, ['WWW-Authenticate']);
       assert.deepEqual(meta('role').params.map((p) => [p.name, p.type, p.rest === true]), [['role', 'text', false], ['roles', 'text', true]]);

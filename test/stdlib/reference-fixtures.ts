@@ -46,6 +46,14 @@ type Error {
 }
 
 route GET /users/:id {
+  user = User.find(params.id)
+  if !user {
+    fail 404
+  }
+  response.ok(user)
+}
+
+route GET /maybe/:id {
   response.ok(User.find(params.id))
 }
 
@@ -58,7 +66,7 @@ route GET /pages {
 }
 
 route GET /errors {
-  response.ok(Error.find_by({ message: 'x' }))
+  response.ok(Error.create({ message: 'x' }))
 }
 `,
 };

@@ -283,7 +283,7 @@ describe('the mapping', () => {
     assert.deepEqual(Object.keys(r), ['201', '400', '401', '403', '413', '415', '422', '429', '500', '503', '4XX']);
     assert.equal(r['201'].content['application/json'].schema.type, 'object');
     const codes = (status: string) => r[status].content['application/json'].schema.allOf[1].properties.code.enum;
-    assert.deepEqual(codes('401'), ['unauthorized']);
+    assert.deepEqual(codes('401'), ['unauthorized', 'token_revoked']);
     assert.deepEqual(codes('403'), ['forbidden', 'csrf_invalid']);
     assert.deepEqual(codes('429'), ['too_many_requests']);
     // The role guard: a stored User that cannot be read is not replaced by the token's claims.
@@ -503,7 +503,7 @@ describe("security of the app's own guards", () => {
     for (const path of ['/members', '/staff']) {
       const o = op('get', path);
       assert.deepEqual(o.security, [{ bearerAuth: [] }, { cookieAuth: [] }], path);
-      assert.deepEqual(o.responses['401'].content['application/json'].schema.allOf[1].properties.code.enum, ['unauthorized'], path);
+      assert.deepEqual(o.responses['401'].content['application/json'].schema.allOf[1].properties.code.enum, ['unauthorized', 'token_revoked'], path);
       assert.ok(o.responses['401'].headers['WWW-Authenticate'], path);
       assert.deepEqual(o.responses['403'].content['application/json'].schema.allOf[1].properties.code.enum, ['forbidden'], path);
       assert.deepEqual((o['x-rvm-guards'] as Doc[])[0]!.security, [{ name: 'bearerAuth' }, { name: 'cookieAuth' }], path);

@@ -46,18 +46,37 @@ describe('records in the OpenAPI document', () => {
     assert.equal(user.properties.name.minLength, 2);
     assert.deepEqual(user.properties.role.enum, ['user', 'admin']);
     assert.equal(user.properties.age.minimum, 0);
-    // A defaulted field is always stored; an optional one without a default may be absent.
-    assert.deepEqual(user.required, ['id', 'email', 'name', 'role', 'created_at', 'updated_at']);
+    // A stored record's JSON form holds every visible field; an optional one without a default is null when unset.
+    assert.deepEqual(user.required, ['id', 'email', 'name', 'role', 'age', 'created_at', 'updated_at']);
+    assert.deepEqual(user.properties.age.type, ['integer', 'null']);
+    assert.equal(user.properties.role.type, 'string', 'a defaulted field is never null');
+    assert.deepEqual(user.properties.role.enum, ['user', 'admin']);
     assert.deepEqual(
       user.properties.email['x-rvm-decorators'].map((d: Doc) => d.name),
       ['email', 'unique'],
     );
   });
 
+  test('an optional field allows null: in 3.0 as nullable, its enum listing null', async () => {
+    const introspection = await introspect({ 'types.rvm': "type Task {\n  title: text\n  state?: text @one_of('open', 'done')\n  due?: date\n}\n" });
+    const task = (buildOpenApi(introspection, { version: '3.1' }) as Doc).components.schemas.Task;
+    assert.deepEqual(task.properties.state.type, ['string', 'null']);
+    assert.deepEqual(task.properties.state.enum, ['open', 'done', null]);
+    assert.deepEqual(task.properties.due.type, ['string', 'null']);
+    assert.equal(task.properties.title.type, 'string');
+    const task30 = (buildOpenApi(introspection, { version: '3.0' }) as Doc).components.schemas.Task;
+    assert.equal(task30.properties.state.type, 'string');
+    assert.equal(task30.properties.state.nullable, true);
+    assert.deepEqual(task30.properties.state.enum, ['open', 'done', null]);
+    assert.equal(task30.properties.title.nullable, undefined);
+  });
+
   test('routes answering a record, a list or a page reference the schema', async () => {
     const doc = buildOpenApi(await introspect(RECORDS_APP), { version: '3.1' }) as Doc;
     assert.deepEqual(okSchema(doc, '/users', 'post', '201'), { $ref: '#/components/schemas/User' });
     assert.deepEqual(okSchema(doc, '/users/{id}', 'get', '200'), { $ref: '#/components/schemas/User' });
+    // Unchecked, T.find answers null when no record has the id.
+    assert.deepEqual(okSchema(doc, '/maybe/{id}', 'get', '200'), { anyOf: [{ $ref: '#/components/schemas/User' }, { type: 'null' }] });
     assert.deepEqual(okSchema(doc, '/users', 'get', '200'), { type: 'array', items: { $ref: '#/components/schemas/User' } });
     const page = okSchema(doc, '/pages', 'get', '200');
     assert.deepEqual(page.properties.items, { type: 'array', items: { $ref: '#/components/schemas/User' } });
@@ -81,10 +100,12 @@ describe('records in the OpenAPI document', () => {
     const doc30 = buildOpenApi(app, { version: '3.0' }) as Doc;
     await assertValidOpenApi(doc30, 'records 3.0');
     assert.deepEqual(okSchema(doc30, '/pages', 'get', '200').properties.next, { type: 'string', nullable: true });
+    // 3.0 has no null type: a record that may be null is a nullable object adding to the $ref.
+    assert.deepEqual(okSchema(doc30, '/maybe/{id}', 'get', '200'), { allOf: [{ $ref: '#/components/schemas/User' }], type: 'object', nullable: true });
   });
 
   test('a type declared in the route\'s own file is referenced too; without types it stays inline, unmarked', async () => {
-    const app = await introspect({ 'notes.rvm': `type Note {\n  body: text\n  secret: text @hidden\n}\n\nroute GET /notes/:id {\n  response.ok(Note.find(params.id))\n}\n` });
+    const app = await introspect({ 'notes.rvm': `type Note {\n  body: text\n  secret: text @hidden\n}\n\nroute GET /notes/:id {\n  response.ok(Note.create({ body: 'b', secret: 's' }))\n}\n` });
     const doc = buildOpenApi(app, { version: '3.1' }) as Doc;
     assert.deepEqual(okSchema(doc, '/notes/{id}', 'get', '200'), { $ref: '#/components/schemas/Note' });
     const { types: _types, ...withoutTypes } = app;

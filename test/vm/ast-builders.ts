@@ -101,6 +101,7 @@ export const route = (
   pathPos: p,
   segments: segments(path),
   doc: options.doc ?? null,
+  docLines: (options.doc?.split('\n') ?? []).map((text, i) => ({ text, line: p.line + i, col: p.col })),
   guards: options.guards ?? [],
   validate: options.validate ? { fields: options.validate, ...p } : null,
   query: options.query ? { fields: options.query, ...p } : null,

@@ -617,6 +617,7 @@ function readCallable(v: unknown, at: string, chunkOf: (v: unknown, at: string) 
     col: int(o.col, `${at}.col`),
   };
   if (o.responses !== undefined) meta.responses = responsesOf(o.responses, `${at}.responses`);
+  if (o.returns !== undefined) meta.returns = record(jsonData(o.returns, `${at}.returns`), `${at}.returns`) as JsonSchema;
   return meta;
 }
 

@@ -14,7 +14,8 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * 9: the argument shape `r`, the request's data as the client sent it (a cached module without
  * it would skip the check of record writes). 10: the ambient `state` (LOAD_AMBIENT 5).
  * 11: `middlewareMeta`, what the reference shows of a `middleware { }` block (a cached module
- * without it would leave the block's answers out of the OpenAPI document).
+ * without it would leave the block's answers out of the OpenAPI document), and a fn's `returns`,
+ * the schema of what it returns (the routes that answer its result document it).
  */
 export const FORMAT_VERSION = 11;
 /** First field of every artefact and bundle. */
@@ -124,7 +125,8 @@ export interface ResponseMeta {
   status: number;
   /** The helper or statement it came from: `response.ok`, `response {}`, `fail`, `end of handler`. */
   source: string;
-  contentType: 'application/json' | 'text/plain' | 'text/html' | null;
+  /** The media type (`application/json`, `text/plain`, one a `response {}` sets in its headers), or null for no body. */
+  contentType: string | null;
   schema: JsonSchema;
   line: number;
 }
@@ -158,6 +160,8 @@ export interface CallableMeta {
   col: number;
   /** The responses its body can answer with (`fail 403 ...`, response helpers); absent in older artefacts. */
   responses?: ResponseMeta[];
+  /** A fn's: the schema of what it returns (with the marks of the calls it returns, see infer.ts); absent in older artefacts. */
+  returns?: JsonSchema;
 }
 
 /** What the reference knows of a file's `middleware { }` block. */

@@ -2,11 +2,12 @@
  * Route and declaration metadata the compiler records beside the bytecode: field declarations,
  * guard uses with folded arguments, and OpenAPI-style paths.
  */
-import type { Constant, Expr, FieldDecl, FieldType, GuardUse, Literal, PathSegment, Pos } from '../front/ast.js';
+import type { Constant, DocLine, Expr, FieldDecl, FieldType, GuardUse, Literal, PathSegment, Pos } from '../front/ast.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { diagnostic } from '../diagnostics.js';
 import { fold } from './fold.js';
-import type { ArgShape, DecoratorMeta, FieldMeta, GuardUseMeta } from '../bytecode/module.js';
+import type { ArgShape, DecoratorMeta, FieldMeta, GuardUseMeta, JsonSchema, ResponseMeta } from '../bytecode/module.js';
+import { nullable, recordSchema, resultTypeSchema } from './field-schema.js';
 import { DIAG } from '../errors.js';
 
 /** Collects the diagnostics of one file, each with its source line. */
@@ -200,4 +201,148 @@ export function credentialsRead(node: unknown): { headers: string[]; cookies: st
   };
   visit(node);
   return { headers: [...headers], cookies: [...cookies] };
+}
+
+/** The tag of a route's doc comment that declares a response's schema by hand. */
+export const RETURNS_TAG = '@returns';
+
+/**
+ * The responses a route's `@returns` tags declare, one per tag line:
+ * `/// @returns STATUS SCHEMA`, SCHEMA a result type (`text`, `int`, … `any`, `null`), a `type`'s
+ * name (a stored record), `[SCHEMA]` (a list of it) or `{name: SCHEMA, name?: SCHEMA}` (an
+ * object; `name?` need not be present), each with a trailing `?` when it may be null. `types` are
+ * the file's own (a record of a type declared elsewhere is a mark the reference resolves).
+ * A malformed tag is E_RETURNS_TAG where it goes wrong.
+ */
+export function declaredResponses(lines: readonly DocLine[], types: ReadonlyMap<string, readonly FieldMeta[]>, reporter: Reporter): ResponseMeta[] {
+  const declared: ResponseMeta[] = [];
+  for (const line of lines) {
+    const at = line.text.indexOf(RETURNS_TAG);
+    if (at < 0 || line.text.slice(0, at).trim() !== '') continue;
+    const tag = new TagReader(line, at + RETURNS_TAG.length, types);
+    try {
+      const status = tag.status();
+      const schema = tag.schema(0);
+      tag.end();
+      if (declared.some((d) => d.status === status)) tag.fail(`status ${status} is declared twice`, at);
+      declared.push({ status, source: RETURNS_TAG, contentType: 'application/json', schema, line: line.line });
+    } catch (e) {
+      if (!(e instanceof TagError)) throw e;
+      reporter.error(DIAG.E_RETURNS_TAG, e.message, { line: line.line, col: line.col + e.offset }, { hint: `write e.g. '${RETURNS_TAG} 200 { id: text, done?: bool }' or '${RETURNS_TAG} 200 [Task]'` });
+    }
+  }
+  return declared;
+}
+
+/** The doc comment without its `@returns` lines: what the reference shows as text. */
+export function docWithoutTags(lines: readonly DocLine[]): string | null {
+  const kept = lines.filter((l) => !l.text.trimStart().startsWith(RETURNS_TAG));
+  return kept.length > 0 ? kept.map((l) => l.text).join('\n') : null;
+}
+
+class TagError extends Error {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
+    super(message);
+  }
+}
+
+const TAG_WORD = /[A-Za-z_][A-Za-z0-9_]*/y;
+const TAG_STATUS = /\d+/y;
+
+/** Reads one `@returns` line left to right; each problem a TagError at its offset in the line. */
+class TagReader {
+  private pos: number;
+
+  constructor(
+    private readonly line: DocLine,
+    from: number,
+    private readonly types: ReadonlyMap<string, readonly FieldMeta[]>,
+  ) {
+    this.pos = from;
+  }
+
+  fail(message: string, offset = this.pos): never {
+    throw new TagError(message, offset);
+  }
+
+  status(): number {
+    this.skipSpaces();
+    const start = this.pos;
+    const digits = this.match(TAG_STATUS);
+    const status = digits === null ? NaN : Number(digits);
+    if (!(status >= 100 && status <= 599)) this.fail(`${RETURNS_TAG} needs a status from 100 to 599 first`, start);
+    return status;
+  }
+
+  /** SCHEMA ["?"] */
+  schema(depth: number): JsonSchema {
+    if (depth >= MAX_CONSTANT_DEPTH) this.fail(`a schema nested deeper than ${MAX_CONSTANT_DEPTH} levels`);
+    this.skipSpaces();
+    const start = this.pos;
+    let schema: JsonSchema;
+    if (this.accept('[')) {
+      schema = { type: 'array', items: this.schema(depth + 1) };
+      this.expect(']');
+    } else if (this.accept('{')) {
+      schema = this.object(depth);
+    } else {
+      const word = this.match(TAG_WORD);
+      if (word === null) this.fail(`expected a type, '[' or '{'`);
+      schema = resultTypeSchema(word) ?? recordSchema(word, this.types.get(word) ?? null);
+      if (word === 'file' || word === 'never') this.fail(`'${word}' is no response body type`, start);
+    }
+    return this.accept('?') ? nullable(schema) : schema;
+  }
+
+  /** After `{`: fields up to `}`. */
+  private object(depth: number): JsonSchema {
+    const properties: Record<string, JsonSchema> = {};
+    const required: string[] = [];
+    while (!this.accept('}')) {
+      this.skipSpaces();
+      const start = this.pos;
+      const name = this.match(TAG_WORD);
+      if (name === null) this.fail(`expected a field name or '}'`);
+      if (Object.hasOwn(properties, name)) this.fail(`the field '${name}' is declared twice`, start);
+      if (!this.accept('?')) required.push(name);
+      this.expect(':');
+      properties[name] = this.schema(depth + 1);
+      if (!this.accept(',')) {
+        this.expect('}');
+        break;
+      }
+    }
+    return required.length > 0 ? { type: 'object', properties, required } : { type: 'object', properties };
+  }
+
+  end(): void {
+    this.skipSpaces();
+    if (this.pos < this.line.text.length) this.fail(`unexpected '${this.line.text.slice(this.pos)}' after the schema`);
+  }
+
+  private skipSpaces(): void {
+    while (this.line.text[this.pos] === ' ' || this.line.text[this.pos] === '\t') this.pos++;
+  }
+
+  private accept(char: string): boolean {
+    this.skipSpaces();
+    if (this.line.text[this.pos] !== char) return false;
+    this.pos++;
+    return true;
+  }
+
+  private expect(char: string): void {
+    if (!this.accept(char)) this.fail(`expected '${char}'`);
+  }
+
+  private match(pattern: RegExp): string | null {
+    pattern.lastIndex = this.pos;
+    const found = pattern.exec(this.line.text);
+    if (found === null) return null;
+    this.pos += found[0].length;
+    return found[0];
+  }
 }

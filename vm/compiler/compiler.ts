@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import type { Decl, FileNode, Pos, RouteDecl } from '../front/ast.js';
 import { ChunkCompiler, type TopLevelKind } from './chunk-compiler.js';
-import { Reporter, credentialsRead, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
+import { Reporter, credentialsRead, declaredResponses, docWithoutTags, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { inferCallableResponses, inferResponses } from './infer.js';
+import { inferCallable, inferResponses, mergeResponses } from './infer.js';
 import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
 import { ARTEFACT_MAGIC, FORMAT_VERSION } from '../bytecode/module.js';
 import { parse, type BrokenDecl } from '../front/parser.js';
@@ -87,8 +87,11 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         compiler.statements(decl.body.body);
         const index = chunk(compiler.finish(`${kind} ${decl.name}`, decl.params.length));
         const meta: CallableMeta = { name: decl.name, chunk: index, params: decl.params.map((p) => p.name), doc: decl.doc, line: decl.line, col: decl.col };
-        // A fn's answers belong to every route and guard that calls it (link.ts follows the calls).
-        meta.responses = inferCallableResponses(decl.body.body, { types, body: null, query: null });
+        // A fn's answers belong to every route and guard that calls it (link.ts follows the calls),
+        // and what it returns to the responses that answer its result.
+        const inferred = inferCallable(decl.body.body, { types, body: null, query: null });
+        meta.responses = inferred.responses;
+        if (kind === 'fn') meta.returns = inferred.returns;
         (kind === 'fn' ? module.functions : module.guards).push(meta);
         break;
       }
@@ -97,7 +100,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         compiler.statements(decl.body.body);
         if (module.middleware === null) {
           module.middleware = chunk(compiler.finish('middleware', 0));
-          const responses = inferCallableResponses(decl.body.body, { types, body: null, query: null });
+          const { responses } = inferCallable(decl.body.body, { types, body: null, query: null });
           module.middlewareMeta = { doc: decl.doc, line: decl.line, responses, ...credentialsRead(decl.body) };
         }
         break;
@@ -162,6 +165,9 @@ function compileRoute(
   if (decl.query) compiler.validate(1, decl.query);
   compiler.statements(decl.body);
   const index = chunk(compiler.finish(`route ${decl.method} ${decl.path}`, 0));
+  // A status declared with `@returns` is the declaration alone, whatever inference saw.
+  const declared = declaredResponses(decl.docLines, types, reporter);
+  const inferred = inferResponses(decl, { types, body, query }).filter((r) => !declared.some((d) => d.status === r.status));
   return {
     method: decl.method,
     path: decl.path,
@@ -172,8 +178,8 @@ function compileRoute(
     guards,
     body,
     query,
-    responses: inferResponses(decl, { types, body, query }),
-    doc: decl.doc,
+    responses: mergeResponses([...inferred, ...declared]),
+    doc: docWithoutTags(decl.docLines),
     line: decl.line,
     col: decl.col,
   };

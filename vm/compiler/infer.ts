@@ -1,10 +1,12 @@
 /**
  * Response schema inference: from the response helpers, `response {}` statements and `fail`s of
- * a route body, the statuses the route can answer with and a JSON Schema of each body. No
- * annotations are read; whatever cannot be inferred is the empty schema `{}`.
+ * a route body, the statuses the route can answer with and a JSON Schema of each body; whatever
+ * cannot be inferred is the empty schema `{}`. A call of a `fn` or native is left as a mark
+ * naming it (CALL_KEYWORD): files compile alone, so the routes code resolves it once the app is
+ * linked (vm/runtime/routes.ts), to the fn's inferred `returns` or the native's declared type.
  */
 import type { Block, Expr, IfStmt, Literal, RouteDecl, Stmt } from '../front/ast.js';
-import { fieldsSchema, fieldTypeSchema, recordPageSchema, recordSchema } from './field-schema.js';
+import { fieldsSchema, fieldTypeSchema, NULL_SCHEMA, nullable, recordPageSchema, recordSchema, withoutNull } from './field-schema.js';
 import { fold } from './fold.js';
 import type { FieldMeta, JsonSchema, ResponseMeta } from '../bytecode/module.js';
 import { helperStatus, statusHelpers } from '../http-status.js';
@@ -73,8 +75,16 @@ export const RESPONSE_HELPERS: Readonly<Record<string, { status: number; kind: H
   html: { status: helperStatus('ok'), kind: 'html' },
 };
 
+/**
+ * The keyword of the mark a call `name(...)` leaves in a schema: `{ "x-rvm-call": "name" }`,
+ * resolved when the app is linked (resolveCalls in vm/runtime/routes.ts).
+ */
+export const CALL_KEYWORD = 'x-rvm-call';
+
 /** Record methods returning one record, those returning a list of records, and the one returning a page. */
 const RECORD_ONE = new Set(['create', 'new', 'find', 'find_by', 'update']);
+/** Those of RECORD_ONE that answer null when no record matches. */
+const RECORD_OR_NULL = new Set(['find', 'find_by', 'update']);
 const RECORD_MANY = new Set(['where']);
 const RECORD_PAGE = 'page';
 
@@ -93,30 +103,44 @@ export function inferResponses(route: RouteDecl, context: InferContext): Respons
   return mergeResponses(entries);
 }
 
-/** The responses a `guard_definition` or `fn` body can answer with (its `fail`s and response helpers). */
-export function inferCallableResponses(body: readonly Stmt[], context: InferContext): ResponseMeta[] {
+/**
+ * What a `guard_definition` or `fn` body can answer with (its `fail`s and response helpers), and
+ * the schema of what it returns: every `return`'s value, null for a bare `return` or for falling
+ * off the end.
+ */
+export function inferCallable(body: readonly Stmt[], context: InferContext): { responses: ResponseMeta[]; returns: JsonSchema } {
   const walker = new Walker(context);
   walker.block(body);
-  return mergeResponses(walker.entries);
+  if (!endsHandler(body, true)) walker.returns.push(NULL_SCHEMA);
+  return { responses: mergeResponses(walker.entries), returns: unionSchema(walker.returns) };
 }
 
-/** Whether control can never fall off the end of these statements (judged on the last one). */
-function endsHandler(body: readonly Stmt[]): boolean {
+/**
+ * Whether control can never fall off the end of these statements (judged on the last one); with
+ * `returning`, a `return` ends them too (a fn's body).
+ */
+function endsHandler(body: readonly Stmt[], returning = false): boolean {
   const last = body[body.length - 1];
-  return last !== undefined && stmtEnds(last);
+  return last !== undefined && stmtEnds(last, returning);
 }
 
-function stmtEnds(stmt: Stmt | IfStmt): boolean {
+function stmtEnds(stmt: Stmt | IfStmt, returning: boolean): boolean {
   switch (stmt.kind) {
+    case 'Return':
+      return returning;
     case 'Fail':
     case 'Response':
       return true;
     case 'ExprStmt':
       return helperName(stmt.expr) !== null;
     case 'If':
-      return endsHandler(stmt.then.body) && stmt.otherwise !== null && (stmt.otherwise.kind === 'If' ? stmtEnds(stmt.otherwise) : endsHandler(stmt.otherwise.body));
+      return (
+        endsHandler(stmt.then.body, returning) &&
+        stmt.otherwise !== null &&
+        (stmt.otherwise.kind === 'If' ? stmtEnds(stmt.otherwise, returning) : endsHandler(stmt.otherwise.body, returning))
+      );
     case 'Try':
-      return endsHandler(stmt.body.body) && endsHandler(stmt.handler.body);
+      return endsHandler(stmt.body.body, returning) && endsHandler(stmt.handler.body, returning);
     default:
       return false;
   }
@@ -131,18 +155,18 @@ function helperName(expr: Expr): string | null {
 }
 
 /**
- * One response per status and media type, sorted by status (a status answered as JSON by one
- * helper and as text by another keeps both, each with its helper and line); the schemas of one
- * answered several ways are its `anyOf`, identical ones once.
+ * One response per status and media type, sorted by status; the schemas of one answered several
+ * ways are its `anyOf`. A status answered as JSON and as text (`response.ok` and `response.text`
+ * in two branches) keeps both: a client must accept either.
  */
 export function mergeResponses(entries: readonly ResponseMeta[]): ResponseMeta[] {
-  const byStatus = new Map<string, { meta: ResponseMeta; schemas: JsonSchema[]; keys: Set<string> }>();
+  const groups = new Map<string, { meta: ResponseMeta; schemas: JsonSchema[]; keys: Set<string> }>();
   for (const entry of entries) {
     const key = canonical(entry.schema);
-    const answer = `${entry.status} ${entry.contentType}`;
-    const group = byStatus.get(answer);
+    const groupKey = `${entry.status} ${entry.contentType}`;
+    const group = groups.get(groupKey);
     if (!group) {
-      byStatus.set(answer, { meta: { ...entry }, schemas: [entry.schema], keys: new Set([key]) });
+      groups.set(groupKey, { meta: { ...entry }, schemas: [entry.schema], keys: new Set([key]) });
       continue;
     }
     if (!group.keys.has(key)) {
@@ -150,7 +174,7 @@ export function mergeResponses(entries: readonly ResponseMeta[]): ResponseMeta[]
       group.schemas.push(entry.schema);
     }
   }
-  return [...byStatus.values()]
+  return [...groups.values()]
     .sort((a, b) => a.meta.status - b.meta.status)
     .map((g) => ({ ...g.meta, schema: g.schemas.length === 1 ? g.schemas[0]! : { anyOf: g.schemas } }));
 }
@@ -170,6 +194,18 @@ function canonical(value: unknown): string {
 
 function sameSchema(a: JsonSchema, b: JsonSchema): boolean {
   return canonical(a) === canonical(b);
+}
+
+/** One schema for values that may be any of `schemas`: the one they share, else their `anyOf` (null allowed as `nullable` does). */
+function unionSchema(schemas: readonly JsonSchema[]): JsonSchema {
+  const distinct: JsonSchema[] = [];
+  for (const schema of schemas) if (!distinct.some((d) => sameSchema(d, schema))) distinct.push(schema);
+  const values = distinct.filter((s) => !sameSchema(s, NULL_SCHEMA));
+  if (values.length === 0) return distinct[0] ?? {};
+  const bare = withoutExample(values[0]!);
+  // Values of one type differing only in their example (`return 'a'`, `return 'b'`) are that type.
+  const one = values.length === 1 ? values[0]! : values.every((v) => sameSchema(withoutExample(v), bare)) ? bare : { anyOf: values };
+  return values.length === distinct.length ? one : nullable(one);
 }
 
 /** The schema of a literal value, with the value as its example. */
@@ -197,11 +233,23 @@ function constantStatus(expr: Expr | undefined): number | null {
   return folded && typeof folded.value === 'number' && Number.isInteger(folded.value) ? folded.value : null;
 }
 
+/** The media type a `headers: { 'Content-Type': '…' }` literal sets (parameters dropped), or null. */
+function declaredContentType(headers: Expr | undefined): string | null {
+  if (headers?.kind !== 'Object') return null;
+  const entry = headers.entries.findLast((e) => e.key.toLowerCase() === 'content-type');
+  const value = entry ? fold(entry.value)?.value : undefined;
+  return typeof value === 'string' && value.trim() !== '' ? value.split(';')[0]!.trim().toLowerCase() : null;
+}
+
 /** Walks a route body in source order, tracking local schemas and collecting response entries. */
 class Walker {
   readonly entries: ResponseMeta[] = [];
+  /** The schema of each `return`'s value (null for a bare one). */
+  readonly returns: JsonSchema[] = [];
   /** Schema of each local so far; null once two assignments disagreed. */
   private readonly locals = new Map<string, JsonSchema | null>();
+  /** How many branches and loops enclose the statement walked: a field set in one may be left unset. */
+  private conditional = 0;
 
   constructor(private readonly context: InferContext) {}
 
@@ -211,6 +259,13 @@ class Walker {
 
   private blockOf(block: Block): void {
     this.block(block.body);
+  }
+
+  /** A block that may not run, or not to its end. */
+  private branch(block: Block): void {
+    this.conditional++;
+    this.blockOf(block);
+    this.conditional--;
   }
 
   private bind(name: string, schema: JsonSchema): void {
@@ -233,10 +288,14 @@ class Walker {
       }
       case 'If':
         this.visit(stmt.cond);
-        this.blockOf(stmt.then);
+        this.checked(stmt.cond);
+        this.branch(stmt.then);
         if (stmt.otherwise) {
-          if (stmt.otherwise.kind === 'If') this.stmt(stmt.otherwise);
-          else this.blockOf(stmt.otherwise);
+          if (stmt.otherwise.kind === 'If') {
+            this.conditional++;
+            this.stmt(stmt.otherwise);
+            this.conditional--;
+          } else this.branch(stmt.otherwise);
         }
         return;
       case 'For': {
@@ -245,20 +304,21 @@ class Walker {
         const items = iterable.type === 'array' && iterable.items ? (iterable.items as JsonSchema) : {};
         if (stmt.key !== null) this.bind(stmt.key, {});
         this.bind(stmt.value, iterable.type === 'array' ? items : {});
-        this.blockOf(stmt.body);
+        this.branch(stmt.body);
         return;
       }
       case 'While':
         this.visit(stmt.cond);
-        this.blockOf(stmt.body);
+        this.branch(stmt.body);
         return;
       case 'Try':
-        this.blockOf(stmt.body);
+        this.branch(stmt.body);
         this.bind(stmt.errName, ERROR_BODY_SCHEMA);
-        this.blockOf(stmt.handler);
+        this.branch(stmt.handler);
         return;
       case 'Return':
         if (stmt.value) this.visit(stmt.value);
+        this.returns.push(stmt.value ? this.schemaOf(stmt.value) : NULL_SCHEMA);
         return;
       case 'Fail': {
         this.visit(stmt.status);
@@ -287,16 +347,42 @@ class Walker {
     }
   }
 
-  /** `x.f = v` on a local known to be an object: the property joins its schema. */
+  /**
+   * `x.f = v` on a local known to be an object: the property joins its schema, required unless
+   * it is set only in a branch or loop (which may not run). Set twice, it is either value.
+   */
   private setProperty(name: string, field: string, schema: JsonSchema): void {
     const known = this.locals.get(name);
     if (!known || known.type !== 'object' || typeof known.properties !== 'object') return;
+    const properties = known.properties as Record<string, JsonSchema>;
     const required = Array.isArray(known.required) ? (known.required as string[]) : [];
-    this.locals.set(name, {
-      ...known,
-      properties: { ...(known.properties as Record<string, JsonSchema>), [field]: schema },
-      required: required.includes(field) ? required : [...required, field],
-    });
+    const value = Object.hasOwn(properties, field) ? unionSchema([properties[field]!, schema]) : schema;
+    const always = this.conditional === 0 && !required.includes(field);
+    this.locals.set(name, { ...known, properties: { ...properties, [field]: value }, required: always ? [...required, field] : required });
+  }
+
+  /**
+   * After `if cond`, a local the condition tests (`if !task`, `if task == null`) is taken as
+   * checked for null: a `T.find` result answered after it is the record alone.
+   */
+  private checked(cond: Expr): void {
+    switch (cond.kind) {
+      case 'Name': {
+        const known = this.locals.get(cond.name);
+        if (known) this.locals.set(cond.name, withoutNull(known));
+        return;
+      }
+      case 'Unary':
+        this.checked(cond.operand);
+        return;
+      case 'Binary':
+      case 'Logical':
+        this.checked(cond.left);
+        this.checked(cond.right);
+        return;
+      default:
+        return;
+    }
   }
 
   private responseStatement(entries: readonly { key: string; value: Expr }[], line: number): void {
@@ -307,9 +393,10 @@ class Walker {
     if (status === null) return;
     const source = 'response {}';
     const json = last.get('json');
-    if (json) this.entries.push({ status, source, contentType: 'application/json', schema: this.schemaOf(json), line });
-    else if (last.has('text')) this.entries.push({ status, source, contentType: 'text/plain', schema: { type: 'string' }, line });
-    else if (last.has('html')) this.entries.push({ status, source, contentType: 'text/html', schema: { type: 'string' }, line });
+    const declared = declaredContentType(last.get('headers'));
+    if (json) this.entries.push({ status, source, contentType: declared ?? 'application/json', schema: this.schemaOf(json), line });
+    else if (last.has('text')) this.entries.push({ status, source, contentType: declared ?? 'text/plain', schema: { type: 'string' }, line });
+    else if (last.has('html')) this.entries.push({ status, source, contentType: declared ?? 'text/html', schema: { type: 'string' }, line });
     else this.entries.push({ status, source, contentType: null, schema: {}, line });
   }
 
@@ -472,11 +559,13 @@ class Walker {
 
   private callSchema(call: Expr & { kind: 'Call' }): JsonSchema {
     const callee = call.callee;
+    if (callee.kind === 'Name') return { [CALL_KEYWORD]: callee.name };
     if (callee.kind !== 'Member' || callee.object.kind !== 'Name') return {};
     const type = callee.object.name;
     // A type declared in another file is not known here (files compile alone): its records are
     // only marked with the type's name, which the reference resolves against the app's types.
     const fields = this.context.types.get(type) ?? null;
+    if (RECORD_OR_NULL.has(callee.name)) return nullable(recordSchema(type, fields));
     if (RECORD_ONE.has(callee.name)) return recordSchema(type, fields);
     if (RECORD_MANY.has(callee.name)) return { type: 'array', items: recordSchema(type, fields) };
     if (callee.name === RECORD_PAGE) return recordPageSchema(type, fields);

@@ -245,6 +245,11 @@ export interface Param extends Pos {
   name: string;
 }
 
+/** One `///` line: its text (after `///` and one space) and where that text starts. */
+export interface DocLine extends Pos {
+  text: string;
+}
+
 export interface RouteDecl extends Pos {
   kind: 'Route';
   method: HttpMethod;
@@ -252,6 +257,8 @@ export interface RouteDecl extends Pos {
   pathPos: Pos;
   segments: PathSegment[];
   doc: string | null;
+  /** The doc comment line by line, where the compiler reads its tags (`@returns`). */
+  docLines: DocLine[];
   guards: GuardUse[];
   validate: FieldBlock | null;
   query: FieldBlock | null;

@@ -3,7 +3,7 @@
  * and the nesting limit. The grammar itself lives in parser.ts, parser-stmt.ts and parser-expr.ts.
  */
 import { diagnostic, type Diagnostic } from '../diagnostics.js';
-import type { Pos } from './ast.js';
+import type { DocLine, Pos } from './ast.js';
 import type { Token, TokenType } from './lexer.js';
 import { DIAG, type DiagnosticCode } from '../errors.js';
 
@@ -197,18 +197,23 @@ export class Parser {
    * line documents nothing.
    */
   collectDoc(): string | null {
-    let lines: string[] = [];
+    return joinDoc(this.collectDocLines());
+  }
+
+  /** As collectDoc, line by line with positions. */
+  collectDocLines(): DocLine[] {
+    let lines: DocLine[] = [];
     for (;;) {
       const t = this.tokens[this.pos]!;
       if (t.type === 'doc') {
-        if (this.firstOnLine(this.pos)) lines.push(t.value);
+        if (this.firstOnLine(this.pos)) lines.push({ text: t.value, line: t.line, col: t.col + t.text.length - t.value.length });
         this.pos++;
         if (this.tokens[this.pos]!.type === 'newline') this.pos++;
       } else if (t.type === 'newline' || t.type === ';') {
         lines = [];
         this.pos++;
       } else {
-        return lines.length > 0 ? lines.join('\n') : null;
+        return lines;
       }
     }
   }
@@ -387,4 +392,9 @@ function isToken(x: Pos | Token): x is Token {
 function firstLineLength(t: Token): number {
   const nl = t.text.indexOf('\n');
   return Math.max(1, nl < 0 ? t.text.length : nl);
+}
+
+/** The text of a doc comment's lines, or null for none. */
+export function joinDoc(lines: readonly DocLine[]): string | null {
+  return lines.length > 0 ? lines.map((l) => l.text).join('\n') : null;
 }

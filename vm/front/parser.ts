@@ -6,11 +6,12 @@
  * It never throws: errors become diagnostics, and panic-mode recovery (as in clox) resumes at
  * the next line, block end or declaration, so one run reports several independent errors.
  */
-import { HTTP_METHODS, type Decl, type FileNode, type HttpMethod, type Param, type Pos, type RouteDecl } from './ast.js';
+import { HTTP_METHODS, type Decl, type DocLine, type FileNode, type HttpMethod, type Param, type Pos, type RouteDecl } from './ast.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { tokenize, type Token } from './lexer.js';
 import {
   DECLARATION_WORDS,
+  joinDoc,
   describe,
   MAX_DIAGNOSTICS,
   MAX_SOURCE_BYTES,
@@ -150,7 +151,7 @@ class Declarations {
     const p = this.p;
     let broken = false;
     for (;;) {
-      const doc = p.collectDoc();
+      const docLines = p.collectDocLines();
       const t = p.peek();
       if (t.type === 'eof') return;
       // After a declaration with errors, a stray `}` is most likely their consequence
@@ -165,7 +166,7 @@ class Declarations {
       const span: DeclSpan = { from: t, name: second.type === 'word' ? second.value : null, decl: null, firstDiagnostic: before };
       this.spans.push(span);
       try {
-        const decl = this.declaration(t, doc);
+        const decl = this.declaration(t, docLines);
         span.decl = decl;
         if (decl) ast.decls.push(decl);
         this.endDeclaration();
@@ -178,11 +179,12 @@ class Declarations {
   }
 
   // decl = route | guard_def | type_decl | fn_decl | middleware
-  private declaration(t: Token, doc: string | null): Decl | null {
+  private declaration(t: Token, docLines: DocLine[]): Decl | null {
+    const doc = joinDoc(docLines);
     if (t.type === 'word') {
       switch (t.value) {
         case 'route':
-          return this.route(doc);
+          return this.route(docLines);
         case 'guard_definition':
           return this.guardDefinition(doc);
         case 'type':
@@ -215,7 +217,7 @@ class Declarations {
   }
 
   // route = "route" METHOD PATH "{" { section } { stmt } "}"
-  private route(doc: string | null): RouteDecl | null {
+  private route(docLines: DocLine[]): RouteDecl | null {
     const p = this.p;
     const kw = p.advance();
     if (this.inMiddlewareFile) {
@@ -244,7 +246,8 @@ class Declarations {
       path: pathToken.text,
       pathPos: { line: pathToken.line, col: pathToken.col },
       segments,
-      doc,
+      doc: joinDoc(docLines),
+      docLines,
       guards: [],
       validate: null,
       query: null,

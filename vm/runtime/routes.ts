@@ -4,14 +4,16 @@
  * its guards resolved for the reference, and what it can answer; guard uses are checked against
  * the plugins here (arguments, setup).
  */
-import type { ChunkData, CompiledModule, MiddlewareMeta, ResponseMeta } from '../bytecode/module.js';
-import { mergeResponses } from '../compiler/infer.js';
+import type { ChunkData, CompiledModule, JsonSchema, MiddlewareMeta, ResponseMeta } from '../bytecode/module.js';
+import { CALL_KEYWORD, mergeResponses } from '../compiler/infer.js';
+import { RETURNS_TAG } from '../compiler/compile-meta.js';
+import { resultTypeSchema } from '../compiler/field-schema.js';
 import { diagnostic, type Diagnostic } from '../diagnostics.js';
 import { DIAG, HTTP } from '../errors.js';
 import { arityMismatch } from '../arity.js';
 import type { LinkedCallable, LinkResult } from '../interp/link.js';
 import type { Literal } from '../lang.js';
-import type { CalledNativeInfo, ErrorResponseSpec, GuardInfo, MiddlewareInfo, SecuritySchemeSpec } from '../../plugins/contract.js';
+import type { CalledNativeInfo, ErrorResponseSpec, GuardInfo, MiddlewareInfo, NativeMeta, SecuritySchemeSpec } from '../../plugins/contract.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { defaultErrorCode } from './response.js';
 import type { RouteTarget } from './types.js';
@@ -86,7 +88,7 @@ export function assembleRoutes(
         chunk,
         middleware: chain,
         guards,
-        responses: () => (responses ??= mergeResponses([...r.responses, ...calledResponses(chunk, callables, dataOf)])),
+        responses: () => (responses ??= routeResponses(r.responses, calledResponses(chunk, callables, dataOf), callables, registry)),
         natives: () => (natives ??= calledNatives(chunk, callables, dataOf, registry)),
         middlewareInfo: middlewareInfos,
       });
@@ -146,7 +148,7 @@ function middlewareInfo(
   dataOf: (chunk: number) => ChunkData,
   registry: PluginRegistry,
 ): MiddlewareInfo {
-  const responses = mergeResponses([...(meta?.responses ?? []), ...calledResponses(chunk, callables, dataOf)]);
+  const responses = routeResponses(meta?.responses ?? [], calledResponses(chunk, callables, dataOf), callables, registry);
   const natives = calledNatives(chunk, callables, dataOf, registry);
   const security = new Map<string, SecuritySchemeSpec>();
   for (const native of natives) for (const scheme of native.security) security.set(scheme.name, scheme);
@@ -192,11 +194,17 @@ function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCalla
   const out = new Map<string, CalledNativeInfo>();
   reachable(chunk, callables, dataOf, (ref, callee) => {
     if (callee !== undefined) return;
-    const meta = registry.natives.get(ref.name)?.meta;
+    const meta = registry.natives.get(ref.name)?.meta ?? recordMethodOf(ref.name, registry);
     if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined && meta.security === undefined && meta.issues === undefined)) return;
     out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])], security: [...(meta.security ?? [])], issues: [...(meta.issues ?? [])] });
   });
   return [...out.values()];
+}
+
+/** The record method a `Type.method` call names (`User.create`: the provider's `create`), if any. */
+function recordMethodOf(name: string, registry: PluginRegistry): Pick<NativeMeta, 'responses' | 'headers' | 'security' | 'issues'> | undefined {
+  const dot = name.indexOf('.');
+  return dot > 0 ? registry.records?.methods.get(name.slice(dot + 1)) : undefined;
 }
 
 /** The responses of every `fn` the chunk calls, and of those they call. */
@@ -206,6 +214,45 @@ function calledResponses(chunk: number, callables: ReadonlyMap<string, LinkedCal
     if (callee !== undefined && callee.kind === 'fn') out.push(...(callee.meta.responses ?? []));
   });
   return out;
+}
+
+/**
+ * A route's responses: its own and its fns', each call's mark resolved (resolveCalls); a status
+ * the route declares with `@returns` is that declaration alone.
+ */
+function routeResponses(own: readonly ResponseMeta[], called: readonly ResponseMeta[], callables: ReadonlyMap<string, LinkedCallable>, registry: PluginRegistry): ResponseMeta[] {
+  const declared = new Set(own.filter((r) => r.source === RETURNS_TAG).map((r) => r.status));
+  const kept = [...own, ...called].filter((r) => !declared.has(r.status) || r.source === RETURNS_TAG);
+  return mergeResponses(kept.map((r) => ({ ...r, schema: resolveCalls(r.schema, callables, registry) })));
+}
+
+/**
+ * `schema` with each call's mark (`{"x-rvm-call": name}`, left by inference) replaced: by what
+ * the `fn` of that name returns, its own marks resolved in turn (a fn met again while resolving,
+ * recursion, is `{}`), or by the schema of the type the native declares it returns (`int?`); `{}`
+ * when neither says. A copy: the compiled schemas are shared.
+ */
+export function resolveCalls(schema: JsonSchema, callables: ReadonlyMap<string, LinkedCallable>, registry: PluginRegistry, resolving: ReadonlySet<string> = new Set()): JsonSchema {
+  const resolve = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(resolve);
+    if (value === null || typeof value !== 'object') return value;
+    const node = value as JsonSchema;
+    const name = node[CALL_KEYWORD];
+    if (typeof name === 'string') return returnSchema(name);
+    const copy: JsonSchema = {};
+    for (const key of Object.keys(node)) copy[key] = resolve(node[key]);
+    return copy;
+  };
+  const returnSchema = (name: string): JsonSchema => {
+    const fn = callables.get(name);
+    if (fn !== undefined) {
+      if (fn.kind !== 'fn' || fn.meta.returns === undefined || resolving.has(name)) return {};
+      return resolveCalls(fn.meta.returns, callables, registry, new Set([...resolving, name]));
+    }
+    const declared = registry.natives.get(name)?.meta.returns;
+    return (declared !== undefined && resultTypeSchema(declared)) || {};
+  };
+  return resolve(schema) as JsonSchema;
 }
 
 function dedupe(responses: ErrorResponseSpec[]): ErrorResponseSpec[] {

@@ -69,7 +69,7 @@ describe('module shape', () => {
     );
     assert.ok(m.chunks.every((c) => c.code instanceof Int32Array && c.lines instanceof Int32Array));
     assert.equal(m.middleware, 3);
-    assert.deepEqual(m.functions, [{ name: 'slugify', chunk: 1, params: ['s'], doc: null, line: 1, col: 1, responses: [] }]);
+    assert.deepEqual(m.functions, [{ name: 'slugify', chunk: 1, params: ['s'], doc: null, line: 1, col: 1, responses: [], returns: { type: 'null' } }]);
     assert.deepEqual(m.guards, [{ name: 'min_age', chunk: 2, params: ['n'], doc: null, line: 1, col: 1, responses: [] }]);
     assert.equal(m.types[0]!.name, 'User');
     assert.equal(m.types[0]!.fields[0]!.type, 'text');

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type * as A from '../../../vm/front/ast.js';
-import { compileModule } from '../../../vm/compiler/compiler.js';
+import { compileModule, compileSource } from '../../../vm/compiler/compiler.js';
+import { MAX_CONSTANT_DEPTH } from '../../../vm/compiler/compile-meta.js';
 import { ERROR_BODY_SCHEMA, VALIDATION_ERROR_SCHEMA } from '../../../vm/compiler/infer.js';
 import type { ResponseMeta, RouteMeta } from '../../../vm/bytecode/module.js';
 import * as b from '../ast-builders.js';
@@ -15,13 +16,15 @@ const USER_SCHEMA = {
   properties: {
     id: { type: 'string', format: 'uuid' },
     email: { type: 'string' },
-    name: { type: 'string' },
+    name: { type: ['string', 'null'] },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },
-  required: ['id', 'email', 'created_at', 'updated_at'],
+  required: ['id', 'email', 'name', 'created_at', 'updated_at'],
   'x-rvm-record': 'User',
 };
+
+const USER_OR_NULL = { anyOf: [USER_SCHEMA, { type: 'null' }] };
 
 function routeMeta(stmts: A.Stmt[], options: Parameters<typeof b.route>[3] = {}, extra: A.Decl[] = []): RouteMeta {
   const result = compileModule(b.file([b.typeDecl('User', USER_FIELDS), ...extra, b.route('POST', '/x/:id', stmts, options)]), '', OPTIONS);
@@ -137,7 +140,9 @@ describe('value schemas', () => {
 
   test('records of a type declared in the file, lists and pages of them', () => {
     assert.deepEqual(schemaOf(b.callM('User', 'create', [name('body')])), USER_SCHEMA);
-    for (const m of ['new', 'find', 'find_by', 'update']) assert.deepEqual(schemaOf(b.callM('User', m, [lit(1)])), USER_SCHEMA);
+    assert.deepEqual(schemaOf(b.callM('User', 'new', [lit(1)])), USER_SCHEMA);
+    // find, find_by and update answer null when no record matches.
+    for (const m of ['find', 'find_by', 'update']) assert.deepEqual(schemaOf(b.callM('User', m, [lit(1)])), USER_OR_NULL);
     assert.deepEqual(schemaOf(b.callM('User', 'where', [b.obj([])])), { type: 'array', items: USER_SCHEMA });
     assert.deepEqual(schemaOf(b.callM('User', 'page', [b.obj([])])), {
       type: 'object',
@@ -145,7 +150,6 @@ describe('value schemas', () => {
       required: ['items', 'next'],
     });
     assert.deepEqual(schemaOf(b.callM('User', 'count')), {});
-    assert.deepEqual(schemaOf(b.callN('len', [name('body')])), {});
   });
 
   test('records of a type not declared in the file carry only its name (the reference resolves it)', () => {
@@ -154,7 +158,7 @@ describe('value schemas', () => {
   });
 
   test('locals take the schema of what was assigned; conflicting assignments give {}', () => {
-    assert.deepEqual(schemaOf(name('u'), [b.assign('u', b.callM('User', 'find', [lit(1)]))]), USER_SCHEMA);
+    assert.deepEqual(schemaOf(name('u'), [b.assign('u', b.callM('User', 'create', [name('body')]))]), USER_SCHEMA);
     assert.deepEqual(schemaOf(name('x'), [b.assign('x', lit(1)), b.ifS(name('request'), [b.assign('x', lit('a'))])]), {});
     assert.deepEqual(schemaOf(b.member(name('o'), 'n'), [b.assign('o', b.obj([['n', lit(2)]]))]), { type: 'integer', example: 2 });
     assert.deepEqual(schemaOf(name('o'), [b.assign('o', b.obj([])), b.assign(b.member(name('o'), 'k'), lit(true))]), {
@@ -231,3 +235,133 @@ describe('collecting responses', () => {
     assert.deepEqual(responses([b.fail(b.member(name('request'), 'x'))]), []);
   });
 });
+
+describe('following values (issue 25 item 6)', () => {
+  const okSchema = (stmts: A.Stmt[], extra: A.Decl[] = []) => routeMeta([...stmts], {}, extra).responses.find((r) => r.status === 200)!.schema;
+  const ok = (value: A.Expr) => b.expr(b.callM('response', 'ok', [value]));
+
+  test('a call of a fn or native leaves a mark naming it, for the linked app to resolve', () => {
+    assert.deepEqual(okSchema([ok(b.callN('make_summary', [lit(1)]))]), { 'x-rvm-call': 'make_summary' });
+    assert.deepEqual(okSchema([ok(b.obj([['secret', b.callN('totp_secret')]]))]), {
+      type: 'object',
+      properties: { secret: { 'x-rvm-call': 'totp_secret' } },
+      required: ['secret'],
+    });
+  });
+
+  test("a fn's returns: each return's value, null for a bare return or the end of its body", () => {
+    const returnsOf = (body: A.Stmt[]) => {
+      const result = compileModule(b.file([b.fn('f', ['x'], body)]), '', OPTIONS);
+      assert.deepEqual(result.diagnostics, []);
+      return result.module!.functions[0]!.returns;
+    };
+    assert.deepEqual(returnsOf([b.ret(b.obj([['n', lit(1)]]))]), { type: 'object', properties: { n: { type: 'integer', example: 1 } }, required: ['n'] });
+    assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret(lit('a'))]), b.ret(lit('b'))]), { type: 'string' });
+    assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret(lit('a'))]), b.ret(lit(1))]), { anyOf: [{ type: 'string', example: 'a' }, { type: 'integer', example: 1 }] });
+    assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret(lit('a'))])]), { type: ['string', 'null'], example: 'a' });
+    assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret()]), b.ret(b.callN('g'))]), { anyOf: [{ 'x-rvm-call': 'g' }, { type: 'null' }] });
+    assert.deepEqual(returnsOf([]), { type: 'null' });
+    assert.deepEqual(returnsOf([b.fail(lit(400))]), {});
+  });
+
+  test('a field assigned to an object is required; one assigned only in a branch or loop is not', () => {
+    const schema = okSchema([
+      b.assign('o', b.obj([])),
+      b.assign(b.member(name('o'), 'total'), lit(3)),
+      b.ifS(name('request'), [b.assign(b.member(name('o'), 'note'), lit('x'))]),
+      b.forS(null, 'i', b.list([]), [b.assign(b.member(name('o'), 'last'), name('i'))]),
+      b.ifS(name('request'), [b.assign(b.member(name('o'), 'total'), lit(4))]),
+      ok(name('o')),
+    ]);
+    assert.deepEqual(schema, {
+      type: 'object',
+      properties: { total: { type: 'integer' }, note: { type: 'string', example: 'x' }, last: {} },
+      required: ['total'],
+    });
+  });
+
+  test('T.find, T.find_by and T.update may answer null until an if tests the local', () => {
+    const found = b.assign('u', b.callM('User', 'find', [lit(1)]));
+    assert.deepEqual(okSchema([found, ok(name('u'))]), USER_OR_NULL);
+    assert.deepEqual(okSchema([found, b.ifS(b.un('!', name('u')), [b.fail(lit(404))]), ok(name('u'))]), USER_SCHEMA);
+    assert.deepEqual(okSchema([found, b.ifS(b.bin('==', name('u'), lit(null)), [b.fail(lit(404))]), ok(name('u'))]), USER_SCHEMA);
+    assert.deepEqual(okSchema([ok(b.callM('Post', 'find_by', [b.obj([])]))]), { anyOf: [{ 'x-rvm-record': 'Post' }, { type: 'null' }] });
+  });
+});
+
+describe('@returns', () => {
+  const compile = (source: string) => compileSource('app/tasks.rvm', source, OPTIONS);
+  const TYPES = 'type Task {\n  title: text\n}\n\n';
+
+  test('declares a status by hand, overriding what inference saw for it, and leaves the doc text', () => {
+    const source = `${TYPES}/// The task's summary.\n/// @returns 200 { id: text, title?: text?, tags: [text], task: Task? }\n/// @returns 404 Task\nroute GET /t/:id {\n  response.ok(params.id)\n}\n`;
+    const result = compile(source);
+    assert.deepEqual(result.diagnostics, []);
+    const route = result.module!.routes[0]!;
+    assert.equal(route.doc, "The task's summary.");
+    const ok = route.responses.find((r) => r.status === 200)!;
+    assert.deepEqual(ok, {
+      status: 200,
+      source: '@returns',
+      contentType: 'application/json',
+      line: 6,
+      schema: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          title: { type: ['string', 'null'] },
+          tags: { type: 'array', items: { type: 'string' } },
+          task: { anyOf: [recordOf('Task'), { type: 'null' }] },
+        },
+        required: ['id', 'tags', 'task'],
+      },
+    });
+    assert.deepEqual(route.responses.map((r) => `${r.status} ${r.source}`), ['200 @returns', '404 @returns']);
+  });
+
+  test('a type of another file is a mark the reference resolves', () => {
+    const result = compile('/// @returns 201 [Note]\nroute POST /n {\n  response.created(1)\n}\n');
+    assert.deepEqual(result.module!.routes[0]!.responses[0]!.schema, { type: 'array', items: { 'x-rvm-record': 'Note' } });
+  });
+
+  test('a malformed tag is E_RETURNS_TAG at file:line:col', () => {
+    const cases: [string, number, RegExp][] = [
+      ['/// @returns ok Task', 14, /status from 100 to 599/],
+      ['/// @returns 700 Task', 14, /status from 100 to 599/],
+      ['/// @returns 200', 17, /expected a type/],
+      ['/// @returns 200 { id: text', 28, /expected '}'/],
+      ['///   @returns 200 { id text }', 25, /expected ':'/],
+      ['/// @returns 200 Task extra', 23, /unexpected 'extra'/],
+      ['/// @returns 200 { a: int, a: int }', 28, /'a' is declared twice/],
+      ['/// @returns 200 file', 18, /no response body type/],
+      ['/// @returns 200 int\n/// @returns 200 text', 5, /status 200 is declared twice/],
+    ];
+    for (const [doc, col, message] of cases) {
+      const result = compile(`${doc}\nroute GET /x {\n  response.ok(1)\n}\n`);
+      assert.equal(result.module, null, doc);
+      const [d] = result.diagnostics;
+      assert.equal(d?.code, 'E_RETURNS_TAG', doc);
+      assert.equal(d?.file, 'app/tasks.rvm');
+      assert.equal(d?.line, doc.split('\n').length, doc);
+      assert.equal(d?.col, col, doc);
+      assert.match(d!.message, message);
+    }
+  });
+
+  test(`nesting is bounded at MAX_CONSTANT_DEPTH (${MAX_CONSTANT_DEPTH})`, () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}int${']'.repeat(depth)}`;
+    assert.deepEqual(compile(`/// @returns 200 ${nested(MAX_CONSTANT_DEPTH - 1)}\nroute GET /x {}\n`).diagnostics, []);
+    const [d] = compile(`/// @returns 200 ${nested(MAX_CONSTANT_DEPTH)}\nroute GET /x {}\n`).diagnostics;
+    assert.equal(d?.code, 'E_RETURNS_TAG');
+    assert.match(d!.message, /deeper than 32/);
+  });
+});
+
+function recordOf(type: string) {
+  return {
+    type: 'object',
+    properties: { id: { type: 'string', format: 'uuid' }, title: { type: 'string' }, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } },
+    required: ['id', 'title', 'created_at', 'updated_at'],
+    'x-rvm-record': type,
+  };
+}
