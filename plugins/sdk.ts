@@ -21,6 +21,7 @@ export type { Budget, BudgetOptions } from '../vm/interp/budget.js';
 export { UploadedFile } from '../vm/runtime/http/upload.js';
 export type { Constant, FieldType, Literal } from '../vm/lang.js';
 export { didYouMean } from '../vm/diagnostics.js';
+export { onFirstUse } from '../vm/on-first-use.js';
 export type { JsonSchema } from '../vm/bytecode/module.js';
 
 /** Declares a plugin; the identity function, there for its types. */

@@ -10,9 +10,12 @@
  * budget refuses a new revocation (503 `store_full`) rather than forget a live one.
  */
 import { randomBytes } from 'node:crypto';
-import { SignJWT, decodeJwt, jwtVerify } from 'jose';
-import { RUNTIME, HostObject, RvmError, SECURITY_KEY_PREFIX, SecretText, fromJson, typeName } from '../../plugins/sdk.js';
+import { decodeJwt } from 'jose/jwt/decode';
+import { RUNTIME, HostObject, RvmError, SECURITY_KEY_PREFIX, SecretText, fromJson, onFirstUse, typeName } from '../../plugins/sdk.js';
 import type { KeyValueStore, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
+
+/** jose's signing and verification, imported by the first token made or checked (decoding alone is light). */
+const loadJose = onFirstUse(() => import('jose'));
 
 /** The one algorithm rvm signs and accepts: a key serves one algorithm (RFC 8725 §3.1). */
 export const JWT_ALGORITHM = 'HS256';
@@ -118,6 +121,7 @@ export async function createJwt(claims: Value | undefined, secret: Value | undef
   payload.exp = iat + ttlSeconds;
   // An id makes the token revocable (jwt_revoke, auth_logout); a given one is kept.
   payload.jti ??= randomBytes(TOKEN_ID_BYTES).toString('base64url');
+  const { SignJWT } = await loadJose();
   const token = await new SignJWT(payload).setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT' }).sign(key);
   if (token.length > MAX_TOKEN_LENGTH) {
     throw new RvmError(`jwt_create(): the token would be ${token.length} characters, over the ${MAX_TOKEN_LENGTH} rvm accepts; put less in the claims`, RUNTIME.invalid_claims);
@@ -132,6 +136,7 @@ export async function createJwt(claims: Value | undefined, secret: Value | undef
  */
 export async function verifyJwtClaims(token: unknown, key: Uint8Array, nowMs: number = Date.now()): Promise<Record<string, unknown> | null> {
   if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_LENGTH) return null;
+  const { jwtVerify } = await loadJose();
   try {
     const { payload } = await jwtVerify(token, key, { ...VERIFY_OPTIONS, currentDate: new Date(nowMs) });
     return payload as Record<string, unknown>;

@@ -3,10 +3,14 @@
  * libuv's thread pool so hashing never blocks the event loop. Hashes are PHC strings
  * (`$argon2id$v=19$m=65536,t=3,p=4$<salt>$<hash>`); a hash that is not one verifies false.
  */
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import argon2 from 'argon2';
-import { RUNTIME, RvmError, SecretText, typeName } from '../../plugins/sdk.js';
+import type argon2 from 'argon2';
+import { RUNTIME, RvmError, SecretText, onFirstUse, typeName } from '../../plugins/sdk.js';
 import type { PluginApi, Value } from '../../plugins/sdk.js';
+
+/** The argon2 binding, loaded by the first hash or verification: an app without passwords never loads it. */
+const loadArgon2 = onFirstUse(() => createRequire(import.meta.url)('argon2') as typeof argon2);
 
 /**
  * The cost rvm hashes with: the `argon2` package's defaults (64 MiB, 3 passes, 4 lanes), above
@@ -167,7 +171,7 @@ export async function hashPassword(password: Value | undefined, signal?: AbortSi
   if (Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) {
     throw new RvmError(`argon2_hash(): the password is longer than ${MAX_PASSWORD_BYTES} bytes`, RUNTIME.password_too_long);
   }
-  return canonicalPhc(await hashQueue.run(() => argon2.hash(text, { type: argon2.argon2id, ...HASH_PARAMS }), signal));
+  return canonicalPhc(await hashQueue.run(() => loadArgon2().hash(text, { type: loadArgon2().argon2id, ...HASH_PARAMS }), signal));
 }
 
 /**
@@ -180,7 +184,7 @@ export async function verifyPassword(password: Value | undefined, hash: Value | 
   if (text === null || Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) return false;
   if (typeof hash !== 'string' || parsePhc(hash) === null) return false;
   try {
-    return await hashQueue.run(() => argon2.verify(hash, text), signal);
+    return await hashQueue.run(() => loadArgon2().verify(hash, text), signal);
   } catch {
     // A salt or digest the native code refuses (too short, wrong padding) is just not a match.
     return false;

@@ -6,13 +6,18 @@
  * (attempts.ts: five in a row lock the secret out, the lockout growing).
  */
 import { createHash } from 'node:crypto';
-import { generateSecret, generateURI } from 'otplib';
-import QRCode from 'qrcode';
-import { HTTP, RUNTIME, RvmError, SECURITY_KEY_PREFIX, SecretText, typeName } from '../../plugins/sdk.js';
+import { createRequire } from 'node:module';
+import type * as otplib from 'otplib';
+import type QRCode from 'qrcode';
+import { HTTP, RUNTIME, RvmError, SECURITY_KEY_PREFIX, SecretText, onFirstUse, typeName } from '../../plugins/sdk.js';
 import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
 import { HotpKey, decodeBase32Secret, timeStep } from './one-time-password.js';
 import { type Answer } from '../../plugins/sdk.js';
 import { FIRST_LOCKOUT_MS, MAX_LOCKOUT_MS, MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS, afterRightCode, answerGuess, attemptsOf, countedGuess, type AttemptState, type GuessRules, type Lockout } from './attempts.js';
+
+/** otplib and qrcode, loaded by the first secret, link or QR code made: most apps make none. */
+const loadOtplib = onFirstUse(() => createRequire(import.meta.url)('otplib') as typeof otplib);
+const loadQrcode = onFirstUse(() => createRequire(import.meta.url)('qrcode') as typeof QRCode);
 
 /** Seconds per time step: what authenticator apps use (RFC 6238 §5.2 recommends 30 s). */
 export const TOTP_PERIOD_SECONDS = 30;
@@ -148,7 +153,7 @@ function windowCodes(text: string, now: number): WindowCodes | null {
 
 /** A generated secret: TOTP_SECRET_BYTES from the CSPRNG, as 32 Base32 characters. */
 export function newTotpSecret(): string {
-  return generateSecret({ length: TOTP_SECRET_BYTES });
+  return loadOtplib().generateSecret({ length: TOTP_SECRET_BYTES });
 }
 
 /** Throws `invalid_argument` naming `fn` and `param` unless `value` is non-empty text without a colon. */
@@ -171,7 +176,7 @@ export function totpUri(fn: string, secret: Value | undefined, label: string, is
   if (decodeBase32Secret(text) === null) {
     throw new RvmError(`${fn}() expects secret to be Base32 of at least 16 bytes (totp_secret() makes one)`, RUNTIME.invalid_argument);
   }
-  const uri = generateURI({ issuer: uriPart(fn, 'issuer', issuer), label: uriPart(fn, 'label', label), secret: text.replace(/=+$/, '').toUpperCase() });
+  const uri = loadOtplib().generateURI({ issuer: uriPart(fn, 'issuer', issuer), label: uriPart(fn, 'label', label), secret: text.replace(/=+$/, '').toUpperCase() });
   if (uri.length > MAX_OTPAUTH_URI_CHARS) {
     throw new RvmError(`${fn}(): the otpauth link would be longer than ${MAX_OTPAUTH_URI_CHARS} characters; shorten the label or issuer`, RUNTIME.invalid_argument);
   }
@@ -183,8 +188,8 @@ export async function totpQr(ctx: CallContext, secret: Value | undefined, label:
   const uri = totpUri('totp_qr', secret, label, issuer);
   // Encoding grows with the link: charge for it like any text work of the request.
   ctx.budget.chargeText(uri.length);
-  if (format === 'svg') return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
-  if (format === undefined || format === null || format === 'png') return QRCode.toDataURL(uri, { type: 'image/png', errorCorrectionLevel: 'M', margin: 4, width: TOTP_QR_WIDTH_PX });
+  if (format === 'svg') return loadQrcode().toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+  if (format === undefined || format === null || format === 'png') return loadQrcode().toDataURL(uri, { type: 'image/png', errorCorrectionLevel: 'M', margin: 4, width: TOTP_QR_WIDTH_PX });
   throw new RvmError(`totp_qr() expects format to be 'png' or 'svg', got '${format}'`, RUNTIME.invalid_argument);
 }
 

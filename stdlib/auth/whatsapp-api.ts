@@ -3,8 +3,14 @@
  * a text message or an authentication template, sent with undici under fixed timeouts, and the
  * Cloud API's answer turned into a message id or a `CloudApiError` naming what went wrong.
  */
-import { Agent, errors, request } from 'undici';
+import { createRequire } from 'node:module';
+import type * as undici from 'undici';
+import type { Agent } from 'undici';
+import { onFirstUse } from '../../plugins/sdk.js';
 import { readCapped } from './capped-answer.js';
+
+/** undici, loaded when the first code is sent: an app without WhatsApp never loads it. */
+const loadUndici = onFirstUse(() => createRequire(import.meta.url)('undici') as typeof undici);
 
 /**
  * The Graph API version rvm addresses by default. Versions live about two years (v20.0 ended on
@@ -100,7 +106,7 @@ export function failureOf(apiCode: number | null): CloudFailure {
 
 /** An undici dispatcher that holds connections to the Cloud API with the given timeouts. */
 export function cloudAgent(timeouts: CloudTimeouts): Agent {
-  return new Agent({ connect: { timeout: timeouts.connectMs }, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs });
+  return new (loadUndici().Agent)({ connect: { timeout: timeouts.connectMs }, headersTimeout: timeouts.headersMs, bodyTimeout: timeouts.bodyMs });
 }
 
 /** The JSON of `text`, or undefined when it is not JSON. */
@@ -114,6 +120,7 @@ function jsonOf(text: string): unknown {
 
 /** The failure a transport error stands for: a timeout, or no connection at all. */
 function transportFailure(error: unknown): CloudApiError {
+  const { errors } = loadUndici();
   const timedOut = error instanceof errors.ConnectTimeoutError || error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError;
   return new CloudApiError(timedOut ? 'timeout' : 'unreachable', null, null);
 }
@@ -128,7 +135,7 @@ export async function sendCloudMessage(account: CloudAccount, message: CloudMess
   let status: number;
   let text: string;
   try {
-    const res = await request(url, {
+    const res = await loadUndici().request(url, {
       method: 'POST',
       dispatcher,
       signal,

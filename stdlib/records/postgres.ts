@@ -10,8 +10,10 @@
  * time (BEGIN_SERIALISED), their reads locking the rows they read. Every statement has a
  * client-side timeout too, so a hung server answers 503 and its connections are discarded.
  */
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import type { PoolClient, QueryArrayConfig } from 'pg';
+import { onFirstUse } from '../../plugins/sdk.js';
 import {
   ConflictError,
   DatabaseUnavailableError,
@@ -142,12 +144,15 @@ export function timestamptzIso(text: string, parse: (value: string) => unknown):
   return `${m[1]}T${m[2]}.${`${m[3] ?? ''}000`.slice(0, 3)}Z`;
 }
 
+/** pg, loaded when the first PostgreSQL store opens: an app on SQLite or without records never loads it. */
+const loadPg = onFirstUse(() => createRequire(import.meta.url)('pg') as typeof pg);
+
 /** Type parsers of the pool: bigint as a number (only safe integers are stored), dates as their text, timestamptz as ISO-8601 UTC. */
 const TYPES = {
   getTypeParser(oid: number, format?: string): (value: string) => unknown {
     if (oid === OID_INT8) return (v: string) => Number(v);
     if (oid === OID_DATE) return (v: string) => v;
-    const parse = pg.types.getTypeParser(oid, format as 'text') as (value: string) => unknown;
+    const parse = loadPg().types.getTypeParser(oid, format as 'text') as (value: string) => unknown;
     if (oid === OID_TIMESTAMPTZ) return (v: string) => timestamptzIso(v, parse);
     return parse;
   },
@@ -218,27 +223,30 @@ interface QueryInternals {
  * A query whose rows are charged as they arrive, each DataRow before it is parsed. Once the
  * budget refuses one, the rest are read off the socket and dropped unparsed (the connection stays
  * in step, and goes back to the pool healthy), and the query then fails with ResultMemoryError.
- * So one query holds at most the budget.
+ * So one query holds at most the budget. The class is made when pg is loaded.
  */
-class ChargedQuery extends pg.Query {
-  refused = false;
+const loadChargedQuery = onFirstUse(() => {
+  const Query = loadPg().Query;
+  return class ChargedQuery extends Query {
+    refused = false;
 
-  constructor(
-    config: QueryArrayConfig,
-    private readonly charge: ChargeMemory,
-  ) {
-    super(config);
-  }
-
-  handleDataRow(message: { fields: unknown[] }): void {
-    if (this.refused) return;
-    if (!this.charge(rowBytes(message.fields))) {
-      this.refused = true;
-      return;
+    constructor(
+      config: QueryArrayConfig,
+      private readonly charge: ChargeMemory,
+    ) {
+      super(config);
     }
-    (pg.Query.prototype as unknown as QueryInternals).handleDataRow.call(this, message);
-  }
-}
+
+    handleDataRow(message: { fields: unknown[] }): void {
+      if (this.refused) return;
+      if (!this.charge(rowBytes(message.fields))) {
+        this.refused = true;
+        return;
+      }
+      (Query.prototype as unknown as QueryInternals).handleDataRow.call(this, message);
+    }
+  };
+});
 
 const rowsOf = (r: pg.QueryArrayResult) => r.rows;
 const firstOf = (r: pg.QueryArrayResult) => r.rows[0];
@@ -257,7 +265,8 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) throw new Error(`schema name '${options.schema}' is not an identifier`);
     const connectTimeout = options.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS;
     const statementTimeout = options.statementTimeoutMs ?? PG_STATEMENT_TIMEOUT_MS;
-    this.pool = new pg.Pool({
+    const driver = loadPg();
+    this.pool = new driver.Pool({
       connectionString: options.connectionString,
       max: options.max ?? PG_POOL_SIZE,
       // The connect timeout bounds opening a connection (a server down or unreachable: 503 within
@@ -266,7 +275,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
       // database_unavailable for a database that is up but busy. A queued request is bounded
       // by the request's own wall-time limit instead, and by the query timeout of the clients
       // it waits for (a hung server's clients fail and are discarded, and new ones time out).
-      Client: class extends pg.Client {
+      Client: class extends driver.Client {
         constructor(config?: pg.ClientConfig) {
           super({ ...config, connectionTimeoutMillis: connectTimeout });
         }
@@ -309,7 +318,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     // connection after), a checked-out client with the object itself, settled by its callback.
     const charged = (st: Statement, charge: ChargeMemory): Promise<unknown[][]> => {
       open();
-      const q = new ChargedQuery(this.config(st), charge);
+      const q = new (loadChargedQuery())(this.config(st), charge);
       const sent = on.query(q) as unknown;
       const settled =
         sent instanceof Promise

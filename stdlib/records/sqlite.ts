@@ -22,8 +22,9 @@
  * transaction stay on this connection, which holds the transaction's own writes; so does every
  * statement of a `:memory:` database, which no other connection can open.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import {
   ConflictError,
@@ -45,6 +46,10 @@ import { DelegatedOps, SqlOps, chargedRows, type Executor, type Tables } from '.
 import { duplicateValues, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 import { Gate } from './gate.js';
 import { SqliteReader } from './sqlite-reader.js';
+import { onFirstUse } from '../../plugins/sdk.js';
+
+/** better-sqlite3, loaded when the first store opens: an app without records never loads it. */
+const loadBetterSqlite3 = onFirstUse(() => createRequire(import.meta.url)('better-sqlite3') as typeof Database);
 
 /**
  * How long a statement retries a database file another process has locked (a worker writing)
@@ -196,7 +201,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     super();
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      this.db = new Database(path);
+      this.db = new (loadBetterSqlite3())(path);
       const db = this.db;
       whileLocked(() => db.pragma('journal_mode = WAL'), options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS);
       this.db.pragma('synchronous = NORMAL');

@@ -5,8 +5,13 @@
  * Built-in validators keep their own vetted JavaScript patterns; only text an app author wrote
  * comes through here.
  */
-import { RE2JS, RE2JSSyntaxException } from 're2js';
-import type { ArgsProblem } from '../../plugins/sdk.js';
+import { createRequire } from 'node:module';
+import type * as re2js from 're2js';
+import type { RE2JS } from 're2js';
+import { onFirstUse, type ArgsProblem } from '../../plugins/sdk.js';
+
+/** re2js, loaded by the first `@regex` compiled: most apps write none. */
+const loadRe2js = onFirstUse(() => createRequire(import.meta.url)('re2js') as typeof re2js);
 
 /** Longest pattern accepted: hand-written patterns are far shorter, and a long one is hard to review. */
 export const MAX_PATTERN_LENGTH = 1000;
@@ -51,7 +56,7 @@ export function compilePattern(source: string): CompiledPattern | ArgsProblem {
   if (source.length > MAX_PATTERN_LENGTH) return { message: `@regex pattern is longer than ${MAX_PATTERN_LENGTH} characters` };
   let re: RE2JS;
   try {
-    re = RE2JS.compile(source);
+    re = loadRe2js().RE2JS.compile(source);
   } catch (error) {
     return syntaxProblem(error);
   }
@@ -82,7 +87,7 @@ export function patternMatcher(source: string): (text: string) => boolean {
 }
 
 function syntaxProblem(error: unknown): ArgsProblem {
-  if (!(error instanceof RE2JSSyntaxException)) return { message: `@regex pattern does not compile: ${(error as Error).message}`, hint: SYNTAX_HINT };
+  if (!(error instanceof loadRe2js().RE2JSSyntaxException)) return { message: `@regex pattern does not compile: ${(error as Error).message}`, hint: SYNTAX_HINT };
   const at = error.input ?? '';
   const unsupported = UNSUPPORTED.find((u) => u.at.test(at));
   if (unsupported) return { message: `@regex pattern uses ${unsupported.what} (\`${at.slice(0, 12)}\`), which rvm cannot run`, hint: UNSUPPORTED_HINT };

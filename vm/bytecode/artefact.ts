@@ -11,7 +11,8 @@
  * spec/bytecode.md describes the layout (tools/gen-bytecode-doc.ts writes it).
  */
 import { createHash } from 'node:crypto';
-import { Packr, Unpackr } from 'msgpackr';
+import { createRequire } from 'node:module';
+import type * as msgpackr from 'msgpackr';
 import { FIELD_TYPES, HTTP_METHODS, type Constant, type Literal, type PathSegment } from '../lang.js';
 import {
   ARTEFACT_MAGIC,
@@ -34,6 +35,7 @@ import {
 } from './module.js';
 import { AMBIENT_NAMES, INSTRUCTION_SIZE, OPCODES, Op, stackEffect } from './opcodes.js';
 import { ARTEFACT, type ArtefactCode } from '../errors.js';
+import { onFirstUse } from '../on-first-use.js';
 
 /** Why an artefact or bundle was refused; listed in spec/errors.md. */
 export type ArtefactErrorCode = ArtefactCode;
@@ -66,16 +68,19 @@ const SEGMENT_KINDS: readonly PathSegment['kind'][] = ['static', 'param', 'wildc
 const CONTENT_TYPES: readonly ResponseMeta['contentType'][] = ['application/json', 'text/plain', 'text/html', null];
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-// Plain maps in, plain objects out: no msgpackr records or shared structures, so the bytes
-// are readable by any msgpack decoder.
-const packr = new Packr({ useRecords: false, variableMapSize: true });
-const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
+/** The msgpack codec, made by the first artefact read or written: `rvm check` compiles without the cache and never loads msgpackr. */
+const loadCodec = onFirstUse(() => {
+  const { Packr, Unpackr } = createRequire(import.meta.url)('msgpackr') as typeof msgpackr;
+  // Plain maps in, plain objects out: no msgpackr records or shared structures, so the bytes
+  // are readable by any msgpack decoder.
+  return { packr: new Packr({ useRecords: false, variableMapSize: true }), unpackr: new Unpackr({ useRecords: false, mapsAsObjects: true }) };
+});
 const signatures = new Map<string, Uint8Array>();
 
 /** The first bytes of every file with this magic: the msgpack encoding of the magic string. */
 function signature(magic: string): Uint8Array {
   let sig = signatures.get(magic);
-  if (!sig) signatures.set(magic, (sig = Uint8Array.from(packr.pack(magic))));
+  if (!sig) signatures.set(magic, (sig = Uint8Array.from(pack(magic))));
   return sig;
 }
 
@@ -102,8 +107,8 @@ function concat(parts: Uint8Array[]): Uint8Array {
 
 /** Encodes `header` and `body` behind `magic`, the format version and a digest. */
 export function encodeEnvelope(magic: string, header: unknown, body: unknown): Uint8Array {
-  const rest = concat([packr.pack(header), packr.pack(body)]);
-  return concat([signature(magic), packr.pack(FORMAT_VERSION), packr.pack(sha256(rest)), rest]);
+  const rest = concat([pack(header), pack(body)]);
+  return concat([signature(magic), pack(FORMAT_VERSION), pack(sha256(rest)), rest]);
 }
 
 /**
@@ -128,7 +133,7 @@ export function decodeEnvelope(bytes: Uint8Array, magic: string, what: string, f
   let trailing = false;
   try {
     const rest = bytes.subarray(sig.length);
-    unpackr.unpackMultiple(rest, (value: unknown, _start?: number, end = rest.length) => {
+    loadCodec().unpackr.unpackMultiple(rest, (value: unknown, _start?: number, end = rest.length) => {
       values.push(value);
       if (values.length === 1 && value !== FORMAT_VERSION) {
         problem = Number.isInteger(value)
@@ -180,11 +185,11 @@ function int32sFromBytes(b: Uint8Array, at: string): Int32Array {
 /** Encodes one compiled module. The module is trusted (it comes from the compiler). */
 export function encodeModule(m: CompiledModule): Uint8Array {
   const { compiler, sourceHash, plugins } = m.header;
-  const chunks = m.chunks.map((c) => packr.pack({ ...c, code: int32Bytes(c.code), lines: int32Bytes(c.lines) }));
-  const routes = m.routes.map((r) => ({ ...r, responses: packr.pack(r.responses) }));
-  const callables = (list: CallableMeta[]) => list.map((c) => (c.responses === undefined ? c : { ...c, responses: packr.pack(c.responses) }));
+  const chunks = m.chunks.map((c) => pack({ ...c, code: int32Bytes(c.code), lines: int32Bytes(c.lines) }));
+  const routes = m.routes.map((r) => ({ ...r, responses: pack(r.responses) }));
+  const callables = (list: CallableMeta[]) => list.map((c) => (c.responses === undefined ? c : { ...c, responses: pack(c.responses) }));
   const body: Record<string, unknown> = { file: m.file, chunks, routes, functions: callables(m.functions), guards: callables(m.guards), types: m.types, middleware: m.middleware };
-  if (m.middlewareMeta !== undefined) body.middlewareMeta = { ...m.middlewareMeta, responses: packr.pack(m.middlewareMeta.responses) };
+  if (m.middlewareMeta !== undefined) body.middlewareMeta = { ...m.middlewareMeta, responses: pack(m.middlewareMeta.responses) };
   return encodeEnvelope(ARTEFACT_MAGIC, { compiler, sourceHash, plugins }, body);
 }
 
@@ -230,12 +235,16 @@ export function decodeCachedModule(bytes: Uint8Array, expect: { compiler: string
 }
 
 function unpack(bytes: Uint8Array): unknown {
-  return unpackr.unpack(bytes) as unknown;
+  return loadCodec().unpackr.unpack(bytes) as unknown;
+}
+
+function pack(value: unknown): Uint8Array {
+  return loadCodec().packr.pack(value);
 }
 
 /** A chunk as stored, its code and line table rebuilt as Int32Arrays. */
 function unpackChunk(bytes: Uint8Array): ChunkData {
-  const c = unpackr.unpack(bytes) as Omit<ChunkData, 'code' | 'lines'> & { code: Uint8Array; lines: Uint8Array };
+  const c = unpack(bytes) as Omit<ChunkData, 'code' | 'lines'> & { code: Uint8Array; lines: Uint8Array };
   return { ...c, code: int32sFromBytes(c.code, 'code'), lines: int32sFromBytes(c.lines, 'lines') };
 }
 
@@ -586,7 +595,7 @@ type ResponsesReader = (v: unknown, at: string) => ResponseMeta[];
 function unpackBin(v: unknown, at: string): unknown {
   if (!(v instanceof Uint8Array)) corrupt(`${at}: expected packed msgpack bytes`);
   try {
-    return unpackr.unpack(v) as unknown;
+    return unpack(v);
   } catch {
     return corrupt(`${at}: unreadable packed msgpack data`);
   }

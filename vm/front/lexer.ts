@@ -11,9 +11,16 @@
  * closed in the token list, even when the source is not (a diagnostic reports that), so the
  * parser never has to handle a half-open string. Single-quoted strings are one `string` token.
  */
-import moo from 'moo';
+import { createRequire } from 'node:module';
+import type Moo from 'moo';
 import { diagnostic, type Diagnostic } from '../diagnostics.js';
 import { DIAG } from '../errors.js';
+
+/**
+ * Required, not imported: importing a CommonJS package from an ES module makes Node scan its
+ * source for export names, about 20 ms of every start that only moo would pay.
+ */
+const moo = createRequire(import.meta.url)('moo') as typeof Moo;
 
 /** The punctuation tokens; each is its own token type. */
 export const PUNCTUATION = [
@@ -68,7 +75,7 @@ const SQ_STRING = /'(?:[^'\\\r\n]|\\[^\r\n]|\r(?!\n))*'/;
 const SQ_UNTERMINATED = /'(?:[^'\\\r\n]|\\[^\r\n]|\r(?!\n))*\\?/;
 const DQ_TEXT = /(?:[^"\\$\r\n]|\\[^\r\n]?|\$(?!\{)|\r(?!\n))+/;
 
-type Rules = moo.Rules;
+type Rules = Moo.Rules;
 type Flavour = 'main' | 'interp' | 'brace' | 'head';
 
 /** The rules shared by every state that lexes code; they differ only in what braces do. */
@@ -173,7 +180,7 @@ class Tokenizer {
   run(): TokenizeResult {
     const lexer = LEXER.reset(this.source);
     for (let t = lexer.next(); t; t = lexer.next()) {
-      this.take(t as moo.Token, lexer);
+      this.take(t as Moo.Token, lexer);
     }
     const end = lexer.save();
     this.closeOpenTemplates(end.line, end.col);
@@ -181,7 +188,7 @@ class Tokenizer {
     return { tokens: this.tokens, diagnostics: this.diagnostics, truncated: this.truncated };
   }
 
-  private take(t: moo.Token, lexer: moo.Lexer): void {
+  private take(t: Moo.Token, lexer: Moo.Lexer): void {
     const type = t.type ?? 'invalid';
     if (type !== 'invalid') this.lastInvalid = null;
     switch (type) {
@@ -241,7 +248,7 @@ class Tokenizer {
   }
 
   /** `route` at the start of a top-level line opens the route head (METHOD PATH). */
-  private word(t: moo.Token, lexer: moo.Lexer): void {
+  private word(t: Moo.Token, lexer: Moo.Lexer): void {
     const atDeclarationStart = t.col === 1 || (this.braceDepth === 0 && !this.lineHasToken);
     if (t.value === 'route' && this.open.length === 0 && atDeclarationStart) lexer.setState('routeHead');
     this.emit('word', t);
@@ -254,7 +261,7 @@ class Tokenizer {
   }
 
   /** A comment-only line yields no newline token, so doc comments stay next to what they document. */
-  private newline(t: moo.Token): void {
+  private newline(t: Moo.Token): void {
     const commentOnly = !this.lineHasToken && this.lineHasComment;
     this.lineHasToken = false;
     this.lineHasComment = false;
@@ -267,7 +274,7 @@ class Tokenizer {
    * break after `a = 1 /* note *` + `/` still ends the statement); spanning lines, it separates
    * statements like the line break it contains, and what follows it starts a new line.
    */
-  private blockComment(t: moo.Token): void {
+  private blockComment(t: Moo.Token): void {
     if (t.lineBreaks > 0) {
       if (this.lineHasToken) this.emit('newline', t, '\n');
       this.lineHasToken = false;
@@ -276,7 +283,7 @@ class Tokenizer {
   }
 
   /** Neighbouring unexpected characters are one problem, reported once. */
-  private invalid(t: moo.Token): void {
+  private invalid(t: Moo.Token): void {
     const prev = this.tokens[this.tokens.length - 1];
     if (this.lastInvalid && prev && prev.type === 'invalid' && prev.offset + prev.text.length === t.offset) {
       prev.text += t.text;
@@ -309,7 +316,7 @@ class Tokenizer {
   }
 
   /** Decodes backslash escapes of a one-line string body that starts `lead` columns into `t`. */
-  private decode(raw: string, t: moo.Token, lead: number): string {
+  private decode(raw: string, t: Moo.Token, lead: number): string {
     if (!raw.includes('\\')) return raw;
     let out = '';
     for (let i = 0; i < raw.length; i++) {
@@ -333,7 +340,7 @@ class Tokenizer {
     return out;
   }
 
-  private emit(type: TokenType, t: moo.Token, value?: string): Token {
+  private emit(type: TokenType, t: Moo.Token, value?: string): Token {
     const token: Token = { type, value: value ?? t.text, text: t.text, line: t.line, col: t.col, offset: t.offset };
     if (type === 'newline') token.text = token.value = '\n';
     else this.lineHasToken = true;

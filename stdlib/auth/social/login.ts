@@ -3,10 +3,9 @@
  * flow cookie set) and `auth_<p>_callback()` (state checked, code exchanged, the profile
  * returned) for Google, GitHub and Microsoft. Every failure is a coded answer (SocialFailure).
  */
-import * as oauth from 'oauth4webapi';
 import { HTTP, constantTimeEqual, setCookie, type CallContext, type ErrorResponseSpec, type Halt, type HttpErrorEntry, type PluginApi } from '../../../plugins/sdk.js';
 import { FLOW_TTL_MS, flowCookieName, openFlow, sealFlow, type FlowState } from './flow-cookie.js';
-import { SocialFailure } from './provider-http.js';
+import { SocialFailure, loadOauth } from './provider-http.js';
 import { NotConfigured, PROVIDERS, providerConfig, type ProviderConfig, type ProviderName } from './providers.js';
 import { readProfile, type SocialProfile } from './profile.js';
 import { exchangeCode, type JwksCaches } from './token-exchange.js';
@@ -71,6 +70,7 @@ async function answering<T>(ctx: CallContext, body: () => Promise<T>): Promise<T
 
 /** auth_<p>_login(): a new flow (state, S256 verifier, nonce) in the cookie; the authorize URL. */
 async function login(ctx: CallContext, provider: ProviderName, now: () => number): Promise<string> {
+  const oauth = await loadOauth();
   const config = configOf(ctx, provider);
   const flow: FlowState = {
     provider,

@@ -4,9 +4,9 @@
  * (whose `sub` must be the token's), GitHub from `/user`, then `/user/emails` (primary and
  * verified) when the profile shows no e-mail.
  */
-import * as oauth from 'oauth4webapi';
+import type * as OAuth from 'oauth4webapi';
 import { HTTP, type CallContext, type ValueObject } from '../../../plugins/sdk.js';
-import { SocialFailure, callProvider, jsonBody, requestOptions } from './provider-http.js';
+import { SocialFailure, callProvider, jsonBody, loadOauth, requestOptions } from './provider-http.js';
 import type { ProviderConfig } from './providers.js';
 import type { ExchangeResult } from './token-exchange.js';
 
@@ -35,13 +35,14 @@ export function readProfile(ctx: CallContext, config: ProviderConfig, tokens: Ex
 
 /** Google and Microsoft: the ID token's claims, completed by userinfo. */
 async function oidcProfile(ctx: CallContext, config: ProviderConfig, tokens: ExchangeResult): Promise<SocialProfile> {
+  const oauth = await loadOauth();
   const claims = tokens.idClaims!;
   const sub = claims.sub as string;
-  const as: oauth.AuthorizationServer = { issuer: String(claims.iss), userinfo_endpoint: config.userinfoUrl };
-  const client: oauth.Client = { client_id: config.clientId };
-  const response = await callProvider('the userinfo endpoint', () => oauth.userInfoRequest(as, client, tokens.accessToken, requestOptions(ctx, config.userinfoUrl)));
+  const as: OAuth.AuthorizationServer = { issuer: String(claims.iss), userinfo_endpoint: config.userinfoUrl };
+  const client: OAuth.Client = { client_id: config.clientId };
+  const response = await callProvider('the userinfo endpoint', () => oauth.userInfoRequest(as, client, tokens.accessToken, requestOptions(oauth, ctx, config.userinfoUrl)));
   if (response.status !== 200) throw new SocialFailure(HTTP.oauth_provider_unavailable, `the userinfo endpoint answered ${response.status}`);
-  let info: oauth.UserInfoResponse;
+  let info: OAuth.UserInfoResponse;
   try {
     info = await oauth.processUserInfoResponse(as, client, sub, response);
   } catch (error) {
@@ -61,8 +62,9 @@ async function oidcProfile(ctx: CallContext, config: ProviderConfig, tokens: Exc
 
 /** One GitHub API call with the headers GitHub requires. */
 async function githubGet(ctx: CallContext, url: string, accessToken: string, what: string): Promise<unknown> {
+  const oauth = await loadOauth();
   const headers = new Headers({ accept: 'application/vnd.github+json', 'user-agent': GITHUB_USER_AGENT });
-  const response = await callProvider(what, () => oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), headers, null, requestOptions(ctx, url)));
+  const response = await callProvider(what, () => oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), headers, null, requestOptions(oauth, ctx, url)));
   if (response.status !== 200) throw new SocialFailure(HTTP.oauth_provider_unavailable, `${what} answered ${response.status}`);
   return jsonBody(response, what);
 }

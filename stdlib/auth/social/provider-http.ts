@@ -3,10 +3,13 @@
  * request's abort signal; plain HTTP allowed only to loopback) and the one error type a sign-in
  * fails with, carrying its catalogue entry, so the natives answer coded errors and never a 500.
  */
-import { allowInsecureRequests, customFetch, type CustomFetchOptions } from 'oauth4webapi';
-import { HTTP, type CallContext, type HttpErrorEntry } from '../../../plugins/sdk.js';
+import type * as OAuth from 'oauth4webapi';
+import { HTTP, onFirstUse, type CallContext, type HttpErrorEntry } from '../../../plugins/sdk.js';
 import { readCapped } from '../capped-answer.js';
 import { isLoopbackHttp } from './providers.js';
+
+/** oauth4webapi, imported by the first sign-in: an app without social login never loads it. */
+export const loadOauth = onFirstUse(() => import('oauth4webapi'));
 
 /**
  * Longest wait for one provider call (token, JWKS, userinfo, GitHub API). They answer in well
@@ -36,7 +39,7 @@ export class SocialFailure extends Error {
  * oauth4webapi's per-request options for a call to `url`: it ends after PROVIDER_TIMEOUT_MS, or
  * when the request is aborted, and its answer is read under MAX_PROVIDER_ANSWER_BYTES.
  */
-export function requestOptions(ctx: CallContext, url: string): { signal: AbortSignal; [allowInsecureRequests]: boolean; [customFetch]: typeof cappedFetch } {
+export function requestOptions(oauth: typeof OAuth, ctx: CallContext, url: string): { signal: AbortSignal; [OAuth.allowInsecureRequests]: boolean; [OAuth.customFetch]: typeof cappedFetch } {
   // A timer of our own rather than AbortSignal.timeout(): AbortSignal.any() holds its sources
   // weakly, and a timeout signal nothing else references can be collected before it fires (seen
   // under load: a hung provider was waited for past the limit). The timer holds the controller.
@@ -47,8 +50,8 @@ export function requestOptions(ctx: CallContext, url: string): { signal: AbortSi
   return {
     signal: AbortSignal.any([ctx.budget.signal, deadline.signal]),
     // oauth4webapi refuses http: endpoints unless told; only a loopback fake or dev proxy may be one.
-    [allowInsecureRequests]: isLoopbackHttp(url),
-    [customFetch]: cappedFetch,
+    [oauth.allowInsecureRequests]: isLoopbackHttp(url),
+    [oauth.customFetch]: cappedFetch,
   };
 }
 
@@ -56,7 +59,7 @@ export function requestOptions(ctx: CallContext, url: string): { signal: AbortSi
  * fetch, with the answer read whole before oauth4webapi parses it, under MAX_PROVIDER_ANSWER_BYTES:
  * a bigger one fails the sign-in with 502 `oauth_provider_answer_too_large`.
  */
-async function cappedFetch(url: string, options: CustomFetchOptions<string, unknown>): Promise<Response> {
+async function cappedFetch(url: string, options: OAuth.CustomFetchOptions<string, unknown>): Promise<Response> {
   const response = await fetch(url, options as RequestInit);
   if (response.body === null) return response;
   const bytes = await readCapped(response.body, MAX_PROVIDER_ANSWER_BYTES);

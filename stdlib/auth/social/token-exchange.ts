@@ -3,10 +3,10 @@
  * at the token endpoint (client secret in the body), then, for OpenID Connect, the ID token's
  * claims (`iss`, `aud == client_id`, `exp`, `nonce`) and its signature against the provider's JWKS.
  */
-import * as oauth from 'oauth4webapi';
+import type * as OAuth from 'oauth4webapi';
 import { HTTP, type CallContext } from '../../../plugins/sdk.js';
 import type { FlowState } from './flow-cookie.js';
-import { SocialFailure, callProvider, isTransportError, jsonBody, requestOptions, transportFailure } from './provider-http.js';
+import { SocialFailure, callProvider, isTransportError, jsonBody, loadOauth, requestOptions, transportFailure } from './provider-http.js';
 import { expectedIssuer, type ProviderConfig } from './providers.js';
 
 /** What the exchange yields: the access token (for the profile) and the checked ID-token claims. */
@@ -17,10 +17,10 @@ export interface ExchangeResult {
 }
 
 /** JWKS kept between requests, one per JWKS URL, so a sign-in fetches keys only when they are stale (oauth4webapi refreshes after 5 minutes). */
-export type JwksCaches = Map<string, oauth.ExportedJWKSCache | Record<string, never>>;
+export type JwksCaches = Map<string, OAuth.ExportedJWKSCache | Record<string, never>>;
 
 /** The provider as oauth4webapi's plain-data authorization server. */
-function authorizationServer(config: ProviderConfig, issuer: string): oauth.AuthorizationServer {
+function authorizationServer(config: ProviderConfig, issuer: string): OAuth.AuthorizationServer {
   return {
     issuer,
     authorization_endpoint: config.authUrl,
@@ -42,14 +42,15 @@ function peekClaims(jwt: unknown): Record<string, unknown> {
 
 /** Exchanges `code` (already matched to the flow's state) for tokens and checks the ID token. */
 export async function exchangeCode(ctx: CallContext, config: ProviderConfig, flow: FlowState, code: string, jwks: JwksCaches): Promise<ExchangeResult> {
-  const client: oauth.Client = { client_id: config.clientId };
+  const oauth = await loadOauth();
+  const client: OAuth.Client = { client_id: config.clientId };
   const clientAuth = oauth.ClientSecretPost(config.clientSecret);
   const provisional = authorizationServer(config, expectedIssuer(config, {}));
   // oauth4webapi takes callback parameters only from its own validation; state was checked in constant time before.
   const params = oauth.validateAuthResponse(provisional, client, new URLSearchParams({ code, state: flow.state }), flow.state);
   const response = await callProvider('the token endpoint', () =>
     oauth.authorizationCodeGrantRequest(provisional, client, clientAuth, params, config.redirectUri, flow.verifier, {
-      ...requestOptions(ctx, config.tokenUrl),
+      ...requestOptions(oauth, ctx, config.tokenUrl),
       // GitHub answers form-encoded without it (oauth4webapi sends it too; said here as GitHub needs it).
       headers: { accept: 'application/json' },
     }),
@@ -67,7 +68,7 @@ export async function exchangeCode(ctx: CallContext, config: ProviderConfig, flo
     return { accessToken: fields.access_token, idClaims: null };
   }
   const as = authorizationServer(config, expectedIssuer(config, peekClaims(fields.id_token)));
-  let result: oauth.TokenEndpointResponse;
+  let result: OAuth.TokenEndpointResponse;
   try {
     result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: flow.nonce ?? oauth.expectNoNonce, requireIdToken: true });
   } catch (error) {
@@ -78,11 +79,12 @@ export async function exchangeCode(ctx: CallContext, config: ProviderConfig, flo
 }
 
 /** Checks the ID token's signature with the provider's keys (fetched, or from the cache). */
-async function verifySignature(ctx: CallContext, config: ProviderConfig, as: oauth.AuthorizationServer, response: Response, jwks: JwksCaches): Promise<void> {
+async function verifySignature(ctx: CallContext, config: ProviderConfig, as: OAuth.AuthorizationServer, response: Response, jwks: JwksCaches): Promise<void> {
+  const oauth = await loadOauth();
   let cache = jwks.get(config.jwksUrl);
   if (cache === undefined) jwks.set(config.jwksUrl, (cache = {}));
   try {
-    await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(ctx, config.jwksUrl), [oauth.jwksCache]: cache });
+    await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(oauth, ctx, config.jwksUrl), [oauth.jwksCache]: cache });
   } catch (error) {
     if (error instanceof SocialFailure) throw error;
     if (isTransportError(error)) throw transportFailure(error, 'the JWKS endpoint');

@@ -8,16 +8,21 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import busboy from 'busboy';
+import type busboy from 'busboy';
 import type { ParsedBody } from './body.js';
 import { HttpError } from './http-error.js';
 import { HTTP } from '../../errors.js';
 import { SNIFF_BYTES, sniffMime } from './sniff.js';
 import type { IncomingRequest, UploadSpec } from '../types.js';
 import { UploadedFile } from './upload.js';
+import { onFirstUse } from '../../on-first-use.js';
+
+/** busboy, loaded by the first multipart body: most apps never receive one. */
+const loadBusboy = onFirstUse(() => createRequire(import.meta.url)('busboy') as typeof busboy);
 
 /** A file field without `@max_size`: enough for photos and office documents, small enough for any disk. */
 export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
@@ -111,7 +116,7 @@ class MultipartReader {
     const stream = this.request.body as Readable;
     let parser: busboy.Busboy;
     try {
-      parser = busboy({
+      parser = loadBusboy()({
         headers: { 'content-type': String(this.request.headers['content-type']) },
         // busboy marks a value truncated on reaching its limit; one more byte lets "exactly at the limit" pass.
         limits: { fields: MAX_MULTIPART_FIELDS, fieldSize: this.fieldLimit + 1, files: MAX_MULTIPART_FILES, parts: MAX_MULTIPART_PARTS + 1 },

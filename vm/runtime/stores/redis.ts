@@ -9,9 +9,12 @@
  * request; the client reconnects by itself, and the same store works again once Redis is back.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis, ReplyError } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as Ioredis from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RUNTIME } from '../../errors.js';
 import { RvmError, type Value } from '../../values.js';
+import { onFirstUse } from '../../on-first-use.js';
 import { OutageLog, StoreUnavailableError } from './unavailable.js';
 import type { KeyValueStore, WindowResult } from '../../../plugins/contract.js';
 
@@ -127,12 +130,15 @@ type ScriptedRedis = Redis & {
   rvmWindows(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
 };
 
+/** ioredis, loaded when the first Redis store is made: an app without Redis never loads it. */
+const loadIoredis = onFirstUse(() => createRequire(import.meta.url)('ioredis') as typeof Ioredis);
+
 /** Server replies that mean "cannot serve now", as opposed to a mistake in the command. */
 const UNAVAILABLE_REPLIES = /^(LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN)\b/;
 
 /** A failure to reach Redis (refused, closed, timed out, not connected) as StoreUnavailableError; other errors unchanged. */
 function classify(error: unknown): unknown {
-  if (error instanceof ReplyError && !UNAVAILABLE_REPLIES.test((error as Error).message)) return error;
+  if (error instanceof loadIoredis().ReplyError && !UNAVAILABLE_REPLIES.test((error as Error).message)) return error;
   const cause = error instanceof Error ? error.message : String(error);
   return new StoreUnavailableError(`Redis is unavailable: ${cause}`, { cause: error });
 }
@@ -178,7 +184,7 @@ export class RedisStore implements KeyValueStore {
     this.kvPrefix = `${prefix}kv:`;
     this.windowPrefix = `${prefix}rl:`;
     this.connectTimeoutMs = options.connectTimeoutMs ?? REDIS_CONNECT_TIMEOUT_MS;
-    const client = new Redis(options.url, {
+    const client = new (loadIoredis().Redis)(options.url, {
       connectTimeout: this.connectTimeoutMs,
       commandTimeout: options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
       // Fail at once while disconnected rather than queue requests behind an outage.
