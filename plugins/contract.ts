@@ -411,6 +411,8 @@ export interface GuardInfo {
   doc: string | null;
   /** OpenAPI security schemes, for guards that authenticate: any one of them lets the caller in. */
   security?: SecuritySchemeSpec[];
+  /** An app guard's: the fields of the request's `state` it sets (`state.user = auth_user()`), which the handler may read. */
+  state?: string[];
   /** The error responses it can end the request with. */
   responses: ErrorResponseSpec[];
 }

@@ -281,6 +281,7 @@ function securityOf(gates: readonly Gate[]): Record<string, string[]>[] | null {
 function guardExtension(g: GuardInfo): Record<string, unknown> {
   const out: Record<string, unknown> = { name: g.name, args: [...g.args], mode: g.mode, source: g.source, origin: g.origin, doc: g.doc };
   if (g.security) out.security = g.security.map((s) => ({ name: s.name }));
+  if (g.state) out.state = [...g.state];
   out.responses = g.responses.map((r) => ({ status: r.status, code: r.code, description: r.description }));
   return out;
 }

@@ -91,7 +91,10 @@ describe('showcase: auth', () => {
   test('GET /members/premium: 401 anonymous, 403 basic plan, 200 premium', async () => {
     assert.equal((await call({ url: '/members/premium' })).status, 401);
     assert.equal((await call({ url: '/members/premium', headers: { authorization: `Bearer ${bobToken}` } })).status, 403);
-    assert.equal((await call({ url: '/members/premium', headers: { authorization: `Bearer ${adaToken}` } })).status, 200);
+    const premium = await call({ url: '/members/premium', headers: { authorization: `Bearer ${adaToken}` } });
+    assert.equal(premium.status, 200);
+    // The guard handed the member on in state.member.
+    assert.equal(premium.json().reader, 'Ada');
   });
 
   test('logout revokes the token: the same token is 401 token_revoked afterwards, by Bearer and by cookie', async () => {

@@ -442,11 +442,14 @@ fn caller() {
   return auth_user()
 }
 
-/// Staff only: reads the caller through a fn.
+/// Staff only: reads the caller through a fn, and hands it on.
 guard_definition staff {
-  if caller().role != 'staff' {
+  who = caller()
+  if who.role != 'staff' {
     fail 403 'Staff only'
   }
+  state.staff = who
+  state['since'] = 2026
 }
 
 /// Only from the office.
@@ -509,6 +512,11 @@ describe("security of the app's own guards", () => {
       assert.deepEqual((o['x-rvm-guards'] as Doc[])[0]!.security, [{ name: 'bearerAuth' }, { name: 'cookieAuth' }], path);
     }
     assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['bearerAuth', 'cookieAuth']);
+  });
+
+  test("a guard_definition's x-rvm-guards entry names the state fields it sets, none for a guard that sets none", () => {
+    assert.deepEqual((op('get', '/staff')['x-rvm-guards'] as Doc[])[0]!.state, ['staff', 'since']);
+    assert.equal((op('get', '/members')['x-rvm-guards'] as Doc[])[0]!.state, undefined);
   });
 
   test('a guard_definition that reads no credential stays public, and so does a middleware that answers nothing', () => {

@@ -15,7 +15,8 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * it would skip the check of record writes). 10: the ambient `state` (LOAD_AMBIENT 5).
  * 11: `middlewareMeta`, what the reference shows of a `middleware { }` block (a cached module
  * without it would leave the block's answers out of the OpenAPI document), and a fn's `returns`,
- * the schema of what it returns (the routes that answer its result document it).
+ * the schema of what it returns (the routes that answer its result document it), and the `state`
+ * fields a guard sets.
  */
 export const FORMAT_VERSION = 11;
 /** First field of every artefact and bundle. */
@@ -162,6 +163,8 @@ export interface CallableMeta {
   responses?: ResponseMeta[];
   /** A fn's: the schema of what it returns (with the marks of the calls it returns, see infer.ts); absent in older artefacts. */
   returns?: JsonSchema;
+  /** A guard's: the fields of the request's `state` it sets (`state.user = …`), for the reference; absent when none. */
+  state?: string[];
 }
 
 /** What the reference knows of a file's `middleware { }` block. */

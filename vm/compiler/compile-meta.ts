@@ -203,6 +203,27 @@ export function credentialsRead(node: unknown): { headers: string[]; cookies: st
   return { headers: [...headers], cookies: [...cookies] };
 }
 
+/**
+ * The fields of the request's `state` that `node` sets by name (`state.user = auth_user()`), each
+ * once, in source order: what a guard hands on to the handler, shown in the reference.
+ */
+export function stateFieldsSet(node: unknown): string[] {
+  const fields = new Set<string>();
+  const visit = (n: unknown): void => {
+    if (Array.isArray(n)) return n.forEach(visit);
+    if (n === null || typeof n !== 'object') return;
+    const stmt = n as { kind?: string; target?: Expr };
+    if (stmt.kind === 'Assign') {
+      const target = stmt.target!;
+      const key = target.kind === 'Member' ? target.name : target.kind === 'Index' ? fold(target.index)?.value : undefined;
+      if (typeof key === 'string' && (target.kind === 'Member' || target.kind === 'Index') && target.object.kind === 'Name' && target.object.name === 'state') fields.add(key);
+    }
+    for (const value of Object.values(n)) visit(value);
+  };
+  visit(node);
+  return [...fields];
+}
+
 /** The tag of a route's doc comment that declares a response's schema by hand. */
 export const RETURNS_TAG = '@returns';
 

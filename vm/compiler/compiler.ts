@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Decl, FileNode, Pos, RouteDecl } from '../front/ast.js';
 import { ChunkCompiler, type TopLevelKind } from './chunk-compiler.js';
-import { Reporter, credentialsRead, declaredResponses, docWithoutTags, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
+import { Reporter, credentialsRead, declaredResponses, stateFieldsSet, docWithoutTags, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { inferCallable, inferResponses, mergeResponses } from './infer.js';
 import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
@@ -92,6 +92,10 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         const inferred = inferCallable(decl.body.body, { types, body: null, query: null });
         meta.responses = inferred.responses;
         if (kind === 'fn') meta.returns = inferred.returns;
+        else {
+          const handsOn = stateFieldsSet(decl.body.body);
+          if (handsOn.length > 0) meta.state = handsOn;
+        }
         (kind === 'fn' ? module.functions : module.guards).push(meta);
         break;
       }

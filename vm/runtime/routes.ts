@@ -124,6 +124,7 @@ function resolveGuard(
     }
     const guard: GuardInfo = { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
     if (security.size > 0) guard.security = [...security.values()];
+    if (own.meta.state !== undefined) guard.state = [...own.meta.state];
     return guard;
   }
   const plugin = registry.guards.get(name);

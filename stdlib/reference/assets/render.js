@@ -113,6 +113,7 @@ function guardsSection(route) {
       `<span class="${g.mode === 'optional' ? 'opt' : 'req'}">${esc(g.mode ?? 'required')}</span>` +
       (detail ? `<span class="guard-detail">${esc(detail)}</span>` : '') +
       (Array.isArray(g.security) && g.security.length > 0 ? `<span class="chip">security: ${esc(g.security.map((s) => s.name).join(' or '))}</span>` : '') +
+      (Array.isArray(g.state) && g.state.length > 0 ? `<span class="chip">sets ${esc(g.state.map((f) => `state.${f}`).join(', '))}</span>` : '') +
       `<span class="origin">${esc(origin)}</span></div>${g.doc ? `<div class="guard-doc">${docHtml(g.doc)}</div>` : ''}${answers}</li>`
     );
   });

@@ -52,7 +52,8 @@ route GET /premium {
           source: 'plugin',
           origin: 'test-guards',
           doc: 'Needs a token.',
-          security: { name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer' } },
+          // One scheme in the guard's meta is a list of one here: any of them lets the caller in.
+          security: [{ name: 'bearerAuth', scheme: { type: 'http', scheme: 'bearer' } }],
           responses: [{ status: 401, code: 'unauthorized', description: 'No valid token.', headers: ['WWW-Authenticate'] }],
         },
       );
