@@ -21,7 +21,7 @@ const TARGET_VS_NODE = 0.85;
 const TARGET_P99_VS_FASTIFY = 1.2;
 
 const ECHO_BODY = JSON.stringify({ name: 'rvm', tags: ['fast', 'small'], count: 3, nested: { ok: true } });
-/** A valid user-creation body (seed §4.2): validated, `role` defaulted, answered 201. */
+/** A valid user-creation body (the README's example): validated, `role` defaulted, answered 201. */
 const USER_BODY = JSON.stringify({ email: 'ada.lovelace@example.com', name: 'Ada Lovelace' });
 
 interface RouteCase {

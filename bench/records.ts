@@ -1,5 +1,5 @@
 /**
- * The records benchmark (issue 15): rvm (bench/apps/records through the CLI, production mode,
+ * The records benchmark: rvm (bench/apps/records through the CLI, production mode,
  * records in its SQLite file) against Fastify + better-sqlite3 with hand-written prepared
  * statements and the same validation (bench/servers/fastify-records.ts), side by side in one run
  * and pinned as bench/http.ts is. With BENCH_DB=postgres, both keep their users on one throwaway

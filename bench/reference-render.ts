@@ -19,7 +19,7 @@ import { browserUnavailable, launchChromium, loopbackContext } from '../test/ref
 import { generateApp } from './reference.js';
 import { fmt, formatTable, machineDescription, median } from './util.js';
 
-/** Routes of the generated app: the size DESIGN §7 asks the page to stay fast at. */
+/** Routes of the generated app: the size the page must stay fast at (spec/plugins/reference.md). */
 const ROUTES = Number(process.env.BENCH_ROUTES) > 0 ? Number(process.env.BENCH_ROUTES) : 500;
 /** Page loads measured; the median is reported (each load takes well under a second, so 5 is cheap). */
 const RUNS = Number(process.env.BENCH_RENDER_RUNS) > 0 ? Number(process.env.BENCH_RENDER_RUNS) : 5;

@@ -20,7 +20,7 @@ import { renderedSpec } from '../stdlib/reference/openapi-cache.js';
 import { toYaml } from '../stdlib/reference/yaml.js';
 import { fmt, formatTable, machineDescription, median } from './util.js';
 
-/** Routes of the generated app: the size the reference must stay fast at (DESIGN §7). */
+/** Routes of the generated app: the size the reference must stay fast at (spec/plugins/reference.md). */
 const ROUTES = Number(process.env.BENCH_ROUTES) > 0 ? Number(process.env.BENCH_ROUTES) : 500;
 /** Timed repetitions per measurement; the median is reported. */
 const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS) : 20;

@@ -1,5 +1,5 @@
 /**
- * The reliability benchmark (issue 12, DESIGN §5.1): the attacks of issue 12 run one after the
+ * The reliability benchmark (spec/language.md §7.3): attacks on the isolation limits run one after the
  * other against `rvm run --prod` (bench/apps/reliability), while a probe client from another
  * address requests GET /hello every 10 ms and the server's RSS is sampled every 50 ms. Per attack
  * it reports the probe's p50/p99 and failures, the server's peak RSS and whether the process
@@ -11,7 +11,7 @@
  * attack traffic this process generates does not delay the probe's timers; `flood` holds a share
  * of the connection flood's sockets, as one process cannot hold 20,000 under `ulimit -n` 20,000.
  *
- * The SQLite query stall (issue 24) seeds its table before the probe starts (`prepare`), once:
+ * The SQLite query stall seeds its table before the probe starts (`prepare`), once:
  * the rows stay in bench/apps/reliability/.rvm/ for the next run.
  *
  * Env: BENCH_ATTACK_S (seconds per attack, default 15; the flood takes 5 s more to open its
@@ -60,7 +60,7 @@ const STOP_GRACE_MS = 2000;
 /** Kept from the server's stderr to say why it died. */
 const STDERR_KEEP_CHARS = 4000;
 
-/** Targets of issue 12's "Done when". */
+/** The targets (bench/README.md, Reliability). */
 const TARGET_P99_MS = 250;
 const TARGET_RSS_KB = 1024 * 1024;
 
@@ -71,17 +71,17 @@ const ATTACK_ERROR_PAUSE_MS = 100;
 /** The body attack's workers pause longer: 300 MiB in flight is the attack, not the rate. */
 const BODY_PAUSE_MS = 200;
 
-/** `a` repeated before the `!` of the regex bomb: 22 s of backtracking per request in issue 12. */
+/** `a` repeated before the `!` of the regex bomb: 22 s of backtracking per request before the linear-time patterns. */
 const REGEX_A_COUNT = 32;
 const REGEX_PARALLEL = 4;
 /** The natives loop's text body: `a\n` lines, so each `replace` splits the whole text into 358,400 parts. */
 const NATIVES_BODY_BYTES = 700 * 1024;
 const NATIVES_PARALLEL = 4;
 const SPIN_PARALLEL = 10;
-/** The heap attack: 300 bodies of 1 MiB in parallel, each ~349,000 empty objects (21 MB of heap each in issue 12). */
+/** The heap attack: 300 bodies of 1 MiB in parallel, each ~349,000 empty objects (21 MB of heap each before the body memory budget). */
 const BODY_PARALLEL = 300;
 const BODY_EMPTY_OBJECTS = 349_000;
-/** The large-results attack (issue 24): 40 listings at once of 1,000 rows of 100 KB (bench/apps/reliability/large-results.rvm). */
+/** The large-results attack: 40 listings at once of 1,000 rows of 100 KB (bench/apps/reliability/large-results.rvm). */
 const LARGE_RESULTS_PARALLEL = 40;
 const LARGE_RESULTS_ROWS = 1000;
 const LARGE_RESULTS_ROW_CHARS = 100 * 1024;
@@ -97,7 +97,7 @@ const FLOOD_PENDING = 256;
 const FLOOD_RECONNECT_PAUSE_MS = 1000;
 
 /**
- * The SQLite query stall (issue 24): rows of bench/apps/reliability/stall.rvm's StallItem, and
+ * The SQLite query stall: rows of bench/apps/reliability/stall.rvm's StallItem, and
  * the clients looping its routes, half a deep-offset sort of them all, half a `contains` scan.
  * The offset is the route's (399,900: the last page).
  */

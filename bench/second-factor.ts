@@ -1,5 +1,5 @@
 /**
- * What the TOTP second factor costs (issue 16). Per call (tinybench): totp_verify through the
+ * What the TOTP second factor costs. Per call (tinybench): totp_verify through the
  * registered native on a fake context with the in-process store — a wrong code, for a secret
  * verified lately (its window's codes kept; counted: a store read and a compareAndSet, the count
  * cleared before it locks) and for one not seen lately (three time steps computed), a try refused

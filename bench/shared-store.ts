@@ -1,5 +1,5 @@
 /**
- * What sharing the rate-limit state costs over HTTP (issue 17): GET /limited (`guard
+ * What sharing the rate-limit state costs over HTTP: GET /limited (`guard
  * rate_limit(100000, 1)`, never refusing at these rates) on `rvm run --prod` (bench/apps/
  * shared-store) with (a) the in-process store, one process; (b) the primary's store over IPC,
  * `--workers 1` (one worker, so the comparison is the store, not the core count); (c) Redis
@@ -31,7 +31,7 @@ const PIN = pinning();
 const CLI = join(REPO_ROOT, 'dist/tools/cli.js');
 const APP = join(REPO_ROOT, 'bench/apps/shared-store');
 const ROUTE = { name: 'GET /limited', path: '/limited' };
-/** Targets of the stores against the in-process one (issue 17). */
+/** Targets of the stores against the in-process one (bench/README.md). */
 const TARGETS: Readonly<Record<string, number>> = { 'IPC (--workers 1)': 0.7, Redis: 0.5 };
 
 // The in-process and IPC servers must not pick up a Redis from the caller's environment.

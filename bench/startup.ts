@@ -29,7 +29,7 @@ const CHILD_TIMEOUT_MS = 120_000;
 
 const CHILD = join(REPO_ROOT, 'dist/bench/startup-child.js');
 
-/** Targets of the CLI's start (issue 26): `rvm --version` wall time, `rvm check` of a two-file app CPU time. */
+/** Targets of the CLI's start (bench/README.md): `rvm --version` wall time, `rvm check` of a two-file app CPU time. */
 const TARGET_VERSION_WALL_MS = 100;
 const TARGET_CHECK_CPU_MS = 300;
 /** Drivers `rvm run` of an app without records or Redis must not load. */

@@ -115,7 +115,7 @@ export interface AppSettings {
   readonly bodyLimit: number;
   /** Which proxies are trusted (`false`, `true`, a hop count or a list); decide per request with `request.proxied`. */
   readonly trustProxy: TrustProxy;
-  /** The isolation limits (DESIGN §5.1): rvm.config.json `limits`, else their defaults. */
+  /** The isolation limits (spec/language.md §7.3): rvm.config.json `limits`, else their defaults. */
   readonly limits: Limits;
   readonly config: Readonly<Record<string, unknown>>;
   /** Secret files and the environment of this app. */
@@ -237,7 +237,7 @@ export interface CallContext {
   fail(status: number, message?: string, code?: string, headers?: Record<string, string>): Halt;
   /**
    * Runs `check` right after the request body is read, before validation; it may answer
-   * (`return ctx.fail(...)`). Guards run before the body is read (DESIGN §5.1): a guard that
+   * (`return ctx.fail(...)`). Guards run before the body is read (spec/language.md §7.3): a guard that
    * needs a body field (the `_csrf` form field) leaves its check here.
    */
   afterBody(check: (ctx: CallContext) => void | Halt): void;

@@ -1,7 +1,7 @@
 /**
  * Generates spec/bytecode.md: the opcode reference (rendered from the OPCODES table) and the
  * artefact, bundle and cache formats. `node dist/tools/gen-bytecode-doc.js` rewrites the file;
- * test/vm/opcodes.test.ts fails when the committed file differs from renderBytecodeDoc().
+ * test/vm/bytecode/opcodes.test.ts fails when the committed file differs from renderBytecodeDoc().
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,7 @@
 /**
  * Generates stdlib/reference/assets/statuses.js, the reference page's reason phrases, from the
  * one status table (vm/http-status.ts): the page is browser code and cannot import it.
- * `node dist/tools/gen-status-asset.js` rewrites the file; test/tools/gen-status-asset.test.ts
+ * `node dist/tools/gen-status-asset.js` rewrites the file; test/vm/http-status.test.ts
  * fails when the committed file differs from the rendering.
  */
 import { writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The seed's user-creation rules (seed §4.2) as JSON Schema, for the Fastify peers: what rvm's
+ * The example user-creation rules as JSON Schema, for the Fastify peers: what rvm's
  * `validate {}` block of the same route checks (ajv-formats' `email`, as Fastify validates it).
  */
 export const USER_SCHEMA = {

@@ -1,5 +1,5 @@
 /**
- * Wrong second-factor codes counted per secret, so guessing one stops paying (issue 24): after
+ * Wrong second-factor codes counted per secret, so guessing one stops paying (spec/plugins/auth.md): after
  * MAX_WRONG_CODES wrong codes within WRONG_CODE_WINDOW_MS, further tries are refused for a lockout
  * that starts at FIRST_LOCKOUT_MS and doubles with each lockout that follows within
  * LOCKOUT_MEMORY_MS of the last, up to MAX_LOCKOUT_MS. A right code resets the count.

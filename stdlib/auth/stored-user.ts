@@ -1,5 +1,5 @@
 /**
- * The stored user behind a token (DESIGN §6 auth): the app's `User` record whose id is the
+ * The stored user behind a token (spec/plugins/auth.md): the app's `User` record whose id is the
  * token's `sub`, read through the SDK's stored records, in its JSON form (`@hidden` fields left
  * out) so that auth_user() merges only what a response may show.
  *

@@ -88,7 +88,7 @@ export class CloudApiError extends Error {
   }
 }
 
-/** The Cloud API's `error.code`s rvm tells apart (SECURITY-FACTS); every other code is `refused`. */
+/** The Cloud API's `error.code`s rvm tells apart (Meta's Cloud API error reference); every other code is `refused`. */
 const FAILURE_BY_CODE: ReadonlyMap<number, CloudFailure> = new Map([
   [131047, 'window_closed'],
   [131026, 'undeliverable'],

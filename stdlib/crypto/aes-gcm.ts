@@ -13,7 +13,7 @@ export const KEY_BYTES = 32;
 export const IV_BYTES = 12;
 /**
  * 128-bit tags, and only those: Node accepts shorter tags on decryption unless told the length,
- * and a 4-byte tag can be forged (SECURITY-FACTS).
+ * and a 4-byte tag can be forged (NIST SP 800-38D Appendix C).
  */
 export const TAG_BYTES = 16;
 /** The shortest envelope: an IV and a tag around an empty message. */

@@ -1,5 +1,5 @@
 /**
- * The `crypto` standard plugin (seed §5.1): secure random values, AES-256-GCM encryption,
+ * The `crypto` standard plugin (spec/plugins/crypto.md): secure random values, AES-256-GCM encryption,
  * UUIDs, and CSRF protection (csrf_token, csrf_verify, `guard csrf`). Uses node:crypto only.
  */
 import { definePlugin } from '../../plugins/sdk.js';

@@ -1,5 +1,5 @@
 /**
- * The crypto helpers of seed §5.1 other than CSRF: secure_random, encrypt, decrypt, generate_uuid.
+ * The crypto helpers of spec/plugins/crypto.md other than CSRF: secure_random, encrypt, decrypt, generate_uuid.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { RUNTIME, RvmError, revealText, typeName } from '../../plugins/sdk.js';

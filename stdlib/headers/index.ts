@@ -1,5 +1,5 @@
 /**
- * The `headers` standard plugin (seed §5.2): security_headers, set_csp, set_cors_headers,
+ * The `headers` standard plugin (spec/plugins/headers.md): security_headers, set_csp, set_cors_headers,
  * set_hsts and x_frame_options, acting on the response being built.
  */
 import { definePlugin } from '../../plugins/sdk.js';

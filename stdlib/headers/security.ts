@@ -4,7 +4,7 @@
 import { RUNTIME, RvmError } from '../../plugins/sdk.js';
 import type { PluginApi, ResponseDraft } from '../../plugins/sdk.js';
 
-/** helmet 8's default Content-Security-Policy, directive for directive (SECURITY-FACTS). */
+/** helmet 8's default Content-Security-Policy, directive for directive (helmet's README). */
 export const DEFAULT_CSP =
   "default-src 'self'; base-uri 'self'; font-src 'self' https: data:; form-action 'self'; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' https: 'unsafe-inline'; upgrade-insecure-requests";
 
@@ -16,7 +16,7 @@ export const HSTS_PRELOAD_MIN_SECONDS = 31_536_000;
 export const HSTS_MAX_SECONDS = 10 * 31_536_000;
 
 /**
- * The helmet 8 default set (SECURITY-FACTS), lower-case names. HSTS is included on plain HTTP
+ * The helmet 8 default set (helmet's README), lower-case names. HSTS is included on plain HTTP
  * too, as helmet does: browsers ignore it there (RFC 6797 §8.1), and behind a TLS proxy without
  * trust proxy the app cannot tell that the client used HTTPS.
  */

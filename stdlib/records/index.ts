@@ -1,5 +1,5 @@
 /**
- * The `records` standard plugin (DESIGN §6): `type` declarations become stored records —
+ * The `records` standard plugin (spec/plugins/records.md): `type` declarations become stored records —
  * `T.new`, `T.create`, `T.find`, `T.find_by`, `T.where`, `T.page`, `T.count`, `T.update`,
  * `T.delete`, and the statements `save`, `delete` and `transaction { }` — written with the
  * public SDK's record provider (spec/plugins/records.md).

@@ -34,7 +34,7 @@ export type RequestWalk = Pick<CallContext, 'requestOrigin' | 'app'>;
  */
 export const HIDDEN_FIELD_OPS: readonly FilterOp[] = ['eq', 'is_null'];
 
-/** Every operator of a filter (DESIGN §6). */
+/** Every operator of a filter (spec/plugins/records.md). */
 export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'contains', 'starts_with', 'is_null'];
 
 /** The option names of `where` and `page`. */

@@ -60,7 +60,7 @@ export const MAX_IN_VALUES = 1000;
 /** The largest offset: deep offsets scan and discard rows; `page` with a cursor is the way through a big table. */
 export const MAX_OFFSET = 1_000_000;
 
-/** Every filter operator, in the order of DESIGN §6. */
+/** Every filter operator, in the order of spec/plugins/records.md. */
 export const FILTER_OPS: readonly FilterOp[] = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'contains', 'starts_with', 'is_null'];
 
 const COMPARE: Record<string, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };

@@ -1,5 +1,5 @@
 /**
- * The storage contract of records (DESIGN §6): what the records plugin asks of a database, and
+ * The storage contract of records (spec/plugins/records.md): what the records plugin asks of a database, and
  * nothing about the language. One implementation per database (SQLite by default, PostgreSQL when
  * `DATABASE_URL` is set) and an in-memory model for property tests; all three answer the same
  * conformance suite. Every value reaches SQL as a bound parameter; table and column names come
@@ -14,7 +14,7 @@ import type { Answer } from '../../plugins/sdk.js';
  */
 export { answerOf, andThen, type Answer } from '../../plugins/sdk.js';
 
-/** Column types, as DESIGN §6 maps field types. */
+/** Column types, as spec/plugins/records.md maps field types. */
 export type ColumnType = 'text' | 'int' | 'number' | 'bool' | 'date' | 'datetime' | 'list' | 'object';
 
 /** One declared field of a record type, as the store needs it. */
@@ -62,7 +62,7 @@ export function own(row: Row, key: string): StoredValue {
   return Object.hasOwn(row, key) ? row[key]! : null;
 }
 
-/** Operators of a filter (DESIGN §6). */
+/** Operators of a filter (spec/plugins/records.md). */
 export type FilterOp = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'not_in' | 'contains' | 'starts_with' | 'is_null';
 
 /** field → value (equality) or field → { op: value, ... } (all must hold). Field names are checked against the table before any SQL is built. */

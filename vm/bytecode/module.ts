@@ -1,7 +1,7 @@
 /**
  * The compiled form of one route file: a versioned header, its chunks of bytecode and the route
  * metadata the runtime and the API reference read. This is exactly what the msgpack artefact
- * stores (vm/artefact.ts); nothing here refers to plugins except by name.
+ * stores (vm/bytecode/artefact.ts); nothing here refers to plugins except by name.
  */
 import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../lang.js';
 

@@ -1,6 +1,6 @@
 /**
  * The one opcode table. The compiler (stack depth), the interpreter, the disassembler and
- * spec/bytecode.md all read it; test/vm/opcodes.test.ts keeps the enum and the table in step.
+ * spec/bytecode.md all read it; test/vm/bytecode/opcodes.test.ts keeps the enum and the table in step.
  *
  * Code is an Int32Array: each instruction is its opcode followed by its operands, whose count
  * and meaning the table gives. Jump targets are absolute code offsets.

@@ -163,7 +163,7 @@ function compileRoute(
   for (const guard of guards) {
     compiler.guardCall({ name: guard.name, line: guard.line, col: guard.col, mode: guard.mode }, guard.args, guard);
   }
-  // DESIGN §5.1: a body is read only for a request its guards let through.
+  // spec/language.md §7.3: a body is read only for a request its guards let through.
   compiler.readBody(decl);
   if (decl.validate) compiler.validate(0, decl.validate);
   if (decl.query) compiler.validate(1, decl.query);

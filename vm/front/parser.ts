@@ -1,6 +1,6 @@
 /**
  * The parser: source text → FileNode plus every diagnostic, in one pass over the tokens of
- * vm/lexer.ts. This module holds the entry point and the top-level declarations; statements,
+ * vm/front/lexer.ts. This module holds the entry point and the top-level declarations; statements,
  * sections and expressions live in parser-stmt.ts, parser-sections.ts and parser-expr.ts.
  *
  * It never throws: errors become diagnostics, and panic-mode recovery (as in clox) resumes at

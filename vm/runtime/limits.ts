@@ -1,5 +1,5 @@
 /**
- * The isolation limits of DESIGN §5.1 that an app can set in `rvm.config.json` under `limits`,
+ * The isolation limits (spec/language.md §7.3) that an app can set in `rvm.config.json` under `limits`,
  * with their defaults and the reason for each (config.ts reads them). The VM's own limits (fuel,
  * call depth) and the per-request body limit live beside what they bound.
  */

@@ -1,5 +1,5 @@
 /**
- * The watchdog over requests that wait (DESIGN §5.1 "Time"): one timer for the whole app, not
+ * The watchdog over requests that wait (spec/language.md §7.3, time): one timer for the whole app, not
  * one per request, looks at every request that went asynchronous and abandons those past their
  * wall-clock deadline (queues, outbound calls, a native that never settles) or whose client has
  * gone. An abandoned request is answered at once; its VM never runs another instruction (the

@@ -1,6 +1,6 @@
 /**
- * The three social-login providers as data: their real endpoints (SECURITY-FACTS), scopes and
- * issuers, and the configuration an app gives them through the environment (DESIGN §6:
+ * The three social-login providers as data: their real endpoints (each provider's OpenID/OAuth documentation), scopes and
+ * issuers, and the configuration an app gives them through the environment (spec/plugins/auth.md:
  * `<P>_CLIENT_ID`, `<P>_CLIENT_SECRET`, `<P>_REDIRECT_URI`, `<P>_AUTH_URL`, `<P>_TOKEN_URL`,
  * `<P>_USERINFO_URL`, `<P>_JWKS_URL`, `GITHUB_USER_URL`, `GITHUB_EMAILS_URL`, `MICROSOFT_TENANT`),
  * so tests point every endpoint at a local fake.

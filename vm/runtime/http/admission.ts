@@ -1,5 +1,5 @@
 /**
- * Admission before work (DESIGN §5.1): one process-wide count of requests in flight, one budget
+ * Admission before work (spec/language.md §7.3): one process-wide count of requests in flight, one budget
  * for request bodies held in memory and one for results (rows read from a database, large
  * answers waiting to be sent). Past any, a request is answered 503 `overloaded`
  * with `Retry-After` instead of being read, parsed or run, so a flood of large bodies or of slow

@@ -229,7 +229,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
 }
 
 /**
- * DESIGN §5.1 "Per client": at most `limits.maxConnections` open connections (node closes the
+ * spec/language.md §7.3, per client: at most `limits.maxConnections` open connections (node closes the
  * ones past it) and at most `limits.maxConnectionsPerClient` from one peer address, so one client
  * cannot take every file descriptor. A connection past a cap is closed before a byte is read.
  * A trusted proxy's connections are not counted per client: every client behind it shares its

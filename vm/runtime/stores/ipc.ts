@@ -1,5 +1,5 @@
 /**
- * The primary-held store (DESIGN §10): under `--workers N` without Redis the cluster primary holds
+ * The primary-held store (spec/stores.md): under `--workers N` without Redis the cluster primary holds
  * the shared state — one key/value store and the rate-limit windows — and every worker reaches it
  * over its IPC channel. Each request runs to completion synchronously in the primary's single
  * thread, so a compare-and-set or a window hit is one atomic step across all workers, and the

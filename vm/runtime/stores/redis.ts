@@ -4,7 +4,7 @@
  * atomic (compare-and-set, a sliding-window check) is one Lua script, so every client sees it as
  * one step; the window reads the server's clock (`TIME`), the one clock all machines share.
  *
- * Failure policy (../shared/SECURITY-FACTS.md): no offline queue and a command timeout, so a Redis
+ * Failure policy (spec/stores.md, "When the store cannot be reached"): no offline queue and a command timeout, so a Redis
  * that is down or hung fails each command within REDIS_COMMAND_TIMEOUT_MS instead of holding the
  * request; the client reconnects by itself, and the same store works again once Redis is back.
  */
