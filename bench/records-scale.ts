@@ -1,5 +1,5 @@
 /**
- * Records at scale (bench/README.md, records-scale): a million users in a SQLite file through the
+ * Records at scale (bench/results/README.md, records-scale.ts): a million users in a SQLite file through the
  * store (SqliteStore, as the records plugin uses it), then what a request pays on that table:
  * `find` by id, and `page` through it by keyset cursor — the first page against page 10,000
  * (rows 199,981–200,000), by id and newest-first within a role, with `offset` to the same place
