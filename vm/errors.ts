@@ -72,7 +72,7 @@ const NAMES = {
   E_BREAK_OUTSIDE_LOOP: { doc: '`break` or `continue` outside a loop', example: '`break` in a route' },
   E_TRANSACTION: { doc: 'a `transaction {}` block nested in another, left by `return`, `break` or `continue`, or holding an answer (`response {}`, `response.*()`) that would be sent before it commits', example: '`transaction { response.ok(1) }`' },
   E_RETURN_OUTSIDE_FN: { doc: '`return` outside a `fn` or `guard_definition`', example: '`return 1` in a route' },
-  E_RETURNS_TAG: { doc: 'a malformed `@returns` tag in a route\'s doc comment: no status or one outside 100–599, a schema that does not parse, one nested deeper than `MAX_CONSTANT_DEPTH` (32), or a status declared twice (spec/language.md §2)', example: '`/// @returns 200 {id: text`, `/// @returns ok Task`' },
+  E_RETURNS_TAG: { doc: 'a malformed `@returns` tag in a route\'s doc comment: no status or one outside 100–599, a schema that does not parse, one nested deeper than `MAX_CONSTANT_DEPTH` (32), a status declared twice, or a type name no file of the app declares (checked once every file is compiled) (spec/language.md §2)', example: '`/// @returns 200 {id: text`, `/// @returns ok Task`' },
   E_BAD_RESPONSE_FIELD: { doc: 'a `response {}` field other than `status json text html headers`, or two body fields', example: '`response { stats: 200 }`' },
   E_UNKNOWN_FIELD_TYPE: { doc: 'a field type the compiler does not know (the parser normally reports `E_UNKNOWN_TYPE` first)' },
   E_TOO_MANY_LOCALS: { doc: 'more than `MAX_LOCALS` (256) locals live at once in one chunk', example: '257 assignments' },

@@ -119,6 +119,26 @@ describe('the document follows values', () => {
     assert.doesNotMatch(`${op.summary} ${op.description}`, /@returns/);
   });
 
+  test("@returns naming a type no file declares is E_RETURNS_TAG at the tag's line, with the nearest type as a hint; one in another file is fine", async () => {
+    const dir = writeApp(
+      {
+        'types.rvm': 'type Task {\n  title: text\n}\n',
+        'routes.rvm': '/// One.\n/// @returns 200 Tsak\nroute GET /one {\n  response.ok({})\n}\n\n/// Two.\n/// @returns 200 [Task]\nroute GET /two {\n  response.ok([])\n}\n',
+      },
+      'rvm-reference-infer-',
+    );
+    try {
+      const build = await buildApp(dir, { cache: false });
+      const found = build.diagnostics.filter((d) => d.code === 'E_RETURNS_TAG');
+      assert.deepEqual(
+        found.map((d) => [d.file, d.line, d.hint]),
+        [['routes.rvm', 2, "did you mean 'Task'?"]],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('the document is valid OpenAPI, 3.1 and 3.0', async () => {
     const doc31 = await document('3.1');
     await assertValidOpenApi(doc31, 'infer 3.1');

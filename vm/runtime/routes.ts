@@ -7,8 +7,8 @@
 import type { ChunkData, CompiledModule, JsonSchema, MiddlewareMeta, ResponseMeta } from '../bytecode/module.js';
 import { CALL_KEYWORD, mergeResponses } from '../compiler/infer.js';
 import { RETURNS_TAG } from '../compiler/compile-meta.js';
-import { resultTypeSchema } from '../compiler/field-schema.js';
-import { diagnostic, type Diagnostic } from '../diagnostics.js';
+import { RECORD_TYPE_KEYWORD, resultTypeSchema } from '../compiler/field-schema.js';
+import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { DIAG, HTTP } from '../errors.js';
 import { arityMismatch } from '../arity.js';
 import type { LinkedCallable, LinkResult } from '../interp/link.js';
@@ -59,6 +59,8 @@ export function assembleRoutes(
     infoOf.set(folder, () => (info ??= middlewareInfo(m.file, m.middlewareMeta, chunk, callables, dataOf, registry)));
   });
   const routes: RouteTarget[] = [];
+  // A `@returns` tag may name a type of another file: only now are all the app's types known.
+  const typeNames = new Set(modules.flatMap((m) => m.types.map((t) => t.name)));
   // A guard the app has not configured is warned about once, at its first use.
   const setupChecked = new Set<string>();
   modules.forEach((m, i) => {
@@ -77,6 +79,14 @@ export function assembleRoutes(
         setupChecked.add(use.name);
         const setup = meta.checkSetup(registry.app);
         if (setup) diagnostics.push(diagnostic(DIAG.W_NOT_CONFIGURED, setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
+      }
+      for (const declared of r.responses) {
+        if (declared.source !== RETURNS_TAG) continue;
+        for (const name of recordTypesIn(declared.schema)) {
+          if (typeNames.has(name)) continue;
+          const hint = didYouMean(name, [...typeNames]);
+          diagnostics.push(diagnostic(DIAG.E_RETURNS_TAG, `'${name}' is no type of this app, nor a result type`, { file: m.file, line: declared.line, col: 1 }, { hint: hint ?? `declare it with 'type ${name} { … }', or write a result type (text, int, object, …)` }));
+        }
       }
       const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
       const chunk = offsets[i]! + r.chunk;
@@ -200,6 +210,20 @@ function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCalla
     out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])], security: [...(meta.security ?? [])], issues: [...(meta.issues ?? [])] });
   });
   return [...out.values()];
+}
+
+/** The record type names marked in `schema` (RECORD_TYPE_KEYWORD), each once. */
+function recordTypesIn(schema: JsonSchema): string[] {
+  const names = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (node === null || typeof node !== 'object') return;
+    const mark = (node as Record<string, unknown>)[RECORD_TYPE_KEYWORD];
+    if (typeof mark === 'string') names.add(mark);
+    for (const value of Object.values(node)) visit(value);
+  };
+  visit(schema);
+  return [...names];
 }
 
 /** The record method a `Type.method` call names (`User.create`: the provider's `create`), if any. */
