@@ -11,7 +11,8 @@ import { Redis } from 'ioredis';
 import { CLOCK_SKEW_SECONDS, REVOKED_TOKEN_PREFIX } from '../../stdlib/auth/jwt.js';
 import { sendFresh, type Reply } from '../support/http-client.js';
 import { useRedis } from '../support/redis.js';
-import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
+import { startRvmServer, type RvmServer } from '../support/rvm-cluster.js';
+import { tempApp } from '../support/temp-app.js';
 import { LOGOUT_ROUTES } from '../support/apps.js';
 
 const JWT_SECRET = 'logout-shared-jwt-secret-0123456789abcdef';
@@ -50,9 +51,9 @@ async function probe(server: RvmServer, token: string): Promise<Map<string, Set<
   return byProcess;
 }
 
-test('under --workers 2 a token signed out through one worker is refused by both', { timeout: 60_000 }, async () => {
-  const app = tempApp({ 'routes.rvm': LOGOUT_ROUTES, '_middleware.rvm': MIDDLEWARE });
-  const server = await startRvmServer(app.dir, { workers: 2, env: { JWT_SECRET } });
+test('under --workers 2 a token signed out through one worker is refused by both', { timeout: 60_000 }, async (t) => {
+  const dir = tempApp(t, { 'routes.rvm': LOGOUT_ROUTES, '_middleware.rvm': MIDDLEWARE });
+  const server = await startRvmServer(dir, { workers: 2, env: { JWT_SECRET } });
   try {
     const token = await login(server);
     const signedIn = await probe(server, token);
@@ -68,26 +69,20 @@ test('under --workers 2 a token signed out through one worker is refused by both
     for (const [worker, codes] of signedOut) assert.deepEqual([...codes], ['401 token_revoked'], `worker ${worker}`);
   } finally {
     await server.stop();
-    app.remove();
   }
 });
 
 describe('two rvm run servers sharing one Redis', () => {
   const redis = useRedis();
-  const apps: TempApp[] = [];
   let a: RvmServer;
   let b: RvmServer;
+  after(() => Promise.all([a?.stop(), b?.stop()]));
+  const apps = [tempApp({ after }, { 'routes.rvm': LOGOUT_ROUTES }), tempApp({ after }, { 'routes.rvm': LOGOUT_ROUTES })];
 
   before(async () => {
     const env = { REDIS_URL: redis().url, JWT_SECRET };
-    apps.push(tempApp({ 'routes.rvm': LOGOUT_ROUTES }), tempApp({ 'routes.rvm': LOGOUT_ROUTES }));
-    [a, b] = await Promise.all(apps.map((app) => startRvmServer(app.dir, { env })));
+    [a, b] = await Promise.all(apps.map((dir) => startRvmServer(dir, { env })));
     for (const s of [a, b]) assert.match(s.output(), /Store: +Redis/);
-  });
-
-  after(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    for (const app of apps) app.remove();
   });
 
   test('a token signed out on A is refused on B, and the entry expires with the token', async () => {

@@ -13,8 +13,6 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import pg from 'pg';
@@ -24,6 +22,7 @@ import { SqliteStore } from '../../stdlib/records/sqlite.js';
 import { DatabaseUnavailableError, InvalidQueryError, MAX_LIMIT, type RecordStore, type Row, type TableSpec } from '../../stdlib/records/store.js';
 import { usePostgres } from '../support/postgres.js';
 import { lockHolder } from '../support/sqlite-lock.js';
+import { tempApp } from '../support/temp-app.js';
 
 /** Operations kept in flight at once, as the issue's "under load" asks. */
 const CONCURRENCY = 20;
@@ -170,9 +169,8 @@ describe('SQLite write lock held by another process under load', () => {
   /** Longest pause of a 5 ms timer the waiting writes may cause (a loaded CI machine included). */
   const EVENT_LOOP_STALL_MS = 60;
 
-  test(`${CONCURRENCY} concurrent writes: DatabaseUnavailableError after the busy timeout, never a hang, reads go on, writes succeed once the lock is released`, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rvm-faults-'));
-    const path = join(dir, 'data.sqlite');
+  test(`${CONCURRENCY} concurrent writes: DatabaseUnavailableError after the busy timeout, never a hang, reads go on, writes succeed once the lock is released`, async (t) => {
+    const path = join(tempApp(t), 'data.sqlite');
     const store = new SqliteStore(path, { busyTimeoutMs: BUSY_MS, lockWaitMs: LOCK_WAIT_MS });
     try {
       await store.sync([NOTES], { allowDestructive: false });
@@ -187,17 +185,24 @@ describe('SQLite write lock held by another process under load', () => {
         longestStall = Math.max(longestStall, Date.now() - last);
         last = Date.now();
       }, 5);
-      const waiting = Promise.allSettled(Array.from({ length: CONCURRENCY }, (_, i) => timed(async () => store.insert('notes', { title: `w${i}` }))));
-      // While the writes wait for the file, this process's reads go on (WAL), not queued behind them.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      const readStarted = Date.now();
-      const reads = await Promise.all([store.find('notes', known), store.count('notes', {})]);
-      const readMs = Date.now() - readStarted;
-      const writes = await waiting;
-      clearInterval(ticker);
+      let reads: unknown[];
+      let readMs: number;
+      let writes: PromiseSettledResult<unknown>[];
+      // Released however this part ends: a holder left waiting would outlive the run.
+      try {
+        const waiting = Promise.allSettled(Array.from({ length: CONCURRENCY }, (_, i) => timed(async () => store.insert('notes', { title: `w${i}` }))));
+        // While the writes wait for the file, this process's reads go on (WAL), not queued behind them.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const readStarted = Date.now();
+        reads = await Promise.all([store.find('notes', known), store.count('notes', {})]);
+        readMs = Date.now() - readStarted;
+        writes = await waiting;
+      } finally {
+        clearInterval(ticker);
+        await holder.release();
+      }
       assert.ok(readMs < BUSY_MS / 2, `reads waited ${readMs} ms behind writes waiting for another process's lock`);
       assert.ok(longestStall < EVENT_LOOP_STALL_MS, `the event loop stalled ${longestStall} ms while writes waited for another process's lock`);
-      await holder.release();
 
       for (const w of writes) {
         assert.equal(w.status, 'rejected');
@@ -219,7 +224,6 @@ describe('SQLite write lock held by another process under load', () => {
       raw.close();
     } finally {
       await store.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
@@ -308,9 +312,8 @@ async function injectionProperty(store: RecordStore, tableNames: () => Promise<s
 }
 
 describe('hostile text in every position is inert', () => {
-  test('on SQLite', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rvm-faults-'));
-    const path = join(dir, 'data.sqlite');
+  test('on SQLite', async (t) => {
+    const path = join(tempApp(t), 'data.sqlite');
     const canary = new Database(path);
     canary.exec("CREATE TABLE canary (v TEXT); INSERT INTO canary VALUES ('alive')");
     canary.close();
@@ -328,7 +331,6 @@ describe('hostile text in every position is inert', () => {
       });
     } finally {
       await store.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 

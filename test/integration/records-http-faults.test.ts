@@ -14,14 +14,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PG_CONNECT_TIMEOUT_MS } from '../../stdlib/records/postgres.js';
 import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_LOCK_WAIT_MS } from '../../stdlib/records/sqlite.js';
 import { SQLITE_PATH } from '../../stdlib/records/database.js';
 import { usePostgres } from '../support/postgres.js';
 import { lockHolder } from '../support/sqlite-lock.js';
+import { tempApp } from '../support/temp-app.js';
 import { startRvm } from './rvm-run.js';
 import { NOTE_ROUTES } from '../support/apps.js';
 
@@ -127,28 +126,17 @@ async function recovered(probe: () => Promise<Outcome>): Promise<number> {
   }
 }
 
-function tempApp(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-http-faults-'));
-  writeFileSync(join(dir, 'notes.rvm'), APP);
-  return dir;
-}
-
 describe('rvm run on PostgreSQL: the database stopped and started under load', () => {
   const server = usePostgres();
-  let dir: string;
   let child: ChildProcess | null = null;
   let base: string;
+  after(() => child?.kill('SIGKILL'));
+  const dir = tempApp({ after }, { 'notes.rvm': APP });
 
   before(async () => {
-    dir = tempApp();
     const running = await startRvm(dir, { ...process.env, DATABASE_URL: server().url });
     child = running.child;
     base = running.url;
-  });
-
-  after(() => {
-    child?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test(`${CLIENTS} clients creating and finding: 2xx or 503 database_unavailable within ${PG_ANSWER_BOUND_MS} ms while it is down, 2xx again after, the same process`, async (t) => {
@@ -199,22 +187,17 @@ describe('rvm run on PostgreSQL: the database stopped and started under load', (
 });
 
 describe('rvm run on SQLite: the write lock held by another process', () => {
-  let dir: string;
   let child: ChildProcess | null = null;
   let base: string;
+  after(() => child?.kill('SIGKILL'));
+  const dir = tempApp({ after }, { 'notes.rvm': APP });
 
   before(async () => {
-    dir = tempApp();
     const env: NodeJS.ProcessEnv = { ...process.env };
     delete env.DATABASE_URL;
     const running = await startRvm(dir, env);
     child = running.child;
     base = running.url;
-  });
-
-  after(() => {
-    child?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
   });
 
   /** Writes while the lock is held: each waits its turn at the connection, then retries for the busy timeout. */

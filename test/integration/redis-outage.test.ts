@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../../vm/runtime/stores/redis.js';
 import { sendFresh } from '../support/http-client.js';
 import { useRedis } from '../support/redis.js';
-import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
+import { startRvmServer, type RvmServer } from '../support/rvm-cluster.js';
+import { tempApp } from '../support/temp-app.js';
 
 /** Clients looping on each server at once: the issue's "under load". */
 const CLIENTS = 6;
@@ -97,18 +98,14 @@ function summary(list: readonly Outcome[]): string {
 
 describe('Redis stopped and restarted under load', () => {
   const redis = useRedis();
-  const apps: TempApp[] = [];
   const servers: Partial<Record<Outcome['server'], RvmServer>> = {};
+  after(() => Promise.all(Object.values(servers).map((s) => s?.stop())));
+  const strict = tempApp({ after }, { 'routes.rvm': ROUTES });
+  const open = tempApp({ after }, { 'routes.rvm': ROUTES, 'rvm.config.json': JSON.stringify({ rateLimit: { failOpen: true } }) });
 
   before(async () => {
-    apps.push(tempApp({ 'routes.rvm': ROUTES }), tempApp({ 'routes.rvm': ROUTES, 'rvm.config.json': JSON.stringify({ rateLimit: { failOpen: true } }) }));
     const env = { REDIS_URL: redis().url };
-    [servers.strict, servers.open] = await Promise.all([startRvmServer(apps[0]!.dir, { env }), startRvmServer(apps[1]!.dir, { env })]);
-  });
-
-  after(async () => {
-    await Promise.all(Object.values(servers).map((s) => s?.stop()));
-    for (const app of apps) app.remove();
+    [servers.strict, servers.open] = await Promise.all([startRvmServer(strict, { env }), startRvmServer(open, { env })]);
   });
 
   test(`503 store_unavailable within ${ANSWER_BOUND_MS} ms (fail-open: 200) while it is down, one log line for the outage, 200 again after`, { timeout: 60_000 }, async () => {

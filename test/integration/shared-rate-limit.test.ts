@@ -5,11 +5,12 @@
  * 4 workers with Redis, and over two separate `rvm run` servers sharing one Redis (two machines).
  * Real processes, a real Redis, real HTTP.
  */
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sendFresh, statusCounts, type Reply } from '../support/http-client.js';
 import { useRedis } from '../support/redis.js';
-import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
+import { startRvmServer, type RvmServer } from '../support/rvm-cluster.js';
+import { tempApp } from '../support/temp-app.js';
 
 /** The route's limit: what the whole cluster may allow in the window. */
 const LIMIT = 100;
@@ -35,11 +36,7 @@ route GET /limited {
 const CONFIG = JSON.stringify({ limits: { maxConnectionsPerClient: REQUESTS } });
 const FILES = { 'routes.rvm': ROUTES, 'rvm.config.json': CONFIG };
 
-let app: TempApp;
-before(() => {
-  app = tempApp(FILES);
-});
-after(() => app.remove());
+const dir = tempApp({ after }, FILES);
 
 /** Starts the servers, runs `body`, and stops them whatever happens. */
 async function withServers(starts: Promise<RvmServer>[], body: (servers: RvmServer[]) => Promise<void>): Promise<void> {
@@ -68,7 +65,7 @@ function assertExact(replies: readonly Reply[]): void {
 
 describe('rate_limit is exact over processes', () => {
   test(`--workers 4 with the primary's store: ${REQUESTS} at once → exactly ${LIMIT} allowed`, { timeout: 60_000 }, async () => {
-    await withServers([startRvmServer(app.dir, { workers: 4 })], async ([server]) => {
+    await withServers([startRvmServer(dir, { workers: 4 })], async ([server]) => {
       assert.match(server!.output(), /Store: +held by the primary/);
       assertExact(await burst([server!]));
     });
@@ -88,7 +85,7 @@ describe('rate_limit is exact over Redis', () => {
   for (const workers of [2, 4]) {
     test(`--workers ${workers} with REDIS_URL: ${REQUESTS} at once → exactly ${LIMIT} allowed`, { timeout: 60_000 }, async () => {
       const url = await fresh();
-      await withServers([startRvmServer(app.dir, { workers, env: { REDIS_URL: url } })], async ([server]) => {
+      await withServers([startRvmServer(dir, { workers, env: { REDIS_URL: url } })], async ([server]) => {
         assert.match(server!.output(), /Store: +Redis/);
         assertExact(await burst([server!]));
       });
@@ -98,9 +95,8 @@ describe('rate_limit is exact over Redis', () => {
   test(`two rvm run servers sharing one Redis (two machines): ${REQUESTS} split between them → exactly ${LIMIT} allowed in all`, { timeout: 60_000 }, async (t) => {
     const url = await fresh();
     // A folder of its own for the second machine, as it would have.
-    const other = tempApp(FILES);
-    t.after(() => other.remove());
-    await withServers([startRvmServer(app.dir, { env: { REDIS_URL: url } }), startRvmServer(other.dir, { env: { REDIS_URL: url } })], async (servers) => {
+    const other = tempApp(t, FILES);
+    await withServers([startRvmServer(dir, { env: { REDIS_URL: url } }), startRvmServer(other, { env: { REDIS_URL: url } })], async (servers) => {
       for (const s of servers) assert.match(s.output(), /Store: +Redis/);
       // Separate servers allowing on their own would let 2 × LIMIT through.
       assertExact(await burst(servers));

@@ -9,12 +9,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SQLITE_PATH } from '../../stdlib/records/database.js';
 import { startRvm } from './rvm-run.js';
+import { tempApp } from '../support/temp-app.js';
 
 /** Rows seeded: the deep-offset sort of them takes over a second inline on the development machine (superlinear: 400,000 took 7–28 s). */
 const SEED_ROWS = 200_000;
@@ -51,14 +50,6 @@ route GET /items/search {
 `;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A fresh app folder, with `limits` in its rvm.config.json when given. */
-function tempApp(limits?: Record<string, number>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-stall-'));
-  writeFileSync(join(dir, 'app.rvm'), APP);
-  if (limits) writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ limits }));
-  return dir;
-}
 
 /** SEED_ROWS items written straight into the app's file (its table made by rvm at start): one transaction, one prepared insert. */
 function seed(dir: string): void {
@@ -100,18 +91,13 @@ async function serve(dir: string): Promise<{ child: ChildProcess; base: string }
 }
 
 describe('rvm run on SQLite: expensive queries run off the event loop', () => {
-  let dir: string;
   let child: ChildProcess | null = null;
   let base: string;
+  after(() => child?.kill('SIGKILL'));
+  const dir = tempApp({ after }, { 'app.rvm': APP });
 
   before(async () => {
-    dir = tempApp();
     ({ child, base } = await serve(dir));
-  });
-
-  after(() => {
-    child?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test(`while ${CLIENTS} clients loop deep-offset sorts and contains searches, a probe never fails and its p99 stays under ${PROBE_P99_BOUND_MS} ms`, async (t) => {
@@ -157,18 +143,13 @@ describe('rvm run on SQLite: expensive queries run off the event loop', () => {
 });
 
 describe('rvm run on SQLite: a query past the deadline', () => {
-  let dir: string;
   let child: ChildProcess | null = null;
   let base: string;
+  after(() => child?.kill('SIGKILL'));
+  const dir = tempApp({ after }, { 'app.rvm': APP, 'rvm.config.json': JSON.stringify({ limits: { wallTimeMs: SHORT_WALL_TIME_MS } }) });
 
   before(async () => {
-    dir = tempApp({ wallTimeMs: SHORT_WALL_TIME_MS });
     ({ child, base } = await serve(dir));
-  });
-
-  after(() => {
-    child?.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test(`answers 503 deadline_exceeded at limits.wallTimeMs (${SHORT_WALL_TIME_MS} ms), not when the query ends; the server goes on`, async () => {

@@ -12,7 +12,8 @@ import { startFakeWhatsApp, type FakeWhatsApp } from '../support/fake-whatsapp.j
 import { sendFresh } from '../support/http-client.js';
 import { usePostgres } from '../support/postgres.js';
 import { useRedis } from '../support/redis.js';
-import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
+import { startRvmServer, type RvmServer } from '../support/rvm-cluster.js';
+import { tempApp } from '../support/temp-app.js';
 import { NOTE_ROUTES } from '../support/apps.js';
 
 const TOTP_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
@@ -53,9 +54,13 @@ describe('two rvm run servers sharing one Redis and one PostgreSQL', () => {
   const redis = useRedis();
   const postgres = usePostgres();
   let fake: FakeWhatsApp;
-  const apps: TempApp[] = [];
   let a: RvmServer;
   let b: RvmServer;
+  after(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await fake?.close();
+  });
+  const apps = [tempApp({ after }, { 'routes.rvm': ROUTES }), tempApp({ after }, { 'routes.rvm': ROUTES })];
 
   before(async () => {
     fake = await startFakeWhatsApp();
@@ -68,17 +73,10 @@ describe('two rvm run servers sharing one Redis and one PostgreSQL', () => {
       WHATSAPP_PHONE_NUMBER_ID: fake.phoneNumberId,
       WHATSAPP_API_URL: fake.apiUrl,
     };
-    apps.push(tempApp({ 'routes.rvm': ROUTES }), tempApp({ 'routes.rvm': ROUTES }));
     // One after the other: the first creates the tables, the second finds them.
-    a = await startRvmServer(apps[0]!.dir, { env });
-    b = await startRvmServer(apps[1]!.dir, { env });
+    a = await startRvmServer(apps[0]!, { env });
+    b = await startRvmServer(apps[1]!, { env });
     for (const s of [a, b]) assert.match(s.output(), /Store: +Redis/);
-  });
-
-  after(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    await fake?.close();
-    for (const app of apps) app.remove();
   });
 
   test('a record created on A is read on B', async () => {

@@ -4,14 +4,14 @@
  * any older than STALE_UPLOAD_MS) while a running process's stay. A real server on a private
  * TMPDIR, real uploads.
  */
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { STALE_UPLOAD_MS } from '../../vm/runtime/http/multipart.js';
-import { startRvmServer, tempApp, type TempApp } from '../support/rvm-cluster.js';
+import { startRvmServer } from '../support/rvm-cluster.js';
+import { tempApp } from '../support/temp-app.js';
 
 const ROUTES = `
 route GET /ping {
@@ -19,18 +19,9 @@ route GET /ping {
 }
 `;
 
-let app: TempApp;
-let temp: string;
-
-before(() => {
-  app = tempApp({ 'routes.rvm': ROUTES });
-  temp = mkdtempSync(join(tmpdir(), 'rvm-sweep-tmp-'));
-});
-
-after(() => {
-  app.remove();
-  rmSync(temp, { recursive: true, force: true });
-});
+const appDir = tempApp({ after }, { 'routes.rvm': ROUTES });
+/** The servers' TMPDIR, where multipart makes its upload folders. */
+const temp = tempApp({ after });
 
 /** The pid of a process that has exited (as a killed server's is). */
 function deadPid(): number {
@@ -58,7 +49,7 @@ test('a start removes the upload files of processes that are gone and keeps thos
   const live = leaveUpload(`rvm-upload-${process.pid}-Qw7Er5`);
   const recentUnnamed = leaveUpload('rvm-upload-Rt5Yu8');
   const stranger = leaveUpload('rvm-upload-app-Zx9Cv1');
-  const server = await startRvmServer(app.dir, { workers: 2, env: { TMPDIR: temp } });
+  const server = await startRvmServer(appDir, { workers: 2, env: { TMPDIR: temp } });
   try {
     assert.equal(existsSync(killed), false, 'a killed process\'s upload is swept');
     assert.equal(existsSync(oldUnnamed), false, `an upload directory older than ${STALE_UPLOAD_MS} ms is swept whoever made it`);

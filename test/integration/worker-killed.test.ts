@@ -7,7 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sendFresh, sendAll, statusCounts } from '../support/http-client.js';
-import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
+import { startRvmServer, type RvmServer } from '../support/rvm-cluster.js';
+import { tempApp } from '../support/temp-app.js';
 
 /** The rate-limited route's limit. */
 const LIMIT = 50;
@@ -47,17 +48,12 @@ route GET /limited {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a worker killed under load (--workers 2, the primary\'s store)', () => {
-  let app: TempApp;
   let server: RvmServer;
+  after(() => server?.stop());
+  const dir = tempApp({ after }, { 'routes.rvm': ROUTES });
 
   before(async () => {
-    app = tempApp({ 'routes.rvm': ROUTES });
-    server = await startRvmServer(app.dir, { workers: 2 });
-  });
-
-  after(async () => {
-    await server?.stop();
-    app?.remove();
+    server = await startRvmServer(dir, { workers: 2 });
   });
 
   test('the primary restarts it, the other keeps answering, and the rate-limit window survives', { timeout: 60_000 }, async () => {

@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { EPHEMERAL_SECRET_WARNING } from '../../tools/commands/run.js';
 import { sendAll, sendFresh, statusCounts } from '../support/http-client.js';
-import { RVM_CLI, startRvmServer, tempApp, type TempApp } from '../support/rvm-cluster.js';
+import { RVM_CLI, startRvmServer } from '../support/rvm-cluster.js';
+import { tempApp } from '../support/temp-app.js';
 
 /** Submissions of one token, each on its own connection, so the workers take turns answering. */
 const SUBMISSIONS = 24;
@@ -31,17 +32,13 @@ route POST /submit {
 }
 `;
 
-let app: TempApp;
-let bundle: string;
+const dir = tempApp({ after }, { 'app/routes.rvm': ROUTES });
+const bundle = join(dir, 'app.rvmb');
 
 before(() => {
-  app = tempApp({ 'app/routes.rvm': ROUTES });
-  bundle = join(app.dir, 'app.rvmb');
-  const compiled = spawnSync(process.execPath, [RVM_CLI, 'compile', join(app.dir, 'app'), '-o', bundle], { encoding: 'utf8', timeout: 60_000 });
+  const compiled = spawnSync(process.execPath, [RVM_CLI, 'compile', join(dir, 'app'), '-o', bundle], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(compiled.status, 0, compiled.stderr);
 });
-
-after(() => app.remove());
 
 /** How many times `line` stands in `text`. */
 function occurrences(text: string, line: string): number {

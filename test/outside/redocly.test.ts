@@ -3,14 +3,14 @@
  * server serves), 3.1 and 3.0, passes Redocly's linter with its recommended ruleset without an
  * error or a warning (issue 25); an app's with record types without an error (issue 15). Redocly is a devDependency (@redocly/cli), run from node_modules/.bin.
  */
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RECORDS_APP, writeApp } from '../stdlib/reference-fixtures.js';
+import { RECORDS_APP } from '../stdlib/reference-fixtures.js';
+import { tempApp } from '../support/temp-app.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
@@ -33,11 +33,7 @@ function lint(file: string, cwd: string): LintReport {
 }
 
 describe('Redocly lint (recommended) of the showcase document', () => {
-  let tmp: string;
-  before(() => {
-    tmp = mkdtempSync(join(tmpdir(), 'rvm-redocly-'));
-  });
-  after(() => rmSync(tmp, { recursive: true, force: true }));
+  const tmp = tempApp({ after });
 
   for (const version of ['3.1', '3.0']) {
     test(`OpenAPI ${version}: no errors and no warnings`, () => {
@@ -53,16 +49,8 @@ describe('Redocly lint (recommended) of the showcase document', () => {
 });
 
 describe('Redocly lint (recommended) of an app with records', () => {
-  let app: string;
-  let tmp: string;
-  before(() => {
-    app = writeApp(RECORDS_APP, 'rvm-redocly-records-');
-    tmp = mkdtempSync(join(tmpdir(), 'rvm-redocly-'));
-  });
-  after(() => {
-    rmSync(app, { recursive: true, force: true });
-    rmSync(tmp, { recursive: true, force: true });
-  });
+  const app = tempApp({ after }, RECORDS_APP);
+  const tmp = tempApp({ after });
 
   for (const version of ['3.1', '3.0']) {
     test(`OpenAPI ${version}: record schemas and their $refs lint without errors`, () => {

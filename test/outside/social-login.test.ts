@@ -24,7 +24,7 @@ const ROUTES = socialRoutes(['google', 'github']);
 
 /** The fake provider (`serve APP_ORIGIN`) and the client (`client APP_ORIGIN PROVIDER`), in one script. */
 const SCRIPT = String.raw`
-import base64, hashlib, http.cookiejar, json, os, secrets, subprocess, sys, tempfile, time, urllib.error, urllib.parse, urllib.request
+import base64, hashlib, http.cookiejar, json, os, secrets, subprocess, sys, time, urllib.error, urllib.parse, urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CLIENT_ID = 'outside-client'
@@ -34,7 +34,8 @@ def b64u(data):
     return base64.urlsafe_b64encode(data).rstrip(b'=').decode()
 
 def serve(app_origin):
-    key = os.path.join(tempfile.mkdtemp(), 'key.pem')
+    # Beside this script, in the app folder the test removes: a folder of its own would outlive the run.
+    key = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'key.pem')
     subprocess.run(['openssl', 'genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', key], check=True, capture_output=True)
     modulus = subprocess.run(['openssl', 'rsa', '-in', key, '-noout', '-modulus'], check=True, capture_output=True, text=True).stdout.strip().split('=', 1)[1]
     jwk = {'kty': 'RSA', 'kid': 'outside-1', 'alg': 'RS256', 'use': 'sig', 'n': b64u(bytes.fromhex(modulus)), 'e': 'AQAB'}
@@ -149,7 +150,10 @@ function startFake(script: string, appOrigin: string): Promise<{ child: ChildPro
   const child = spawn(PYTHON, [script, 'serve', appOrigin], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the Python fake did not start:\n${output}`)), FAKE_START_TIMEOUT_MS);
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`the Python fake did not start:\n${output}`));
+    }, FAKE_START_TIMEOUT_MS);
     const onData = (d: Buffer) => {
       output += d.toString();
       const m = /PORT (\d+)/.exec(output);

@@ -3,16 +3,15 @@
  * playwright-core (no browser download), a temporary app served on an ephemeral loopback port in
  * dev mode with hot reload, a tiny real PNG, and the axe-core WCAG pass.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
+import { makeTempFolder, writeFiles } from '../support/temp-app.js';
 
 /** Debian's `chromium` package; `.ci/run` installs it when missing. */
 export const CHROMIUM_PATH = process.env.RVM_CHROMIUM ?? '/usr/bin/chromium';
@@ -87,13 +86,8 @@ export interface TestApp {
  * it on 127.0.0.1 at an ephemeral port.
  */
 export async function serveApp(files: Record<string, string | Buffer>, settings: Record<string, unknown> = {}): Promise<TestApp> {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-browser-'));
-  const write = (path: string, text: string | Buffer): void => {
-    const full = join(dir, path);
-    mkdirSync(dirname(full), { recursive: true });
-    writeFileSync(full, text);
-  };
-  for (const [path, text] of Object.entries(files)) write(path, text);
+  const dir = makeTempFolder(files);
+  const write = (path: string, text: string | Buffer): void => writeFiles(dir, { [path]: text });
   let app: App | null = null;
   let server: RunningServer | null = null;
   try {

@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { usePostgres } from '../support/postgres.js';
-import { startRvmServer, tempApp, type RvmServer, type TempApp } from '../support/rvm-cluster.js';
+import { startRvmServer, type RvmServer } from '../support/rvm-cluster.js';
+import { tempApp } from '../support/temp-app.js';
 
 const SECRET = 'an-app-key-of-at-least-32-bytes!!';
 
@@ -50,17 +51,12 @@ async function get(base: string, path: string, token: string): Promise<{ status:
 const server = usePostgres();
 
 describe('the stored user cannot be read: 503, never the token\'s claims', () => {
-  let app: TempApp;
   let rvm: RvmServer;
+  after(() => rvm?.stop());
+  const dir = tempApp({ after }, { 'routes.rvm': APP });
 
   before(async () => {
-    app = tempApp({ 'routes.rvm': APP });
-    rvm = await startRvmServer(app.dir, { env: { DATABASE_URL: server().url, JWT_SECRET: SECRET } });
-  });
-
-  after(async () => {
-    await rvm?.stop();
-    app?.remove();
+    rvm = await startRvmServer(dir, { env: { DATABASE_URL: server().url, JWT_SECRET: SECRET } });
   });
 
   test('a demoted admin with an admin token while PostgreSQL is down: role guard and auth_user() answer 503 database_unavailable', async () => {

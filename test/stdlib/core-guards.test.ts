@@ -4,9 +4,7 @@
  */
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { RvmError, type AppSettings, type GuardFn, type GuardMeta, type PluginApi, type RequestInfo } from '../../plugins/sdk.js';
 import { cidrContains, clientPrefix, parseCidr, parseIp } from '../../plugins/sdk.js';
 import { inTimeWindow, minuteOfDayIn, registerGuards } from '../../stdlib/core/guards.js';
@@ -15,6 +13,7 @@ import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { fakeContext, TEST_APP } from '../../plugins/testing.js';
+import { makeTempFolder, tempApp } from '../support/temp-app.js';
 
 function inRange(cidr: string, ip: string): boolean {
   const range = parseCidr(cidr);
@@ -239,9 +238,7 @@ route ANY /rpc {
 }
 
 async function appWith(config: Record<string, unknown>): Promise<{ app: App; dir: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-guards-'));
-  writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify(config));
-  writeFileSync(join(dir, 'guards.rvm'), routes());
+  const dir = makeTempFolder({ 'rvm.config.json': JSON.stringify(config), 'guards.rvm': routes() });
   return { app: await loadApp(dir, { cache: false, logger: captureLogger() }), dir };
 }
 
@@ -297,18 +294,13 @@ describe('core guards in an app', () => {
     assert.equal((await inject(peerOnly.app, { url: '/office', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '2001:db9::7' } })).status, 403);
   });
 
-  test('malformed guard arguments are compile errors at the guard (E_GUARD_ARGS)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rvm-guards-bad-'));
-    try {
-      writeFileSync(join(dir, 'bad.rvm'), `route GET /a {\n  guard ip('10.0.0.0/99')\n  response.ok(1)\n}\nroute GET /b {\n  guard method('FETCH')\n  response.ok(1)\n}\n`);
-      await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger() }), (e: unknown) => {
-        const found = (e as { diagnostics: { code: string; line: number }[] }).diagnostics.map((d) => `${d.code}@${d.line}`);
-        assert.deepEqual(found, ['E_GUARD_ARGS@2', 'E_GUARD_ARGS@6']);
-        return true;
-      });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  test('malformed guard arguments are compile errors at the guard (E_GUARD_ARGS)', async (t) => {
+    const dir = tempApp(t, { 'bad.rvm': `route GET /a {\n  guard ip('10.0.0.0/99')\n  response.ok(1)\n}\nroute GET /b {\n  guard method('FETCH')\n  response.ok(1)\n}\n` });
+    await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger() }), (e: unknown) => {
+      const found = (e as { diagnostics: { code: string; line: number }[] }).diagnostics.map((d) => `${d.code}@${d.line}`);
+      assert.deepEqual(found, ['E_GUARD_ARGS@2', 'E_GUARD_ARGS@6']);
+      return true;
+    });
   });
 
   test('time: inside and outside the window', async () => {

@@ -6,8 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
@@ -16,6 +15,7 @@ import { DiagnosticError } from '../../vm/diagnostics.js';
 import { openStoreCount } from '../../stdlib/records/database.js';
 import { MAX_INDEXED_TEXT_BYTES } from '../../stdlib/records/columns.js';
 import { createDatabase, usePostgres } from '../support/postgres.js';
+import { tempApp } from '../support/temp-app.js';
 
 const server = usePostgres();
 let databases = 0;
@@ -87,17 +87,9 @@ route GET /count {
 }
 `;
 
-/** An app folder holding `files`, removed after the test. */
-function appDir(t: { after(fn: () => void): void }, files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-records-pg-'));
-  for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 test('create, find, where, page, update, delete, a rolled-back transaction and a conflict, on PostgreSQL', async (t) => {
   const url = await freshDatabase();
-  const dir = appDir(t, { 'app.rvm': APP });
+  const dir = tempApp(t, { 'app.rvm': APP });
   const logger = captureLogger();
   const app = await loadApp(dir, { cache: false, logger, settings: { env: { DATABASE_URL: url } } });
   try {
@@ -147,7 +139,7 @@ test('create, find, where, page, update, delete, a rolled-back transaction and a
 
 test('on PostgreSQL too, a withheld change stops the start at the type, and rvm keeps the rows', async (t) => {
   const url = await freshDatabase();
-  const dir = appDir(t, { 'app.rvm': APP });
+  const dir = tempApp(t, { 'app.rvm': APP });
   const settings = { env: { DATABASE_URL: url } };
   const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings });
   try {
@@ -174,7 +166,7 @@ test('on PostgreSQL too, a withheld change stops the start at the type, and rvm 
 
 test('text on PostgreSQL: stored exactly as written; NUL, a lone surrogate and an indexed text over MAX_INDEXED_TEXT_BYTES answer 422, never 500', async (t) => {
   const url = await freshDatabase();
-  const dir = appDir(t, { 'app.rvm': APP });
+  const dir = tempApp(t, { 'app.rvm': APP });
   const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env: { DATABASE_URL: url } } });
   try {
     const exact = 'a😀\u2028é\uffff\t"\\';

@@ -8,15 +8,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { loadApp } from '../../tools/host.js';
 import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import type { App } from '../../vm/runtime/app.js';
 import { usePostgres } from '../support/postgres.js';
+import { makeTempFolder } from '../support/temp-app.js';
 
 const APP = `type User {
   email: text @unique
@@ -129,13 +128,6 @@ route GET /page {
 }
 `;
 
-/** An app folder holding the app above; removed after the test run. */
-function appFolder(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-records-request-data-'));
-  writeFileSync(join(dir, 'app.rvm'), APP);
-  return dir;
-}
-
 interface Served {
   app: App;
   logger: CaptureLogger;
@@ -144,7 +136,7 @@ interface Served {
 }
 
 async function serve(options: { dev: boolean; env?: Record<string, string> }): Promise<Served> {
-  const dir = appFolder();
+  const dir = makeTempFolder({ 'app.rvm': APP });
   const logger = captureLogger();
   const app = await loadApp(dir, { cache: false, dev: options.dev, logger, settings: { env: { APP_SECRET: 'request-data-test-secret', ...options.env } } });
   const server = await startServer(app, { port: 0, host: '127.0.0.1' });

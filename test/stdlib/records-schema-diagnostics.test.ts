@@ -8,8 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
@@ -17,6 +16,7 @@ import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { RVM_CLI } from '../support/rvm-cluster.js';
 import { createDatabase, usePostgres } from '../support/postgres.js';
+import { tempApp, type TestCleanup } from '../support/temp-app.js';
 
 const server = usePostgres();
 let databases = 0;
@@ -47,12 +47,8 @@ route GET /people/count {
 `;
 
 /** An app folder with one type (`decl`, named `type`) and routes on it. */
-function appDir(t: { after(fn: () => void): void }, type: string, decl: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-schema-diag-'));
-  writeFileSync(join(dir, 'people.rvm'), decl);
-  writeFileSync(join(dir, 'routes.rvm'), ROUTES.replaceAll('TYPE', type));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+function appDir(t: TestCleanup, type: string, decl: string): string {
+  return tempApp(t, { 'people.rvm': decl, 'routes.rvm': ROUTES.replaceAll('TYPE', type) });
 }
 
 /** `rvm db ACTION DIR` against the database of `env` (SQLite without DATABASE_URL). */

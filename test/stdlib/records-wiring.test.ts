@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
@@ -16,6 +16,7 @@ import { DiagnosticError } from '../../vm/diagnostics.js';
 import { loadSettings } from '../../vm/runtime/config.js';
 import { MAX_PG_POOL_SIZE, MIN_PG_POOL_PER_WORKER, SQLITE_PATH, SQLITE_PATH_ENV, databaseTarget, openStoreCount, poolPerWorker } from '../../stdlib/records/database.js';
 import { PG_POOL_SIZE } from '../../stdlib/records/postgres.js';
+import { tempApp } from '../support/temp-app.js';
 
 const USER = `type User {
   email: text @email @unique
@@ -39,18 +40,10 @@ route GET /users {
 }
 `;
 
-/** An app folder holding `files`; removed after the test. */
-function appDir(t: { after(fn: () => void): void }, files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-records-wiring-'));
-  for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 const NO_DATABASE = { env: {} };
 
 test('an app with types keeps its records in <app>/.rvm/data.sqlite, across restarts, and says so at start', async (t) => {
-  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  const dir = tempApp(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
   const logger = captureLogger();
   const app = await loadApp(dir, { cache: false, logger, settings: NO_DATABASE });
   try {
@@ -76,7 +69,7 @@ test('an app with types keeps its records in <app>/.rvm/data.sqlite, across rest
 });
 
 test('an app without types opens no database', async (t) => {
-  const dir = appDir(t, { 'hello.rvm': "route GET /hi {\n  response.ok('hi')\n}\n" });
+  const dir = tempApp(t, { 'hello.rvm': "route GET /hi {\n  response.ok('hi')\n}\n" });
   const logger = captureLogger();
   const app = await loadApp(dir, { cache: false, logger, settings: NO_DATABASE });
   try {
@@ -90,7 +83,7 @@ test('an app without types opens no database', async (t) => {
 });
 
 test('the schema is synced when the app loads, not at the first request', async (t) => {
-  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  const dir = tempApp(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
   const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
   try {
     const { default: Database } = await import('better-sqlite3');
@@ -117,7 +110,7 @@ async function seedUser(dir: string): Promise<void> {
 }
 
 test('a withheld change stops the start with E_SCHEMA_WITHHELD at the type, saying what changed and what to run', async (t) => {
-  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  const dir = tempApp(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
   await seedUser(dir);
   writeFileSync(join(dir, 'user.rvm'), `\n${USER.replace('age?: int', 'age?: text')}`);
   await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE }), (e: unknown) => {
@@ -135,7 +128,7 @@ test('a withheld change stops the start with E_SCHEMA_WITHHELD at the type, sayi
 });
 
 test('in dev, a withheld change is a reload error and the previous version keeps serving', async (t) => {
-  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  const dir = tempApp(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
   await seedUser(dir);
   const app = await loadApp(dir, { cache: false, dev: true, logger: captureLogger(), settings: NO_DATABASE });
   try {
@@ -159,7 +152,7 @@ test('in dev, a withheld change is a reload error and the previous version keeps
 
 /** The settings of an app in `dir` with `config` and `env`. */
 function settingsOf(t: { after(fn: () => void): void }, config: unknown, env: Record<string, string>, workers = 1) {
-  const dir = appDir(t, { 'rvm.config.json': JSON.stringify(config) });
+  const dir = tempApp(t, { 'rvm.config.json': JSON.stringify(config) });
   return { dir, settings: loadSettings(dir, { env, workers }) };
 }
 
@@ -207,7 +200,7 @@ test(`database.pool is 1 to MAX_PG_POOL_SIZE (${MAX_PG_POOL_SIZE}) per process`,
 });
 
 test('a malformed database config stops the start as E_PLUGIN_SETUP of records', async (t) => {
-  const dir = appDir(t, { 'user.rvm': USER, 'rvm.config.json': JSON.stringify({ database: { pool: 0 } }) });
+  const dir = tempApp(t, { 'user.rvm': USER, 'rvm.config.json': JSON.stringify({ database: { pool: 0 } }) });
   await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE }), (e: unknown) => {
     assert.equal((e as { code?: string }).code, 'E_PLUGIN_SETUP');
     assert.match((e as Error).message, /records.*database\.pool/);
@@ -232,9 +225,8 @@ test(`the SQLite file's path: ${SQLITE_PATH_ENV} first, then database.sqlite, el
 });
 
 test(`an app keeps its records in the file database.sqlite or ${SQLITE_PATH_ENV} names, and nothing in .rvm/data.sqlite`, async (t) => {
-  const elsewhere = mkdtempSync(join(tmpdir(), 'rvm-sqlite-env-'));
-  t.after(() => rmSync(elsewhere, { recursive: true, force: true }));
-  const dir = appDir(t, { 'user.rvm': USER, 'routes.rvm': ROUTES, 'rvm.config.json': JSON.stringify({ database: { sqlite: 'data/app.db' } }) });
+  const elsewhere = tempApp(t);
+  const dir = tempApp(t, { 'user.rvm': USER, 'routes.rvm': ROUTES, 'rvm.config.json': JSON.stringify({ database: { sqlite: 'data/app.db' } }) });
   for (const [env, file] of [[{}, join(dir, 'data', 'app.db')], [{ [SQLITE_PATH_ENV]: join(elsewhere, 'env.db') }, join(elsewhere, 'env.db')]] as const) {
     const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env } });
     try {

@@ -4,11 +4,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { buildApp } from '../../tools/host.js';
 import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';
-import { assertValidOpenApi, writeApp } from './reference-fixtures.js';
+import { assertValidOpenApi } from './reference-fixtures.js';
+import { tempApp } from '../support/temp-app.js';
 
 const SOURCE = `route POST /v {
   validate {
@@ -19,22 +19,18 @@ const SOURCE = `route POST /v {
 }
 `;
 
-test('a list or object @default is the OpenAPI default of its field, in 3.1 and 3.0', async () => {
-  const dir = writeApp({ 'v.rvm': SOURCE });
-  try {
-    const build = await buildApp(dir, { cache: false });
-    assert.deepEqual(build.diagnostics, []);
-    const app = introspectBuild(build);
-    const field = app.routes()[0]!.body!.find((f) => f.name === 'tags')!;
-    assert.deepEqual(field.decorators.map((d) => [d.name, d.args]), [['default', [['x', 'y']]]]);
-    for (const version of ['3.1', '3.0'] as const) {
-      const doc = buildOpenApi(app, { version }) as Record<string, any>;
-      await assertValidOpenApi(doc, `OpenAPI ${version}`);
-      const properties = doc.paths['/v'].post.requestBody.content['application/json'].schema.properties;
-      assert.deepEqual(properties.tags.default, ['x', 'y'], version);
-      assert.deepEqual(properties.meta.default, { a: 1, nested: { b: [] } }, version);
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+test('a list or object @default is the OpenAPI default of its field, in 3.1 and 3.0', async (t) => {
+  const dir = tempApp(t, { 'v.rvm': SOURCE });
+  const build = await buildApp(dir, { cache: false });
+  assert.deepEqual(build.diagnostics, []);
+  const app = introspectBuild(build);
+  const field = app.routes()[0]!.body!.find((f) => f.name === 'tags')!;
+  assert.deepEqual(field.decorators.map((d) => [d.name, d.args]), [['default', [['x', 'y']]]]);
+  for (const version of ['3.1', '3.0'] as const) {
+    const doc = buildOpenApi(app, { version }) as Record<string, any>;
+    await assertValidOpenApi(doc, `OpenAPI ${version}`);
+    const properties = doc.paths['/v'].post.requestBody.content['application/json'].schema.properties;
+    assert.deepEqual(properties.tags.default, ['x', 'y'], version);
+    assert.deepEqual(properties.meta.default, { a: 1, nested: { b: [] } }, version);
   }
 });

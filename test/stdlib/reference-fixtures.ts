@@ -3,21 +3,8 @@
  * query and wildcard, and the standard validators that judge an exported document.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-
-/** Writes `files` (relative path → text) into a fresh temporary folder and returns it. */
-export function writeApp(files: Record<string, string>, prefix = 'rvm-openapi-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, name)), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
-  return dir;
-}
 
 /** Record types (one with a hidden field, one named like a shared schema) and a route per kind of record answer, types and routes in separate files. */
 export const RECORDS_APP: Record<string, string> = {

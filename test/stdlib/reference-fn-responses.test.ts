@@ -5,10 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
-import { writeApp } from './reference-fixtures.js';
+import { tempApp } from '../support/temp-app.js';
 
 const FILES = {
   'helpers.rvm': `
@@ -50,8 +49,8 @@ route GET /plain { response.ok({ plain: true }) }
 `,
 };
 
-test('a fn that fails adds its status to every caller, transitively, once, recursion included', async () => {
-  const dir = writeApp(FILES, 'rvm-fn-responses-');
+test('a fn that fails adds its status to every caller, transitively, once, recursion included', async (t) => {
+  const dir = tempApp(t, FILES);
   const app = await loadApp(dir, { cache: false, dev: true });
   try {
     const res = await inject(app, { url: '/_app/rest-api/openapi.json' });
@@ -73,6 +72,5 @@ test('a fn that fails adds its status to every caller, transitively, once, recur
     assert.equal((await inject(app, { url: '/paid' })).status, 402);
   } finally {
     await app.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

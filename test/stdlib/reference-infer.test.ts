@@ -5,12 +5,12 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { buildApp } from '../../tools/host.js';
 import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';
 import type { AppIntrospection } from '../../plugins/sdk.js';
-import { assertValidOpenApi, assertValidSchemas31, writeApp } from './reference-fixtures.js';
+import { assertValidOpenApi, assertValidSchemas31 } from './reference-fixtures.js';
+import { tempApp, type TestCleanup } from '../support/temp-app.js';
 
 type Doc = Record<string, any>;
 
@@ -66,23 +66,19 @@ route GET /forever {
 `,
 };
 
-async function document(version: '3.1' | '3.0'): Promise<Doc> {
-  const dir = writeApp(APP, 'rvm-reference-infer-');
-  try {
-    const build = await buildApp(dir, { cache: false });
-    assert.ok(build.linked !== null, build.diagnostics.map((d) => `${d.file}:${d.line}:${d.col} ${d.code} ${d.message}`).join('; '));
-    return buildOpenApi(introspectBuild(build) as AppIntrospection, { version }) as Doc;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+async function document(t: TestCleanup, version: '3.1' | '3.0'): Promise<Doc> {
+  const dir = tempApp(t, APP);
+  const build = await buildApp(dir, { cache: false });
+  assert.ok(build.linked !== null, build.diagnostics.map((d) => `${d.file}:${d.line}:${d.col} ${d.code} ${d.message}`).join('; '));
+  return buildOpenApi(introspectBuild(build) as AppIntrospection, { version }) as Doc;
 }
 
 const ok = (doc: Doc, path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema;
 const TASK = { $ref: '#/components/schemas/Task' };
 
 describe('the document follows values', () => {
-  test("a route answering a fn's result documents what the fn returns", async () => {
-    const doc = await document('3.1');
+  test("a route answering a fn's result documents what the fn returns", async (t) => {
+    const doc = await document(t, '3.1');
     assert.deepEqual(ok(doc, '/summary'), {
       type: 'object',
       properties: { title: {}, count: { type: 'integer', example: 3 }, secret: { type: 'string' } },
@@ -91,25 +87,25 @@ describe('the document follows values', () => {
     assert.deepEqual(ok(doc, '/forever'), {}, 'a fn returning its own call resolves to {} and ends');
   });
 
-  test("natives' declared result types: text, int? and object? (null where the native can answer it)", async () => {
-    const schema = ok(await document('3.1'), '/natives');
+  test("natives' declared result types: text, int? and object? (null where the native can answer it)", async (t) => {
+    const schema = ok(await document(t, '3.1'), '/natives');
     assert.deepEqual(schema.properties, { secret: { type: 'string' }, n: { type: ['integer', 'null'] }, claims: { type: ['object', 'null'] } });
   });
 
-  test('fields set on an object: required when always set, optional when set inside an if', async () => {
-    const schema = ok(await document('3.1'), '/fields');
+  test('fields set on an object: required when always set, optional when set inside an if', async (t) => {
+    const schema = ok(await document(t, '3.1'), '/fields');
     assert.deepEqual(Object.keys(schema.properties), ['total', 'note']);
     assert.deepEqual(schema.required, ['total']);
   });
 
-  test('T.find answered unchecked may be null; after an if tests it, the record alone', async () => {
-    const doc = await document('3.1');
+  test('T.find answered unchecked may be null; after an if tests it, the record alone', async (t) => {
+    const doc = await document(t, '3.1');
     assert.deepEqual(ok(doc, '/tasks/{id}'), { anyOf: [TASK, { type: 'null' }] });
     assert.deepEqual(ok(doc, '/checked/{id}'), TASK);
   });
 
-  test('@returns declares the status by hand and stays out of the description', async () => {
-    const doc = await document('3.1');
+  test('@returns declares the status by hand and stays out of the description', async (t) => {
+    const doc = await document(t, '3.1');
     assert.deepEqual(ok(doc, '/declared'), {
       type: 'object',
       properties: { task: TASK, tags: { type: 'array', items: { type: 'string' } } },
@@ -119,31 +115,24 @@ describe('the document follows values', () => {
     assert.doesNotMatch(`${op.summary} ${op.description}`, /@returns/);
   });
 
-  test("@returns naming a type no file declares is E_RETURNS_TAG at the tag's line, with the nearest type as a hint; one in another file is fine", async () => {
-    const dir = writeApp(
-      {
-        'types.rvm': 'type Task {\n  title: text\n}\n',
-        'routes.rvm': '/// One.\n/// @returns 200 Tsak\nroute GET /one {\n  response.ok({})\n}\n\n/// Two.\n/// @returns 200 [Task]\nroute GET /two {\n  response.ok([])\n}\n',
-      },
-      'rvm-reference-infer-',
+  test("@returns naming a type no file declares is E_RETURNS_TAG at the tag's line, with the nearest type as a hint; one in another file is fine", async (t) => {
+    const dir = tempApp(t, {
+      'types.rvm': 'type Task {\n  title: text\n}\n',
+      'routes.rvm': '/// One.\n/// @returns 200 Tsak\nroute GET /one {\n  response.ok({})\n}\n\n/// Two.\n/// @returns 200 [Task]\nroute GET /two {\n  response.ok([])\n}\n',
+    });
+    const build = await buildApp(dir, { cache: false });
+    const found = build.diagnostics.filter((d) => d.code === 'E_RETURNS_TAG');
+    assert.deepEqual(
+      found.map((d) => [d.file, d.line, d.hint]),
+      [['routes.rvm', 2, "did you mean 'Task'?"]],
     );
-    try {
-      const build = await buildApp(dir, { cache: false });
-      const found = build.diagnostics.filter((d) => d.code === 'E_RETURNS_TAG');
-      assert.deepEqual(
-        found.map((d) => [d.file, d.line, d.hint]),
-        [['routes.rvm', 2, "did you mean 'Task'?"]],
-      );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 
-  test('the document is valid OpenAPI, 3.1 and 3.0', async () => {
-    const doc31 = await document('3.1');
+  test('the document is valid OpenAPI, 3.1 and 3.0', async (t) => {
+    const doc31 = await document(t, '3.1');
     await assertValidOpenApi(doc31, 'infer 3.1');
     assertValidSchemas31(doc31);
-    const doc30 = await document('3.0');
+    const doc30 = await document(t, '3.0');
     await assertValidOpenApi(doc30, 'infer 3.0');
     assert.doesNotMatch(JSON.stringify(doc30), /x-rvm-call/);
   });

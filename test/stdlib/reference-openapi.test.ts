@@ -6,7 +6,7 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { parse as parseYaml } from 'yaml';
@@ -22,7 +22,8 @@ import { renderedSpec } from '../../stdlib/reference/openapi-cache.js';
 import { openEventStreams } from '../../stdlib/reference/events.js';
 import { toYaml } from '../../stdlib/reference/yaml.js';
 import type { AppIntrospection } from '../../plugins/sdk.js';
-import { KITCHEN_SINK, assertValidOpenApi, assertValidSchemas31, writeApp } from './reference-fixtures.js';
+import { KITCHEN_SINK, assertValidOpenApi, assertValidSchemas31 } from './reference-fixtures.js';
+import { tempApp, type TestCleanup } from '../support/temp-app.js';
 import { showcaseCopy } from '../support/showcase.js';
 
 const SHOWCASE = new URL('../../../examples/showcase', import.meta.url).pathname;
@@ -91,13 +92,9 @@ describe('the OpenAPI document passes a standard validator', () => {
     }
   });
 
-  test('a generated app with every field type, guard kind, multipart, query and wildcard', async () => {
-    const dir = writeApp(KITCHEN_SINK);
-    try {
-      await assertAllRenderingsValid(await introspect(dir), 'kitchen sink');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  test('a generated app with every field type, guard kind, multipart, query and wildcard', async (t) => {
+    const dir = tempApp(t, KITCHEN_SINK);
+    await assertAllRenderingsValid(await introspect(dir), 'kitchen sink');
   });
 
   test('the checks can fail: a path parameter left undeclared and a malformed schema are refused', async () => {
@@ -112,15 +109,11 @@ describe('the mapping', () => {
   let doc30: Doc;
   const op = (method: string, path: string): Doc => doc.paths[path][method];
 
-  test('build the kitchen sink', async () => {
-    const dir = writeApp(KITCHEN_SINK);
-    try {
-      const app = await introspect(dir);
-      doc = buildOpenApi(app, { version: '3.1', serverUrl: 'https://api.example.test' }) as Doc;
-      doc30 = buildOpenApi(app, { version: '3.0' }) as Doc;
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  test('build the kitchen sink', async (t) => {
+    const dir = tempApp(t, KITCHEN_SINK);
+    const app = await introspect(dir);
+    doc = buildOpenApi(app, { version: '3.1', serverUrl: 'https://api.example.test' }) as Doc;
+    doc30 = buildOpenApi(app, { version: '3.0' }) as Doc;
   });
 
   test('info from rvm.config.json, servers, generation and errors', () => {
@@ -310,8 +303,8 @@ describe('the mapping', () => {
     assert.deepEqual(doc30.components.responses.RequestRefused.content['application/json'].schema.allOf[0], { $ref: '#/components/schemas/Error' });
   });
 
-  test('a status answered as JSON by one helper and as text or HTML by others lists each media type with its own schema, helper and line', async () => {
-    const dir = writeApp({
+  test('a status answered as JSON by one helper and as text or HTML by others lists each media type with its own schema, helper and line', async (t) => {
+    const dir = tempApp(t, {
       'a.rvm': `/// Answers in the format asked for.
 route GET /a/:format {
   if params.format == 'text' {
@@ -324,27 +317,19 @@ route GET /a/:format {
 }
 `,
     });
-    try {
-      const ok = (buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc).paths['/a/{format}'].get.responses['200'];
-      assert.deepEqual(Object.keys(ok.content), ['application/json', 'text/html', 'text/plain']);
-      assert.deepEqual(ok.content['text/plain'].schema, { type: 'string' });
-      assert.deepEqual(ok.content['text/html'].schema, { type: 'string' });
-      assert.equal(ok.content['application/json'].schema.type, 'object', 'the JSON body is not mixed with the text ones');
-      assert.equal(ok.description, 'OK\n\n- `response.text` (line 4): `text/plain`\n- `response.html` (line 7): `text/html`\n- `response.ok` (line 9): `application/json`');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const ok = (buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc).paths['/a/{format}'].get.responses['200'];
+    assert.deepEqual(Object.keys(ok.content), ['application/json', 'text/html', 'text/plain']);
+    assert.deepEqual(ok.content['text/plain'].schema, { type: 'string' });
+    assert.deepEqual(ok.content['text/html'].schema, { type: 'string' });
+    assert.equal(ok.content['application/json'].schema.type, 'object', 'the JSON body is not mixed with the text ones');
+    assert.equal(ok.description, 'OK\n\n- `response.text` (line 4): `text/plain`\n- `response.html` (line 7): `text/html`\n- `response.ok` (line 9): `application/json`');
   });
 
-  test('info.license from rvm.config.json: 3.1 names the SPDX identifier, 3.0 its SPDX page', async () => {
-    const dir = writeApp({ 'rvm.config.json': JSON.stringify({ license: 'Apache-2.0' }), 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n' });
-    try {
-      const app = await introspect(dir);
-      assert.deepEqual((buildOpenApi(app, { version: '3.1' }) as Doc).info.license, { name: 'Apache-2.0', identifier: 'Apache-2.0' });
-      assert.deepEqual((buildOpenApi(app, { version: '3.0' }) as Doc).info.license, { name: 'Apache-2.0', url: 'https://spdx.org/licenses/Apache-2.0.html' });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  test('info.license from rvm.config.json: 3.1 names the SPDX identifier, 3.0 its SPDX page', async (t) => {
+    const dir = tempApp(t, { 'rvm.config.json': JSON.stringify({ license: 'Apache-2.0' }), 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n' });
+    const app = await introspect(dir);
+    assert.deepEqual((buildOpenApi(app, { version: '3.1' }) as Doc).info.license, { name: 'Apache-2.0', identifier: 'Apache-2.0' });
+    assert.deepEqual((buildOpenApi(app, { version: '3.0' }) as Doc).info.license, { name: 'Apache-2.0', url: 'https://spdx.org/licenses/Apache-2.0.html' });
     assert.equal(doc.info.license, undefined, 'none without one in the config');
   });
 
@@ -363,9 +348,9 @@ route GET /a/:format {
     assert.deepEqual(op('get', '/items').responses['422'].content['application/json'].schema, { $ref: '#/components/schemas/ValidationError' });
   });
 
-  test('the error code the document lists for a `fail` is the one the server answers with', async () => {
+  test('the error code the document lists for a `fail` is the one the server answers with', async (t) => {
     const statuses = [400, 403, 410, 418, 451, 503];
-    const dir = writeApp({ 'fails.rvm': statuses.map((s) => `route GET /fail${s} {\n  fail ${s}\n}`).join('\n') });
+    const dir = tempApp(t, { 'fails.rvm': statuses.map((s) => `route GET /fail${s} {\n  fail ${s}\n}`).join('\n') });
     const app = await loadApp(dir, { cache: false, logger: captureLogger() });
     try {
       const listed = buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc;
@@ -377,7 +362,6 @@ route GET /a/:format {
       }
     } finally {
       await app.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -493,13 +477,9 @@ describe("security of the app's own guards", () => {
   let doc: Doc;
   const op = (method: string, path: string): Doc => doc.paths[path][method];
 
-  test('build the app', async () => {
-    const dir = writeApp(SELF_GUARDED);
-    try {
-      doc = buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc;
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  test('build the app', async (t) => {
+    const dir = tempApp(t, SELF_GUARDED);
+    doc = buildOpenApi(await introspect(dir), { version: '3.1' }) as Doc;
   });
 
   test('a guard_definition calling auth_user(), itself or through a fn, requires the token and lists its 401', () => {
@@ -575,19 +555,18 @@ describe('serving the document', () => {
   const ROUTE_V1 = `/// Version one.\nroute GET /a {\n  response.ok({ n: 1 })\n}\n`;
   const ROUTE_V2 = `/// Version two.\nroute GET /a {\n  response.ok({ n: 2 })\n}\nroute GET /b {\n  response.ok(2)\n}\n`;
 
-  async function withApp(files: Record<string, string>, options: { dev: boolean; logger?: CaptureLogger }, body: (app: App, dir: string) => Promise<void>): Promise<void> {
-    const dir = writeApp(files, 'rvm-reference-');
+  async function withApp(t: TestCleanup, files: Record<string, string>, options: { dev: boolean; logger?: CaptureLogger }, body: (app: App, dir: string) => Promise<void>): Promise<void> {
+    const dir = tempApp(t, files);
     const instance = await loadApp(dir, { cache: false, dev: options.dev, logger: options.logger ?? captureLogger() });
     try {
       await body(instance, dir);
     } finally {
       await instance.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   }
 
-  test('openapi.json: JSON, no-cache, ETag and 304; a changed file shows on the next request', async () => {
-    await withApp({ 'a.rvm': ROUTE_V1 }, { dev: true }, async (app, dir) => {
+  test('openapi.json: JSON, no-cache, ETag and 304; a changed file shows on the next request', async (t) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1 }, { dev: true }, async (app, dir) => {
       const first = await inject(app, { url: '/_app/rest-api/openapi.json' });
       assert.equal(first.status, 200);
       assert.match(String(first.headers['content-type']), /^application\/json/);
@@ -615,8 +594,8 @@ describe('serving the document', () => {
     });
   });
 
-  test("a reload re-reads rvm.config.json: the document's title and version follow it", async () => {
-    await withApp({ 'a.rvm': ROUTE_V1, 'rvm.config.json': JSON.stringify({ name: 'Notes', version: '1.0.0' }) }, { dev: true }, async (app, dir) => {
+  test("a reload re-reads rvm.config.json: the document's title and version follow it", async (t) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1, 'rvm.config.json': JSON.stringify({ name: 'Notes', version: '1.0.0' }) }, { dev: true }, async (app, dir) => {
       const first = (await inject(app, { url: '/_app/rest-api/openapi.json' })).json() as Doc;
       assert.deepEqual([first.info.title, first.info.version], ['Notes', '1.0.0']);
       writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ name: 'Notes API', version: '1.1.0' }));
@@ -626,11 +605,11 @@ describe('serving the document', () => {
     });
   });
 
-  test('with the watcher, a changed plugin file is announced once: plugins load once per process', async () => {
+  test('with the watcher, a changed plugin file is announced once: plugins load once per process', async (t) => {
     const log = captureLogger();
     const plugin = "export default { name: 'p', version: '1.0.0', setup() {} }\n";
     const files = { 'a.rvm': ROUTE_V1, 'plugin.mjs': plugin, 'rvm.config.json': JSON.stringify({ plugins: ['./plugin.mjs'] }) };
-    await withApp(files, { dev: true, logger: log }, async (app, dir) => {
+    await withApp(t, files, { dev: true, logger: log }, async (app, dir) => {
       app.watch();
       for (let i = 0; i < 3; i++) writeFileSync(join(dir, 'plugin.mjs'), `${plugin}// ${i}\n`);
       for (let i = 0; i < 100 && !log.lines.some((l) => l.includes('plugin.mjs changed')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -638,8 +617,8 @@ describe('serving the document', () => {
     });
   });
 
-  test('with the watcher, an edit shows on a following request without an explicit reload', async () => {
-    await withApp({ 'a.rvm': ROUTE_V1 }, { dev: true }, async (app, dir) => {
+  test('with the watcher, an edit shows on a following request without an explicit reload', async (t) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1 }, { dev: true }, async (app, dir) => {
       app.watch();
       const before = (await inject(app, { url: '/_app/rest-api/openapi.json' })).json() as Doc;
       writeFileSync(join(dir, 'a.rvm'), ROUTE_V2);
@@ -653,8 +632,8 @@ describe('serving the document', () => {
     });
   });
 
-  test('a failed reload keeps the last good routes and lists its diagnostics in x-rvm-errors', async () => {
-    await withApp({ 'a.rvm': ROUTE_V1 }, { dev: true }, async (app, dir) => {
+  test('a failed reload keeps the last good routes and lists its diagnostics in x-rvm-errors', async (t) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1 }, { dev: true }, async (app, dir) => {
       writeFileSync(join(dir, 'a.rvm'), 'route GET /a {\n  response.ok(nope(1))\n}\n');
       await app.reload();
       const doc = (await inject(app, { url: '/_app/rest-api/openapi.json' })).json() as Doc;
@@ -666,8 +645,8 @@ describe('serving the document', () => {
     });
   });
 
-  test('the rendering is built once per generation and served from cache', async () => {
-    await withApp({ 'a.rvm': ROUTE_V1 }, { dev: true }, async (app) => {
+  test('the rendering is built once per generation and served from cache', async (t) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1 }, { dev: true }, async (app) => {
       const intro = app.introspection;
       const a = renderedSpec(intro, '3.1', 'json');
       assert.equal(renderedSpec(intro, '3.1', 'json'), a);
@@ -677,8 +656,8 @@ describe('serving the document', () => {
     });
   });
 
-  test('?version=3.0 and openapi.yaml; a bad version is refused', async () => {
-    await withApp({ 'a.rvm': ROUTE_V1 }, { dev: true }, async (app) => {
+  test('?version=3.0 and openapi.yaml; a bad version is refused', async (t) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1 }, { dev: true }, async (app) => {
       const v30 = (await inject(app, { url: '/_app/rest-api/openapi.json?version=3.0' })).json() as Doc;
       assert.equal(v30.openapi, '3.0.3');
       const yaml = await inject(app, { url: '/_app/rest-api/openapi.yaml' });
@@ -693,26 +672,26 @@ describe('serving the document', () => {
     });
   });
 
-  test('production: 404 unless enabled; reference: false turns it off in dev too', async () => {
+  test('production: 404 unless enabled; reference: false turns it off in dev too', async (t) => {
     const urls = ['/_app/rest-api/openapi.json', '/_app/rest-api/openapi.yaml', '/_app/rest-api/events', '/_app/rest-api'];
-    await withApp({ 'a.rvm': ROUTE_V1 }, { dev: false }, async (app) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1 }, { dev: false }, async (app) => {
       for (const url of urls) {
         const res = await inject(app, { url });
         assert.equal(res.status, 404, url);
         assert.equal(res.json().code, 'not_found');
       }
     });
-    await withApp({ 'a.rvm': ROUTE_V1, 'rvm.config.json': '{"reference": true}' }, { dev: false }, async (app) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1, 'rvm.config.json': '{"reference": true}' }, { dev: false }, async (app) => {
       assert.equal((await inject(app, { url: '/_app/rest-api/openapi.json' })).status, 200);
     });
-    await withApp({ 'a.rvm': ROUTE_V1, 'rvm.config.json': '{"reference": {"enabled": false}}' }, { dev: true }, async (app) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1, 'rvm.config.json': '{"reference": {"enabled": false}}' }, { dev: true }, async (app) => {
       assert.equal((await inject(app, { url: '/_app/rest-api/openapi.json' })).status, 404);
     });
   });
 
-  test('production behind HTTP Basic: 401 with the challenge, 200 with the password from .secrets/', async () => {
+  test('production behind HTTP Basic: 401 with the challenge, 200 with the password from .secrets/', async (t) => {
     const config = JSON.stringify({ reference: { enabled: true, basic: { user: 'docs', password_secret: 'reference_password' } } });
-    await withApp({ 'a.rvm': ROUTE_V1, 'rvm.config.json': config }, { dev: false }, async (app, dir) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1, 'rvm.config.json': config }, { dev: false }, async (app, dir) => {
       const url = '/_app/rest-api/openapi.json';
       const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
       const unconfigured = await inject(app, { url, headers: basic('docs', 'hunter2') });
@@ -731,19 +710,15 @@ describe('serving the document', () => {
     });
   });
 
-  test('a malformed reference config is a plugin setup error', async () => {
+  test('a malformed reference config is a plugin setup error', async (t) => {
     for (const reference of ['"yes"', '{"enabled": "yes"}', '{"basci": {}}', '{"basic": {"user": "a"}}', '{"basic": {"user": "a", "password_secret": "../x"}}']) {
-      const dir = writeApp({ 'a.rvm': ROUTE_V1, 'rvm.config.json': `{"reference": ${reference}}` });
-      try {
-        await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger() }), (e: Error & { code?: string }) => e.code === 'E_PLUGIN_SETUP' || e.code === 'E_CONFIG', reference);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      const dir = tempApp(t, { 'a.rvm': ROUTE_V1, 'rvm.config.json': `{"reference": ${reference}}` });
+      await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger() }), (e: Error & { code?: string }) => e.code === 'E_PLUGIN_SETUP' || e.code === 'E_CONFIG', reference);
     }
   });
 
-  test('events: retry, then one reload event per reload attempt with the error count; unsubscribed on close', async () => {
-    await withApp({ 'a.rvm': ROUTE_V1 }, { dev: true }, async (app, dir) => {
+  test('events: retry, then one reload event per reload attempt with the error count; unsubscribed on close', async (t) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1 }, { dev: true }, async (app, dir) => {
       const server = await startServer(app, { port: 0, host: '127.0.0.1' });
       try {
         let text = '';
@@ -786,8 +761,8 @@ describe('serving the document', () => {
     });
   });
 
-  test('HEAD of the events endpoint opens no stream', async () => {
-    await withApp({ 'a.rvm': ROUTE_V1 }, { dev: true }, async (app) => {
+  test('HEAD of the events endpoint opens no stream', async (t) => {
+    await withApp(t, { 'a.rvm': ROUTE_V1 }, { dev: true }, async (app) => {
       const res = await inject(app, { method: 'HEAD', url: '/_app/rest-api/events' });
       assert.equal(res.status, 200);
       assert.equal(openEventStreams(app.introspection), 0);

@@ -5,24 +5,20 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { buildApp } from '../../tools/host.js';
 import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';
 import type { AppIntrospection } from '../../plugins/sdk.js';
-import { RECORDS_APP, assertValidOpenApi, assertValidSchemas31, writeApp } from './reference-fixtures.js';
+import { RECORDS_APP, assertValidOpenApi, assertValidSchemas31 } from './reference-fixtures.js';
+import { tempApp, type TestCleanup } from '../support/temp-app.js';
 
 type Doc = Record<string, any>;
 
-async function introspect(files: Record<string, string>): Promise<AppIntrospection> {
-  const dir = writeApp(files, 'rvm-reference-records-');
-  try {
-    const build = await buildApp(dir, { cache: false });
-    assert.ok(build.linked !== null, build.diagnostics.map((d) => `${d.file}:${d.line} ${d.code} ${d.message}`).join('; '));
-    return introspectBuild(build);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+async function introspect(t: TestCleanup, files: Record<string, string>): Promise<AppIntrospection> {
+  const dir = tempApp(t, files);
+  const build = await buildApp(dir, { cache: false });
+  assert.ok(build.linked !== null, build.diagnostics.map((d) => `${d.file}:${d.line} ${d.code} ${d.message}`).join('; '));
+  return introspectBuild(build);
 }
 
 function okSchema(doc: Doc, path: string, method: string, status: string): Doc {
@@ -30,8 +26,8 @@ function okSchema(doc: Doc, path: string, method: string, status: string): Doc {
 }
 
 describe('records in the OpenAPI document', () => {
-  test('every type is a component schema: hidden fields left out, system fields typed, docs and keywords kept', async () => {
-    const doc = buildOpenApi(await introspect(RECORDS_APP), { version: '3.1' }) as Doc;
+  test('every type is a component schema: hidden fields left out, system fields typed, docs and keywords kept', async (t) => {
+    const doc = buildOpenApi(await introspect(t, RECORDS_APP), { version: '3.1' }) as Doc;
     const user = doc.components.schemas.User;
     assert.equal(user.type, 'object');
     assert.equal(user.description, 'Someone who signs in.');
@@ -57,8 +53,8 @@ describe('records in the OpenAPI document', () => {
     );
   });
 
-  test('an optional field allows null: in 3.0 as nullable, its enum listing null', async () => {
-    const introspection = await introspect({ 'types.rvm': "type Task {\n  title: text\n  state?: text @one_of('open', 'done')\n  due?: date\n}\n" });
+  test('an optional field allows null: in 3.0 as nullable, its enum listing null', async (t) => {
+    const introspection = await introspect(t, { 'types.rvm': "type Task {\n  title: text\n  state?: text @one_of('open', 'done')\n  due?: date\n}\n" });
     const task = (buildOpenApi(introspection, { version: '3.1' }) as Doc).components.schemas.Task;
     assert.deepEqual(task.properties.state.type, ['string', 'null']);
     assert.deepEqual(task.properties.state.enum, ['open', 'done', null]);
@@ -71,8 +67,8 @@ describe('records in the OpenAPI document', () => {
     assert.equal(task30.properties.title.nullable, undefined);
   });
 
-  test('routes answering a record, a list or a page reference the schema', async () => {
-    const doc = buildOpenApi(await introspect(RECORDS_APP), { version: '3.1' }) as Doc;
+  test('routes answering a record, a list or a page reference the schema', async (t) => {
+    const doc = buildOpenApi(await introspect(t, RECORDS_APP), { version: '3.1' }) as Doc;
     assert.deepEqual(okSchema(doc, '/users', 'post', '201'), { $ref: '#/components/schemas/User' });
     assert.deepEqual(okSchema(doc, '/users/{id}', 'get', '200'), { $ref: '#/components/schemas/User' });
     // Unchecked, T.find answers null when no record has the id.
@@ -85,15 +81,15 @@ describe('records in the OpenAPI document', () => {
     assert.doesNotMatch(JSON.stringify(doc), /x-rvm-record/);
   });
 
-  test('a type named like a shared schema gets its own name and the shared one is kept', async () => {
-    const doc = buildOpenApi(await introspect(RECORDS_APP), { version: '3.1' }) as Doc;
+  test('a type named like a shared schema gets its own name and the shared one is kept', async (t) => {
+    const doc = buildOpenApi(await introspect(t, RECORDS_APP), { version: '3.1' }) as Doc;
     assert.equal(doc.components.schemas.Error.description, 'The error body every rvm error response has.');
     assert.ok(doc.components.schemas.ErrorRecord.properties.message);
     assert.deepEqual(okSchema(doc, '/errors', 'get', '200'), { $ref: '#/components/schemas/ErrorRecord' });
   });
 
-  test('the document with records is valid OpenAPI, 3.1 and 3.0', async () => {
-    const app = await introspect(RECORDS_APP);
+  test('the document with records is valid OpenAPI, 3.1 and 3.0', async (t) => {
+    const app = await introspect(t, RECORDS_APP);
     const doc31 = buildOpenApi(app, { version: '3.1' }) as Doc;
     await assertValidOpenApi(doc31, 'records 3.1');
     assertValidSchemas31(doc31);
@@ -104,8 +100,8 @@ describe('records in the OpenAPI document', () => {
     assert.deepEqual(okSchema(doc30, '/maybe/{id}', 'get', '200'), { allOf: [{ $ref: '#/components/schemas/User' }], type: 'object', nullable: true });
   });
 
-  test('a type declared in the route\'s own file is referenced too; without types it stays inline, unmarked', async () => {
-    const app = await introspect({ 'notes.rvm': `type Note {\n  body: text\n  secret: text @hidden\n}\n\nroute GET /notes/:id {\n  response.ok(Note.create({ body: 'b', secret: 's' }))\n}\n` });
+  test('a type declared in the route\'s own file is referenced too; without types it stays inline, unmarked', async (t) => {
+    const app = await introspect(t, { 'notes.rvm': `type Note {\n  body: text\n  secret: text @hidden\n}\n\nroute GET /notes/:id {\n  response.ok(Note.create({ body: 'b', secret: 's' }))\n}\n` });
     const doc = buildOpenApi(app, { version: '3.1' }) as Doc;
     assert.deepEqual(okSchema(doc, '/notes/{id}', 'get', '200'), { $ref: '#/components/schemas/Note' });
     const { types: _types, ...withoutTypes } = app;
@@ -117,8 +113,8 @@ describe('records in the OpenAPI document', () => {
     assert.equal(inline['x-rvm-record'], undefined);
   });
 
-  test('the reference page shows a record answer by its type name with the schema\'s fields, hidden ones absent', async () => {
-    const doc = buildOpenApi(await introspect(RECORDS_APP), { version: '3.1' }) as Doc;
+  test('the reference page shows a record answer by its type name with the schema\'s fields, hidden ones absent', async (t) => {
+    const doc = buildOpenApi(await introspect(t, RECORDS_APP), { version: '3.1' }) as Doc;
     const asset = async <T>(name: string): Promise<T> => (await import(new URL(`../../../stdlib/reference/assets/${name}`, import.meta.url).href)) as T;
     const { routesOf } = await asset<{ routesOf(doc: unknown): { key: string }[] }>('model.js');
     const { renderDetails } = await asset<{ renderDetails(doc: unknown, route: unknown): string }>('render.js');

@@ -5,13 +5,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
 import { type App } from '../../vm/runtime/app.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { writeApp } from './reference-fixtures.js';
+import { tempApp } from '../support/temp-app.js';
 
 type Doc = Record<string, any>;
 
@@ -40,45 +40,41 @@ async function specWhen(app: App, done: (doc: Doc) => boolean): Promise<Doc> {
 }
 
 describe('reference: the restart notice after a plugin file changed', () => {
-  test('the document lists the changed file and says "Restart needed" until a new process loads the app', async () => {
-    const dir = writeApp(WITH_PLUGIN, 'rvm-restart-');
+  test('the document lists the changed file and says "Restart needed" until a new process loads the app', async (t) => {
+    const dir = tempApp(t, WITH_PLUGIN);
+    const app = await load(dir);
     try {
-      const app = await load(dir);
-      try {
-        const before = await spec(app);
-        assert.deepEqual(before['x-rvm-restart-needed'], []);
-        assert.doesNotMatch(before.info.description, /Restart needed/);
-        app.watch();
-        writeFileSync(join(dir, 'plugins', 'greeter.mjs'), PLUGIN.replace("'hi'", "'hello'"));
-        const after = await specWhen(app, (d) => d['x-rvm-restart-needed'].length > 0);
-        assert.deepEqual(after['x-rvm-restart-needed'], ['plugins/greeter.mjs']);
-        assert.match(after.info.description, /^\*\*Restart needed\*\*: plugins\/greeter\.mjs changed; .*restarts/);
-        assert.ok(after['x-rvm-generation'] > before['x-rvm-generation'], 'open pages are told (the generation moved)');
-        // The old code still runs: that is why the notice is there.
-        assert.deepEqual((await inject(app, { url: '/a' })).json(), { a: 'hi' });
-        // A route file's reload does not clear it: the plugin is still the old one.
-        writeFileSync(join(dir, 'a.rvm'), `${ROUTE}route GET /b {\n  response.ok(1)\n}\n`);
-        const reloaded = await specWhen(app, (d) => d.paths['/b'] !== undefined);
-        assert.ok(reloaded.paths['/b']);
-        assert.deepEqual(reloaded['x-rvm-restart-needed'], ['plugins/greeter.mjs']);
-      } finally {
-        await app.close();
-      }
-      const restarted = await load(dir);
-      try {
-        assert.deepEqual((await spec(restarted))['x-rvm-restart-needed'], [], 'a new process has no notice');
-      } finally {
-        await restarted.close();
-      }
+      const before = await spec(app);
+      assert.deepEqual(before['x-rvm-restart-needed'], []);
+      assert.doesNotMatch(before.info.description, /Restart needed/);
+      app.watch();
+      writeFileSync(join(dir, 'plugins', 'greeter.mjs'), PLUGIN.replace("'hi'", "'hello'"));
+      const after = await specWhen(app, (d) => d['x-rvm-restart-needed'].length > 0);
+      assert.deepEqual(after['x-rvm-restart-needed'], ['plugins/greeter.mjs']);
+      assert.match(after.info.description, /^\*\*Restart needed\*\*: plugins\/greeter\.mjs changed; .*restarts/);
+      assert.ok(after['x-rvm-generation'] > before['x-rvm-generation'], 'open pages are told (the generation moved)');
+      // The old code still runs: that is why the notice is there.
+      assert.deepEqual((await inject(app, { url: '/a' })).json(), { a: 'hi' });
+      // A route file's reload does not clear it: the plugin is still the old one.
+      writeFileSync(join(dir, 'a.rvm'), `${ROUTE}route GET /b {\n  response.ok(1)\n}\n`);
+      const reloaded = await specWhen(app, (d) => d.paths['/b'] !== undefined);
+      assert.ok(reloaded.paths['/b']);
+      assert.deepEqual(reloaded['x-rvm-restart-needed'], ['plugins/greeter.mjs']);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await app.close();
+    }
+    const restarted = await load(dir);
+    try {
+      assert.deepEqual((await spec(restarted))['x-rvm-restart-needed'], [], 'a new process has no notice');
+    } finally {
+      await restarted.close();
     }
   });
 
   for (const lists of [false, true]) {
-    test(`tests and scripts are no plugins: editing them never asks for a restart (an app that lists ${lists ? 'a plugin' : 'none'})`, async () => {
+    test(`tests and scripts are no plugins: editing them never asks for a restart (an app that lists ${lists ? 'a plugin' : 'none'})`, async (t) => {
       const files = { 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n', 'test/app.test.mjs': '// a test\n', 'scripts/seed.mjs': '// a script\n', 'helper.js': '// a helper\n' };
-      const dir = writeApp(lists ? { ...WITH_PLUGIN, ...files } : files, 'rvm-restart-');
+      const dir = tempApp(t, lists ? { ...WITH_PLUGIN, ...files } : files);
       const log = captureLogger();
       const app = await loadApp(dir, { cache: false, dev: true, logger: log });
       try {
@@ -94,13 +90,12 @@ describe('reference: the restart notice after a plugin file changed', () => {
         assert.equal(log.lines.filter((l) => l.includes('restart rvm run')).length, 0, log.lines.join('\n'));
       } finally {
         await app.close();
-        rmSync(dir, { recursive: true, force: true });
       }
     });
   }
 
-  test("a module beside a listed plugin's file, in its own folder, is plugin code", async () => {
-    const dir = writeApp({ ...WITH_PLUGIN, 'plugins/words.mjs': "export const HI = 'hi';\n" }, 'rvm-restart-');
+  test("a module beside a listed plugin's file, in its own folder, is plugin code", async (t) => {
+    const dir = tempApp(t, { ...WITH_PLUGIN, 'plugins/words.mjs': "export const HI = 'hi';\n" });
     const app = await load(dir);
     try {
       app.watch();
@@ -109,7 +104,6 @@ describe('reference: the restart notice after a plugin file changed', () => {
       assert.deepEqual(doc['x-rvm-restart-needed'], ['plugins/words.mjs']);
     } finally {
       await app.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -5,12 +5,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { buildApp } from '../../tools/host.js';
 import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';
-import { assertValidOpenApi, writeApp } from './reference-fixtures.js';
+import { assertValidOpenApi } from './reference-fixtures.js';
+import { tempApp } from '../support/temp-app.js';
 
 type Doc = Record<string, any>;
 
@@ -44,14 +44,12 @@ route GET /plain {
 };
 
 describe('the reference of social-login routes', () => {
-  let dir: string;
+  const dir = tempApp({ after }, FILES);
   let doc: Doc;
   before(async () => {
-    dir = writeApp(FILES, 'rvm-social-ref-');
     const build = await buildApp(dir, { cache: false, logger: captureLogger() });
     doc = buildOpenApi(introspectBuild(build), { version: '3.1' }) as Doc;
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   const codes = (response: Doc): string[] => response.content['application/json'].schema.allOf[1].properties.code.enum;
 

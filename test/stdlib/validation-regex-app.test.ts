@@ -4,14 +4,12 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError, formatDiagnostic } from '../../vm/diagnostics.js';
+import { tempApp } from '../support/temp-app.js';
 
 const ROUTES = `route POST /v {
   validate {
@@ -22,25 +20,14 @@ const ROUTES = `route POST /v {
 }
 `;
 
-/** A temporary app folder holding `files`. */
-function appDir(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-regex-'));
-  for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
-  return dir;
-}
-
 describe('@regex in an app', () => {
-  let dir: string;
   let app: App;
+  after(() => app.close());
+  // Removed after the app is closed: hooks run in the order they were added.
+  const dir = tempApp({ after }, { 'v.rvm': ROUTES });
 
   before(async () => {
-    dir = appDir({ 'v.rvm': ROUTES });
     app = await loadApp(dir, { cache: false, logger: captureLogger() });
-  });
-
-  after(async () => {
-    await app.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test("issue 12: '^(a+)+$' sent 32 a's and a '!' answers 422 quickly", async () => {
@@ -63,7 +50,7 @@ describe('@regex in an app', () => {
 });
 
 describe('@regex patterns RE2 cannot run are compile errors', () => {
-  test('backreference, lookahead and lookbehind: E_VALIDATOR_ARGS at file:line:col with the hint', async () => {
+  test('backreference, lookahead and lookbehind: E_VALIDATOR_ARGS at file:line:col with the hint', async (t) => {
     const source = `route POST /bad {
   validate {
     a: text @regex('(a)\\\\1')
@@ -73,24 +60,20 @@ describe('@regex patterns RE2 cannot run are compile errors', () => {
   response.ok(1)
 }
 `;
-    const dir = appDir({ 'bad.rvm': source });
-    try {
-      await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger() }), (e: unknown) => {
-        assert.ok(e instanceof DiagnosticError);
-        const found = e.diagnostics.map((d) => `${d.file}:${d.line}:${d.col} ${d.code}`);
-        assert.deepEqual(found, ['bad.rvm:3:13 E_VALIDATOR_ARGS', 'bad.rvm:4:13 E_VALIDATOR_ARGS', 'bad.rvm:5:15 E_VALIDATOR_ARGS']);
-        assert.deepEqual(
-          e.diagnostics.map((d) => /uses an? ([a-z]+)/.exec(d.message)?.[1]),
-          ['backreference', 'lookahead', 'lookbehind'],
-        );
-        for (const d of e.diagnostics) {
-          assert.match(d.hint ?? '', /^rvm runs patterns on a linear-time engine \(RE2 syntax\): backreferences, lookahead, lookbehind/);
-          assert.match(formatDiagnostic(d), /\n {2}hint: rvm runs patterns on a linear-time engine/);
-        }
-        return true;
-      });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = tempApp(t, { 'bad.rvm': source });
+    await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger() }), (e: unknown) => {
+      assert.ok(e instanceof DiagnosticError);
+      const found = e.diagnostics.map((d) => `${d.file}:${d.line}:${d.col} ${d.code}`);
+      assert.deepEqual(found, ['bad.rvm:3:13 E_VALIDATOR_ARGS', 'bad.rvm:4:13 E_VALIDATOR_ARGS', 'bad.rvm:5:15 E_VALIDATOR_ARGS']);
+      assert.deepEqual(
+        e.diagnostics.map((d) => /uses an? ([a-z]+)/.exec(d.message)?.[1]),
+        ['backreference', 'lookahead', 'lookbehind'],
+      );
+      for (const d of e.diagnostics) {
+        assert.match(d.hint ?? '', /^rvm runs patterns on a linear-time engine \(RE2 syntax\): backreferences, lookahead, lookbehind/);
+        assert.match(formatDiagnostic(d), /\n {2}hint: rvm runs patterns on a linear-time engine/);
+      }
+      return true;
+    });
   });
 });

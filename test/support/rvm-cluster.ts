@@ -7,9 +7,6 @@
  * and stops it with its workers. No node:test here, so bench/ can use it too.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
 
@@ -19,22 +16,6 @@ export const RVM_CLI = fileURLToPath(new URL('../../tools/cli.js', import.meta.u
 export const RVM_START_TIMEOUT_MS = 30_000;
 /** How long a server may take to exit on SIGTERM (graceful close of every worker) before it is killed. */
 const RVM_STOP_GRACE_MS = 5_000;
-
-/** An app folder written for one test. */
-export interface TempApp {
-  readonly dir: string;
-  remove(): void;
-}
-
-/** Writes `files` (path relative to the folder → text) into a fresh temporary folder. */
-export function tempApp(files: Readonly<Record<string, string>>): TempApp {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-app-'));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 /** How to start a server. */
 export interface RvmOptions {

@@ -6,13 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
+import { tempApp } from '../support/temp-app.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
@@ -27,18 +27,13 @@ function db(...args: string[]): { status: number | null; stdout: string; stderr:
   return spawnSync(process.execPath, [CLI, 'db', ...args], { encoding: 'utf8', env, timeout: 60_000 });
 }
 
-function tempApp(t: { after(fn: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-db-'));
-  writeFileSync(join(dir, 'user.rvm'), USER);
-  writeFileSync(join(dir, 'routes.rvm'), ROUTES);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+/** The app whose records the tests plan: User and its routes. */
+const USER_APP = { 'user.rvm': USER, 'routes.rvm': ROUTES };
 
 const NO_DATABASE = { env: {} };
 
 test('rvm db diff with no SQLite file yet plans every table against an empty schema and creates no file', (t) => {
-  const dir = tempApp(t);
+  const dir = tempApp(t, USER_APP);
   const r = db('diff', dir);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^database: sqlite .*data\.sqlite \(no database yet: every table would be created\)$/m);
@@ -50,7 +45,7 @@ test('rvm db diff with no SQLite file yet plans every table against an empty sch
 });
 
 test('rvm db diff on an existing SQLite file plans against it and changes nothing', async (t) => {
-  const dir = tempApp(t);
+  const dir = tempApp(t, USER_APP);
   const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
   await app.close();
   writeFileSync(join(dir, 'user.rvm'), USER.replace('age?: int', 'age?: int\n  nick?: text'));
@@ -63,7 +58,7 @@ test('rvm db diff on an existing SQLite file plans against it and changes nothin
 });
 
 test('rvm db diff lists a withheld change at its type with its SQL; apply without the flag withholds it (exit 1), with it applies it', async (t) => {
-  const dir = tempApp(t);
+  const dir = tempApp(t, USER_APP);
   const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: NO_DATABASE });
   try {
     assert.equal((await inject(app, { method: 'POST', url: '/users', body: { email: 'a', age: 1 } })).status, 201);
@@ -98,12 +93,10 @@ test('rvm db diff lists a withheld change at its type with its SQL; apply withou
 });
 
 test('rvm db refuses an unknown action and --allow-destructive with diff (exit 2); an app without types has no database', (t) => {
-  const dir = tempApp(t);
+  const dir = tempApp(t, USER_APP);
   assert.equal(db('drop', dir).status, 2);
   assert.equal(db('diff', dir, '--allow-destructive').status, 2);
-  const plain = mkdtempSync(join(tmpdir(), 'rvm-db-plain-'));
-  t.after(() => rmSync(plain, { recursive: true, force: true }));
-  writeFileSync(join(plain, 'a.rvm'), "route GET /a {\n  response.ok(1)\n}\n");
+  const plain = tempApp(t, { 'a.rvm': "route GET /a {\n  response.ok(1)\n}\n" });
   const r = db('diff', plain);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /no record types/);

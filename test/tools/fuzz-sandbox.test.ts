@@ -5,11 +5,11 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fuzzApp } from '../../tools/fuzz.js';
 import { DATA_FOLDER, SANDBOX_PREFIX, makeSandbox } from '../../tools/fuzz-sandbox.js';
+import { tempApp } from '../support/temp-app.js';
 
 /** Writes, at setup, the app folder and DATABASE_URL its plugins see into the file PROBE_OUT names. */
 const PROBE_PLUGIN = `import { appendFileSync } from 'node:fs';
@@ -35,15 +35,6 @@ route POST /notes {
 }
 `;
 
-function tempApp(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-fuzz-sandbox-'));
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, '..'), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
-  return dir;
-}
-
 /** Runs `fn` with these environment variables set (undefined: unset), then restores them. */
 async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
@@ -59,64 +50,51 @@ async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): P
 }
 
 describe('rvm fuzz against a throwaway database', () => {
-  test('plugins see a copy of the app and no DATABASE_URL; the copy is removed and the app left as it was', async () => {
-    const dir = tempApp({ 'notes.rvm': NOTES, 'probe.mjs': PROBE_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./probe.mjs'] }) });
-    const probe = join(mkdtempSync(join(tmpdir(), 'rvm-probe-')), 'seen.jsonl');
-    try {
-      const report = await withEnv({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/app_data', PROBE_OUT: probe }, () => fuzzApp(dir, { runs: 10, seed: 7 }));
-      assert.equal(report.error, null);
-      assert.deepEqual(report.findings, []);
-      assert.equal(report.routes[0]!.valid.accepted, 10);
-      const seen = readFileSync(probe, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { dir: string; url: string | null });
-      assert.ok(seen.length >= 1);
-      for (const s of seen) {
-        assert.notEqual(s.dir, dir);
-        assert.ok(s.dir.startsWith(join(dir, DATA_FOLDER, SANDBOX_PREFIX)), s.dir);
-        assert.equal(existsSync(s.dir), false, 'the copy is removed after the run');
-        assert.equal(s.url, null);
-      }
-      // The app had no .rvm/ folder: the run made one for the copy and removed it again.
-      assert.deepEqual(readdirSync(dir).sort(), ['notes.rvm', 'probe.mjs', 'rvm.config.json']);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-      rmSync(join(probe, '..'), { recursive: true, force: true });
+  test('plugins see a copy of the app and no DATABASE_URL; the copy is removed and the app left as it was', async (t) => {
+    const dir = tempApp(t, { 'notes.rvm': NOTES, 'probe.mjs': PROBE_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./probe.mjs'] }) });
+    const probe = join(tempApp(t), 'seen.jsonl');
+    const report = await withEnv({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/app_data', PROBE_OUT: probe }, () => fuzzApp(dir, { runs: 10, seed: 7 }));
+    assert.equal(report.error, null);
+    assert.deepEqual(report.findings, []);
+    assert.equal(report.routes[0]!.valid.accepted, 10);
+    const seen = readFileSync(probe, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { dir: string; url: string | null });
+    assert.ok(seen.length >= 1);
+    for (const s of seen) {
+      assert.notEqual(s.dir, dir);
+      assert.ok(s.dir.startsWith(join(dir, DATA_FOLDER, SANDBOX_PREFIX)), s.dir);
+      assert.equal(existsSync(s.dir), false, 'the copy is removed after the run');
+      assert.equal(s.url, null);
     }
+    // The app had no .rvm/ folder: the run made one for the copy and removed it again.
+    assert.deepEqual(readdirSync(dir).sort(), ['notes.rvm', 'probe.mjs', 'rvm.config.json']);
   });
 
-  test('neither the environment nor the copied rvm.config.json names a database: SQLITE_PATH, database.url and database.sqlite are gone, the rest kept', () => {
+  test('neither the environment nor the copied rvm.config.json names a database: SQLITE_PATH, database.url and database.sqlite are gone, the rest kept', (t) => {
     const config = { database: { url: 'postgres://x/y', sqlite: '/var/lib/app/data.sqlite', pool: 4 }, bodyLimit: '2mb' };
-    const dir = tempApp({ 'api/users.rvm': 'route GET /u {\n  response.ok(1)\n}\n', 'rvm.config.json': JSON.stringify(config) });
-    try {
-      const sandbox = makeSandbox(dir, { DATABASE_URL: 'postgres://x/y', SQLITE_PATH: '/var/lib/app/data.sqlite', HOME: '/home/x' });
-      assert.deepEqual(sandbox.env, { HOME: '/home/x' });
-      assert.deepEqual(JSON.parse(readFileSync(join(sandbox.dir, 'rvm.config.json'), 'utf8')), { database: { pool: 4 }, bodyLimit: '2mb' });
-      assert.deepEqual(JSON.parse(readFileSync(join(dir, 'rvm.config.json'), 'utf8')), config, 'the app\'s own config is untouched');
-      sandbox.remove();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = tempApp(t, { 'api/users.rvm': 'route GET /u {\n  response.ok(1)\n}\n', 'rvm.config.json': JSON.stringify(config) });
+    const sandbox = makeSandbox(dir, { DATABASE_URL: 'postgres://x/y', SQLITE_PATH: '/var/lib/app/data.sqlite', HOME: '/home/x' });
+    assert.deepEqual(sandbox.env, { HOME: '/home/x' });
+    assert.deepEqual(JSON.parse(readFileSync(join(sandbox.dir, 'rvm.config.json'), 'utf8')), { database: { pool: 4 }, bodyLimit: '2mb' });
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, 'rvm.config.json'), 'utf8')), config, 'the app\'s own config is untouched');
+    sandbox.remove();
   });
 
-  test('the copy holds the app and its secrets but not its data, packages or history; the data is untouched', () => {
-    const dir = tempApp({
+  test('the copy holds the app and its secrets but not its data, packages or history; the data is untouched', (t) => {
+    const dir = tempApp(t, {
       'api/users.rvm': 'route GET /u {\n  response.ok(1)\n}\n',
       '.secrets/jwt_secret': 'k'.repeat(40),
       '.rvm/data.sqlite': 'the real data',
       'node_modules/pkg/index.js': 'export default 1;',
       '.git/HEAD': 'ref: refs/heads/main',
     });
-    try {
-      const sandbox = makeSandbox(dir, { DATABASE_URL: 'postgres://x/y', HOME: '/home/x' });
-      assert.deepEqual(readdirSync(sandbox.dir).sort(), ['.secrets', 'api']);
-      assert.equal(readFileSync(join(sandbox.dir, 'api/users.rvm'), 'utf8'), 'route GET /u {\n  response.ok(1)\n}\n');
-      assert.equal(readFileSync(join(sandbox.dir, '.secrets/jwt_secret'), 'utf8'), 'k'.repeat(40));
-      assert.deepEqual(sandbox.env, { HOME: '/home/x' });
-      sandbox.remove();
-      assert.equal(existsSync(sandbox.dir), false);
-      assert.deepEqual(readdirSync(join(dir, DATA_FOLDER)), ['data.sqlite']);
-      assert.equal(readFileSync(join(dir, DATA_FOLDER, 'data.sqlite'), 'utf8'), 'the real data');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const sandbox = makeSandbox(dir, { DATABASE_URL: 'postgres://x/y', HOME: '/home/x' });
+    assert.deepEqual(readdirSync(sandbox.dir).sort(), ['.secrets', 'api']);
+    assert.equal(readFileSync(join(sandbox.dir, 'api/users.rvm'), 'utf8'), 'route GET /u {\n  response.ok(1)\n}\n');
+    assert.equal(readFileSync(join(sandbox.dir, '.secrets/jwt_secret'), 'utf8'), 'k'.repeat(40));
+    assert.deepEqual(sandbox.env, { HOME: '/home/x' });
+    sandbox.remove();
+    assert.equal(existsSync(sandbox.dir), false);
+    assert.deepEqual(readdirSync(join(dir, DATA_FOLDER)), ['data.sqlite']);
+    assert.equal(readFileSync(join(dir, DATA_FOLDER, 'data.sqlite'), 'utf8'), 'the real data');
   });
 });

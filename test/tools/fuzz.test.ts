@@ -1,7 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +11,7 @@ import { COMMANDS } from '../../tools/commands/index.js';
 import { buildRequest, shellQuote, toCurl } from '../../tools/fuzz-request.js';
 import { encode, sampleOf } from '../../tools/fuzz-values.js';
 import { showcaseCopy } from '../support/showcase.js';
+import { tempApp } from '../support/temp-app.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** A copy: fuzzing the showcase stores records, and no test writes into the repository's folder. */
@@ -103,12 +103,6 @@ const UPLOAD_ROUTE = `route POST /avatar {
 }
 `;
 
-function tempApp(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-fuzz-test-'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return dir;
-}
-
 function args(positionals: string[], flags: Record<string, string> = {}): ParsedArgs {
   return { positionals, flags: new Map(Object.entries(flags)), help: false };
 }
@@ -145,13 +139,11 @@ describe('rvm fuzz on the showcase', () => {
 });
 
 describe('rvm fuzz on a buggy app', () => {
-  let dir: string;
+  const dir = tempApp({ after }, { 'routes.rvm': BUGGY_ROUTES, 'lenient.mjs': LENIENT_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./lenient.mjs'] }) });
   let report: FuzzReport;
   before(async () => {
-    dir = tempApp({ 'routes.rvm': BUGGY_ROUTES, 'lenient.mjs': LENIENT_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./lenient.mjs'] }) });
     report = await fuzzApp(dir, { runs: RUNS, seed: 11 });
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
 
   test('exits 1 with one finding of each kind, on the right route and field', () => {
     assert.equal(report.exitCode, 1);
@@ -206,18 +198,14 @@ describe('rvm fuzz on a buggy app', () => {
 });
 
 describe('rvm fuzz with uploads', () => {
-  test('a route with a file field is fuzzed with multipart bodies; an oversized upload counts as refused', async () => {
-    const dir = tempApp({ 'avatar.rvm': UPLOAD_ROUTE });
-    try {
-      const report = await fuzzApp(dir, { runs: RUNS, seed: 3 });
-      assert.deepEqual(report.findings, []);
-      const r = report.routes[0]!;
-      assert.equal(r.valid.accepted, RUNS);
-      assert.equal(r.invalid.refused, RUNS);
-      assert.ok((r.statuses['413'] ?? 0) > 0, 'some upload went over @max_size');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  test('a route with a file field is fuzzed with multipart bodies; an oversized upload counts as refused', async (t) => {
+    const dir = tempApp(t, { 'avatar.rvm': UPLOAD_ROUTE });
+    const report = await fuzzApp(dir, { runs: RUNS, seed: 3 });
+    assert.deepEqual(report.findings, []);
+    const r = report.routes[0]!;
+    assert.equal(r.valid.accepted, RUNS);
+    assert.equal(r.invalid.refused, RUNS);
+    assert.ok((r.statuses['413'] ?? 0) > 0, 'some upload went over @max_size');
   });
 
   test('a multipart request prints as curl with --form-string fields and an inlined file', () => {
@@ -256,29 +244,21 @@ describe('rvm fuzz with uploads', () => {
 });
 
 describe('rvm fuzz on apps that cannot run', () => {
-  test('an app that does not compile: its diagnostics and exit 1, nothing sent', async () => {
-    const dir = tempApp({ 'bad.rvm': "route POST /x {\n  validate {\n    email: text @emial\n  }\n  response.ok(body)\n}\n" });
-    try {
-      const lines: string[] = [];
-      const report = await fuzzApp(dir, { runs: 5, seed: 1, log: (l) => lines.push(l) });
-      assert.equal(report.exitCode, 1);
-      assert.deepEqual(report.diagnostics.map((d) => d.code), ['E_UNKNOWN_VALIDATOR']);
-      assert.deepEqual(report.routes, []);
-      assert.match(lines.join('\n'), /E_UNKNOWN_VALIDATOR/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  test('an app that does not compile: its diagnostics and exit 1, nothing sent', async (t) => {
+    const dir = tempApp(t, { 'bad.rvm': "route POST /x {\n  validate {\n    email: text @emial\n  }\n  response.ok(body)\n}\n" });
+    const lines: string[] = [];
+    const report = await fuzzApp(dir, { runs: 5, seed: 1, log: (l) => lines.push(l) });
+    assert.equal(report.exitCode, 1);
+    assert.deepEqual(report.diagnostics.map((d) => d.code), ['E_UNKNOWN_VALIDATOR']);
+    assert.deepEqual(report.routes, []);
+    assert.match(lines.join('\n'), /E_UNKNOWN_VALIDATOR/);
   });
 
-  test('a plugin that fails to load: the error and exit 1', async () => {
-    const dir = tempApp({ 'a.rvm': 'route GET / {\n  response.ok(1)\n}\n', 'rvm.config.json': JSON.stringify({ plugins: ['./missing.mjs'] }) });
-    try {
-      const report = await fuzzApp(dir, { runs: 5, seed: 1 });
-      assert.equal(report.exitCode, 1);
-      assert.match(report.error ?? '', /missing\.mjs/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  test('a plugin that fails to load: the error and exit 1', async (t) => {
+    const dir = tempApp(t, { 'a.rvm': 'route GET / {\n  response.ok(1)\n}\n', 'rvm.config.json': JSON.stringify({ plugins: ['./missing.mjs'] }) });
+    const report = await fuzzApp(dir, { runs: 5, seed: 1 });
+    assert.equal(report.exitCode, 1);
+    assert.match(report.error ?? '', /missing\.mjs/);
   });
 });
 
@@ -294,18 +274,14 @@ describe('rvm fuzz command line', () => {
     await assert.rejects(fuzzCommand(args([join(tmpdir(), 'no-such-rvm-app')])), /no such folder/);
   });
 
-  test('through the CLI: usage errors exit 2, findings exit 1, a clean app exits 0', () => {
+  test('through the CLI: usage errors exit 2, findings exit 1, a clean app exits 0', (t) => {
     assert.ok(COMMANDS.some((c) => c.name === 'fuzz'));
     const run = (argv: string[]) => spawnSync(process.execPath, [CLI, 'fuzz', ...argv], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     assert.equal(run([SHOWCASE, '--runs', '0']).status, 2);
     assert.equal(run([SHOWCASE, '--runs', '5', '--seed', '1', '--header', 'X-API-Key: showcase-key']).status, 0);
-    const dir = tempApp({ 'routes.rvm': BUGGY_ROUTES, 'lenient.mjs': LENIENT_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./lenient.mjs'] }) });
-    try {
-      const r = run([dir, '--runs', String(RUNS), '--seed', '11']);
-      assert.equal(r.status, 1);
-      assert.match(r.stdout, /FINDING server error: POST \/divide/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = tempApp(t, { 'routes.rvm': BUGGY_ROUTES, 'lenient.mjs': LENIENT_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./lenient.mjs'] }) });
+    const r = run([dir, '--runs', String(RUNS), '--seed', '11']);
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /FINDING server error: POST \/divide/);
   });
 });

@@ -6,10 +6,9 @@
  * same name@version, the route answers 500 rather than run with a rule or a call left out; a
  * bundle is always checked whole.
  */
-import { test, describe, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildApp, loadApp } from '../../../tools/host.js';
 import { inject } from '../../../vm/runtime/http/inject.js';
@@ -19,6 +18,7 @@ import { writeBundle } from '../../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../../vm/diagnostics.js';
 import { definePlugin, type PluginDefinition } from '../../../plugins/sdk.js';
 import { plantSpecial } from '../special-files.js';
+import { tempApp } from '../../support/temp-app.js';
 
 /** A third-party plugin; `withEven: false` is the same name@version with its validator and native gone. */
 function parity(withEven: boolean): PluginDefinition {
@@ -39,17 +39,6 @@ function parity(withEven: boolean): PluginDefinition {
   });
 }
 
-const dirs: string[] = [];
-function app(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-app-cache-'));
-  dirs.push(dir);
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return dir;
-}
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
 const EVEN_ROUTE = `route POST /pairs {
   validate {
     count: int @even
@@ -59,8 +48,8 @@ const EVEN_ROUTE = `route POST /pairs {
 const PLAIN_ROUTE = `route GET /ping { response.ok('pong') }`;
 
 describe('the cache and validation', () => {
-  test('a module whose validation does not compile is reported with its location and never cached', async () => {
-    const dir = app({ 'bad.rvm': `route POST /v {\n  validate {\n    n: int @min()\n  }\n  response.ok(body)\n}`, 'ping.rvm': PLAIN_ROUTE });
+  test('a module whose validation does not compile is reported with its location and never cached', async (t) => {
+    const dir = tempApp(t, { 'bad.rvm': `route POST /v {\n  validate {\n    n: int @min()\n  }\n  response.ok(body)\n}`, 'ping.rvm': PLAIN_ROUTE });
     const build = await buildApp(dir);
     assert.equal(build.linked, null);
     const [problem] = build.diagnostics;
@@ -75,15 +64,15 @@ describe('the cache and validation', () => {
     assert.equal(existsSync(cachePath(dir, 'bad.rvm')), true);
   });
 
-  test('validation and link errors of different files are reported in one run', async () => {
-    const dir = app({ 'a.rvm': `route POST /a {\n  validate {\n    n: int @bogus\n  }\n  response.ok(body)\n}`, 'b.rvm': `route GET /b { response.ok(nope(1)) }` });
+  test('validation and link errors of different files are reported in one run', async (t) => {
+    const dir = tempApp(t, { 'a.rvm': `route POST /a {\n  validate {\n    n: int @bogus\n  }\n  response.ok(body)\n}`, 'b.rvm': `route GET /b { response.ok(nope(1)) }` });
     const build = await buildApp(dir, { cache: false });
     assert.deepEqual(build.diagnostics.map((d) => d.code).sort(), ['E_UNKNOWN_FUNCTION', 'E_UNKNOWN_VALIDATOR']);
   });
 
-  test('a cached artefact that is a symlink to /dev/zero or a FIFO is damaged: recompiled and replaced, never read (issue 12)', async () => {
+  test('a cached artefact that is a symlink to /dev/zero or a FIFO is damaged: recompiled and replaced, never read (issue 12)', async (t) => {
     for (const kind of ['dev-zero', 'fifo'] as const) {
-      const dir = app({ 'ping.rvm': PLAIN_ROUTE });
+      const dir = tempApp(t, { 'ping.rvm': PLAIN_ROUTE });
       await (await loadApp(dir, { logger: captureLogger() })).close();
       const entry = cachePath(dir, 'ping.rvm');
       rmSync(entry);
@@ -100,8 +89,8 @@ describe('the cache and validation', () => {
     }
   });
 
-  test('a route served from the cache validates as one compiled fresh', async () => {
-    const dir = app({ 'pairs.rvm': EVEN_ROUTE });
+  test('a route served from the cache validates as one compiled fresh', async (t) => {
+    const dir = tempApp(t, { 'pairs.rvm': EVEN_ROUTE });
     for (const start of ['cold', 'warm']) {
       const instance = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
       try {
@@ -116,8 +105,8 @@ describe('the cache and validation', () => {
     }
   });
 
-  test('a plugin changed under the same name@version: the cached route answers 500 and never runs without its rule', async () => {
-    const dir = app({ 'pairs.rvm': EVEN_ROUTE, 'ping.rvm': PLAIN_ROUTE });
+  test('a plugin changed under the same name@version: the cached route answers 500 and never runs without its rule', async (t) => {
+    const dir = tempApp(t, { 'pairs.rvm': EVEN_ROUTE, 'ping.rvm': PLAIN_ROUTE });
     const first = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
     await first.close();
     const logger = captureLogger();
@@ -135,8 +124,8 @@ describe('the cache and validation', () => {
     await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }), (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_VALIDATOR');
   });
 
-  test('a bundle is checked whole when opened: a validator its plugins lack is a load error', async () => {
-    const dir = app({ 'pairs.rvm': EVEN_ROUTE });
+  test('a bundle is checked whole when opened: a validator its plugins lack is a load error', async (t) => {
+    const dir = tempApp(t, { 'pairs.rvm': EVEN_ROUTE });
     const build = await buildApp(dir, { cache: false, plugins: [parity(true)] });
     assert.notEqual(build.linked, null);
     const bundle = join(dir, 'app.rvmb');
@@ -150,8 +139,8 @@ describe('the cache and validation', () => {
     );
   });
 
-  test('an app that linked cleanly links lazily on the next start: each chunk, with all it can call, is bound on first run', async () => {
-    const dir = app({
+  test('an app that linked cleanly links lazily on the next start: each chunk, with all it can call, is bound on first run', async (t) => {
+    const dir = tempApp(t, {
       'math.rvm': `fn even(n) {
   if n == 0 { return true }
   return odd(n - 1)
@@ -189,8 +178,8 @@ fn odd(n) { return !even(n) }`);
     await changed.close();
   });
 
-  test('a plugin changed under the same name@version: a route of a proven app calling a vanished native answers 500, the rest serves', async () => {
-    const dir = app({ 'half.rvm': `route GET /half { response.ok(halve(9)) }`, 'ping.rvm': PLAIN_ROUTE });
+  test('a plugin changed under the same name@version: a route of a proven app calling a vanished native answers 500, the rest serves', async (t) => {
+    const dir = tempApp(t, { 'half.rvm': `route GET /half { response.ok(halve(9)) }`, 'ping.rvm': PLAIN_ROUTE });
     await (await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] })).close();
     const logger = captureLogger();
     const instance = await loadApp(dir, { logger, plugins: [parity(false)] });
@@ -207,8 +196,8 @@ fn odd(n) { return !even(n) }`);
     await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }), (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_FUNCTION');
   });
 
-  test('a vanished native deep in a called fn: no request runs the route, not even into its try/catch, and other routes keep what they share', async () => {
-    const dir = app({
+  test('a vanished native deep in a called fn: no request runs the route, not even into its try/catch, and other routes keep what they share', async (t) => {
+    const dir = tempApp(t, {
       'lib.rvm': `fn twice(n) { return n * 2 }\nfn half(n) { return halve(twice(n)) }`,
       'half.rvm': `route GET /half {\n  try {\n    response.ok(half(9))\n  } catch err {\n    response.ok('caught')\n  }\n}\nroute GET /twice { response.ok(twice(4)) }`,
     });

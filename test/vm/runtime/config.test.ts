@@ -1,22 +1,21 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/http/body.js';
 import { CONFIG_FILE, ConfigError, MAX_CONFIG_BYTES, loadSettings, parseSize } from '../../../vm/runtime/config.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
 import { plantSpecial } from '../special-files.js';
+import { tempApp, type TestCleanup } from '../../support/temp-app.js';
 
-function appWith(config: string | null): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-config-'));
-  if (config !== null) writeFileSync(join(dir, 'rvm.config.json'), config);
-  return dir;
+/** An app folder with `config` as its rvm.config.json (none when null), removed after the test. */
+function appWith(t: TestCleanup, config: string | null): string {
+  return tempApp(t, config === null ? {} : { [CONFIG_FILE]: config });
 }
 
 describe('loadSettings', () => {
-  test('defaults without a file', () => {
-    const dir = appWith(null);
+  test('defaults without a file', (t) => {
+    const dir = appWith(t, null);
     const s = loadSettings(dir, { env: {} });
     const { secrets, ...plain } = s;
     assert.deepEqual({ ...plain, config: { ...plain.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, workers: 1 });
@@ -29,20 +28,20 @@ describe('loadSettings', () => {
     for (const workers of [0, -1, 1.5, NaN]) assert.throws(() => loadSettings(null, { env: {}, workers }), ConfigError);
   });
 
-  test('limits: each over its default, sizes in text, anything else a one-line error', () => {
-    const dir = appWith(JSON.stringify({ limits: { wallTimeMs: 5000, maxBodyMemory: '64mb', maxResultMemory: '256mb', maxResponseBytes: 1000, maxConnectionsPerClient: 8 } }));
+  test('limits: each over its default, sizes in text, anything else a one-line error', (t) => {
+    const dir = appWith(t, JSON.stringify({ limits: { wallTimeMs: 5000, maxBodyMemory: '64mb', maxResultMemory: '256mb', maxResponseBytes: 1000, maxConnectionsPerClient: 8 } }));
     const s = loadSettings(dir, { env: {} });
     assert.deepEqual(s.limits, { ...DEFAULT_LIMITS, wallTimeMs: 5000, maxBodyMemory: 64 * 1024 * 1024, maxResultMemory: 256 * 1024 * 1024, maxResponseBytes: 1000, maxConnectionsPerClient: 8 });
     assert.equal(DEFAULT_LIMITS.maxResultMemory, 128 * 1024 * 1024);
     assert.equal(DEFAULT_LIMITS.maxResponseBytes, 16 * 1024 * 1024);
     assert.equal(loadSettings(dir, { env: {}, limits: { maxInFlight: 3 } }).limits.maxInFlight, 3);
     for (const limits of [{ wallTimeMs: 0 }, { maxResponseBytes: 0 }, { maxResultMemory: 'lots' }, { maxInFlight: -1 }, { maxInFlight: 1.5 }, { maxInFlight: '10' }, { cpu: 1 }, [], 'x']) {
-      assert.throws(() => loadSettings(appWith(JSON.stringify({ limits })), { env: {} }), (e: Error & { code?: string }) => e.code === 'E_CONFIG' && /limits/.test(e.message) && !e.message.includes('\n'));
+      assert.throws(() => loadSettings(appWith(t, JSON.stringify({ limits })), { env: {} }), (e: Error & { code?: string }) => e.code === 'E_CONFIG' && /limits/.test(e.message) && !e.message.includes('\n'));
     }
   });
 
-  test('file values, unknown keys kept in config', () => {
-    const dir = appWith(JSON.stringify({ bodyLimit: '2mb', trustProxy: true, plugins: ['./p.js'], reference: { enabled: true }, redisUrl: 'x' }));
+  test('file values, unknown keys kept in config', (t) => {
+    const dir = appWith(t, JSON.stringify({ bodyLimit: '2mb', trustProxy: true, plugins: ['./p.js'], reference: { enabled: true }, redisUrl: 'x' }));
     const s = loadSettings(dir, { env: {} });
     assert.equal(s.bodyLimit, 2 * 1024 * 1024);
     assert.equal(s.trustProxy, true);
@@ -50,8 +49,8 @@ describe('loadSettings', () => {
     assert.equal(s.config.redisUrl, 'x');
   });
 
-  test('env overrides the file; overrides win over env', () => {
-    const dir = appWith(JSON.stringify({ bodyLimit: 100, trustProxy: true }));
+  test('env overrides the file; overrides win over env', (t) => {
+    const dir = appWith(t, JSON.stringify({ bodyLimit: 100, trustProxy: true }));
     const s = loadSettings(dir, { env: { RVM_BODY_LIMIT: '1kb', RVM_TRUST_PROXY: 'false' } });
     assert.equal(s.bodyLimit, 1024);
     assert.equal(s.trustProxy, false);
@@ -59,17 +58,17 @@ describe('loadSettings', () => {
     assert.equal(o.bodyLimit, 5);
   });
 
-  test('a given config (from a bundle) replaces the file and is validated the same way', () => {
-    const dir = appWith(JSON.stringify({ bodyLimit: 100 }));
+  test('a given config (from a bundle) replaces the file and is validated the same way', (t) => {
+    const dir = appWith(t, JSON.stringify({ bodyLimit: 100 }));
     const s = loadSettings(dir, { env: {}, config: { bodyLimit: '3kb', plugins: ['x'] } });
     assert.equal(s.bodyLimit, 3072);
     assert.deepEqual(s.config.plugins, ['x']);
     assert.throws(() => loadSettings(null, { env: {}, config: { trustProxy: 1.5 } }), /trustProxy/);
   });
 
-  test('trustProxy: false, true, a hop count or a list, from the file, RVM_TRUST_PROXY or overrides', () => {
-    assert.equal(loadSettings(appWith(JSON.stringify({ trustProxy: 2 })), { env: {} }).trustProxy, 2);
-    assert.deepEqual(loadSettings(appWith(JSON.stringify({ trustProxy: ['10.0.0.0/8', 'loopback'] })), { env: {} }).trustProxy, ['10.0.0.0/8', 'loopback']);
+  test('trustProxy: false, true, a hop count or a list, from the file, RVM_TRUST_PROXY or overrides', (t) => {
+    assert.equal(loadSettings(appWith(t, JSON.stringify({ trustProxy: 2 })), { env: {} }).trustProxy, 2);
+    assert.deepEqual(loadSettings(appWith(t, JSON.stringify({ trustProxy: ['10.0.0.0/8', 'loopback'] })), { env: {} }).trustProxy, ['10.0.0.0/8', 'loopback']);
     assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: 'true' } }).trustProxy, true);
     assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '3' } }).trustProxy, 3);
     assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '0' } }).trustProxy, false);
@@ -82,26 +81,26 @@ describe('loadSettings', () => {
     assert.throws(() => loadSettings(null, { env: {}, trustProxy: -1 }), ConfigError);
   });
 
-  test('a config file that is a FIFO or a directory, or over MAX_CONFIG_BYTES, is a one-line error, never read', () => {
+  test('a config file that is a FIFO or a directory, or over MAX_CONFIG_BYTES, is a one-line error, never read', (t) => {
     for (const kind of ['fifo', 'directory'] as const) {
-      const dir = appWith(null);
+      const dir = appWith(t, null);
       plantSpecial(dir, CONFIG_FILE, kind);
       assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e instanceof ConfigError && /rvm\.config\.json: cannot read: not a regular file/.test(e.message), kind);
     }
-    const dir = appWith(JSON.stringify({ bodyLimit: 10 }) + ' '.repeat(MAX_CONFIG_BYTES - 16));
+    const dir = appWith(t, JSON.stringify({ bodyLimit: 10 }) + ' '.repeat(MAX_CONFIG_BYTES - 16));
     assert.equal(loadSettings(dir, { env: {} }).bodyLimit, 10);
     truncateSync(join(dir, CONFIG_FILE), MAX_CONFIG_BYTES + 1);
     assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e instanceof ConfigError && e.message.includes(`larger than ${MAX_CONFIG_BYTES} bytes`));
   });
 
-  test('malformed file → one-line error naming the file', () => {
-    const dir = appWith('{ "bodyLimit": ');
+  test('malformed file → one-line error naming the file', (t) => {
+    const dir = appWith(t, '{ "bodyLimit": ');
     assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e.message.includes('rvm.config.json') && e.message.includes('invalid JSON') && !e.message.includes('\n'));
   });
 
-  test('invalid values → errors', () => {
+  test('invalid values → errors', (t) => {
     for (const bad of ['[]', '{"bodyLimit":"lots"}', '{"bodyLimit":-1}', '{"trustProxy":"yes"}', '{"plugins":"x"}', '{"reference":3}']) {
-      assert.throws(() => loadSettings(appWith(bad), { env: {} }), /rvm\.config\.json/, bad);
+      assert.throws(() => loadSettings(appWith(t, bad), { env: {} }), /rvm\.config\.json/, bad);
     }
     assert.throws(() => loadSettings(null, { env: { RVM_TRUST_PROXY: 'maybe' } }), /RVM_TRUST_PROXY/);
     assert.throws(() => loadSettings(null, { env: { RVM_BODY_LIMIT: '5 parsecs' } }), /RVM_BODY_LIMIT/);
