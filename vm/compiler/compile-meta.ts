@@ -187,19 +187,14 @@ export function pathParams(segments: readonly PathSegment[]): string[] {
 export function credentialsRead(node: unknown): { headers: string[]; cookies: string[] } {
   const headers = new Set<string>();
   const cookies = new Set<string>();
-  const visit = (n: unknown): void => {
-    if (Array.isArray(n)) return n.forEach(visit);
-    if (n === null || typeof n !== 'object') return;
+  eachNode(node, (n) => {
     const e = n as Expr;
-    if (e.kind === 'Member' || e.kind === 'Index') {
-      const bag = e.object.kind === 'Member' && e.object.object.kind === 'Name' && e.object.object.name === 'request' ? e.object.name : null;
-      const key = e.kind === 'Member' ? e.name : fold(e.index)?.value;
-      if (typeof key === 'string' && bag === 'headers') headers.add(key.toLowerCase());
-      if (typeof key === 'string' && bag === 'cookies') cookies.add(key);
-    }
-    for (const value of Object.values(n)) visit(value);
-  };
-  visit(node);
+    const key = constantKey(e);
+    if (key === null || (e.kind !== 'Member' && e.kind !== 'Index')) return;
+    const bag = e.object.kind === 'Member' && e.object.object.kind === 'Name' && e.object.object.name === 'request' ? e.object.name : null;
+    if (bag === 'headers') headers.add(key.toLowerCase());
+    if (bag === 'cookies') cookies.add(key);
+  });
   return { headers: [...headers], cookies: [...cookies] };
 }
 
@@ -209,19 +204,28 @@ export function credentialsRead(node: unknown): { headers: string[]; cookies: st
  */
 export function stateFieldsSet(node: unknown): string[] {
   const fields = new Set<string>();
-  const visit = (n: unknown): void => {
-    if (Array.isArray(n)) return n.forEach(visit);
-    if (n === null || typeof n !== 'object') return;
+  eachNode(node, (n) => {
     const stmt = n as { kind?: string; target?: Expr };
-    if (stmt.kind === 'Assign') {
-      const target = stmt.target!;
-      const key = target.kind === 'Member' ? target.name : target.kind === 'Index' ? fold(target.index)?.value : undefined;
-      if (typeof key === 'string' && (target.kind === 'Member' || target.kind === 'Index') && target.object.kind === 'Name' && target.object.name === 'state') fields.add(key);
-    }
-    for (const value of Object.values(n)) visit(value);
-  };
-  visit(node);
+    if (stmt.kind !== 'Assign') return;
+    const target = stmt.target!;
+    const key = constantKey(target);
+    if (key !== null && (target.kind === 'Member' || target.kind === 'Index') && target.object.kind === 'Name' && target.object.name === 'state') fields.add(key);
+  });
   return [...fields];
+}
+
+/** The name a member or index expression reads when it is a constant (`a.b`, `a['b']`), else null. */
+function constantKey(e: Expr): string | null {
+  const key = e.kind === 'Member' ? e.name : e.kind === 'Index' ? fold(e.index)?.value : undefined;
+  return typeof key === 'string' ? key : null;
+}
+
+/** Calls `visit` on every node of an AST (or part of one), outermost first, in source order. */
+function eachNode(node: unknown, visit: (n: object) => void): void {
+  if (Array.isArray(node)) return node.forEach((n) => eachNode(n, visit));
+  if (node === null || typeof node !== 'object') return;
+  visit(node);
+  for (const value of Object.values(node)) eachNode(value, visit);
 }
 
 /** The tag of a route's doc comment that declares a response's schema by hand. */
