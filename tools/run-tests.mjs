@@ -1,8 +1,64 @@
-// Runs every compiled test file (dist/test/**/*.test.js) with node's test runner, so the run ends
-// with its summary (tests, pass, fail). Extra arguments filter files by substring.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+// Runs the compiled test files (dist/test/**/*.test.js) with node's test runner and ends with one
+// summary (tests, suites, pass, fail, …) as a single `node --test` prints it.
+//
+//   node tools/run-tests.mjs [--quick] [substring …]
+//
+// Two lanes, one after the other:
+// - the parallel lane runs every file not in SERIAL, CONCURRENCY files at a time;
+// - the serial lane runs the files in SERIAL one at a time, alone: they assert on wall-clock time,
+//   CPU or memory, or on behaviour under load, which files running beside them would skew.
+// --quick runs the parallel lane's unit files only (not those under FOLDERS_BEYOND_UNIT).
+// Substrings keep the files whose path contains one of them.
+//
+// Then the run checks that its tests left nothing behind: every file runs with TMPDIR (so
+// os.tmpdir()) set to a folder of the run's own, which must be empty at the end, and no process
+// the run started may still be running. Either leftover is a failing test in the summary.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
+import { finished } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** The timing-sensitive files, by source path: the serial lane. */
+const SERIAL = [
+  'test/integration/admission.test.ts', // queued requests answered within a time window
+  'test/integration/argon2-concurrency.test.ts', // event-loop delay while hashing
+  'test/integration/cpu-budget.test.ts',
+  'test/integration/flood.test.ts', // memory under floods
+  'test/integration/records-faults.test.ts', // answers within the query or connect timeout
+  'test/integration/records-http-faults.test.ts',
+  'test/integration/redis-outage.test.ts', // under load
+  'test/integration/result-memory.test.ts',
+  'test/integration/sqlite-stall.test.ts',
+  'test/integration/upload-memory.test.ts',
+  'test/integration/worker-killed.test.ts', // under load
+  'test/integration/workers-app-secret.test.ts',
+  'test/integration/workers-postgres.test.ts',
+  'test/integration/workers-records.test.ts',
+  'test/integration/workers-store.test.ts',
+  'test/stdlib/auth-whatsapp.test.ts', // timeouts measured to a few ms
+  'test/stdlib/records-postgres-hung.test.ts',
+  'test/stdlib/validation-hostile.test.ts', // regular expressions within a time bound
+  'test/stdlib/validation-pattern.test.ts',
+  'test/stdlib/validation-regex-app.test.ts',
+  'test/vm/interp/interpreter-budget.test.ts', // CPU budget
+  'test/vm/runtime/http/server.test.ts', // answers within 250 ms
+  'test/vm/runtime/stores/ipc-conformance.test.ts', // windows and expiries on the real clock
+  'test/vm/runtime/stores/ipc.test.ts',
+  'test/vm/runtime/stores/memory-conformance.test.ts',
+  'test/vm/runtime/stores/redis.test.ts',
+  'test/vm/runtime/stores/sliding-window-memory.test.ts', // heap per key
+];
+
+/** Folders whose files run whole servers or outside programs (npm, Python, Chromium): not in --quick. */
+const FOLDERS_BEYOND_UNIT = ['test/integration/', 'test/outside/', 'test/reference/', 'test/examples/'];
+
+const CONCURRENCY = Number(process.env.RVM_TEST_CONCURRENCY) || Math.max(2, availableParallelism());
+
+/** The summary lines node's runner ends a run with, in its order. */
+const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'];
 
 function collect(dir) {
   const out = [];
@@ -14,18 +70,142 @@ function collect(dir) {
   return out;
 }
 
-const filters = process.argv.slice(2);
+const sourceOf = (compiled) => compiled.replace(/^dist[\\/]/, '').replace(/\.js$/, '.ts').replaceAll('\\', '/');
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const filters = args.filter((a) => a !== '--quick');
+
+const stale = SERIAL.filter((path) => !existsSync(path));
+if (stale.length > 0) {
+  console.error(`tools/run-tests.mjs lists in SERIAL files that no longer exist: ${stale.join(', ')}`);
+  process.exit(1);
+}
+
 // Only tests whose source still exists: a test deleted or renamed leaves its compiled file in
 // dist, which would otherwise run here (and not in a fresh clone).
 const files = collect('dist/test')
-  .filter((f) => existsSync(f.replace(/^dist[\\/]/, '').replace(/\.js$/, '.ts')))
+  .filter((f) => existsSync(sourceOf(f)))
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
+  .filter((f) => !quick || !FOLDERS_BEYOND_UNIT.some((folder) => sourceOf(f).startsWith(folder)))
   .sort();
 // With no file, node's runner would look for tests everywhere on its own.
 if (files.length === 0) {
   console.error(`no test file matches ${filters.map((s) => `'${s}'`).join(' or ') || 'dist/test/**/*.test.js'}`);
   process.exit(1);
 }
-const reporter = process.env.RVM_TEST_REPORTER ?? 'spec';
-const result = spawnSync(process.execPath, ['--test', `--test-reporter=${reporter}`, ...files], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+const isSerial = (f) => SERIAL.includes(sourceOf(f));
+const lanes = [
+  { name: 'parallel lane', files: files.filter((f) => !isSerial(f)), concurrency: CONCURRENCY },
+  { name: 'serial lane', files: files.filter(isSerial), concurrency: 1 },
+].filter((lane) => lane.files.length > 0);
+
+const started = performance.now();
+const runTmp = mkdtempSync(join(tmpdir(), 'rvm-test-run-'));
+// The test processes inherit the environment: their temp files land in runTmp, and the variable
+// marks every process they start, even one that outlives its parent.
+process.env.TMPDIR = runTmp;
+
+const reporter = new spec();
+reporter.pipe(process.stdout);
+const totals = Object.fromEntries(SUMMARY_KEYS.map((key) => [key, 0]));
+const laneTimes = [];
+for (const lane of lanes) {
+  const laneStarted = performance.now();
+  for await (const event of run({ files: lane.files, concurrency: lane.concurrency })) {
+    const summary = summaryLine(event);
+    if (summary) totals[summary.key] += summary.value;
+    else reporter.write(event);
+  }
+  laneTimes.push(`${lane.name} ${seconds(performance.now() - laneStarted)} (${lane.files.length} file${lane.files.length === 1 ? '' : 's'}, ${lane.concurrency} at a time)`);
+}
+
+const leftProcesses = await processesLeftBy(runTmp);
+// Killed, so that they do not hold ports or files into the next run.
+for (const p of leftProcesses) {
+  try {
+    process.kill(p.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+check('no process left running by the tests', leftProcesses.map((p) => `${p.pid} ${p.command}`));
+check(`nothing left in the temp folder (TMPDIR=${runTmp})`, readdirSync(runTmp));
+rmSync(runTmp, { recursive: true, force: true });
+
+totals.duration_ms = performance.now() - started;
+for (const key of SUMMARY_KEYS) reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message: `${key} ${totals[key]}` } });
+reporter.end();
+await finished(reporter);
+console.log(`total wall time ${seconds(totals.duration_ms)}: ${laneTimes.join(', ')}`);
+process.exit(totals.fail + totals.cancelled > 0 ? 1 : 0);
+
+/** One of the summary lines a lane's run ends with, or undefined for any other event. */
+function summaryLine(event) {
+  if (event.type !== 'test:diagnostic' || event.data.nesting !== 0 || event.data.file !== undefined) return undefined;
+  const [key, value] = event.data.message.split(' ');
+  return SUMMARY_KEYS.includes(key) ? { key, value: Number(value) } : undefined;
+}
+
+/** Reports a run-level check as a top-level test, failing with the leftovers it names. */
+function check(name, leftovers) {
+  const failed = leftovers.length > 0;
+  const data = { name, nesting: 0, testNumber: totals.tests + 1, details: { duration_ms: 0 } };
+  if (failed) {
+    const message = `left behind:\n${leftovers.map((l) => `  ${l}`).join('\n')}`;
+    data.details.error = Object.assign(new Error(message), { stack: message });
+  }
+  reporter.write({ type: failed ? 'test:fail' : 'test:pass', data });
+  totals.tests += 1;
+  totals[failed ? 'fail' : 'pass'] += 1;
+}
+
+/**
+ * The processes still running that the run started: those whose parent chain leads here, and
+ * those whose environment carries the run's TMPDIR (a server whose test process has ended is
+ * handed to init, but keeps the environment it started with). A process ending as the last
+ * test closes gets a moment to go.
+ */
+async function processesLeftBy(runTmp) {
+  for (let attempt = 1; ; attempt++) {
+    const processes = runningProcesses();
+    const descendsFromHere = (p) => {
+      for (let ppid = p.ppid; ppid > 1; ppid = processes.get(ppid)?.ppid ?? 0) if (ppid === process.pid) return true;
+      return false;
+    };
+    const left = [...processes.values()].filter((p) => p.pid !== process.pid && (descendsFromHere(p) || p.environ.includes(`TMPDIR=${runTmp}`)));
+    if (left.length === 0 || attempt === 20) return left;
+    await sleep(100);
+  }
+}
+
+/** The processes of this machine by pid (Linux's /proc), zombies aside: parent, command and environment. */
+function runningProcesses() {
+  const processes = new Map();
+  if (!existsSync('/proc/self/stat')) return processes;
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    const read = (file) => {
+      try {
+        return readFileSync(`/proc/${name}/${file}`, 'utf8');
+      } catch {
+        return ''; // ended while being read, or another user's
+      }
+    };
+    const stat = read('stat');
+    // pid (comm) state ppid …; comm may hold spaces and parentheses.
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (!stat || state === 'Z') continue;
+    processes.set(Number(name), {
+      pid: Number(name),
+      ppid: Number(ppid),
+      command: read('cmdline').replaceAll('\0', ' ').trim().slice(0, 200),
+      environ: read('environ').split('\0'),
+    });
+  }
+  return processes;
+}
+
+function seconds(ms) {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
