@@ -13,7 +13,7 @@
 // Then the run checks that its tests left nothing behind: every file runs with TMPDIR (so
 // os.tmpdir()) set to a folder of the run's own, which must be empty at the end, and no process
 // the run started may still be running. Either leftover is a failing test in the summary.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from 'node:test';
@@ -102,6 +102,8 @@ const lanes = [
 
 const started = performance.now();
 const runTmp = mkdtempSync(join(tmpdir(), 'rvm-test-run-'));
+// Open to every user as /tmp is: the throwaway PostgreSQL runs as the postgres user in a folder here.
+chmodSync(runTmp, 0o1777);
 // The test processes inherit the environment: their temp files land in runTmp, and the variable
 // marks every process they start, even one that outlives its parent.
 process.env.TMPDIR = runTmp;
