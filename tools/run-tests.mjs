@@ -3,11 +3,13 @@
 //
 //   node tools/run-tests.mjs [--quick] [substring …]
 //
-// Two lanes, one after the other:
-// - the parallel lane runs every file not in SERIAL, CONCURRENCY files at a time;
-// - the serial lane runs the files in SERIAL one at a time, alone: they assert on wall-clock time,
-//   CPU or memory, or on behaviour under load, which files running beside them would skew.
-// --quick runs the parallel lane's unit files only (not those under FOLDERS_BEYOND_UNIT).
+// Two lanes, side by side:
+// - the timing lane runs the files in SERIAL one at a time: they assert on wall-clock time, CPU or
+//   memory, or on behaviour under load, so two of them must not skew each other;
+// - the other lane runs every other file, CONCURRENCY at a time (by default one core fewer than
+//   the machine has, at least one: the timing lane keeps the remaining one).
+// Each file's results are printed together, whichever lane it ran in.
+// --quick runs the other lane's unit files only (not those under FOLDERS_BEYOND_UNIT).
 // Substrings keep the files whose path contains one of them.
 //
 // Then the run checks that its tests left nothing behind: every file runs with TMPDIR (so
@@ -21,7 +23,7 @@ import { spec } from 'node:test/reporters';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** The timing-sensitive files, by source path: the serial lane. */
+/** The timing-sensitive files, by source path: the timing lane. */
 const SERIAL = [
   'test/integration/admission.test.ts', // queued requests answered within a time window
   'test/integration/argon2-concurrency.test.ts', // event-loop delay while hashing
@@ -55,7 +57,7 @@ const SERIAL = [
 /** Folders whose files run whole servers or outside programs (npm, Python, Chromium): not in --quick. */
 const FOLDERS_BEYOND_UNIT = ['test/integration/', 'test/outside/', 'test/reference/', 'test/examples/'];
 
-const CONCURRENCY = Number(process.env.RVM_TEST_CONCURRENCY) || Math.max(2, availableParallelism());
+const CONCURRENCY = Number(process.env.RVM_TEST_CONCURRENCY) || Math.max(1, availableParallelism() - 1);
 
 /** The summary lines node's runner ends a run with, in its order. */
 const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'];
@@ -96,8 +98,8 @@ if (files.length === 0) {
 }
 const isSerial = (f) => SERIAL.includes(sourceOf(f));
 const lanes = [
-  { name: 'parallel lane', files: files.filter((f) => !isSerial(f)), concurrency: CONCURRENCY },
-  { name: 'serial lane', files: quick ? [] : files.filter(isSerial), concurrency: 1 },
+  { name: 'timing lane', files: quick ? [] : files.filter(isSerial), concurrency: 1 },
+  { name: 'other lane', files: files.filter((f) => !isSerial(f)), concurrency: CONCURRENCY },
 ].filter((lane) => lane.files.length > 0);
 
 const started = performance.now();
@@ -111,16 +113,7 @@ process.env.TMPDIR = runTmp;
 const reporter = new spec();
 reporter.pipe(process.stdout);
 const totals = Object.fromEntries(SUMMARY_KEYS.map((key) => [key, 0]));
-const laneTimes = [];
-for (const lane of lanes) {
-  const laneStarted = performance.now();
-  for await (const event of run({ files: lane.files, concurrency: lane.concurrency })) {
-    const summary = summaryLine(event);
-    if (summary) totals[summary.key] += summary.value;
-    else reporter.write(event);
-  }
-  laneTimes.push(`${lane.name} ${seconds(performance.now() - laneStarted)} (${lane.files.length} file${lane.files.length === 1 ? '' : 's'}, ${lane.concurrency} at a time)`);
-}
+const laneTimes = await Promise.all(lanes.map(runLane));
 
 const leftProcesses = await processesLeftBy(runTmp);
 // Killed, so that they do not hold ports or files into the next run.
@@ -141,6 +134,32 @@ reporter.end();
 await finished(reporter);
 console.log(`total wall time ${seconds(totals.duration_ms)}: ${laneTimes.join(', ')}`);
 process.exit(totals.fail + totals.cancelled > 0 ? 1 : 0);
+
+/**
+ * Runs a lane's files, handing their events to the reporter one file at a time (node's runner
+ * reports a file's events together, but two lanes' streams would interleave); adds the lane's
+ * summary lines to the totals. Resolves to a line on the lane's time.
+ */
+async function runLane(lane) {
+  const laneStarted = performance.now();
+  let held = [];
+  const flush = () => {
+    for (const event of held) reporter.write(event);
+    held = [];
+  };
+  for await (const event of run({ files: lane.files, concurrency: lane.concurrency })) {
+    const summary = summaryLine(event);
+    if (summary) {
+      totals[summary.key] += summary.value;
+      continue;
+    }
+    if (held.length > 0 && event.data?.file !== held[0].data?.file) flush();
+    held.push(event);
+  }
+  flush();
+  const count = `${lane.files.length} file${lane.files.length === 1 ? '' : 's'}`;
+  return `${lane.name} ${seconds(performance.now() - laneStarted)} (${count}, ${lane.concurrency} at a time)`;
+}
 
 /** One of the summary lines a lane's run ends with, or undefined for any other event. */
 function summaryLine(event) {
