@@ -46,5 +46,5 @@ export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js
 export { unstorableText } from '../vm/runtime/validate.js';
 export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
 export { RESPONSE_HELPERS, VALIDATION_ERROR_SCHEMA } from '../vm/compiler/infer.js';
-export { RECORD_TYPE_KEYWORD, objectSchema, orNull, storedFieldSchema } from '../vm/compiler/field-schema.js';
+export { RECORD_TYPE_KEYWORD, SCHEMA_LISTS, SCHEMA_VALUED, isObject, objectSchema, orNull, storedFieldSchema, walkSchema } from '../vm/compiler/field-schema.js';
 export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';
