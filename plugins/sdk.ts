@@ -22,6 +22,7 @@ export { UploadedFile } from '../vm/runtime/http/upload.js';
 export type { Constant, FieldType, Literal } from '../vm/lang.js';
 export { didYouMean } from '../vm/diagnostics.js';
 export { onFirstUse } from '../vm/on-first-use.js';
+export { OutageLog, type OutageLines, type OutageLogTarget } from '../vm/runtime/stores/unavailable.js';
 export type { JsonSchema } from '../vm/bytecode/module.js';
 
 /** Declares a plugin; the identity function, there for its types. */
