@@ -22,6 +22,7 @@ export { UploadedFile } from '../vm/runtime/http/upload.js';
 export type { Constant, FieldType, Literal } from '../vm/lang.js';
 export { didYouMean } from '../vm/diagnostics.js';
 export { onFirstUse } from '../vm/on-first-use.js';
+export { OutageLog, type OutageLines, type OutageLogTarget } from '../vm/runtime/stores/unavailable.js';
 export type { JsonSchema } from '../vm/bytecode/module.js';
 
 /** Declares a plugin; the identity function, there for its types. */
@@ -46,5 +47,5 @@ export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js
 export { unstorableText } from '../vm/runtime/validate.js';
 export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
 export { RESPONSE_HELPERS, VALIDATION_ERROR_SCHEMA } from '../vm/compiler/infer.js';
-export { RECORD_TYPE_KEYWORD, objectSchema, orNull, storedFieldSchema } from '../vm/compiler/field-schema.js';
+export { RECORD_TYPE_KEYWORD, SCHEMA_LISTS, SCHEMA_VALUED, isObject, objectSchema, orNull, storedFieldSchema, walkSchema } from '../vm/compiler/field-schema.js';
 export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';

@@ -5,7 +5,7 @@
  * (422 `validation_failed` with `details`, the request-validation shape); store failures answer
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
-import { HTTP, RvmError, getField, isPlainObject, typeName, type CallContext, type ErrorResponseSpec, type FieldProblem, type Halt, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { HTTP, OutageLog, RvmError, getField, isPlainObject, typeName, type CallContext, type ErrorResponseSpec, type FieldProblem, type Halt, type OutageLines, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { ConflictError, DatabaseUnavailableError, InvalidQueryError, StoreOverloadedError, UnstorableValueError, own, put, andThen, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
@@ -35,21 +35,10 @@ const WRITE_ERRORS: ErrorResponseSpec[] = [
  * 503 database_unavailable, and once more when a request reaches the database again, however many
  * fail meanwhile (a line per failed request would bury the rest of the log, spec/deploy.md).
  */
-class OutageLog {
-  down = false;
-
-  failed(ctx: CallContext, e: DatabaseUnavailableError): void {
-    if (this.down) return;
-    this.down = true;
-    ctx.log(`records: ${e.message}; requests that need it answer 503 database_unavailable until it is back`);
-  }
-
-  reached(ctx: CallContext): void {
-    if (!this.down) return;
-    this.down = false;
-    ctx.log('records: the database is available again');
-  }
-}
+const DATABASE_OUTAGE: OutageLines = {
+  down: (cause) => `records: ${cause}; requests that need it answer 503 database_unavailable until it is back`,
+  back: 'records: the database is available again',
+};
 
 /**
  * A store's failure (or a query the provider refused) as the answer it makes; anything else is
@@ -61,7 +50,7 @@ function answerFailure(ctx: CallContext, e: unknown, outage: OutageLog, shape?: 
   if (e instanceof InvalidQueryError) return ctx.fail(400, e.message, 'invalid_query');
   if (e instanceof UnstorableValueError) return refuse(ctx, shape ?? null, [{ field: e.field, rule: e.rule, message: e.message }]);
   if (e instanceof DatabaseUnavailableError) {
-    outage.failed(ctx, e);
+    outage.failed(e, ctx);
     return ctx.fail(503, 'The database is unavailable', 'database_unavailable');
   }
   if (e instanceof StoreOverloadedError) return ctx.fail(503, 'The server is busy; try again shortly', 'overloaded', { 'retry-after': String(e.retryAfterS) });
@@ -161,7 +150,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
 
   /** Whether the store has been brought to the app's types (record operations then start at once). */
   let isSynced = false;
-  const outage = new OutageLog();
+  const outage = new OutageLog(DATABASE_OUTAGE);
 
   /** Brings the store to the app's types once per link (the first record operation waits for it). */
   const ready = (): Promise<void> => {
@@ -207,7 +196,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     }
     // The answer and the failure in one `then`: one promise per operation on a network database.
     // Only during an outage does a success also end it (a closure more per operation then, not always).
-    const answered = outage.down ? (value: T) => (outage.reached(ctx), answer(value)) : answer;
+    const answered = outage.isDown ? (value: T) => (outage.reached(ctx), answer(value)) : answer;
     return result.then(answered, (e: unknown) => answerFailure(ctx, e, outage, shape));
   };
 

@@ -3,8 +3,7 @@
  * 2020-12 keywords rewritten into the 3.0 schema dialect (`nullable`, boolean exclusive bounds,
  * `format: binary` files, a single `example`), and keywords 3.0 has no word for dropped.
  */
-import { isObject, walkSchema } from './schemas.js';
-import type { JsonSchema } from '../../plugins/sdk.js';
+import { isObject, walkSchema, type JsonSchema } from '../../plugins/sdk.js';
 
 /** The version string of the 3.0 rendering (the last 3.0.x every validator knows). */
 const OPENAPI_30 = '3.0.3';

@@ -3,7 +3,7 @@
  * validators' keywords and `x-rvm-decorators`, and the small normalisations every emitted schema
  * gets so that a standard validator accepts it.
  */
-import { RECORD_TYPE_KEYWORD, objectSchema, storedFieldSchema, type FieldInfo, type JsonSchema, type TypeInfo } from '../../plugins/sdk.js';
+import { RECORD_TYPE_KEYWORD, SCHEMA_LISTS, SCHEMA_VALUED, isObject, objectSchema, storedFieldSchema, walkSchema, type FieldInfo, type JsonSchema, type TypeInfo } from '../../plugins/sdk.js';
 
 /** Where the shared schemas live in the document. */
 export const SCHEMAS_PATH = '#/components/schemas/';
@@ -31,33 +31,6 @@ export function cloneJson<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
-/** The schema keywords whose value is one schema. */
-const SCHEMA_VALUED = ['items', 'not', 'additionalProperties', 'contains', 'if', 'then', 'else', 'propertyNames'];
-/** The schema keywords whose value is a list of schemas. */
-const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
-
-/**
- * Visits `schema` and every schema nested in it (properties, items, allOf, ...), innermost
- * first, letting `fix` rewrite each in place. Property names are never mistaken for keywords.
- */
-export function walkSchema(schema: JsonSchema, fix: (s: JsonSchema) => void): void {
-  const props = schema.properties;
-  if (isObject(props)) for (const value of Object.values(props)) if (isObject(value)) walkSchema(value, fix);
-  for (const key of SCHEMA_VALUED) {
-    const value = schema[key];
-    if (isObject(value)) walkSchema(value, fix);
-  }
-  for (const key of SCHEMA_LISTS) {
-    const value = schema[key];
-    if (Array.isArray(value)) for (const item of value) if (isObject(item)) walkSchema(item, fix);
-  }
-  fix(schema);
-}
-
-/** True for a plain object (not a list, not null). */
-export function isObject(value: unknown): value is JsonSchema {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 /**
  * A copy of `schema` ready for the document: lists without `items` get `items: {}` (validators

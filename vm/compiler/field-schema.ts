@@ -163,3 +163,31 @@ export function recordPageSchema(name: string, fields: readonly FieldMeta[] | nu
     required: ['items', 'next'],
   };
 }
+
+/** The schema keywords whose value is one schema. */
+export const SCHEMA_VALUED: readonly string[] = ['items', 'not', 'additionalProperties', 'contains', 'if', 'then', 'else', 'propertyNames'];
+/** The schema keywords whose value is a list of schemas. */
+export const SCHEMA_LISTS: readonly string[] = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+
+/**
+ * Visits `schema` and every schema nested in it (properties, items, allOf, ...), innermost
+ * first, letting `fix` rewrite each in place. Property names are never mistaken for keywords.
+ */
+export function walkSchema(schema: JsonSchema, fix: (s: JsonSchema) => void): void {
+  const props = schema.properties;
+  if (isObject(props)) for (const value of Object.values(props)) if (isObject(value)) walkSchema(value, fix);
+  for (const key of SCHEMA_VALUED) {
+    const value = schema[key];
+    if (isObject(value)) walkSchema(value, fix);
+  }
+  for (const key of SCHEMA_LISTS) {
+    const value = schema[key];
+    if (Array.isArray(value)) for (const item of value) if (isObject(item)) walkSchema(item, fix);
+  }
+  fix(schema);
+}
+
+/** True for a plain object (not a list, not null). */
+export function isObject(value: unknown): value is JsonSchema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

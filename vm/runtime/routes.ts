@@ -7,7 +7,7 @@
 import type { ChunkData, CompiledModule, JsonSchema, MiddlewareMeta, ResponseMeta } from '../bytecode/module.js';
 import { CALL_KEYWORD, mergeResponses } from '../compiler/infer.js';
 import { RETURNS_TAG } from '../compiler/compile-meta.js';
-import { RECORD_TYPE_KEYWORD, resultTypeSchema } from '../compiler/field-schema.js';
+import { RECORD_TYPE_KEYWORD, resultTypeSchema, walkSchema } from '../compiler/field-schema.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { DIAG, HTTP } from '../errors.js';
 import { arityMismatch } from '../arity.js';
@@ -215,14 +215,10 @@ function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCalla
 /** The record type names marked in `schema` (RECORD_TYPE_KEYWORD), each once. */
 function recordTypesIn(schema: JsonSchema): string[] {
   const names = new Set<string>();
-  const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
-    if (node === null || typeof node !== 'object') return;
-    const mark = (node as Record<string, unknown>)[RECORD_TYPE_KEYWORD];
+  walkSchema(schema, (node) => {
+    const mark = node[RECORD_TYPE_KEYWORD];
     if (typeof mark === 'string') names.add(mark);
-    for (const value of Object.values(node)) visit(value);
-  };
-  visit(schema);
+  });
   return [...names];
 }
 

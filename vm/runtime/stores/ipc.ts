@@ -25,7 +25,7 @@
 import { RvmError, type Value } from '../../values.js';
 import type { KeyValueStore, WindowResult } from '../../../plugins/contract.js';
 import { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from '../store.js';
-import { OutageLog, StoreUnavailableError } from './unavailable.js';
+import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarget } from './unavailable.js';
 
 /**
  * How long a worker waits for the primary's answer before the request fails 503: a healthy
@@ -229,13 +229,15 @@ export class IpcStore implements KeyValueStore {
   private readonly sent = new Map<number, Batch>();
   private nextBatch = 1;
   private readonly timeoutMs: number;
-  private readonly outage: OutageLog | undefined;
+  private readonly outage = new OutageLog(storeOutageLines('the primary process (--workers)'));
+  /** Where the outage's lines go. */
+  private readonly logTo: OutageLogTarget;
   /** Requests made in this turn of the event loop (flat, as sent) and their promises, sent together when it ends (`flush`). */
   private queued: unknown[] = [];
   private queuedPending: Pending[] = [];
   private readonly onMessage = (message: unknown): void => {
     if (!isReplies(message)) return;
-    this.outage?.reached();
+    this.outage.reached(this.logTo);
     const batch = this.sent.get(message.batch);
     // A reply after its timeout finds nobody waiting: the batch already failed 503.
     if (batch === undefined) return;
@@ -284,7 +286,7 @@ export class IpcStore implements KeyValueStore {
     options: IpcStoreOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? IPC_COMMAND_TIMEOUT_MS;
-    this.outage = options.log === undefined ? undefined : new OutageLog('the primary process (--workers)', options.log);
+    this.logTo = { log: options.log ?? (() => {}) };
     channel.on('message', this.onMessage);
     channel.on('disconnect', this.onDisconnect);
   }
@@ -383,7 +385,7 @@ export class IpcStore implements KeyValueStore {
   /** The error for a request that could not reach the primary, its outage logged once. */
   private unavailable(message: string): StoreUnavailableError {
     const error = new StoreUnavailableError(message);
-    this.outage?.failed(error);
+    this.outage.failed(error, this.logTo);
     return error;
   }
 

@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 import { RUNTIME } from '../../errors.js';
 import { RvmError, type Value } from '../../values.js';
 import { onFirstUse } from '../../on-first-use.js';
-import { OutageLog, StoreUnavailableError } from './unavailable.js';
+import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarget } from './unavailable.js';
 import type { KeyValueStore, WindowResult } from '../../../plugins/contract.js';
 
 /** Prefix of every key the store writes, so rvm shares a Redis with other users without clashes. */
@@ -176,7 +176,9 @@ export class RedisStore implements KeyValueStore {
   private readonly memberPrefix = randomBytes(8).toString('base64url');
   private hits = 0;
   private readonly connectTimeoutMs: number;
-  private readonly outage: OutageLog | undefined;
+  private readonly outage: OutageLog;
+  /** Where the outage's lines go. */
+  private readonly logTo: OutageLogTarget;
 
   /** Connects in the background; commands sent before the connection is ready fail fast as unavailable. */
   constructor(options: RedisStoreOptions) {
@@ -194,7 +196,8 @@ export class RedisStore implements KeyValueStore {
     });
     // Without a listener ioredis prints every connection error; the commands report them, once per outage.
     client.on('error', () => {});
-    this.outage = options.log === undefined ? undefined : new OutageLog(`Redis at ${redisAddress(options.url)}`, options.log);
+    this.outage = new OutageLog(storeOutageLines(`Redis at ${redisAddress(options.url)}`));
+    this.logTo = { log: options.log ?? (() => {}) };
     const log = options.log;
     if (log !== undefined) client.once('ready', () => void this.warnIfEvicting(redisAddress(options.url), log));
     client.defineCommand('rvmCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
@@ -217,7 +220,7 @@ export class RedisStore implements KeyValueStore {
       const timer = setTimeout(() => {
         this.client.off('ready', onReady);
         const error = new StoreUnavailableError(`Redis is unavailable: not connected within ${this.connectTimeoutMs} ms`);
-        this.outage?.failed(error);
+        this.outage.failed(error, this.logTo);
         reject(error);
       }, this.connectTimeoutMs);
       this.client.once('ready', onReady);
@@ -242,10 +245,10 @@ export class RedisStore implements KeyValueStore {
       answer = await command();
     } catch (error) {
       const e = classify(error);
-      if (e instanceof StoreUnavailableError) this.outage?.failed(e);
+      if (e instanceof StoreUnavailableError) this.outage.failed(e, this.logTo);
       throw e;
     }
-    this.outage?.reached();
+    this.outage.reached(this.logTo);
     return answer;
   }
 

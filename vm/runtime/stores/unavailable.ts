@@ -28,31 +28,52 @@ export class StoreFullError extends RvmError {
   }
 }
 
+/** Where an outage's lines go. */
+export interface OutageLogTarget {
+  log(line: string): void;
+}
+
+/** The two lines an outage is told in: when it starts (with its cause) and when it ends. */
+export interface OutageLines {
+  down(cause: string): string;
+  readonly back: string;
+}
+
 /**
- * Logs a shared store's outage once when it starts and once when it ends, however many requests
- * fail meanwhile: a flood of identical lines would hide everything else in the log (and cost the
- * time the server needs while it is degraded).
+ * Logs an outage (a shared store, the database) once when it starts and once when it ends,
+ * however many calls fail meanwhile: a flood of identical lines would hide everything else in the
+ * log (and cost the time the server needs while it is degraded). The log comes with each call,
+ * so a line can go to the log of the request that saw the change (a CallContext is one).
  */
 export class OutageLog {
   private down = false;
 
-  /** `what` names the store in the lines (`Redis at redis://127.0.0.1:6379`); `write` takes each line. */
-  constructor(
-    private readonly what: string,
-    private readonly write: (line: string) => void,
-  ) {}
+  constructor(private readonly lines: OutageLines) {}
 
-  /** A call could not reach the store. */
-  failed(error: Error): void {
+  /** Whether the last call failed. */
+  get isDown(): boolean {
+    return this.down;
+  }
+
+  /** A call could not reach the service. */
+  failed(error: Error, to: OutageLogTarget): void {
     if (this.down) return;
     this.down = true;
-    this.write(`store unavailable: ${this.what}: ${error.message}; requests that need it answer 503 store_unavailable until it is back`);
+    to.log(this.lines.down(error.message));
   }
 
-  /** A call reached the store. */
-  reached(): void {
+  /** A call reached the service. */
+  reached(to: OutageLogTarget): void {
     if (!this.down) return;
     this.down = false;
-    this.write(`store available again: ${this.what}`);
+    to.log(this.lines.back);
   }
+}
+
+/** The outage lines of the shared store `what` (`Redis at redis://127.0.0.1:6379`). */
+export function storeOutageLines(what: string): OutageLines {
+  return {
+    down: (cause) => `store unavailable: ${what}: ${cause}; requests that need it answer 503 store_unavailable until it is back`,
+    back: `store available again: ${what}`,
+  };
 }
