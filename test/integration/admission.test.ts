@@ -11,7 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { definePlugin, type Limits, type PluginDefinition } from '../../plugins/sdk.js';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { JSON_BODY_MEMORY_FACTOR } from '../../vm/runtime/http/admission.js';
 import { UNREAD_BODY_DRAIN_BYTES } from '../../vm/runtime/dispatch.js';

@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';

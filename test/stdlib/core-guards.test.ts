@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { RvmError, type AppSettings, type GuardFn, type GuardMeta, type PluginApi, type RequestInfo } from '../../plugins/sdk.js';
 import { cidrContains, clientPrefix, parseCidr, parseIp } from '../../plugins/sdk.js';
 import { inTimeWindow, minuteOfDayIn, registerGuards } from '../../stdlib/core/guards.js';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';

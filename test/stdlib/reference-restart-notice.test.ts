@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { tempApp } from '../support/temp-app.js';
