@@ -45,7 +45,7 @@ async function run(workers: number): Promise<number> {
 }
 
 const windows = createSlidingWindows();
-let t0 = performance.now();
+const t0 = performance.now();
 for (let i = 0; i < 1_000_000; i++) windows.hit(`bench-${i % 64}`, 1_000_000, 60_000, Date.now());
 const inProcess = 1_000_000 / ((performance.now() - t0) / 1000);
 const one = await run(1);

@@ -85,7 +85,7 @@ function unvalidated(ctx: CallContext, shape: TypeShape, input: Value | undefine
 function refuse(ctx: CallContext, shape: TypeShape | null, details: FieldProblem[]): Halt {
   const shown: ValueObject[] = [];
   for (const d of details) {
-    if (shape !== null && shape.hidden.has(d.field)) ctx.log(`${shape.type.name}: the @hidden field '${d.field}' ${d.message} (${d.rule})`);
+    if (shape?.hidden.has(d.field)) ctx.log(`${shape.type.name}: the @hidden field '${d.field}' ${d.message} (${d.rule})`);
     else shown.push({ ...d });
   }
   return ctx.respond(422, { error: 'Validation failed', code: 'validation_failed', details: shown });

@@ -100,7 +100,7 @@ test('one process prints the SQLite file it uses; an app without a type prints n
   const dir = mkdtempSync(join(tmpdir(), 'rvm-records-line-'));
   try {
     for (const [source, line] of [
-      [APP, /\n  Database:      SQLite \S*\.rvm\/data\.sqlite\n/],
+      [APP, /\n {2}Database: {6}SQLite \S*\.rvm\/data\.sqlite\n/],
       ['route GET / {\n  response.ok({})\n}\n', null],
     ] as const) {
       writeFileSync(join(dir, 'app.rvm'), source);
@@ -108,7 +108,7 @@ test('one process prints the SQLite file it uses; an app without a type prints n
       const exited = new Promise((resolve) => running.child.once('exit', resolve));
       try {
         // The store's line is the one before: once it is out, a database line would be too (one write each, in order).
-        await running.waitFor(/\n  Store: .*\n/);
+        await running.waitFor(/\n {2}Store: .*\n/);
         if (line === null) assert.doesNotMatch(running.output(), /Database:/);
         else await running.waitFor(line);
       } finally {

@@ -23,6 +23,7 @@ const FAKE_START_TIMEOUT_MS = 20_000;
 const ROUTES = socialRoutes(['google', 'github']);
 
 /** The fake provider (`serve APP_ORIGIN`) and the client (`client APP_ORIGIN PROVIDER`), in one script. */
+// biome-ignore lint/complexity/noUselessStringRaw: Python source; a backslash added to it must reach Python as written
 const SCRIPT = String.raw`
 import base64, hashlib, http.cookiejar, json, os, secrets, subprocess, sys, time, urllib.error, urllib.parse, urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

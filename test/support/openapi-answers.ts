@@ -100,7 +100,7 @@ export class AnswerLog {
     if (operation === undefined) return `no operation ${method.toLowerCase()} ${route.openapiPath}`;
     const response = (operation.responses?.[String(answer.status)] ?? operation.responses?.default) as Doc | undefined;
     if (response === undefined) return `status ${answer.status} is not documented for ${method} ${route.openapiPath} (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`;
-    const mediaType = answer.contentType?.split(';')[0]!.trim().toLowerCase();
+    const mediaType = answer.contentType?.split(';')[0].trim().toLowerCase();
     if (answer.body === '' || answer.method === 'HEAD') return null;
     if (mediaType === undefined) return 'a body without a content-type';
     const media = (response.content?.[mediaType] ?? response.content?.['*/*']) as Doc | undefined;

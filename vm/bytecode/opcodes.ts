@@ -6,6 +6,7 @@
  * and meaning the table gives. Jump targets are absolute code offsets.
  */
 
+// biome-ignore lint/suspicious/noConstEnum: tsc compiles the whole program (no isolatedModules), so each Op.X is inlined as a number in the interpreter's switch
 export const enum Op {
   CONST,
   NULL,
