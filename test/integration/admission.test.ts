@@ -1,5 +1,5 @@
 /**
- * DESIGN §5.1 over real sockets: the body is read only after the guards let a request through,
+ * The isolation limits (spec/language.md §7.3) over real sockets: the body is read only after the guards let a request through,
  * admission refuses past the in-flight and body-memory limits, the watchdog ends requests past
  * their wall-clock deadline, framing counts toward the body limit, and one client cannot take
  * every connection or event stream. Each limit is tested at the limit and one past it.

@@ -1,5 +1,5 @@
 /**
- * Records under `rvm run --workers N` (issue 17): several processes write one SQLite file, and
+ * Records under `rvm run --workers N` (spec/plugins/records.md, "Records under workers"): several processes write one SQLite file, and
  * none of them ever answers SQLITE_BUSY (503 `database_unavailable`) under write load. Real
  * processes, real HTTP, the app's real `.rvm/data.sqlite`.
  */

@@ -1,5 +1,5 @@
 /**
- * Outside check of issue 25: a client generated from the showcase's OpenAPI document accepts the
+ * Outside check: a client generated from the showcase's OpenAPI document accepts the
  * server's real answers. openapi-typescript (a devDependency) writes the types of the document;
  * each JSON answer recorded from the running showcase is then written as a constant of the type
  * the document gives its route, status and media type, and tsc (strict) must accept the file —

@@ -1,5 +1,5 @@
 /**
- * Outside check of issue 16: an independent client drives the Google and GitHub sign-ins of a
+ * Outside check: an independent client drives the Google and GitHub sign-ins of a
  * running `rvm run` against an independently written fake provider. Both are Python (stdlib
  * only): the fake checks client id and secret, redirect_uri, PKCE S256 (sha256 of the verifier)
  * and, for Google, signs an RS256 ID token with a key made and used by the `openssl` CLI and

@@ -1,5 +1,5 @@
 /**
- * Dev mode, item 8 of issue 13: a changed plugin file cannot be reloaded in process (node caches
+ * Dev mode (spec/plugins/reference.md, "Endpoints"): a changed plugin file cannot be reloaded in process (node caches
  * ES modules), so until a restart the reference says so — in the document (`x-rvm-restart-needed`,
  * `info.description`) and on the page (a "Restart needed" box) — and a new process clears it.
  */

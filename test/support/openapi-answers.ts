@@ -1,5 +1,5 @@
 /**
- * Holds an app to its own OpenAPI document (issue 25): the answers a test obtains are recorded,
+ * Holds an app to its own OpenAPI document: the answers a test obtains are recorded,
  * and at the end each must be documented — its route's operation, its status, its media type —
  * and a JSON body must validate (ajv, formats checked) against the document's schema for it. A
  * client generated from the document then accepts what the server really answers.

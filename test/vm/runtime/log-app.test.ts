@@ -1,5 +1,5 @@
 /**
- * No request can forge a log line (issue 12): request text reaching the log through runtime error
+ * No request can forge a log line (spec/language.md §7.4): request text reaching the log through runtime error
  * messages (`secret`, `json_parse`, `set_cookie`) and the request line itself, through a real
  * app and the real batching logger.
  */
