@@ -207,7 +207,12 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     }
     // The answer and the failure in one `then`: one promise per operation on a network database.
     // Only during an outage does a success also end it (a closure more per operation then, not always).
-    const answered = outage.down ? (value: T) => (outage.reached(ctx), answer(value)) : answer;
+    const answered = outage.down
+      ? (value: T) => {
+          outage.reached(ctx);
+          return answer(value);
+        }
+      : answer;
     return result.then(answered, (e: unknown) => answerFailure(ctx, e, outage, shape));
   };
 

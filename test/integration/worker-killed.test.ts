@@ -74,7 +74,10 @@ describe('a worker killed under load (--workers 2, the primary\'s store)', () =>
         let error: string | undefined;
         const ok = await sendFresh(`${server.url}/hello`, { timeoutMs: LOAD_TIMEOUT_MS }).then(
           (r) => r.status === 200,
-          (e) => ((error = String(e)), false),
+          (e) => {
+            error = String(e);
+            return false;
+          },
         );
         outcomes.push({ sentAt, ok, error });
       }

@@ -183,7 +183,10 @@ describe('totp_verify', () => {
   test(`after MAX_GUESS_ROUNDS (${MAX_GUESS_ROUNDS}) lost compareAndSets the guess is refused unjudged, right or wrong`, async () => {
     for (const code of [codeAt(secret, step * 30), '000000' === codeAt(secret, step * 30) ? '111111' : '000000']) {
       let attempts = 0;
-      const store: KeyValueStore = { ...createMemoryStore(), compareAndSet: () => (attempts++, false) };
+      const store: KeyValueStore = { ...createMemoryStore(), compareAndSet: () => {
+      attempts++;
+      return false;
+    } };
       assert.ok((await verifyTotp(store, code, secret, now)) instanceof Lockout);
       assert.equal(attempts, MAX_GUESS_ROUNDS);
     }
