@@ -37,7 +37,10 @@ async function run(workers: number): Promise<number> {
   });
   await Promise.all(children.map((c) => next(c, 'ready')));
   const started = performance.now();
-  await Promise.all(children.map((c) => (c.send({ cmd: 'bench', n: HITS, inFlight: IN_FLIGHT }), next(c, 'bench'))));
+  await Promise.all(children.map((c) => {
+    c.send({ cmd: 'bench', n: HITS, inFlight: IN_FLIGHT });
+    return next(c, 'bench');
+  }));
   const seconds = (performance.now() - started) / 1000;
   for (const c of children) c.disconnect();
   primary.close();
@@ -45,7 +48,7 @@ async function run(workers: number): Promise<number> {
 }
 
 const windows = createSlidingWindows();
-let t0 = performance.now();
+const t0 = performance.now();
 for (let i = 0; i < 1_000_000; i++) windows.hit(`bench-${i % 64}`, 1_000_000, 60_000, Date.now());
 const inProcess = 1_000_000 / ((performance.now() - t0) / 1000);
 const one = await run(1);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { type App } from '../vm/runtime/app.js';
+import type { App } from '../vm/runtime/app.js';
 import { loadApp } from '../tools/host.js';
 import { inject } from '../vm/runtime/http/inject.js';
 import { captureLogger } from '../vm/runtime/log.js';

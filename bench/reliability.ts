@@ -562,7 +562,10 @@ async function sqliteStall(server: Server, deadline: number): Promise<AttackOutc
 }
 
 const ATTACKS: Attack[] = [
-  { name: 'baseline (probe only)', durationMs: BASELINE_MS, run: async (_s, deadline) => (await sleep(deadline - performance.now()), { answers: {} }) },
+  { name: 'baseline (probe only)', durationMs: BASELINE_MS, run: async (_s, deadline) => {
+      await sleep(deadline - performance.now());
+      return { answers: {} };
+    } },
   {
     name: `regex bomb (${REGEX_PARALLEL} × POST /regex)`,
     durationMs: ATTACK_MS,

@@ -4,7 +4,7 @@
  * JavaScript rather than the TypeScript because `import type` is erased there: only imports that
  * run at load time can form a cycle or couple two layers.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
 
 /** Files (repo-relative, `.js`, forward slashes) and, for each, the files it imports. */
@@ -43,7 +43,7 @@ export function readImportGraph(distDir: string): ImportGraph {
 }
 
 function jsFiles(dir: string): string[] {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {

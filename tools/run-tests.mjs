@@ -14,7 +14,10 @@
 //
 // Then the run checks that its tests left nothing behind: every file runs with TMPDIR (so
 // os.tmpdir()) set to a folder of the run's own, which must be empty at the end, and no process
-// the run started may still be running. Either leftover is a failing test in the summary.
+// the run started may still be running. Either leftover is a failing test in the summary. A whole
+// run (no --quick, no substring) also lints and format-checks the source (LINT, biome.jsonc),
+// beside the lanes, and reports it the same way: the summary stays the last thing printed.
+import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +59,9 @@ const SERIAL = [
 
 /** Folders whose files run whole servers or outside programs (npm, Python, Chromium): not in --quick. */
 const FOLDERS_BEYOND_UNIT = ['test/integration/', 'test/outside/', 'test/reference/', 'test/examples/'];
+
+/** Biome's check of the whole source: lint rules and formatting (`npx biome format --write .` formats). */
+const LINT = ['node_modules/.bin/biome', ['lint', '--error-on-warnings', '--colors=off', '.']];
 
 const CONCURRENCY = Number(process.env.RVM_TEST_CONCURRENCY) || Math.max(1, availableParallelism() - 1);
 
@@ -113,6 +119,7 @@ process.env.TMPDIR = runTmp;
 const reporter = new spec();
 reporter.pipe(process.stdout);
 const totals = Object.fromEntries(SUMMARY_KEYS.map((key) => [key, 0]));
+const linted = quick || filters.length > 0 ? null : lint();
 const laneTimes = await Promise.all(lanes.map(runLane));
 
 const leftProcesses = await processesLeftBy(runTmp);
@@ -124,6 +131,7 @@ for (const p of leftProcesses) {
     // already gone
   }
 }
+if (linted) check('the source passes biome (npm run lint)', await linted);
 check('no process left running by the tests', leftProcesses.map((p) => `${p.pid} ${p.command}`));
 check(`nothing left in the temp folder (TMPDIR=${runTmp})`, readdirSync(runTmp));
 rmSync(runTmp, { recursive: true, force: true });
@@ -159,6 +167,15 @@ async function runLane(lane) {
   flush();
   const count = `${lane.files.length} file${lane.files.length === 1 ? '' : 's'}`;
   return `${lane.name} ${seconds(performance.now() - laneStarted)} (${count}, ${lane.concurrency} at a time)`;
+}
+
+/** Runs LINT; resolves to its complaints as lines (none when it passes). */
+function lint() {
+  return new Promise((resolve) => {
+    execFile(LINT[0], LINT[1], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve(error ? `${stdout}${stderr}${stdout || stderr ? '' : error.message}`.trimEnd().split('\n') : []);
+    });
+  });
 }
 
 /** One of the summary lines a lane's run ends with, or undefined for any other event. */

@@ -12,7 +12,7 @@ import type QRCode from 'qrcode';
 import { HTTP, RUNTIME, RvmError, SECURITY_KEY_PREFIX, SecretText, onFirstUse, typeName } from '../../plugins/sdk.js';
 import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
 import { HotpKey, decodeBase32Secret, timeStep } from './one-time-password.js';
-import { type Answer } from '../../plugins/sdk.js';
+import type { Answer } from '../../plugins/sdk.js';
 import { FIRST_LOCKOUT_MS, MAX_LOCKOUT_MS, MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS, afterRightCode, answerGuess, attemptsOf, countedGuess, type AttemptState, type GuessRules, type Lockout } from './attempts.js';
 
 /** otplib and qrcode, loaded by the first secret, link or QR code made: most apps make none. */

@@ -4,7 +4,7 @@
  * envelope `base64(iv12 ‖ ciphertext ‖ tag16)`.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { RUNTIME, HostObject, MAX_TEXT_LENGTH, RvmError, SecretText, revealText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, type HostObject, MAX_TEXT_LENGTH, RvmError, SecretText, revealText, typeName } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
 
 /** AES-256: 256-bit keys. */

@@ -107,7 +107,10 @@ export function createRateLimitPlugin(options: RateLimitPluginOptions = {}): Plu
       const windows: Windows = { now, failOpen: failOpenOf(rvm) };
       registerNatives(rvm, windows);
       rvm.guard('rate_limit', rateLimitGuard(windows), {
-        checkArgs: (args) => argumentProblem(() => (limitArg('rate_limit', args[0] ?? null), windowArg('rate_limit', args[1] ?? null))),
+        checkArgs: (args) => argumentProblem(() => {
+          limitArg('rate_limit', args[0] ?? null);
+          windowArg('rate_limit', args[1] ?? null);
+        }),
         params: [
           { name: 'limit', type: 'int', doc: `Requests allowed per window (1 to ${MAX_LIMIT}).` },
           { name: 'window_seconds', type: 'number', doc: 'Length of the sliding window in seconds.' },

@@ -5,7 +5,7 @@
  * ids and timestamps, and turns rows back into JSON data.
  */
 import { InvalidQueryError, ResultMemoryError, answerOf, andThen, type Answer, type ChargeMemory, type Filter, type Query, type RecordOps, type Row, type StopSignal } from './store.js';
-import { type Table } from './columns.js';
+import type { Table } from './columns.js';
 import { LOCK_ROWS, countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 import { rowBytes } from './row-bytes.js';

@@ -74,7 +74,7 @@ function unvalidated(ctx: CallContext, shape: TypeShape, input: Value | undefine
 function refuse(ctx: CallContext, shape: TypeShape | null, details: FieldProblem[]): Halt {
   const shown: ValueObject[] = [];
   for (const d of details) {
-    if (shape !== null && shape.hidden.has(d.field)) ctx.log(`${shape.type.name}: the @hidden field '${d.field}' ${d.message} (${d.rule})`);
+    if (shape?.hidden.has(d.field)) ctx.log(`${shape.type.name}: the @hidden field '${d.field}' ${d.message} (${d.rule})`);
     else shown.push({ ...d });
   }
   return ctx.respond(422, { error: 'Validation failed', code: 'validation_failed', details: shown });
@@ -196,7 +196,12 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     }
     // The answer and the failure in one `then`: one promise per operation on a network database.
     // Only during an outage does a success also end it (a closure more per operation then, not always).
-    const answered = outage.isDown ? (value: T) => (outage.reached(ctx), answer(value)) : answer;
+    const answered = outage.isDown
+      ? (value: T) => {
+          outage.reached(ctx);
+          return answer(value);
+        }
+      : answer;
     return result.then(answered, (e: unknown) => answerFailure(ctx, e, outage, shape));
   };
 

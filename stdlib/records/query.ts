@@ -7,7 +7,7 @@
  */
 import { HostObject, RawRequestArg, UNKNOWN, didYouMean, type CallContext, type KnownArg, type Value } from '../../plugins/sdk.js';
 import { DEFAULT_LIMIT, InvalidQueryError, MAX_LIMIT, put, type ColumnType, type Filter, type FilterOp, type OrderKey, type Query } from './store.js';
-import { type TypeShape } from './record.js';
+import type { TypeShape } from './record.js';
 import { decodeCursor } from './cursor.js';
 
 /** A query problem with the nearest name, when there is one. */

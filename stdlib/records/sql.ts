@@ -340,7 +340,7 @@ export function insertStatement(dialect: Dialect, table: Table, fields: Row, id:
     if (name === 'id') put(row, name, id);
     else if (field.implicit) put(row, name, now);
     else {
-      const given = Object.prototype.hasOwnProperty.call(fields, name) ? fields[name] : undefined;
+      const given = Object.hasOwn(fields, name) ? fields[name] : undefined;
       const value = given === undefined ? (field.spec?.default ?? null) : given;
       put(row, name, writeValue(field, value as StoredValue));
     }

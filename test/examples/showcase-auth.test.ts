@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwtVerify } from 'jose';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { answerLog, inject, type InjectRequest, type InjectResponse } from '../support/openapi-answers.js';
 import { captureLogger } from '../../vm/runtime/log.js';

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import type { RunningServer } from '../../vm/runtime/http/server.js';
 import { showcaseCopy } from '../support/showcase.js';
 import { FAKE_PEOPLE, serveAgainstFake, signIn, startFakeOAuth, type FakeOAuth } from '../support/fake-oauth.js';

@@ -1,5 +1,5 @@
 /**
- * DESIGN §5.1 over real sockets: the body is read only after the guards let a request through,
+ * The isolation limits (spec/language.md §7.3) over real sockets: the body is read only after the guards let a request through,
  * admission refuses past the in-flight and body-memory limits, the watchdog ends requests past
  * their wall-clock deadline, framing counts toward the body limit, and one client cannot take
  * every connection or event stream. Each limit is tested at the limit and one past it.
@@ -11,7 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { definePlugin, type Limits, type PluginDefinition } from '../../plugins/sdk.js';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { JSON_BODY_MEMORY_FACTOR } from '../../vm/runtime/http/admission.js';
 import { UNREAD_BODY_DRAIN_BYTES } from '../../vm/runtime/dispatch.js';

@@ -1,7 +1,7 @@
 /**
  * Password hashing must not block the event loop: `rvm run --prod` serves an app, 20
  * `argon2_hash` requests run at once, and GET /hello requests sent meanwhile keep a p99 latency
- * under 50 ms. The measured p99 is printed (the issue quotes it).
+ * under 50 ms. The measured p99 is printed.
  */
 import { startRvm } from './rvm-run.js';
 import { test, describe, before, after } from 'node:test';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 /** Hashes in flight at once: five times libuv's default pool of four threads. */
 const CONCURRENT_HASHES = 20;
-/** The bound of the issue: a blocked event loop would stall /hello for a whole hash (~100 ms+). */
+/** The bound: a blocked event loop would stall /hello for a whole hash (~100 ms+). */
 const MAX_P99_MS = 50;
 /** Fewest /hello samples for a meaningful p99. */
 const MIN_SAMPLES = 100;

@@ -1,5 +1,5 @@
 /**
- * A log-out holds everywhere (issue 25 item 4): the deny list lives in ctx.store, so a token
+ * A log-out holds everywhere (spec/plugins/auth.md, "Log-out (revoked tokens)"): the deny list lives in ctx.store, so a token
  * revoked through one worker of `rvm run --workers 2` is refused by the other (the primary's store
  * over IPC), and one revoked on one machine by another sharing its Redis. Both workers and both
  * servers verified the token before (their token caches hold it): the revocation must win over

@@ -16,7 +16,7 @@ import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from '../../vm/runtime/limits.js';
 import { startRvm } from './rvm-run.js';
 
 const MB = 1024 * 1024;
-/** The resident size the process must stay under (the issue's target). */
+/** The resident size the process must stay under. */
 const MAX_RSS = 1024 * MB;
 
 const APP = `

@@ -1,5 +1,5 @@
 /**
- * The record stores under faults, at the store level (DESIGN §6: a database that is down answers
+ * The record stores under faults, at the store level (spec/plugins/records.md, "A database that does not answer": a database that is down answers
  * 503 `database_unavailable` and the server recovers by itself):
  *
  * - a real PostgreSQL stopped while 20 workers keep operations in flight: every failure is a
@@ -24,7 +24,7 @@ import { usePostgres } from '../support/postgres.js';
 import { lockHolder } from '../support/sqlite-lock.js';
 import { tempApp } from '../support/temp-app.js';
 
-/** Operations kept in flight at once, as the issue's "under load" asks. */
+/** Operations kept in flight at once: the load the faults come under. */
 const CONCURRENCY = 20;
 /** The connect timeout the PostgreSQL store runs with here: short, so the test is quick; the bound asserted is this plus slack. */
 const CONNECT_TIMEOUT_MS = 1000;

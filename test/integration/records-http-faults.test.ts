@@ -1,5 +1,5 @@
 /**
- * The database down, seen over HTTP (issue 15, Deliver 4): a real `rvm run --prod` process whose
+ * The database down, seen over HTTP (spec/plugins/records.md, "A database that does not answer"): a real `rvm run --prod` process whose
  * records live in a real database, under steady concurrent load.
  *
  * - PostgreSQL stopped mid-load and started again on the same port and data: every answer is a
@@ -24,7 +24,7 @@ import { tempApp } from '../support/temp-app.js';
 import { startRvm } from './rvm-run.js';
 import { NOTE_ROUTES } from '../support/apps.js';
 
-/** Clients looping create + find at once: the issue's "under load". */
+/** Clients looping create + find at once: the load the outage comes under. */
 const CLIENTS = 16;
 /** What an answer may take beyond the timeout it rests on (scheduling on a busy CI machine). */
 const SLACK_MS = 1500;

@@ -1,5 +1,5 @@
 /**
- * Redis stopped and started again under load (issue 17): two `rvm run --prod` servers on one
+ * Redis stopped and started again under load (spec/stores.md, Redis, "Failure behaviour"): two `rvm run --prod` servers on one
  * real Redis, one with the default policy and one with `"rateLimit": {"failOpen": true}`, while
  * clients hammer a rate-limited route on each. While Redis is down every answer of the default
  * server is 503 `store_unavailable` (or 200/429), each within REDIS_COMMAND_TIMEOUT_MS + slack —
@@ -14,7 +14,7 @@ import { useRedis } from '../support/redis.js';
 import { startRvmServer, type RvmServer } from '../support/rvm-cluster.js';
 import { tempApp } from '../support/temp-app.js';
 
-/** Clients looping on each server at once: the issue's "under load". */
+/** Clients looping on each server at once: the load the outage comes under. */
 const CLIENTS = 6;
 /** What an answer may take beyond the command timeout it rests on (scheduling on a busy CI machine). */
 const SLACK_MS = 1500;

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { definePlugin, type Limits, type PluginDefinition } from '../../plugins/sdk.js';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { CHARGED_RESPONSE_BYTES, startServer, type RunningServer } from '../../vm/runtime/http/server.js';

@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';

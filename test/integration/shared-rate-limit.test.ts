@@ -1,5 +1,5 @@
 /**
- * Rate limits are exact across processes and machines (issue 17): `guard rate_limit(100, 60)`
+ * Rate limits are exact across processes and machines (spec/plugins/ratelimit.md, "The store"): `guard rate_limit(100, 60)`
  * under 400 concurrent requests, each on a connection of its own so every worker gets some,
  * answers exactly 100 × 200 and 300 × 429 — over 4 workers with the primary's store, over 2 and
  * 4 workers with Redis, and over two separate `rvm run` servers sharing one Redis (two machines).

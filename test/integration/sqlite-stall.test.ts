@@ -1,5 +1,5 @@
 /**
- * No SQLite query stalls other requests (issue 24, Deliver 2), over HTTP: a real `rvm run --prod`
+ * No SQLite query stalls other requests (spec/plugins/records.md, "Records under workers"), over HTTP: a real `rvm run --prod`
  * whose records live in its SQLite file, seeded with a table where a deep-offset sort takes a
  * second or more and a `contains` search scans every row. On the event loop, four clients looping
  * those queries froze every other request; on the reader processes a probe of a route without
@@ -17,7 +17,7 @@ import { tempApp } from '../support/temp-app.js';
 
 /** Rows seeded: the deep-offset sort of them takes over a second inline on the development machine (superlinear: 400,000 took 7–28 s). */
 const SEED_ROWS = 200_000;
-/** Clients looping the expensive queries, as in the issue. */
+/** Clients looping the expensive queries. */
 const CLIENTS = 4;
 /** How long they loop while the probe measures. */
 const LOAD_MS = 6000;

@@ -1,5 +1,5 @@
 /**
- * Two machines (issue 17): two `rvm run` servers with their own app folders sharing one Redis
+ * Two machines (spec/deploy.md, "Many machines"): two `rvm run` servers with their own app folders sharing one Redis
  * (REDIS_URL: ctx.store) and one PostgreSQL (DATABASE_URL: records). A record created on A is
  * read on B; a WhatsApp one-time code sent through A (captured by the fake Cloud API) verifies
  * once on B and is refused on A afterwards; a TOTP code accepted on A is refused on B.

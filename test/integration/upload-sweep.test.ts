@@ -1,5 +1,5 @@
 /**
- * Upload temporary files a killed process left behind are swept when `rvm run` starts (issue 24):
+ * Upload temporary files a killed process left behind are swept when `rvm run` starts (spec/deploy.md, "One machine"):
  * an upload directory names its owning pid, and a start removes those whose process is gone (and
  * any older than STALE_UPLOAD_MS) while a running process's stay. A real server on a private
  * TMPDIR, real uploads.

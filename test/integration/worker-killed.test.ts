@@ -1,5 +1,5 @@
 /**
- * A worker killed under load (issue 17): `rvm run --workers 2` with the primary's store, clients
+ * A worker killed under load (spec/stores.md, "What survives a worker restart"): `rvm run --workers 2` with the primary's store, clients
  * looping on a route; one worker gets SIGKILL. The primary starts another, the other worker keeps
  * answering meanwhile, and the rate-limit window counted before the kill still holds after it,
  * because the primary, not the worker, held it. Real processes, real HTTP.
@@ -74,7 +74,10 @@ describe('a worker killed under load (--workers 2, the primary\'s store)', () =>
         let error: string | undefined;
         const ok = await sendFresh(`${server.url}/hello`, { timeoutMs: LOAD_TIMEOUT_MS }).then(
           (r) => r.status === 200,
-          (e) => ((error = String(e)), false),
+          (e) => {
+            error = String(e);
+            return false;
+          },
         );
         outcomes.push({ sentAt, ok, error });
       }

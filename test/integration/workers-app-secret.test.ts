@@ -1,5 +1,5 @@
 /**
- * One app secret for every worker (issue 24): a bundle served by `rvm run --workers 2` without
+ * One app secret for every worker (spec/deploy.md, "One machine"): a bundle served by `rvm run --workers 2` without
  * APP_SECRET has no `.secrets/` to share a generated secret through, so the primary generates it
  * once and hands it to its workers; a CSRF token one worker signed passes `guard csrf` on the
  * other. `--prod` on such a bundle warns once that what it signs will not survive a restart.

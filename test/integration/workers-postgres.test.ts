@@ -1,5 +1,5 @@
 /**
- * PostgreSQL under `rvm run --workers N` (issue 17): `database.pool` is what the machine opens in
+ * PostgreSQL under `rvm run --workers N` (spec/plugins/records.md, "Records under workers"): `database.pool` is what the machine opens in
  * all, each worker a share of it. Counted on a real server's pg_stat_activity while the workers
  * are loaded past their pools.
  */

@@ -1,5 +1,5 @@
 /**
- * Records under `rvm run --workers N` (issue 17): several processes write one SQLite file, and
+ * Records under `rvm run --workers N` (spec/plugins/records.md, "Records under workers"): several processes write one SQLite file, and
  * none of them ever answers SQLITE_BUSY (503 `database_unavailable`) under write load. Real
  * processes, real HTTP, the app's real `.rvm/data.sqlite`.
  */
@@ -100,7 +100,7 @@ test('one process prints the SQLite file it uses; an app without a type prints n
   const dir = mkdtempSync(join(tmpdir(), 'rvm-records-line-'));
   try {
     for (const [source, line] of [
-      [APP, /\n  Database:      SQLite \S*\.rvm\/data\.sqlite\n/],
+      [APP, /\n {2}Database: {6}SQLite \S*\.rvm\/data\.sqlite\n/],
       ['route GET / {\n  response.ok({})\n}\n', null],
     ] as const) {
       writeFileSync(join(dir, 'app.rvm'), source);
@@ -108,7 +108,7 @@ test('one process prints the SQLite file it uses; an app without a type prints n
       const exited = new Promise((resolve) => running.child.once('exit', resolve));
       try {
         // The store's line is the one before: once it is out, a database line would be too (one write each, in order).
-        await running.waitFor(/\n  Store: .*\n/);
+        await running.waitFor(/\n {2}Store: .*\n/);
         if (line === null) assert.doesNotMatch(running.output(), /Database:/);
         else await running.waitFor(line);
       } finally {

@@ -1,5 +1,5 @@
 /**
- * `rvm run --workers N` shares `ctx.store` through the primary (issue 17): a TOTP code sent to
+ * `rvm run --workers N` shares `ctx.store` through the primary (spec/stores.md, "Primary-held store (IPC)"): a TOTP code sent to
  * two workers at once is accepted once, not once per worker. Real processes, real HTTP.
  */
 import { test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Outside check of issue 13: rvm's Argon2 hashes and Python's argon2-cffi (libargon2) accept each
+ * Outside check: rvm's Argon2 hashes and Python's argon2-cffi (libargon2) accept each
  * other's. The hashes go through the natives of a running app (argon2_hash, argon2_verify), the
  * Python side through `PasswordHasher` with its own defaults. CI installs Debian's python3-argon2
  * (.ci/run); without it this test fails and says so rather than skipping.
@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 

@@ -1,5 +1,5 @@
 /**
- * Outside check of issue 13: the runtime as a user installs it. `npm pack` of this repository is
+ * Outside check: the runtime as a user installs it. `npm pack` of this repository is
  * installed into a fresh folder; there `npx rvm --version` prints the version of package.json,
  * and `npx rvm new app` then `npx rvm run app` serves the generated route; an app plugin that
  * imports the SDK by the package's name serves from its folder and from a bundle. The package

@@ -1,5 +1,5 @@
 /**
- * Outside check of issue 25: a client generated from the showcase's OpenAPI document accepts the
+ * Outside check: a client generated from the showcase's OpenAPI document accepts the
  * server's real answers. openapi-typescript (a devDependency) writes the types of the document;
  * each JSON answer recorded from the running showcase is then written as a constant of the type
  * the document gives its route, status and media type, and tsc (strict) must accept the file —
@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { buildOpenApi } from '../../stdlib/reference/openapi.js';

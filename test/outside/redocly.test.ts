@@ -1,7 +1,7 @@
 /**
- * Outside check of issue 13: the showcase's OpenAPI document (what `rvm openapi` prints and the
+ * Outside check: the showcase's OpenAPI document (what `rvm openapi` prints and the
  * server serves), 3.1 and 3.0, passes Redocly's linter with its recommended ruleset without an
- * error or a warning (issue 25); an app's with record types without an error (issue 15). Redocly is a devDependency (@redocly/cli), run from node_modules/.bin.
+ * error or a warning; an app's with record types without an error. Redocly is a devDependency (@redocly/cli), run from node_modules/.bin.
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Outside check of issue 16: an independent client drives the Google and GitHub sign-ins of a
+ * Outside check: an independent client drives the Google and GitHub sign-ins of a
  * running `rvm run` against an independently written fake provider. Both are Python (stdlib
  * only): the fake checks client id and secret, redirect_uri, PKCE S256 (sha256 of the verifier)
  * and, for Google, signs an RS256 ID token with a key made and used by the `openssl` CLI and
@@ -23,6 +23,7 @@ const FAKE_START_TIMEOUT_MS = 20_000;
 const ROUTES = socialRoutes(['google', 'github']);
 
 /** The fake provider (`serve APP_ORIGIN`) and the client (`client APP_ORIGIN PROVIDER`), in one script. */
+// biome-ignore lint/complexity/noUselessStringRaw: Python source; a backslash added to it must reach Python as written
 const SCRIPT = String.raw`
 import base64, hashlib, http.cookiejar, json, os, secrets, subprocess, sys, time, urllib.error, urllib.parse, urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

@@ -1,5 +1,5 @@
 /**
- * Outside check of issue 16 (Done when): codes computed by an independent TOTP — RFC 6238 written
+ * Outside check: codes computed by an independent TOTP — RFC 6238 written
  * inline in Python with only its standard library's hmac, hashlib and base64 — are accepted once
  * by a running showcase (`rvm run`, real HTTP on loopback) and refused when submitted again.
  */

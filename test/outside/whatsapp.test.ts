@@ -1,5 +1,5 @@
 /**
- * Outside check of issue 16 ("the WhatsApp fake receives one well-formed message per send"): the
+ * Outside check (the WhatsApp fake receives one well-formed message per send): the
  * showcase served by a real `rvm run --prod` process, its WhatsApp settings pointing at the fake
  * Cloud API (written from the Cloud API's documented shapes, importing nothing of rvm), driven
  * over HTTP with node's fetch. Every send is one message of the exact shape, text or template,

@@ -1,5 +1,5 @@
 /**
- * Try It sends an optional field only once it is filled in (issue 25, item 7): in Chromium, a
+ * Try It sends an optional field only once it is filled in (spec/plugins/reference.md, "Try It"): in Chromium, a
  * PATCH route's optional fields of every kind start empty (their example as the placeholder,
  * "(not sent)" selected) and a Send without touching them sends an empty body; filling two sends
  * those two. A multipart route's optional file left empty is in neither the request nor the

@@ -1,5 +1,5 @@
 /**
- * Backup codes (issue 16): ten codes of 50 bits in the xxxxx-xxxxx format, stored only as scrypt
+ * Backup codes (spec/plugins/auth.md, "TOTP and backup codes"): ten codes of 50 bits in the xxxxx-xxxxx format, stored only as scrypt
  * hashes with one salt per list, used once (the list answered without the code; a concurrent
  * second use refused by the shared store), case/space/dash-insensitive, malformed input null.
  */

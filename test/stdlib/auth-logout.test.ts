@@ -1,5 +1,5 @@
 /**
- * Log-out that works (issue 25 item 4): auth_logout() and jwt_revoke(token) put the token's jti on
+ * Log-out that works (spec/plugins/auth.md, "Log-out (revoked tokens)"): auth_logout() and jwt_revoke(token) put the token's jti on
  * a deny list in ctx.store until the token expires; the auth and role guards, auth_user() and
  * jwt_verify refuse it from then on (401 token_revoked). In one process, through the app's real
  * pipeline; across workers and machines: test/integration/auth-logout-shared.test.ts.
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, decodeJwt } from 'jose';
 import { SECURITY_KEY_PREFIX, type Value } from '../../plugins/sdk.js';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import type { RunningServer } from '../../vm/runtime/http/server.js';
 import { FLOW_TTL_MS, MAX_FLOW_COOKIE_LENGTH, openFlow, sealFlow } from '../../stdlib/auth/social/flow-cookie.js';

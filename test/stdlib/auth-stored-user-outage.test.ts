@@ -1,5 +1,5 @@
 /**
- * Sign-in fails closed (issue 24, Deliver 5): a real `rvm run --prod` on a real PostgreSQL, an
+ * Sign-in fails closed (spec/plugins/auth.md, "The user record"): a real `rvm run --prod` on a real PostgreSQL, an
  * admin demoted in the database whose token still says `role: admin`. While the database is
  * stopped, the `role` guard and auth_user() answer 503 database_unavailable — before the fix the
  * guard let the token's stale role in (200) and auth_user() answered the claims — and once it is

@@ -1,6 +1,6 @@
 /**
- * auth_user() merges the stored `User` whose id is the token's `sub` over the claims (DESIGN §6
- * auth): the record's shown fields win, `@hidden` ones never appear. Sign-in fails closed: with
+ * auth_user() merges the stored `User` whose id is the token's `sub` over the claims
+ * (spec/plugins/auth.md, "The user record"): the record's shown fields win, `@hidden` ones never appear. Sign-in fails closed: with
  * a `type User`, a record id in `sub` naming no record (deleted) is no user (401), and a database
  * that cannot be read answers 503 database_unavailable, never the token's claims (the PostgreSQL
  * test, auth-stored-user-outage, stops a real server under a demoted admin's token). Without

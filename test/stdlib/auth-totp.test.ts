@@ -1,5 +1,5 @@
 /**
- * TOTP (issue 16): the RFC 6238 vectors through the code path totp_verify accepts, agreement with
+ * TOTP (spec/plugins/auth.md, "TOTP and backup codes"): the RFC 6238 vectors through the code path totp_verify accepts, agreement with
  * otplib, drift edges, replay refused (an accepted step also refuses every earlier one), two
  * concurrent submissions of one code (one wins, in-process and through an asynchronous store),
  * malformed input false, the otpauth link, the QR code as PNG and SVG, and the limits.
@@ -18,7 +18,7 @@ import { HotpKey, MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp }
 import { FIRST_LOCKOUT_MS, Lockout, MAX_GUESS_ROUNDS, MAX_LOCKOUT_MS, MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS } from '../../stdlib/auth/attempts.js';
 import { MAX_OTPAUTH_URI_CHARS, TOTP_QR_WIDTH_PX, TOTP_RECENT_SECRETS, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
 
-/** RFC 6238 Appendix B, SHA-1: seed ASCII 12345678901234567890 (SECURITY-FACTS.md). */
+/** RFC 6238 Appendix B, SHA-1: seed ASCII 12345678901234567890. */
 const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
 const RFC_VECTORS: [number, string][] = [
   [59, '94287082'],
@@ -183,7 +183,10 @@ describe('totp_verify', () => {
   test(`after MAX_GUESS_ROUNDS (${MAX_GUESS_ROUNDS}) lost compareAndSets the guess is refused unjudged, right or wrong`, async () => {
     for (const code of [codeAt(secret, step * 30), '000000' === codeAt(secret, step * 30) ? '111111' : '000000']) {
       let attempts = 0;
-      const store: KeyValueStore = { ...createMemoryStore(), compareAndSet: () => (attempts++, false) };
+      const store: KeyValueStore = { ...createMemoryStore(), compareAndSet: () => {
+      attempts++;
+      return false;
+    } };
       assert.ok((await verifyTotp(store, code, secret, now)) instanceof Lockout);
       assert.equal(attempts, MAX_GUESS_ROUNDS);
     }

@@ -34,7 +34,7 @@ describe('core natives within the limits', () => {
     assert.equal((call('split', atLimit, ',') as string[]).length, MAX_LIST_LENGTH);
     const heapBefore = process.memoryUsage().heapUsed;
     throwsCode(() => call('split', atLimit + ',', ','), 'list_too_long');
-    // 16.7 M one-character texts (the reproduction) would be hundreds of megabytes.
+    // Split into its 16.7 M one-character texts, it would take hundreds of megabytes.
     const big = 'a'.repeat(MAX_TEXT_LENGTH);
     throwsCode(() => call('split', big, ''), 'list_too_long');
     assert.ok(process.memoryUsage().heapUsed - heapBefore < 64 * 1024 * 1024, 'no list was built');

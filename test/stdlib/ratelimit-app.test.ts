@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
@@ -183,7 +183,7 @@ describe('ratelimit behind a trusted proxy', () => {
     assert.equal((await via('203.0.113.2')).status, 200);
   });
 
-  test('a forged left-most entry gets no fresh window (issue 12: X-Forwarded-For: 10.0.0.N, 127.0.0.1)', async () => {
+  test('a forged left-most entry gets no fresh window (X-Forwarded-For: 10.0.0.N, 127.0.0.1)', async () => {
     for (const setting of [true, 1, ['127.0.0.1']]) {
       const app = await proxied(setting);
       const statuses: number[] = [];

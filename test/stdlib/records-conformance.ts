@@ -514,10 +514,12 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
         const row = await store.insert('odd', JSON.parse('{"__proto__": "p", "constructor": "c"}') as Row);
         for (const found of [row, (await store.find('odd', row.id as string))!, (await store.select('odd', { filter: {}, order: [], limit: 1, offset: 0 }))[0]!]) {
           assert.equal(Object.getPrototypeOf(found), Object.prototype);
+          // biome-ignore lint/suspicious/noProto: the record field named __proto__, an own property, is what this reads
           assert.deepEqual([Object.hasOwn(found, '__proto__'), found.__proto__, found.constructor, found.toString], [true, 'p', 'c', null]);
         }
         assert.equal(await store.count('odd', JSON.parse('{"__proto__": "p"}') as Filter), 1);
         const updated = await store.update('odd', row.id as string, JSON.parse('{"__proto__": "q"}') as Row);
+        // biome-ignore lint/suspicious/noProto: the record field named __proto__, an own property, is what this reads
         assert.equal(Object.hasOwn(updated!, '__proto__') && updated!.__proto__, 'q');
         await rejectsWith(store.insert('odd', { constructor: 'c' }), ConflictError, 'conflict');
       } finally {

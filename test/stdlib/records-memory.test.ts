@@ -161,6 +161,7 @@ describe('memory store', () => {
     const fields = JSON.parse('{"__proto__": "p", "constructor": "c"}') as Row;
     const row = await s.insert('Odd', fields);
     assert.equal(Object.getPrototypeOf(row), Object.prototype);
+    // biome-ignore lint/suspicious/noProto: the record field named __proto__, an own property, is what this reads
     assert.deepEqual([row.__proto__, row.constructor, row.toString], ['p', 'c', null]);
     assert.equal(await s.count('Odd', { toString: null }), 1);
     assert.equal(await s.count('Odd', JSON.parse('{"__proto__": "p"}') as Row), 1);

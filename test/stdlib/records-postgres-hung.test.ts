@@ -1,5 +1,5 @@
 /**
- * A hung PostgreSQL (issue 24, Deliver 9): every process of the cluster stopped with SIGSTOP, so
+ * A hung PostgreSQL (spec/plugins/records.md, "A database that does not answer"): every process of the cluster stopped with SIGSTOP, so
  * connections stay open and nothing answers — the server cannot enforce its own statement
  * timeout. Requests answer 503 `database_unavailable` within the client-side query timeout
  * (PG_STATEMENT_TIMEOUT_MS + PG_QUERY_TIMEOUT_MARGIN_MS) or the connect timeout, never after the

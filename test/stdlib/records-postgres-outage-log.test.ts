@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL outage in the app log (issue 25, item 7; spec/deploy.md, "When a dependency goes
+ * A PostgreSQL outage in the app log (spec/deploy.md, "When a dependency goes
  * away"): a real throwaway server stopped and started again, twice, under an app whose requests
  * keep failing 503 meanwhile. Each outage logs its cause once, when the first request fails, and
  * once that the database is back, when the first request reaches it again — not a line per

@@ -1,6 +1,6 @@
 /**
  * `transaction { }` blocks on a real PostgreSQL serialise as spec/plugins/records.md promises
- * (issue 24, Deliver 1), seen through requests to an app: concurrent withdrawals never pay out
+ * ("Transactions"), seen through requests to an app: concurrent withdrawals never pay out
  * more than the balance, concurrent increments lose none, transfers in opposite orders all
  * complete (no deadlock, no 503) and keep the sum; and, at the store level, a write outside any
  * transaction to a row a transaction has read waits for it (no lost update).

@@ -1,5 +1,6 @@
 /**
- * Request data cannot steer a record query or write (issue 24, item 4), over a real socket on
+ * Request data cannot steer a record query or write (spec/plugins/records.md, "Request data is validated before
+ * it is written"), over a real socket on
  * the app's SQLite file and on a real PostgreSQL: an operator object the client sent (raw or
  * validated, at any depth, through a variable) is 400 `invalid_query` while one the route wrote
  * is honoured; a write given the client's data as it came is 400 at run time; a `@hidden` field

@@ -1,6 +1,6 @@
 /**
  * Schema changes the database cannot take stop with a diagnostic naming the problem, never an
- * internal error (issue 24): `@unique` added over values that repeat, and a type renamed only in
+ * internal error (spec/plugins/records.md, "Schema at start"): `@unique` added over values that repeat, and a type renamed only in
  * letter case (`type user` → `type User`: one table to SQLite, two to PostgreSQL). Both at start
  * (E_SCHEMA_WITHHELD at the type) and in `rvm db diff`, on SQLite and on a real PostgreSQL;
  * `rvm db apply --allow-destructive` does not force them either, and the rows are kept.

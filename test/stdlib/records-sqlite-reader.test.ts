@@ -1,5 +1,5 @@
 /**
- * The SQLite store's reader processes (issue 24, Deliver 2): which reads run on the event loop and
+ * The SQLite store's reader processes (spec/plugins/records.md, "Records under workers"): which reads run on the event loop and
  * which by a reader; the whole conformance suite on a file, where scans and sorts take the
  * readers; a read whose request is abandoned ends at once, its statement stopped, and its reader
  * is replaced; past

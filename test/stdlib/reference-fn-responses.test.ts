@@ -1,7 +1,7 @@
 /**
  * Responses answered from a `fn` reach the reference of every route that calls it, through any
  * depth of calls and across files, recursion included; so do those of fns a guard_definition
- * calls (issue 13 item 4: a `fn` doing `fail 404` left 404 out of three routes' documents).
+ * calls (spec/plugins/reference.md, "Responses"; a `fn` doing `fail 404` once left 404 out of three routes' documents).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

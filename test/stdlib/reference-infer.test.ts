@@ -1,5 +1,5 @@
 /**
- * Inference that follows values into the OpenAPI document (issue 25 item 6): a fn's result, a
+ * Inference that follows values into the OpenAPI document (spec/plugins/reference.md, "Responses"): a fn's result, a
  * native's declared type, fields set on an object, a `T.find` that may be null, and a route's
  * `@returns` tag.
  */

@@ -1,5 +1,5 @@
 /**
- * Dev mode, item 8 of issue 13: a changed plugin file cannot be reloaded in process (node caches
+ * Dev mode (spec/plugins/reference.md, "Endpoints"): a changed plugin file cannot be reloaded in process (node caches
  * ES modules), so until a restart the reference says so — in the document (`x-rvm-restart-needed`,
  * `info.description`) and on the page (a "Restart needed" box) — and a new process clears it.
  */
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
-import { type App } from '../../vm/runtime/app.js';
+import type { App } from '../../vm/runtime/app.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { tempApp } from '../support/temp-app.js';

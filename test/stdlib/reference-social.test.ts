@@ -1,5 +1,5 @@
 /**
- * The reference of social-login routes (issue 16, Deliver 5): the login route's 302 with
+ * The reference of social-login routes (spec/plugins/auth.md, Social login, "Reference"): the login route's 302 with
  * `Location` and `Set-Cookie`, the callback's coded errors (called directly or through a `fn`)
  * and its cookie, from the natives' declared responses and headers.
  */

@@ -1,6 +1,6 @@
 /**
  * Every `text` field refuses what no database can store as written, before its decorators and
- * whether or not the route stores it (issue 25): NUL is a 422 field error `no_nul` from JSON, a
+ * whether or not the route stores it (spec/language.md §11.1): NUL is a 422 field error `no_nul` from JSON, a
  * form and the query string alike — before, validation let it through and only a record write
  * refused it later. A lone surrogate cannot arrive over HTTP (UTF-8 cannot encode one, a JSON
  * escape of one is 400 invalid_text); validate.test.ts checks its rule `well_formed` on the engine.

@@ -1,5 +1,5 @@
 /**
- * Holds an app to its own OpenAPI document (issue 25): the answers a test obtains are recorded,
+ * Holds an app to its own OpenAPI document: the answers a test obtains are recorded,
  * and at the end each must be documented — its route's operation, its status, its media type —
  * and a JSON body must validate (ajv, formats checked) against the document's schema for it. A
  * client generated from the document then accepts what the server really answers.
@@ -100,7 +100,7 @@ export class AnswerLog {
     if (operation === undefined) return `no operation ${method.toLowerCase()} ${route.openapiPath}`;
     const response = (operation.responses?.[String(answer.status)] ?? operation.responses?.default) as Doc | undefined;
     if (response === undefined) return `status ${answer.status} is not documented for ${method} ${route.openapiPath} (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`;
-    const mediaType = answer.contentType?.split(';')[0]!.trim().toLowerCase();
+    const mediaType = answer.contentType?.split(';')[0].trim().toLowerCase();
     if (answer.body === '' || answer.method === 'HEAD') return null;
     if (mediaType === undefined) return 'a body without a content-type';
     const media = (response.content?.[mediaType] ?? response.content?.['*/*']) as Doc | undefined;

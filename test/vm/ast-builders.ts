@@ -35,6 +35,7 @@ export const expr = (e: A.Expr, p = P0): A.ExprStmt => ({ kind: 'ExprStmt', expr
 export const ifS = (cond: A.Expr, then: A.Stmt[], otherwise: A.Stmt[] | A.IfStmt | null = null, p = P0): A.IfStmt => ({
   kind: 'If',
   cond,
+  // biome-ignore lint/suspicious/noThenProperty: an If node's branch, never awaited
   then: block(then, p),
   otherwise: otherwise === null ? null : Array.isArray(otherwise) ? block(otherwise, p) : otherwise,
   ...p,

@@ -92,7 +92,7 @@ export function parseArgs(argv: readonly string[], spec: CommandSpec): ParsedArg
     }
     let value: string | undefined = eq >= 0 ? arg.slice(eq + 1) : argv[i + 1];
     if (eq < 0) {
-      if (value !== undefined && value.startsWith('-') && value !== '-') value = undefined;
+      if (value?.startsWith('-') && value !== '-') value = undefined;
       else i++;
     }
     if (value === undefined || value === '') throw new UsageError(`flag '${written}' needs a value (${flag.value})`);

@@ -6,6 +6,7 @@
  * and meaning the table gives. Jump targets are absolute code offsets.
  */
 
+// biome-ignore lint/suspicious/noConstEnum: tsc compiles the whole program (no isolatedModules), so each Op.X is inlined as a number in the interpreter's switch
 export const enum Op {
   CONST,
   NULL,
@@ -92,6 +93,7 @@ const argc = { name: 'argc', kind: 'count' } as const;
 export const AMBIENT_NAMES = ['request', 'body', 'params', 'query', 'response', 'state'] as const;
 export type AmbientName = (typeof AMBIENT_NAMES)[number];
 
+// biome-ignore format: one row per opcode, read as a table
 export const OPCODES: readonly OpInfo[] = [
   { op: Op.CONST, name: 'CONST', operands: [k], pop: 0, push: 1, stack: '-> consts[k]', doc: 'Push a constant.' },
   { op: Op.NULL, name: 'NULL', operands: [], pop: 0, push: 1, stack: '-> null', doc: 'Push null.' },

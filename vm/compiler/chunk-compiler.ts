@@ -568,7 +568,7 @@ export class ChunkCompiler {
     const object = expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' ? expr.callee.object.name : null;
     const typeLike = object !== null && (this.topLevel.get(object) === 'type' || /^[A-Z]/.test(object));
     const shapes = typeLike && expr.args.length > 0 ? expr.args.map((a) => shapeOf(a, this.rawRequest)) : null;
-    this.emitCall(name, expr.args.length, expr, shapes !== null && shapes.some((s) => s.k !== 'u') ? shapes : undefined);
+    this.emitCall(name, expr.args.length, expr, shapes?.some((s) => s.k !== 'u') ? shapes : undefined);
   }
 
   /**

@@ -4,7 +4,7 @@
  */
 import type { Literal, Pos } from '../front/ast.js';
 import type { CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
-import { Op, stackEffect } from '../bytecode/opcodes.js';
+import { type Op, stackEffect } from '../bytecode/opcodes.js';
 
 /**
  * Most constants one chunk may hold. Operands are 32-bit, but a bound keeps a pathological file

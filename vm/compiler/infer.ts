@@ -353,7 +353,7 @@ class Walker {
    */
   private setProperty(name: string, field: string, schema: JsonSchema): void {
     const known = this.locals.get(name);
-    if (!known || known.type !== 'object' || typeof known.properties !== 'object') return;
+    if (known?.type !== 'object' || typeof known.properties !== 'object') return;
     const properties = known.properties as Record<string, JsonSchema>;
     const required = Array.isArray(known.required) ? (known.required as string[]) : [];
     const value = Object.hasOwn(properties, field) ? unionSchema([properties[field]!, schema]) : schema;

@@ -86,8 +86,8 @@ function codeRules(flavour: Flavour): Rules {
     ws: /[ \t\r\f\v\uFEFF]+/,
     doc: { match: /\/\/\/(?!\/)[^\r\n]*/, ...exit },
     comment: /\/\/[^\r\n]*/,
-    block_comment: { match: /\/\*[^]*?\*\//, lineBreaks: true },
-    unterminated_comment: { match: /\/\*[^]*/, lineBreaks: true },
+    block_comment: { match: /\/\*[\s\S]*?\*\//, lineBreaks: true },
+    unterminated_comment: { match: /\/\*[\s\S]*/, lineBreaks: true },
   };
   if (flavour === 'head') {
     rules.method = { match: WORD, next: 'routePath' };
@@ -120,7 +120,7 @@ function stringRules(top: boolean): Rules {
     interp_start: { match: '${', push: 'interp' },
     template_text: DQ_TEXT,
     string_newline: { match: /\r?\n/, lineBreaks: true, ...close },
-    invalid: { match: /[^]/, lineBreaks: true },
+    invalid: { match: /[\s\S]/, lineBreaks: true },
   } as Rules;
 }
 

@@ -191,23 +191,23 @@ function template(p: Parser, start: Token): Expr {
 }
 
 // number = DIGITS [ "." DIGITS ] [ "e" [ "+" | "-" ] DIGITS ]
-function number(p: Parser, t: Token): Expr {
+function number(_p: Parser, t: Token): Expr {
   return { kind: 'Literal', value: Number(t.text), line: t.line, col: t.col };
 }
 
 // string = "'" TEXT "'"
-function string(p: Parser, t: Token): Expr {
+function string(_p: Parser, t: Token): Expr {
   return { kind: 'Literal', value: t.value, line: t.line, col: t.col };
 }
 
 // literal = "true" | "false" | "null"
-function literal(p: Parser, t: Token): Expr {
+function literal(_p: Parser, t: Token): Expr {
   const value = t.value === 'null' ? null : t.value === 'true';
   return { kind: 'Literal', value, line: t.line, col: t.col };
 }
 
 // name = word (not reserved)
-function name(p: Parser, t: Token): Expr {
+function name(_p: Parser, t: Token): Expr {
   return { kind: 'Name', name: t.value, line: t.line, col: t.col };
 }
 
@@ -241,7 +241,7 @@ function logical(p: Parser, left: Expr, op: Token): Expr {
 }
 
 // member = expr "." word          (any word, keywords included)
-function member(p: Parser, left: Expr, dot: Token): Expr {
+function member(p: Parser, left: Expr, _dot: Token): Expr {
   p.skipNewlines();
   const t = p.peek();
   if (t.type !== 'word') p.fail(`expected a member name after '.', found ${describe(t)}`, t);

@@ -458,7 +458,7 @@ export class App implements AppHandle {
 
   /** Runs one chunk; a runtime error answers 500 instead of escaping. */
   private run(ctx: RequestContext, chunk: number): void | Promise<void> {
-    let result;
+    let result: ReturnType<typeof execute>;
     try {
       result = execute(this.build.linked.program, chunk, NO_ARGS, ctx);
     } catch (e) {

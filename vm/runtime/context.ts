@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type RequestOrigin, type ResponseStream } from '../../plugins/contract.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { HTTP, RUNTIME } from '../errors.js';
-import { Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
+import { type Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
 import { DROPPED, HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './http/body.js';
 import { resolveClient, type ClientAddress, type TrustProxy } from './http/client-address.js';
 import { Budget } from '../interp/budget.js';

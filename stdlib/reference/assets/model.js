@@ -33,7 +33,7 @@ export function bodyOf(doc, op) {
   const types = Object.keys(content);
   const declared = op['x-rvm-body-kind'];
   const byKind = { json: 'application/json', form: 'application/x-www-form-urlencoded', multipart: 'multipart/form-data' };
-  let mediaType = declared && content[byKind[declared]] ? byKind[declared] : types[0];
+  const mediaType = declared && content[byKind[declared]] ? byKind[declared] : types[0];
   if (mediaType === undefined) return null;
   let kind = declared;
   if (!kind) kind = mediaType.includes('multipart') ? 'multipart' : mediaType.includes('urlencoded') ? 'form' : 'json';

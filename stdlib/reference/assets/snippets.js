@@ -45,7 +45,7 @@ export function effectiveBody(req) {
 /** The path with each `{name}` replaced by its URL-encoded value (a missing value stays visible, encoded). */
 export function expandPath(path, params = {}) {
   return path.replace(/\{([^}]+)\}/g, (whole, name) => {
-    const value = Object.prototype.hasOwnProperty.call(params, name) ? params[name] : undefined;
+    const value = Object.hasOwn(params, name) ? params[name] : undefined;
     return encodeURIComponent(value === undefined || value === null || value === '' ? whole : String(value));
   });
 }

@@ -1,10 +1,10 @@
 // Applies the theme chosen with the toggle before the first paint (a classic script in <head>,
 // so the page never flashes the other theme). Without a choice the OS preference applies via CSS.
-(function () {
+(() => {
   try {
-    var theme = localStorage.getItem('rvm-reference-theme');
+    const theme = localStorage.getItem('rvm-reference-theme');
     if (theme === 'dark' || theme === 'light') document.documentElement.setAttribute('data-theme', theme);
-  } catch (e) {
+  } catch {
     // Storage can be disabled; the OS preference still applies.
   }
 })();

@@ -236,7 +236,7 @@ describe('collecting responses', () => {
   });
 });
 
-describe('following values (issue 25 item 6)', () => {
+describe('following values', () => {
   const okSchema = (stmts: A.Stmt[], extra: A.Decl[] = []) => routeMeta([...stmts], {}, extra).responses.find((r) => r.status === 200)!.schema;
   const ok = (value: A.Expr) => b.expr(b.callM('response', 'ok', [value]));
 

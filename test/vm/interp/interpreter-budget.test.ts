@@ -117,7 +117,10 @@ describe('interpreter budget', () => {
     let release!: () => void;
     const natives: NativeFn[] = [
       () => new Promise<Value>((resolve) => (release = () => resolve(null))),
-      () => ((logged = true), null),
+      () => {
+        logged = true;
+        return null;
+      },
     ];
     // try { slow(); log() } catch { return 'caught' }
     const c = chunk([Op.TRY, 10, Op.CALL_NATIVE, 0, 0, Op.POP, Op.CALL_NATIVE, 1, 0, Op.RETURN, Op.CONST, 0, Op.RETURN], { consts: ['caught'] });
@@ -134,7 +137,12 @@ describe('interpreter budget', () => {
 
   test('an abort reaches a running loop at its next check, and a new execution at once', async () => {
     const budget = new Budget();
-    const natives: NativeFn[] = [(ctx) => (ctx.budget.abort(new RvmError('too late', 'deadline_exceeded')), null)];
+    const natives: NativeFn[] = [
+      (ctx) => {
+        ctx.budget.abort(new RvmError('too late', 'deadline_exceeded'));
+        return null;
+      },
+    ];
     const e = await rejection(() => execute(program([CAUGHT_LOOP], natives), 0, [], hostWith(budget)));
     assert.equal(e.code, 'deadline_exceeded');
     assert.throws(() => execute(program([counter(1)]), 0, [], hostWith(budget)), (err: unknown) => err instanceof VmError && err.code === 'deadline_exceeded');

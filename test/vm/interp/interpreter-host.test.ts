@@ -17,8 +17,14 @@ function recordingHost(): VmHost & { calls: unknown[][] } {
   return {
     calls,
     validate: (route: RouteMeta, section: number) => void calls.push(['validate', route, section]),
-    respondStatement: (fields: Value) => (calls.push(['respond', fields]), HALT),
-    failStatement: (status: Value, message: Value) => (calls.push(['fail', status, message]), HALT),
+    respondStatement: (fields: Value) => {
+      calls.push(['respond', fields]);
+      return HALT;
+    },
+    failStatement: (status: Value, message: Value) => {
+      calls.push(['fail', status, message]);
+      return HALT;
+    },
   } as unknown as VmHost & { calls: unknown[][] };
 }
 

@@ -63,7 +63,13 @@ describe('interpreter', () => {
 
   test('a HALT from a native ends the execution at once', () => {
     let after = false;
-    const natives: NativeFn[] = [() => HALT, () => ((after = true), null)];
+    const natives: NativeFn[] = [
+      () => HALT,
+      () => {
+        after = true;
+        return null;
+      },
+    ];
     const c = chunk([Op.CALL_NATIVE, 0, 0, Op.CALL_NATIVE, 1, 0, Op.RETURN]);
     assert.equal(execute(program([c], natives), 0, [], host), HALT);
     assert.equal(after, false);

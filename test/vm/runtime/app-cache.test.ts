@@ -70,7 +70,7 @@ describe('the cache and validation', () => {
     assert.deepEqual(build.diagnostics.map((d) => d.code).sort(), ['E_UNKNOWN_FUNCTION', 'E_UNKNOWN_VALIDATOR']);
   });
 
-  test('a cached artefact that is a symlink to /dev/zero or a FIFO is damaged: recompiled and replaced, never read (issue 12)', async (t) => {
+  test('a cached artefact that is a symlink to /dev/zero or a FIFO is damaged: recompiled and replaced, never read', async (t) => {
     for (const kind of ['dev-zero', 'fifo'] as const) {
       const dir = tempApp(t, { 'ping.rvm': PLAIN_ROUTE });
       await (await loadApp(dir, { logger: captureLogger() })).close();

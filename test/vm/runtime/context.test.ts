@@ -1,9 +1,9 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { HALT, type TrustProxy } from '../../../plugins/sdk.js';
-import { HeadersValue, RequestContext, parseQuery } from '../../../vm/runtime/context.js';
+import { type HeadersValue, RequestContext, parseQuery } from '../../../vm/runtime/context.js';
 import type { IncomingRequest } from '../../../vm/runtime/types.js';
-import { HostObject, RvmError, getField, type Value } from '../../../vm/values.js';
+import { type HostObject, RvmError, getField, type Value } from '../../../vm/values.js';
 import { fakeApp } from './fake-app.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
 

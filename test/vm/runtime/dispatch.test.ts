@@ -182,7 +182,10 @@ describe('dispatch', () => {
   test('ready() is awaited when it returns a Promise, before routing', async () => {
     let reloaded = false;
     const a = fakeApp([['GET', '/r', (ctx) => void ctx.respond(200, reloaded)]], {
-      ready: () => new Promise<void>((r) => setTimeout(() => ((reloaded = true), r()), 5)),
+      ready: () => new Promise<void>((r) => setTimeout(() => {
+            reloaded = true;
+            r();
+          }, 5)),
     });
     const out = await dispatch(a, req('GET', '/r'));
     assert.equal(out.body, 'true');

@@ -1,5 +1,5 @@
 /**
- * No request can forge a log line (issue 12): request text reaching the log through runtime error
+ * No request can forge a log line (spec/language.md §7.4): request text reaching the log through runtime error
  * messages (`secret`, `json_parse`, `set_cookie`) and the request line itself, through a real
  * app and the real batching logger.
  */
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type App } from '../../../vm/runtime/app.js';
+import type { App } from '../../../vm/runtime/app.js';
 import { loadApp } from '../../../tools/host.js';
 import { inject } from '../../../vm/runtime/http/inject.js';
 import { createLogger, type Logger } from '../../../vm/runtime/log.js';

@@ -26,6 +26,7 @@ export interface InjectResponse {
   status: number;
   headers: Record<string, string | string[]>;
   body: string;
+  // biome-ignore lint/suspicious/noExplicitAny: parsed JSON for a test to walk, typed as fetch's Response.json() is
   json(): any;
 }
 

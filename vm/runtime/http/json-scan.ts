@@ -229,7 +229,7 @@ class Scanner {
 function digits(text: string, at: number): number {
   for (;;) {
     const c = text.charCodeAt(at);
-    if (c < ZERO || c > NINE || c !== c) return at;
+    if (c < ZERO || c > NINE || Number.isNaN(c)) return at;
     at++;
   }
 }

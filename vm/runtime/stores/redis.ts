@@ -286,15 +286,15 @@ export class RedisStore implements KeyValueStore {
 
   /**
    * Checks and, when allowed, counts one request of `key` in an exact sliding window of `windowMs`
-   * holding at most `limit`. `now` is ignored: the window runs on the Redis server's clock, the one
+   * holding at most `limit`. `_now` is ignored: the window runs on the Redis server's clock, the one
    * clock every machine sharing it agrees on (resetAt is on that clock too).
    */
-  hit(key: string, limit: number, windowMs: number, now?: number): Promise<WindowResult> {
+  hit(key: string, limit: number, windowMs: number, _now?: number): Promise<WindowResult> {
     return this.window(key, limit, windowMs, true);
   }
 
-  /** Like `hit`, without counting (`now` ignored likewise). */
-  peek(key: string, limit: number, windowMs: number, now?: number): Promise<WindowResult> {
+  /** Like `hit`, without counting (`_now` ignored likewise). */
+  peek(key: string, limit: number, windowMs: number, _now?: number): Promise<WindowResult> {
     return this.window(key, limit, windowMs, false);
   }
 

@@ -11,7 +11,7 @@ import type { Value } from '../../../../vm/values.js';
 
 /** Scheduling slack around a time edge: timers and a loaded CI machine are late by a few ms, rarely tens. */
 export const SLACK_MS = 60;
-/** The concurrency figure of issue 17: 400 hits racing for a limit of 100. */
+/** The concurrency figure of spec/stores.md ("Atomicity and the clock"): 400 hits racing for a limit of 100. */
 const RACING_HITS = 400;
 const RACING_LIMIT = 100;
 /** How many two-way compare-and-set races to run (one would pass by luck). */

@@ -54,7 +54,10 @@ async function workers(primary: PrimaryStore, n: number): Promise<ChildProcess[]
 
 async function stop(all: ChildProcess[]): Promise<void> {
   await Promise.all(
-    all.map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => (c.once('exit', r), c.disconnect())))),
+    all.map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => {
+            c.once('exit', r);
+            c.disconnect();
+          }))),
   );
 }
 
@@ -156,7 +159,10 @@ test('with node:cluster workers, as `rvm run --workers` forks them: 400 hits →
   for (const w of four) w.send({ cmd: 'hits', key: 'cluster', n: 100, limit: 100, windowMs: 60_000 });
   const allowed = (await Promise.all(replies)).map((r) => r.allowed);
   assert.equal(allowed.reduce((a, b) => a + b, 0), 100, allowed.join(' + '));
-  await Promise.all(four.map((w) => new Promise((r) => (w.once('exit', r), w.disconnect()))));
+  await Promise.all(four.map((w) => new Promise((r) => {
+      w.once('exit', r);
+      w.disconnect();
+    })));
   primary.close();
 });
 

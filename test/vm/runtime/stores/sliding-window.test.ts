@@ -23,7 +23,10 @@ function model(times: number[], limit: number, windowMs: number): { allowed: boo
   for (const t of times) {
     const inWindow = allowedAt.filter((a) => a > t - windowMs && a <= t);
     const ok = inWindow.length < limit;
-    if (ok) inWindow.push(t), allowedAt.push(t);
+    if (ok) {
+      inWindow.push(t);
+      allowedAt.push(t);
+    }
     out.allowed.push(ok);
     out.remaining.push(limit - inWindow.length);
     out.resetAt.push(Math.min(...inWindow) + windowMs);
