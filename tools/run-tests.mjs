@@ -3,20 +3,19 @@
 //
 //   node tools/run-tests.mjs [--quick] [substring …]
 //
-// Two lanes, side by side:
-// - the timing lane runs the files in SERIAL one at a time: they assert on wall-clock time, CPU or
-//   memory, or on behaviour under load, so two of them must not skew each other;
-// - the other lane runs every other file, CONCURRENCY at a time (by default one core fewer than
-//   the machine has, at least one: the timing lane keeps the remaining one).
-// Each file's results are printed together, whichever lane it ran in.
-// --quick runs the other lane's unit files only (not those under FOLDERS_BEYOND_UNIT).
+// SLOTS files run at a time (the machine's cores), each in its own process, the heavier first
+// (whole servers and outside programs before unit files). The files in SERIAL, which assert on
+// wall-clock time, CPU or memory, or on behaviour under load, run one at a time, never two of them
+// at once: one slot takes them in turn from the start while the others run the rest. Each file's
+// results are printed together.
+// --quick runs the unit files not in SERIAL (none under FOLDERS_BEYOND_UNIT).
 // Substrings keep the files whose path contains one of them.
 //
 // Then the run checks that its tests left nothing behind: every file runs with TMPDIR (so
 // os.tmpdir()) set to a folder of the run's own, which must be empty at the end, and no process
 // the run started may still be running. Either leftover is a failing test in the summary. A whole
 // run (no --quick, no substring) also lints and format-checks the source (LINT, biome.jsonc),
-// beside the lanes, and reports it the same way: the summary stays the last thing printed.
+// beside the tests, and reports it the same way: the summary stays the last thing printed.
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -26,7 +25,7 @@ import { spec } from 'node:test/reporters';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** The timing-sensitive files, by source path: the timing lane. */
+/** The timing-sensitive files, by source path: never two at once. */
 const SERIAL = [
   'test/integration/admission.test.ts', // queued requests answered within a time window
   'test/integration/argon2-concurrency.test.ts', // event-loop delay while hashing
@@ -63,7 +62,8 @@ const FOLDERS_BEYOND_UNIT = ['test/integration/', 'test/outside/', 'test/referen
 /** Biome's check of the whole source: lint rules and formatting (`npx biome format --write .` formats). */
 const LINT = ['node_modules/.bin/biome', ['lint', '--error-on-warnings', '--colors=off', '.']];
 
-const CONCURRENCY = Number(process.env.RVM_TEST_CONCURRENCY) || Math.max(1, availableParallelism() - 1);
+/** How many files run at once (RVM_TEST_CONCURRENCY sets it). */
+const SLOTS = Number(process.env.RVM_TEST_CONCURRENCY) || Math.max(2, availableParallelism());
 
 /** The summary lines node's runner ends a run with, in its order. */
 const SUMMARY_KEYS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms'];
@@ -103,10 +103,12 @@ if (files.length === 0) {
   process.exit(1);
 }
 const isSerial = (f) => SERIAL.includes(sourceOf(f));
-const lanes = [
-  { name: 'timing lane', files: quick ? [] : files.filter(isSerial), concurrency: 1 },
-  { name: 'other lane', files: files.filter((f) => !isSerial(f)), concurrency: CONCURRENCY },
-].filter((lane) => lane.files.length > 0);
+const isBeyondUnit = (f) => FOLDERS_BEYOND_UNIT.some((folder) => sourceOf(f).startsWith(folder));
+const heavierFirst = (list) => [...list.filter(isBeyondUnit), ...list.filter((f) => !isBeyondUnit(f))];
+const queues = { serial: quick ? [] : heavierFirst(files.filter(isSerial)), other: heavierFirst(files.filter((f) => !isSerial(f))) };
+const fileCount = queues.serial.length + queues.other.length;
+/** Whether a SERIAL file is running. */
+let serialRunning = false;
 
 const started = performance.now();
 const runTmp = mkdtempSync(join(tmpdir(), 'rvm-test-run-'));
@@ -120,7 +122,7 @@ const reporter = new spec();
 reporter.pipe(process.stdout);
 const totals = Object.fromEntries(SUMMARY_KEYS.map((key) => [key, 0]));
 const linted = quick || filters.length > 0 ? null : lint();
-const laneTimes = await Promise.all(lanes.map(runLane));
+await Promise.all(Array.from({ length: SLOTS }, runSlot));
 
 const leftProcesses = await processesLeftBy(runTmp);
 // Killed, so that they do not hold ports or files into the next run.
@@ -140,33 +142,33 @@ totals.duration_ms = performance.now() - started;
 for (const key of SUMMARY_KEYS) reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message: `${key} ${totals[key]}` } });
 reporter.end();
 await finished(reporter);
-console.log(`total wall time ${seconds(totals.duration_ms)}: ${laneTimes.join(', ')}`);
+console.log(`total wall time ${seconds(totals.duration_ms)}: ${fileCount} files, ${SLOTS} at a time`);
 process.exit(totals.fail + totals.cancelled > 0 ? 1 : 0);
 
-/**
- * Runs a lane's files, handing their events to the reporter one file at a time (node's runner
- * reports a file's events together, but two lanes' streams would interleave); adds the lane's
- * summary lines to the totals. Resolves to a line on the lane's time.
- */
-async function runLane(lane) {
-  const laneStarted = performance.now();
-  let held = [];
-  const flush = () => {
-    for (const event of held) reporter.write(event);
-    held = [];
-  };
-  for await (const event of run({ files: lane.files, concurrency: lane.concurrency })) {
-    const summary = summaryLine(event);
-    if (summary) {
-      totals[summary.key] += summary.value;
-      continue;
-    }
-    if (held.length > 0 && event.data?.file !== held[0].data?.file) flush();
-    held.push(event);
+/** One slot: runs the next SERIAL file when none is running, else the next other file, until none is left. */
+async function runSlot() {
+  for (;;) {
+    const serial = !serialRunning && queues.serial.length > 0;
+    const file = serial ? queues.serial.shift() : queues.other.shift();
+    if (file === undefined) return;
+    if (serial) serialRunning = true;
+    await runFile(file);
+    if (serial) serialRunning = false;
   }
-  flush();
-  const count = `${lane.files.length} file${lane.files.length === 1 ? '' : 's'}`;
-  return `${lane.name} ${seconds(performance.now() - laneStarted)} (${count}, ${lane.concurrency} at a time)`;
+}
+
+/**
+ * Runs one file in its own process and hands its events to the reporter together, once it has
+ * ended (files running at once would interleave); adds its summary lines to the totals.
+ */
+async function runFile(file) {
+  const events = [];
+  for await (const event of run({ files: [file] })) {
+    const summary = summaryLine(event);
+    if (summary) totals[summary.key] += summary.value;
+    else events.push(event);
+  }
+  for (const event of events) reporter.write(event);
 }
 
 /** Runs LINT; resolves to its complaints as lines (none when it passes). */
@@ -178,7 +180,7 @@ function lint() {
   });
 }
 
-/** One of the summary lines a lane's run ends with, or undefined for any other event. */
+/** One of the summary lines a run ends with, or undefined for any other event. */
 function summaryLine(event) {
   if (event.type !== 'test:diagnostic' || event.data.nesting !== 0 || event.data.file !== undefined) return undefined;
   const [key, value] = event.data.message.split(' ');
