@@ -34,7 +34,7 @@ const SEED_USERS = Math.floor(positiveEnv('BENCH_SEED_USERS', 2000));
 const DB: 'sqlite' | 'postgres' = process.env.BENCH_DB === 'postgres' ? 'postgres' : 'sqlite';
 const PEER = DB === 'postgres' ? 'Fastify + pg' : 'Fastify + better-sqlite3';
 
-/** The targets: rvm's req/s over the peer's (on PostgreSQL, ≥ 0.9× on every route). */
+/** The targets (bench/README.md): rvm's req/s over the peer's (on PostgreSQL, ≥ 0.9× on every route). */
 const TARGETS: Record<string, number> =
   DB === 'postgres'
     ? { 'POST /api/users': 0.9, 'GET /api/users/:id': 0.9, 'GET /api/users?role=user': 0.9 }

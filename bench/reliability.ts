@@ -28,7 +28,7 @@ import { REPO_ROOT, fmt, freePort, machineDescription, waitForServer } from './u
 
 /** The probe asks this often: fine enough to see a 10 ms time slice, cheap for the server. */
 const PROBE_INTERVAL_MS = 10;
-/** A probe request unanswered this long is a failure, counted as this many ms (the brief's rule). */
+/** A probe request unanswered this long is a failure, counted as this many ms. */
 const PROBE_TIMEOUT_MS = 5000;
 /**
  * Keep-alive connections the probe may open. It sends on schedule whatever came back, and a

@@ -1,9 +1,9 @@
 /**
- * Validation benchmark (tinybench): the seed's user-creation body validated by rvm's engine
+ * Validation benchmark (tinybench): the user-creation body validated by rvm's engine
  * (`planValidation` once, then `validateFields` per body, through the real registry of the
  * standard plugins) against ajv's compiled validator of the equivalent JSON Schema (ajv's
- * `allErrors` and `useDefaults`, ajv-formats for `email`). Two shapes: the seed's first route
- * (email, name, role) and its richer signup (plus password and age). Each call gets a fresh
+ * `allErrors` and `useDefaults`, ajv-formats for `email`). Two shapes: the user-creation route
+ * (email, name, role) and a richer signup (plus password and age). Each call gets a fresh
  * shallow copy of the body, as each request brings a freshly parsed one (ajv's defaults write
  * into it). Target: rvm ≥ 0.5× ajv ops/s on valid bodies.
  *
@@ -22,7 +22,7 @@ import { fmt, formatTable, machineDescription } from './util.js';
 
 /** Milliseconds of sampling per task: 1 s gives a relative margin of error of a few percent. */
 const TASK_TIME_MS = Number(process.env.BENCH_TIME) > 0 ? Number(process.env.BENCH_TIME) : 1000;
-/** The target of the validation issue: rvm at least half of ajv's ops/s on valid bodies. */
+/** The target (bench/README.md): rvm at least half of ajv's ops/s on valid bodies. */
 const TARGET_VS_AJV = 0.5;
 
 // ajv-formats is CommonJS with `exports.default`: under NodeNext the default import is the module object.
@@ -38,7 +38,7 @@ interface Shape {
   invalid: Record<string, unknown>[];
 }
 
-/** The seed's user-creation fields (as in bench/apps/hello/create-user.rvm); the signup shape adds two. */
+/** The user-creation fields (as in bench/apps/hello/create-user.rvm); the signup shape adds two. */
 const USERS_FIELDS = ["email: text @required @email", 'name: text @required @minLength(2)', "role: text @default('user') @one_of('user', 'admin')"];
 
 /** A POST route that validates `fields` and answers 201 with the validated body. */

@@ -1,6 +1,6 @@
 /**
  * The raw node:http peer of the HTTP benchmark: the same routes as bench/apps/hello, routed by
- * hand with JSON.parse/stringify; POST /api/users validates the seed's rules by hand and answers
+ * hand with JSON.parse/stringify; POST /api/users validates the user-creation rules by hand and answers
  * 422 with rvm's error shape. Usage: `node dist/bench/servers/node-http.js PORT`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -25,7 +25,7 @@ interface FieldError {
   message: string;
 }
 
-/** The seed's user-creation rules, written by hand: every failing field, then the declared fields only. */
+/** The user-creation rules, written by hand: every failing field, then the declared fields only. */
 function validateUser(body: unknown): { errors: FieldError[] } | { user: { email: string; name: string; role: string } } {
   const errors: FieldError[] = [];
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return { errors: [{ field: 'body', rule: 'type', message: 'must be an object' }] };
