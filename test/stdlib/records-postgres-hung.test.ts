@@ -17,10 +17,10 @@ import { inject, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { PG_CONNECT_TIMEOUT_MS, PG_QUERY_TIMEOUT_MARGIN_MS, PG_STATEMENT_TIMEOUT_MS, PostgresStore } from '../../stdlib/records/postgres.js';
 import { DatabaseUnavailableError, type TableSpec } from '../../stdlib/records/store.js';
-import { usePostgres } from '../support/postgres.js';
+import { useOwnPostgres } from '../support/postgres.js';
 import { childPids } from '../support/rvm-cluster.js';
 
-const server = usePostgres();
+const server = useOwnPostgres();
 
 /** What an answer may take beyond the timeout it rests on (scheduling on a busy CI machine). */
 const SLACK_MS = 1500;

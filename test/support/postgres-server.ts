@@ -4,7 +4,8 @@
  * root (PostgreSQL refuses root), on a throwaway data directory, listening on loopback only on a
  * free port, trust auth, fsync off; destroyed at exit if nobody did. A machine without
  * PostgreSQL fails loudly: the suites must run. No node:test here, so bench/ can use it too
- * (test/support/postgres.ts wraps it in a file's before/after hooks).
+ * (test/support/postgres.ts wraps it in a file's before/after hooks). tools/run-tests.mjs starts
+ * one for the whole run with startRunPostgres().
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -73,8 +74,30 @@ function pgRunAsync(bin: string, program: string, args: string[]): Promise<void>
   });
 }
 
+/**
+ * The environment variable that hands the run's server to the test files: the URL of its
+ * `postgres` database. Each file makes a database of its own there (test/support/postgres.ts).
+ */
+export const RUN_POSTGRES_ENV = 'RVM_TEST_POSTGRES_URL';
+
+/**
+ * Connections the run's server accepts: the files running at once share it, each with pools of
+ * up to PG_POOL_SIZE per process (and several processes under --workers); 100, the default, is
+ * one app's budget, not a whole run's.
+ */
+const RUN_MAX_CONNECTIONS = 300;
+
+/**
+ * Starts the one server of a test run (tools/run-tests.mjs, before any test file): the caller
+ * sets RUN_POSTGRES_ENV to its `url` in the files' environment and destroys it after them (at
+ * exit it is destroyed anyway). One initdb and start per run instead of one per file.
+ */
+export function startRunPostgres(): Promise<PostgresServer> {
+  return startPostgres({ maxConnections: RUN_MAX_CONNECTIONS });
+}
+
 /** Creates, starts and returns a throwaway server. */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: { maxConnections?: number } = {}): Promise<PostgresServer> {
   const bin = findPostgresBin();
   const dir = mkdtempSync(join(tmpdir(), 'rvm-pg-'));
   if (asRoot) {
@@ -85,9 +108,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   const data = join(dir, 'data');
   pgRun(bin, 'initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync']);
   const port = await freePort();
-  const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+  const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off${options.maxConnections ? ` -c max_connections=${options.maxConnections}` : ''}`;
   let running = false;
-  const startArgs = ['-D', data, '-l', join(dir, 'log'), '-w', '-t', String(PG_CTL_WAIT_SECONDS), '-o', options, 'start'];
+  const startArgs = ['-D', data, '-l', join(dir, 'log'), '-w', '-t', String(PG_CTL_WAIT_SECONDS), '-o', serverOptions, 'start'];
   const stopArgs = ['-D', data, '-m', 'fast', '-w', '-t', String(PG_CTL_WAIT_SECONDS), 'stop'];
   const server: PostgresServer = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
