@@ -32,6 +32,7 @@ async function adminQuery(url: string, sql: string): Promise<void> {
   }
 }
 
+/** `url` with its database set to `name`. */
 function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
