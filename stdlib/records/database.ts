@@ -2,12 +2,13 @@
  * Which database an app's records live in, and its one open store per process: SQLite at
  * `<app>/.rvm/data.sqlite` by default (elsewhere with `SQLITE_PATH`, else `rvm.config.json`
  * `database.sqlite`), PostgreSQL when `DATABASE_URL` is set (the environment, else
- * `rvm.config.json` `database.url`). A dev reload links a new version of the app while the
+ * `rvm.config.json` `database.url`), with the timeouts `database.connectTimeoutMs` and
+ * `database.statementTimeoutMs` (PG_CONNECT_TIMEOUT_MS, PG_STATEMENT_TIMEOUT_MS by default). A dev reload links a new version of the app while the
  * previous one may still be answering, so both share the store: it closes with its last user.
  */
 import { isAbsolute, join, relative } from 'node:path';
 import type { AppSettings } from '../../plugins/sdk.js';
-import { PG_POOL_SIZE, PostgresStore } from './postgres.js';
+import { PG_CONNECT_TIMEOUT_MS, PG_POOL_SIZE, PG_STATEMENT_TIMEOUT_MS, PostgresStore } from './postgres.js';
 import { SqliteStore } from './sqlite.js';
 import type { RecordStore } from './store.js';
 
@@ -41,7 +42,9 @@ export const SQLITE_PATH_ENV = 'SQLITE_PATH';
  * The database of an app: `shown` names it in logs and `rvm db`, `line` is what `rvm run`
  * prints after `Database:` (neither ever holds a password); `pool` is this process's.
  */
-export type DatabaseTarget = { kind: 'sqlite'; path: string; shown: string; line: string } | { kind: 'postgres'; url: string; pool: number; shown: string; line: string };
+export type DatabaseTarget =
+  | { kind: 'sqlite'; path: string; shown: string; line: string }
+  | { kind: 'postgres'; url: string; pool: number; connectTimeoutMs: number; statementTimeoutMs: number; shown: string; line: string };
 
 /** `host/db` of a PostgreSQL URL; `postgres` alone when it is not a URL (a key=value string). */
 function shownUrl(url: string): string {
@@ -51,6 +54,13 @@ function shownUrl(url: string): string {
   } catch {
     return 'postgres';
   }
+}
+
+/** `database.<key>`, a whole number of milliseconds above 0, else `fallback` when absent. */
+function milliseconds(section: Record<string, unknown>, key: string, fallback: number): number {
+  const value = section[key] ?? fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new Error(`rvm.config.json: "database.${key}" must be a whole number of milliseconds above 0`);
+  return value;
 }
 
 /** The database `settings` name: see the header. A malformed `database` config throws. */
@@ -66,11 +76,13 @@ export function databaseTarget(settings: AppSettings): DatabaseTarget {
   if (typeof pool !== 'number' || !Number.isInteger(pool) || pool < 1 || pool > MAX_PG_POOL_SIZE) {
     throw new Error(`rvm.config.json: "database.pool" must be an integer from 1 to ${MAX_PG_POOL_SIZE}`);
   }
+  const connectTimeoutMs = milliseconds(section, 'connectTimeoutMs', PG_CONNECT_TIMEOUT_MS);
+  const statementTimeoutMs = milliseconds(section, 'statementTimeoutMs', PG_STATEMENT_TIMEOUT_MS);
   const url = settings.secrets.env('DATABASE_URL') || (section.url as string | undefined);
   const workers = settings.workers;
   if (url) {
     const mine = poolPerWorker(pool, workers);
-    return { kind: 'postgres', url, pool: mine, shown: `postgres ${shownUrl(url)}`, line: `PostgreSQL ${shownUrl(url)}, ${poolText(pool, mine, workers)}` };
+    return { kind: 'postgres', url, pool: mine, connectTimeoutMs, statementTimeoutMs, shown: `postgres ${shownUrl(url)}`, line: `PostgreSQL ${shownUrl(url)}, ${poolText(pool, mine, workers)}` };
   }
   // Relative to the app folder, as the default is (a bundle's: the working directory).
   const dir = settings.dir ?? process.cwd();
@@ -90,14 +102,16 @@ function poolText(pool: number, mine: number, workers: number): string {
 
 /** Opens a new store on `target`. */
 export function openStore(target: DatabaseTarget): RecordStore {
-  return target.kind === 'sqlite' ? new SqliteStore(target.path) : new PostgresStore({ connectionString: target.url, max: target.pool });
+  if (target.kind === 'sqlite') return new SqliteStore(target.path);
+  const { url, pool, connectTimeoutMs, statementTimeoutMs } = target;
+  return new PostgresStore({ connectionString: url, max: pool, connectTimeoutMs, statementTimeoutMs });
 }
 
 /** The open stores of this process by target, with how many providers use each. */
 const shared = new Map<string, { store: RecordStore; users: number }>();
 
 function keyOf(target: DatabaseTarget): string {
-  return target.kind === 'sqlite' ? `sqlite:${target.path}` : `postgres:${target.pool}:${target.url}`;
+  return target.kind === 'sqlite' ? `sqlite:${target.path}` : `postgres:${target.pool}:${target.connectTimeoutMs}:${target.statementTimeoutMs}:${target.url}`;
 }
 
 /** The store of `target`, opened on first use; every acquire is matched by one release. */

@@ -4,7 +4,8 @@
  *
  * - a real PostgreSQL stopped while 20 workers keep operations in flight: every failure is a
  *   DatabaseUnavailableError within the connect timeout (no hang, no other error class); started
- *   again, the same store serves again without being recreated;
+ *   again, the same store serves again without being recreated; and each kind of operation
+ *   (read, write, begin, count) on the stopped server fails so, fast;
  * - another process holding SQLite's write lock: writes fail with DatabaseUnavailableError after
  *   the busy timeout (bounded), reads go on (WAL), and writes succeed once it lets go;
  * - hostile text in every position a request can reach (values, filter keys, operators, order
@@ -20,7 +21,7 @@ import Database from 'better-sqlite3';
 import { PostgresStore } from '../../stdlib/records/postgres.js';
 import { SqliteStore } from '../../stdlib/records/sqlite.js';
 import { DatabaseUnavailableError, InvalidQueryError, MAX_LIMIT, type RecordStore, type Row, type TableSpec } from '../../stdlib/records/store.js';
-import { usePostgres } from '../support/postgres.js';
+import { useOwnPostgres } from '../support/postgres.js';
 import { lockHolder } from '../support/sqlite-lock.js';
 import { tempApp } from '../support/temp-app.js';
 
@@ -112,7 +113,7 @@ async function eventually(probe: () => Promise<unknown>): Promise<number> {
 }
 
 /** One throwaway server for the file: the stop/start test leaves it running. */
-const server = usePostgres();
+const server = useOwnPostgres();
 
 describe('PostgreSQL stopped and started under load', () => {
   test(`${CONCURRENCY} concurrent operations: every failure is DatabaseUnavailableError within the connect timeout; the same store recovers`, async () => {
@@ -156,6 +157,32 @@ describe('PostgreSQL stopped and started under load', () => {
       await tx.insert('notes', { title: 'after' });
       await tx.commit();
       assert.equal(await store.count('notes', { title: 'after' }), 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('each kind of operation on a stopped server is DatabaseUnavailableError within the connect timeout, and the store recovers when it is back', async () => {
+    const admin = new pg.Client({ connectionString: server().url });
+    await admin.connect();
+    await admin.query('CREATE SCHEMA each_kind');
+    await admin.end();
+    const store = new PostgresStore({ connectionString: server().url, schema: 'each_kind', connectTimeoutMs: CONNECT_TIMEOUT_MS });
+    try {
+      await store.sync([NOTES], { allowDestructive: false });
+      const row = await store.insert('notes', { title: 'before' });
+      server().stop();
+      try {
+        const started = Date.now();
+        for (const attempt of [() => store.find('notes', row.id as string), () => store.insert('notes', { title: 'x' }), () => store.begin(), () => store.count('notes', {})]) {
+          await assert.rejects(async () => attempt(), (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable');
+        }
+        assert.ok(Date.now() - started < 8000, 'each failure is fast');
+      } finally {
+        server().start();
+      }
+      assert.deepEqual(await store.find('notes', row.id as string), row);
+      assert.equal(await store.count('notes', {}), 1);
     } finally {
       await store.close();
     }

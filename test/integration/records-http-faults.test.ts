@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { PG_CONNECT_TIMEOUT_MS } from '../../stdlib/records/postgres.js';
 import { SQLITE_BUSY_TIMEOUT_MS, SQLITE_LOCK_WAIT_MS } from '../../stdlib/records/sqlite.js';
 import { SQLITE_PATH } from '../../stdlib/records/database.js';
-import { usePostgres } from '../support/postgres.js';
+import { useOwnPostgres } from '../support/postgres.js';
 import { lockHolder } from '../support/sqlite-lock.js';
 import { tempApp } from '../support/temp-app.js';
 import { startRvm } from './rvm-run.js';
@@ -127,7 +127,7 @@ async function recovered(probe: () => Promise<Outcome>): Promise<number> {
 }
 
 describe('rvm run on PostgreSQL: the database stopped and started under load', () => {
-  const server = usePostgres();
+  const server = useOwnPostgres();
   let child: ChildProcess | null = null;
   let base: string;
   after(() => child?.kill('SIGKILL'));

@@ -18,7 +18,7 @@ import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { CHARGED_RESPONSE_BYTES, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { connect } from 'node:net';
 import { MAX_LIMIT } from '../../stdlib/records/store.js';
-import { createDatabase, usePostgres } from '../support/postgres.js';
+import { usePostgres } from '../support/postgres.js';
 
 /** Resolvers of the requests waiting in `wait()`, released by the test. */
 const waiting: (() => void)[] = [];
@@ -71,10 +71,13 @@ route GET /hold-in-transaction {
 }
 route POST /tiny {
   validate { n: int }
-  i = 0
-  while i < body.n {
-    Tiny.create({ n: i })
-    i = i + 1
+  // One transaction: a thousand inserts, one commit (on SQLite one write of the file, not a thousand).
+  transaction {
+    i = 0
+    while i < body.n {
+      Tiny.create({ n: i })
+      i = i + 1
+    }
   }
   response.created({ seeded: body.n })
 }
@@ -134,7 +137,7 @@ let databases = 0;
 
 /** A new empty database on the test server; its URL. */
 async function freshDatabase(): Promise<string> {
-  return createDatabase(server(), `results_${++databases}`);
+  return server().createDatabase(`results_${++databases}`);
 }
 
 const DATABASES: { name: string; env: () => Promise<Record<string, string>> }[] = [

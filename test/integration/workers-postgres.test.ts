@@ -51,17 +51,17 @@ test(`--workers ${WORKERS} with database.pool ${POOL}: never more than ${POOL} c
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   let running: Awaited<ReturnType<typeof startRvm>> | null = null;
   try {
-    await admin.query('CREATE DATABASE app');
-    const url = new URL(server().url);
-    url.pathname = '/app';
+    // The app's database is another than the one this admin connection counts from.
+    const url = new URL(await server().createDatabase('app'));
+    const database = url.pathname.slice(1);
     writeFileSync(join(dir, 'app.rvm'), APP);
     writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ database: { pool: POOL } }));
     running = await startRvm(dir, { ...process.env, DATABASE_URL: url.href }, 0, ['--workers', String(WORKERS)]);
     const each = poolPerWorker(POOL, WORKERS);
-    await running.waitFor(new RegExp(`\\n  Database:      PostgreSQL 127\\.0\\.0\\.1:${server().port}/app, pool ${each} per worker \\(${each * WORKERS} in all\\)\\n`));
+    await running.waitFor(new RegExp(`\\n  Database:      PostgreSQL 127\\.0\\.0\\.1:${server().port}/${database}, pool ${each} per worker \\(${each * WORKERS} in all\\)\\n`));
 
     const connections = async (): Promise<number> =>
-      Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = 'app'`)).rows[0]!.n);
+      Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1`, [database])).rows[0]!.n);
     let done = false;
     const samples: number[] = [];
     const sampling = (async () => {

@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
-import { usePostgres } from '../support/postgres.js';
+import { useOwnPostgres } from '../support/postgres.js';
 import { startRvmServer, type RvmServer } from '../support/rvm-cluster.js';
 import { tempApp } from '../support/temp-app.js';
 
@@ -48,7 +48,7 @@ async function get(base: string, path: string, token: string): Promise<{ status:
   return { status: res.status, body: await res.json() };
 }
 
-const server = usePostgres();
+const server = useOwnPostgres();
 
 describe('the stored user cannot be read: 503, never the token\'s claims', () => {
   let rvm: RvmServer;

@@ -397,7 +397,10 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
       const store = await makeStore();
       try {
         await store.sync([PEOPLE], { allowDestructive: false });
-        for (let i = 0; i < MAX_QUERY_ROWS + 1; i++) await store.insert('people', { name: `p${i}` });
+        // In one transaction: a thousand rows, one commit.
+        const tx = await store.begin();
+        for (let i = 0; i < MAX_QUERY_ROWS + 1; i++) await tx.insert('people', { name: `p${i}` });
+        await tx.commit();
         const got = await store.select('people', { filter: {}, order: [], limit: MAX_QUERY_ROWS, offset: 0 });
         assert.equal(got.length, MAX_QUERY_ROWS);
       } finally {

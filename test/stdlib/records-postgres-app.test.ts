@@ -14,7 +14,7 @@ import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { openStoreCount } from '../../stdlib/records/database.js';
 import { MAX_INDEXED_TEXT_BYTES } from '../../stdlib/records/columns.js';
-import { createDatabase, usePostgres } from '../support/postgres.js';
+import { usePostgres } from '../support/postgres.js';
 import { tempApp } from '../support/temp-app.js';
 
 const server = usePostgres();
@@ -22,7 +22,7 @@ let databases = 0;
 
 /** A new empty database on the test server; its URL. */
 async function freshDatabase(): Promise<string> {
-  return createDatabase(server(), `app_${++databases}`);
+  return server().createDatabase(`app_${++databases}`);
 }
 
 const APP = `type Account {
@@ -93,7 +93,7 @@ test('create, find, where, page, update, delete, a rolled-back transaction and a
   const logger = captureLogger();
   const app = await loadApp(dir, { cache: false, logger, settings: { env: { DATABASE_URL: url } } });
   try {
-    assert.deepEqual(app.announcements, [{ label: 'Database', text: `PostgreSQL 127.0.0.1:${server().port}/app_${databases}, pool 10` }]);
+    assert.deepEqual(app.announcements, [{ label: 'Database', text: `PostgreSQL 127.0.0.1:${server().port}${new URL(url).pathname}, pool 10` }]);
     const ids: Record<string, string> = {};
     for (const [name, balance] of [['ann', 50], ['bob', 150], ['cy', 300], ['dee', 100], ['eve', 0]] as const) {
       const res = await inject(app, { method: 'POST', url: '/accounts', body: { name, balance } });

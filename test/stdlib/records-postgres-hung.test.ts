@@ -2,7 +2,7 @@
  * A hung PostgreSQL (spec/plugins/records.md, "A database that does not answer"): every process of the cluster stopped with SIGSTOP, so
  * connections stay open and nothing answers — the server cannot enforce its own statement
  * timeout. Requests answer 503 `database_unavailable` within the client-side query timeout
- * (PG_STATEMENT_TIMEOUT_MS + PG_QUERY_TIMEOUT_MARGIN_MS) or the connect timeout, never after the
+ * (the statement timeout + PG_QUERY_TIMEOUT_MARGIN_MS) or the connect timeout, never after the
  * request's 30 s; a connection that timed out is discarded, not reused (also a transaction's);
  * and once the cluster resumes (SIGCONT, always, in a finally) the app serves again by itself.
  */
@@ -15,17 +15,26 @@ import pg from 'pg';
 import { loadApp } from '../../tools/host.js';
 import { inject, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { PG_CONNECT_TIMEOUT_MS, PG_QUERY_TIMEOUT_MARGIN_MS, PG_STATEMENT_TIMEOUT_MS, PostgresStore } from '../../stdlib/records/postgres.js';
+import { PG_QUERY_TIMEOUT_MARGIN_MS, PostgresStore } from '../../stdlib/records/postgres.js';
 import { DatabaseUnavailableError, type TableSpec } from '../../stdlib/records/store.js';
-import { usePostgres } from '../support/postgres.js';
+import { useOwnPostgres } from '../support/postgres.js';
 import { childPids } from '../support/rvm-cluster.js';
 
-const server = usePostgres();
+const server = useOwnPostgres();
 
 /** What an answer may take beyond the timeout it rests on (scheduling on a busy CI machine). */
 const SLACK_MS = 1500;
+/**
+ * The app's timeouts (rvm.config.json `database`), shorter than the defaults so the test is quick
+ * (PG_CONNECT_TIMEOUT_MS, PG_STATEMENT_TIMEOUT_MS work alike, only slower; records-wiring checks
+ * they are the ones taken). As with the defaults, the connect timeout plus SLACK_MS stays below
+ * the query timeout, so a request queued behind an unanswered query is told from one that opened
+ * a new connection.
+ */
+const CONNECT_TIMEOUT_MS = 500;
+const STATEMENT_TIMEOUT_MS = 3000;
 /** The client-side bound of a statement the server never answers. */
-const QUERY_TIMEOUT_MS = PG_STATEMENT_TIMEOUT_MS + PG_QUERY_TIMEOUT_MARGIN_MS;
+const QUERY_TIMEOUT_MS = STATEMENT_TIMEOUT_MS + PG_QUERY_TIMEOUT_MARGIN_MS;
 /** How long the app gets to serve again once the cluster resumes. */
 const RECOVERY_MS = 15_000;
 
@@ -103,6 +112,7 @@ test('the cluster stopped: reads and transactions answer 503 database_unavailabl
   const dir = mkdtempSync(join(tmpdir(), 'rvm-records-hung-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'app.rvm'), APP);
+  writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ database: { connectTimeoutMs: CONNECT_TIMEOUT_MS, statementTimeoutMs: STATEMENT_TIMEOUT_MS } }));
   const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env: { DATABASE_URL: url.toString() } } });
   try {
     const created = await inject(app, { method: 'POST', url: '/notes', body: { title: 'n' } });
@@ -111,13 +121,13 @@ test('the cluster stopped: reads and transactions answer 503 database_unavailabl
 
     await whileHung(async () => {
       // One takes the pool's idle connection (no answer: the query timeout), the other opens a new one (no answer: the connect timeout).
-      const bound = Math.max(QUERY_TIMEOUT_MS, PG_CONNECT_TIMEOUT_MS) + SLACK_MS;
+      const bound = Math.max(QUERY_TIMEOUT_MS, CONNECT_TIMEOUT_MS) + SLACK_MS;
       const [read, transaction] = await Promise.all([timed(inject(app, { url: `/notes/${id}` }), bound + SLACK_MS), timed(inject(app, { method: 'POST', url: `/notes/${id}/touch` }), bound + SLACK_MS)]);
       assertUnavailable(read, bound, 'a read');
       assertUnavailable(transaction, bound, 'a transaction');
       // The connection that timed out was discarded: the next request opens a new one (the connect timeout), instead of queueing behind the unanswered query.
       const next = await timed(inject(app, { url: `/notes/${id}` }), QUERY_TIMEOUT_MS + SLACK_MS);
-      assertUnavailable(next, PG_CONNECT_TIMEOUT_MS + SLACK_MS, 'the request after');
+      assertUnavailable(next, CONNECT_TIMEOUT_MS + SLACK_MS, 'the request after');
     });
 
     const resumed = performance.now();

@@ -13,10 +13,10 @@ import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { usePostgres } from '../support/postgres.js';
+import { useOwnPostgres } from '../support/postgres.js';
 import { NOTE_ROUTES } from '../support/apps.js';
 
-const server = usePostgres();
+const server = useOwnPostgres();
 
 /** Requests answered while the server is down, each of them 503. */
 const FAILED_PER_OUTAGE = 4;

@@ -17,7 +17,7 @@ import { captureLogger } from '../../vm/runtime/log.js';
 import type { App } from '../../vm/runtime/app.js';
 import { PostgresStore } from '../../stdlib/records/postgres.js';
 import type { TableSpec } from '../../stdlib/records/store.js';
-import { createDatabase, usePostgres } from '../support/postgres.js';
+import { usePostgres } from '../support/postgres.js';
 
 const server = usePostgres();
 
@@ -83,7 +83,7 @@ route POST /transfer {
 
 /** An app on a database of its own, closed and removed after the test. */
 async function serve(t: { after(fn: () => unknown): void }): Promise<App> {
-  const url = await createDatabase(server(), `tx_${++databases}`);
+  const url = await server().createDatabase(`tx_${++databases}`);
   const dir = mkdtempSync(join(tmpdir(), 'rvm-records-tx-'));
   writeFileSync(join(dir, 'app.rvm'), APP);
   const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env: { DATABASE_URL: url } } });

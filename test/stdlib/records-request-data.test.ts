@@ -10,7 +10,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import pg from 'pg';
 import { loadApp } from '../../tools/host.js';
 import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
@@ -292,16 +291,7 @@ describe('request data and records, PostgreSQL', () => {
   const postgres = usePostgres();
   let s: Served;
   before(async () => {
-    const admin = new pg.Client({ connectionString: postgres().url });
-    await admin.connect();
-    try {
-      await admin.query('CREATE DATABASE request_data');
-    } finally {
-      await admin.end();
-    }
-    const url = new URL(postgres().url);
-    url.pathname = '/request_data';
-    s = await serve({ dev: false, env: { DATABASE_URL: url.toString() } });
+    s = await serve({ dev: false, env: { DATABASE_URL: postgres().url } });
     const seeded = await send(s, 'POST', '/seed');
     assert.equal(seeded.status, 201, JSON.stringify(seeded.body));
   });

@@ -15,7 +15,7 @@ import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { RVM_CLI } from '../support/rvm-cluster.js';
-import { createDatabase, usePostgres } from '../support/postgres.js';
+import { usePostgres } from '../support/postgres.js';
 import { tempApp, type TestCleanup } from '../support/temp-app.js';
 
 const server = usePostgres();
@@ -29,7 +29,7 @@ const BACKENDS: Backend[] = [
   {
     name: 'PostgreSQL',
     async env() {
-      return { DATABASE_URL: await createDatabase(server(), `schema_diag_${++databases}`) };
+      return { DATABASE_URL: await server().createDatabase(`schema_diag_${++databases}`) };
     },
   },
 ];

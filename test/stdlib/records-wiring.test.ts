@@ -15,7 +15,7 @@ import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { loadSettings } from '../../vm/runtime/config.js';
 import { MAX_PG_POOL_SIZE, MIN_PG_POOL_PER_WORKER, SQLITE_PATH, SQLITE_PATH_ENV, databaseTarget, openStoreCount, poolPerWorker } from '../../stdlib/records/database.js';
-import { PG_POOL_SIZE } from '../../stdlib/records/postgres.js';
+import { PG_CONNECT_TIMEOUT_MS, PG_POOL_SIZE, PG_STATEMENT_TIMEOUT_MS } from '../../stdlib/records/postgres.js';
 import { tempApp } from '../support/temp-app.js';
 
 const USER = `type User {
@@ -158,7 +158,7 @@ function settingsOf(t: { after(fn: () => void): void }, config: unknown, env: Re
 
 test('DATABASE_URL (the environment first, then database.url) chooses PostgreSQL; the start line never shows the password', (t) => {
   const fromEnv = databaseTarget(settingsOf(t, { database: { url: 'postgres://x@elsewhere/other' } }, { DATABASE_URL: 'postgres://app:s3cret@db.example:5433/shop' }).settings);
-  assert.deepEqual(fromEnv, { kind: 'postgres', url: 'postgres://app:s3cret@db.example:5433/shop', pool: PG_POOL_SIZE, shown: 'postgres db.example:5433/shop', line: `PostgreSQL db.example:5433/shop, pool ${PG_POOL_SIZE}` });
+  assert.deepEqual(fromEnv, { kind: 'postgres', url: 'postgres://app:s3cret@db.example:5433/shop', pool: PG_POOL_SIZE, connectTimeoutMs: PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: PG_STATEMENT_TIMEOUT_MS, shown: 'postgres db.example:5433/shop', line: `PostgreSQL db.example:5433/shop, pool ${PG_POOL_SIZE}` });
   const fromConfig = databaseTarget(settingsOf(t, { database: { url: 'postgres://u:pw@h/d', pool: 3 } }, {}).settings);
   assert.equal(fromConfig.kind, 'postgres');
   assert.equal(fromConfig.shown, 'postgres h/d');
@@ -197,6 +197,16 @@ test(`database.pool is 1 to MAX_PG_POOL_SIZE (${MAX_PG_POOL_SIZE}) per process`,
     assert.throws(() => databaseTarget(settingsOf(t, { database: { pool } }, {}).settings), /database\.pool/);
   }
   assert.throws(() => databaseTarget(settingsOf(t, { database: 'postgres://h/d' }, {}).settings), /"database" must be an object/);
+});
+
+test('database.connectTimeoutMs and database.statementTimeoutMs replace the defaults; each is a whole number of milliseconds above 0', (t) => {
+  const target = databaseTarget(settingsOf(t, { database: { connectTimeoutMs: 700, statementTimeoutMs: 300 } }, { DATABASE_URL: 'postgres://h/d' }).settings);
+  assert.deepEqual([(target as { connectTimeoutMs: number }).connectTimeoutMs, (target as { statementTimeoutMs: number }).statementTimeoutMs], [700, 300]);
+  for (const key of ['connectTimeoutMs', 'statementTimeoutMs']) {
+    for (const value of [0, -5, 2.5, '300']) {
+      assert.throws(() => databaseTarget(settingsOf(t, { database: { [key]: value } }, { DATABASE_URL: 'postgres://h/d' }).settings), new RegExp(`"database\\.${key}" must be a whole number of milliseconds above 0`));
+    }
+  }
 });
 
 test('a malformed database config stops the start as E_PLUGIN_SETUP of records', async (t) => {
