@@ -33,11 +33,18 @@ const ARGON2_HASH = /\$argon2id\$[^']+/g;
 /**
  * Copies the showcase (without any `.rvm/`) into a new temp folder, hashing passwords at test cost:
  * its config gains `"passwords": {"cost": "test"}` and auth.rvm the demo hashes of that cost
- * (DEMO_HASHES). `remove()` deletes the folder.
+ * (DEMO_HASHES). A copy `rvm run --prod` serves keeps production cost (`passwords: 'production'`):
+ * --prod refuses the test cost. `remove()` deletes the folder.
  */
-export function showcaseCopy(): { dir: string; remove(): void } {
+export function showcaseCopy(options: { passwords?: 'test' | 'production' } = {}): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-showcase-'));
   cpSync(SHOWCASE_SOURCE, dir, { recursive: true, filter: (src) => !src.split(sep).includes('.rvm') });
+  if (options.passwords !== 'production') atTestCost(dir);
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Makes the showcase copy in `dir` hash passwords at test cost, its demo hashes included. */
+function atTestCost(dir: string): void {
   const config = join(dir, 'rvm.config.json');
   writeFileSync(config, JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), passwords: { cost: 'test' } }));
   const auth = join(dir, 'auth.rvm');
@@ -49,5 +56,4 @@ export function showcaseCopy(): { dir: string; remove(): void } {
       return cheap;
     }),
   );
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
