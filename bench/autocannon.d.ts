@@ -1,9 +1,11 @@
-/** The part of autocannon's API the HTTP benchmark uses (the package ships no types). */
+/** The part of autocannon's API the HTTP benchmark and test/integration/server use (the package ships no types). */
 declare module 'autocannon' {
   interface Options {
     url: string;
     connections?: number;
     duration?: number;
+    /** Send this many requests, then stop once all are answered (instead of running `duration`). */
+    amount?: number;
     pipelining?: number;
     method?: string;
     headers?: Record<string, string>;

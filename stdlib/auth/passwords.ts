@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import type argon2 from 'argon2';
 import { RUNTIME, RvmError, SecretText, onFirstUse, typeName } from '../../plugins/sdk.js';
-import type { PluginApi, Value } from '../../plugins/sdk.js';
+import type { AppSettings, PluginApi, Value } from '../../plugins/sdk.js';
 
 /** The argon2 binding, loaded by the first hash or verification: an app without passwords never loads it. */
 const loadArgon2 = onFirstUse(() => createRequire(import.meta.url)('argon2') as typeof argon2);
@@ -18,6 +18,15 @@ const loadArgon2 = onFirstUse(() => createRequire(import.meta.url)('argon2') as 
  * docs name the same numbers.
  */
 export const HASH_PARAMS = { memoryCost: 65536, timeCost: 3, parallelism: 4 } as const;
+/**
+ * The cost of `"passwords": {"cost": "test"}`: the smallest Argon2 allows (RFC 9106 §3.1: m ≥ 8·p
+ * KiB, t ≥ 1, p ≥ 1), about a thousandth of HASH_PARAMS's CPU, so a test suite signing in dozens
+ * of times does not spend its time hashing. Anyone can brute-force such hashes: `rvm run --prod`
+ * refuses the setting.
+ */
+export const TEST_HASH_PARAMS = { memoryCost: 8, timeCost: 1, parallelism: 1 } as const;
+/** The costs argon2_hash writes and argon2_needs_rehash expects. */
+export type HashParams = typeof HASH_PARAMS | typeof TEST_HASH_PARAMS;
 /** The Argon2 version rvm writes (1.3). */
 export const ARGON2_VERSION = 19;
 /**
@@ -165,13 +174,13 @@ function passwordText(password: Value | undefined): string | null {
  * The Argon2id PHC hash of `password`. Throws RvmError `type_error` for a non-text password and
  * `password_too_long` past MAX_PASSWORD_BYTES.
  */
-export async function hashPassword(password: Value | undefined, signal?: AbortSignal): Promise<string> {
+export async function hashPassword(password: Value | undefined, signal?: AbortSignal, params: HashParams = HASH_PARAMS): Promise<string> {
   const text = passwordText(password);
   if (text === null) throw new RvmError(`argon2_hash() expects password to be text, got ${typeName(password)}`, RUNTIME.type_error);
   if (Buffer.byteLength(text, 'utf8') > MAX_PASSWORD_BYTES) {
     throw new RvmError(`argon2_hash(): the password is longer than ${MAX_PASSWORD_BYTES} bytes`, RUNTIME.password_too_long);
   }
-  return canonicalPhc(await hashQueue.run(() => loadArgon2().hash(text, { type: loadArgon2().argon2id, ...HASH_PARAMS }), signal));
+  return canonicalPhc(await hashQueue.run(() => loadArgon2().hash(text, { type: loadArgon2().argon2id, ...params }), signal));
 }
 
 /**
@@ -191,20 +200,36 @@ export async function verifyPassword(password: Value | undefined, hash: Value | 
   }
 }
 
-/** True when `hash` should be replaced at the next login: not argon2id 1.3 with rvm's current costs, or unreadable. */
-export function needsRehash(hash: Value | undefined): boolean {
+/** True when `hash` should be replaced at the next login: not argon2id 1.3 with the costs `params` (those argon2_hash writes), or unreadable. */
+export function needsRehash(hash: Value | undefined, params: HashParams = HASH_PARAMS): boolean {
   const phc = typeof hash === 'string' ? parsePhc(hash) : null;
   if (phc === null) return true;
-  return phc.id !== 'argon2id' || phc.version !== ARGON2_VERSION || phc.m !== HASH_PARAMS.memoryCost || phc.t !== HASH_PARAMS.timeCost || phc.p !== HASH_PARAMS.parallelism;
+  return phc.id !== 'argon2id' || phc.version !== ARGON2_VERSION || phc.m !== params.memoryCost || phc.t !== params.timeCost || phc.p !== params.parallelism;
 }
 
-/** Registers argon2_hash, argon2_verify and argon2_needs_rehash. */
+/** The password-hashing cost an app asks for: `"passwords": {"cost": "production" | "test"}`, production when absent. */
+export type PasswordCost = 'production' | 'test';
+
+/** Reads `passwords` from the app's config; throws an Error naming the bad key (a plugin setup error). */
+export function passwordCost(app: AppSettings): PasswordCost {
+  const section = app.config.passwords;
+  if (section === undefined) return 'production';
+  if (section === null || typeof section !== 'object' || Array.isArray(section)) throw new Error(`rvm.config.json: passwords must be an object, got ${JSON.stringify(section)}`);
+  for (const key of Object.keys(section)) if (key !== 'cost') throw new Error(`rvm.config.json: unknown setting passwords.${key} (known: cost)`);
+  const cost = (section as Record<string, unknown>).cost ?? 'production';
+  if (cost !== 'production' && cost !== 'test') throw new Error(`rvm.config.json: passwords.cost must be "production" or "test", got ${JSON.stringify(cost)}`);
+  return cost;
+}
+
+/** Registers argon2_hash, argon2_verify and argon2_needs_rehash, hashing at the cost the app's config asks for. */
 export function registerPasswords(rvm: PluginApi): void {
-  rvm.native('argon2_hash', (ctx, password) => hashPassword(password, ctx.budget.signal), {
+  const params = passwordCost(rvm.app) === 'test' ? TEST_HASH_PARAMS : HASH_PARAMS;
+  if (params === TEST_HASH_PARAMS) rvm.announce('Passwords', `test cost (Argon2id m=${params.memoryCost},t=${params.timeCost},p=${params.parallelism}), refused by --prod`);
+  rvm.native('argon2_hash', (ctx, password) => hashPassword(password, ctx.budget.signal, params), {
     // hashPassword checks it: a secret is hashed as its text.
     params: [{ name: 'password', type: 'text', selfChecked: true }],
     returns: 'text',
-    doc: `The Argon2id hash of the password as a PHC string ($argon2id$v=19$m=${HASH_PARAMS.memoryCost},t=${HASH_PARAMS.timeCost},p=${HASH_PARAMS.parallelism}$salt$hash), with a fresh random salt; computed off the event loop. A password over ${MAX_PASSWORD_BYTES} bytes is a password_too_long error.`,
+    doc: `The Argon2id hash of the password as a PHC string ($argon2id$v=19$m=${HASH_PARAMS.memoryCost},t=${HASH_PARAMS.timeCost},p=${HASH_PARAMS.parallelism}$salt$hash), with a fresh random salt; computed off the event loop. With "passwords": {"cost": "test"} in rvm.config.json, m=${TEST_HASH_PARAMS.memoryCost},t=${TEST_HASH_PARAMS.timeCost},p=${TEST_HASH_PARAMS.parallelism} (for tests: rvm run --prod refuses it). A password over ${MAX_PASSWORD_BYTES} bytes is a password_too_long error.`,
   });
 
   rvm.native('argon2_verify', (ctx, password, hash) => verifyPassword(password, hash, ctx.budget.signal), {
@@ -217,7 +242,7 @@ export function registerPasswords(rvm: PluginApi): void {
     doc: `True when the password matches the PHC hash (argon2id; argon2i and argon2d hashes verify too). A malformed or non-Argon2 hash, one asking for more than ${MAX_MEMORY_KIB} KiB, ${MAX_TIME_COST} passes or ${MAX_PARALLELISM} lanes, or a password over ${MAX_PASSWORD_BYTES} bytes verifies false.`,
   });
 
-  rvm.native('argon2_needs_rehash', (_ctx, hash) => needsRehash(hash), {
+  rvm.native('argon2_needs_rehash', (_ctx, hash) => needsRehash(hash, params), {
     // What is not a readable hash needs a rehash, never an error.
     params: [{ name: 'hash', type: 'text', selfChecked: true }],
     returns: 'bool',

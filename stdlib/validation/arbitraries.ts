@@ -5,6 +5,7 @@
 import type { Arbitrary, FastCheck, FieldType } from '../../plugins/sdk.js';
 import { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, formatDate, formatDatetime, unstorableText } from '../../plugins/sdk.js';
 import { anyFileSample } from './file-samples.js';
+import { builtOnce } from './common.js';
 
 /** Longest generated text and list: enough to vary, small enough to keep runs fast. */
 const MAX_SAMPLE_LENGTH = 24;
@@ -29,9 +30,7 @@ export function smallJson(fc: FastCheck): Arbitrary<unknown> {
 export const storableText = (text: string): boolean => unstorableText(text) === null;
 
 /** Any text, including astral and unusual characters (storableText). */
-export function anyText(fc: FastCheck): Arbitrary<string> {
-  return fc.oneof(fc.string({ maxLength: MAX_SAMPLE_LENGTH }), fc.string({ unit: 'binary', maxLength: MAX_SAMPLE_LENGTH })).filter(storableText);
-}
+export const anyText = builtOnce((fc) => fc.oneof(fc.string({ maxLength: MAX_SAMPLE_LENGTH }), fc.string({ unit: 'binary', maxLength: MAX_SAMPLE_LENGTH })).filter(storableText));
 
 /** Any value of the field type, as validation hands it to a check (a FileSample for `file`). */
 export function anyValueOf(fc: FastCheck, type: FieldType): Arbitrary<unknown> {

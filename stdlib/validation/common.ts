@@ -2,7 +2,7 @@
  * What the validator modules share: the table type they export, literal helpers for messages
  * and argument checks, and text measured the way JSON Schema measures it (code points).
  */
-import type { FieldType, Literal, ValidatorSpec, Value } from '../../plugins/sdk.js';
+import type { Arbitrary, FastCheck, FieldType, Literal, ValidatorSpec, Value } from '../../plugins/sdk.js';
 
 /** Validators by name, as each theme module exports them. */
 export type ValidatorTable = Record<string, ValidatorSpec>;
@@ -83,3 +83,20 @@ export const TYPE_NOUNS: Record<FieldType, string> = {
   date: "a date ('YYYY-MM-DD')",
   datetime: "an ISO 8601 date-time with a time zone ('2024-05-01T12:00:00Z')",
 };
+
+/**
+ * `build` made once per fast-check instance and reused: building some arbitraries costs more than
+ * drawing many samples (fast-check tokenises its dictionary of biased strings for every
+ * `string` or `stringMatching` built, ~0.1 s), and arbitraries are immutable, so one serves all.
+ */
+export function builtOnce<T>(build: (fc: FastCheck) => Arbitrary<T>): (fc: FastCheck) => Arbitrary<T> {
+  const built = new WeakMap<FastCheck, Arbitrary<T>>();
+  return (fc) => {
+    let arbitrary = built.get(fc);
+    if (arbitrary === undefined) {
+      arbitrary = build(fc);
+      built.set(fc, arbitrary);
+    }
+    return arbitrary;
+  };
+}

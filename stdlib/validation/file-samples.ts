@@ -4,6 +4,7 @@
  * under a name with a matching extension.
  */
 import type { Arbitrary, FastCheck, FileSample } from '../../plugins/sdk.js';
+import { builtOnce } from './common.js';
 
 /** One kind of file the sniffer tells apart. */
 export interface FileKind {
@@ -123,9 +124,7 @@ export function fileBytes(kind: FileKind, size: number, seed: number): Uint8Arra
 }
 
 /** A file name stem: letters, digits, `-` and `_`. */
-export function fileStem(fc: FastCheck): Arbitrary<string> {
-  return fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,11}$/);
-}
+export const fileStem = builtOnce((fc) => fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,11}$/));
 
 /** `stem.ext` with the extension in random letter case (extensions compare case-insensitively). */
 export function fileName(fc: FastCheck, extensions: readonly string[]): Arbitrary<string> {

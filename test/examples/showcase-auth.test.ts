@@ -10,14 +10,17 @@ import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { answerLog, inject, type InjectRequest, type InjectResponse } from '../support/openapi-answers.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { showcaseCopy } from '../support/showcase.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { verifyPassword } from '../../stdlib/auth/passwords.js';
+import { DEMO_ACCOUNTS, DEMO_HASHES, SHOWCASE_SOURCE, showcaseCopy } from '../support/showcase.js';
 
 const showcase = showcaseCopy();
 const SHOWCASE = showcase.dir;
 const JWT_SECRET = 'showcase-test-key-0123456789abcdef';
 const PARTNER_KEY = 'showcase-partner-key';
-const ADA = { email: 'ada@example.com', password: 'correct horse battery staple' };
-const BOB = { email: 'bob@example.com', password: 'hunter2-hunter2' };
+const ADA = DEMO_ACCOUNTS.ada;
+const BOB = DEMO_ACCOUNTS.bob;
 
 let app: App;
 
@@ -37,6 +40,21 @@ function call(req: InjectRequest): Promise<InjectResponse> {
 async function login(who: { email: string; password: string }): Promise<InjectResponse> {
   return call({ method: 'POST', url: '/auth/login', body: who });
 }
+
+test('the demo accounts sign in with the documented passwords at production cost; the copy holds hashes of the same passwords at test cost', async () => {
+  const source = readFileSync(join(SHOWCASE_SOURCE, 'auth.rvm'), 'utf8');
+  for (const account of [ADA, BOB]) {
+    const hash = new RegExp(`'${account.email}'.*\\n.*password_hash: '([^']+)'`).exec(source)?.[1];
+    assert.ok(hash !== undefined && DEMO_HASHES.has(hash), account.email);
+    assert.match(hash, /^\$argon2id\$v=19\$m=65536,t=3,p=4\$/);
+    assert.equal(await verifyPassword(account.password, hash), true, account.email);
+    assert.match(DEMO_HASHES.get(hash)!, /^\$argon2id\$v=19\$m=8,t=1,p=1\$/);
+    assert.equal(await verifyPassword(account.password, DEMO_HASHES.get(hash)), true, account.email);
+  }
+  assert.doesNotMatch(readFileSync(join(SHOWCASE_SOURCE, 'rvm.config.json'), 'utf8'), /passwords/, 'the showcase itself hashes at production cost');
+  assert.match(readFileSync(join(SHOWCASE, 'auth.rvm'), 'utf8'), /m=8,t=1,p=1/);
+  assert.doesNotMatch(readFileSync(join(SHOWCASE, 'auth.rvm'), 'utf8'), /m=65536/);
+});
 
 describe('showcase: auth', () => {
   let adaToken: string;

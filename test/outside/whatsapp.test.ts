@@ -22,7 +22,8 @@ after(async () => {
 async function serve(extra: Record<string, string> = {}): Promise<{ fake: FakeWhatsApp; cli: RunningCli }> {
   const fake = await startFakeWhatsApp();
   cleanups.push(() => fake.close());
-  const copy = showcaseCopy();
+  // Served by `rvm run --prod`, which refuses passwords hashed at test cost.
+  const copy = showcaseCopy({ passwords: 'production' });
   cleanups.push(() => copy.remove());
   const cli = await startRvm(copy.dir, {
     ...process.env,

@@ -6,8 +6,15 @@ import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import argon2 from 'argon2';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
+import { TEST_APP, loadForTest } from '../../plugins/testing.js';
+import { auth } from '../../stdlib/auth/index.js';
 import { HASH_PARAMS, HashQueue, canonicalPhc, MAX_CONCURRENT_HASHES, MAX_PASSWORD_BYTES, hashPassword, needsRehash, parsePhc, verifyPassword } from '../../stdlib/auth/passwords.js';
 
+/**
+ * `echo -n 'correct horse battery staple' | argon2 rvm-interop-salt -id -t 3 -m 16 -p 4 -l 32 -e`
+ * (Debian's argon2 0~20171227, the reference C implementation the PHC published).
+ */
+const REFERENCE_HASH = '$argon2id$v=19$m=65536,t=3,p=4$cnZtLWludGVyb3Atc2FsdA$FsKrdpLUCNa8kz/gxjY4rZlRwSmc7LnDatkwDtS9fx4';
 const PHC_SHAPE = /^\$argon2id\$v=19\$(?:[mtp]=\d+,){2}[mtp]=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/;
 
 describe('argon2_hash and argon2_verify', () => {
@@ -29,9 +36,7 @@ describe('argon2_hash and argon2_verify', () => {
   });
 
   test('interop: the reference implementation (libargon2 CLI) writes what rvm writes for the same salt, and each verifies the other', async () => {
-    // `echo -n 'correct horse battery staple' | argon2 rvm-interop-salt -id -t 3 -m 16 -p 4 -l 32 -e`
-    // (Debian's argon2 0~20171227, the reference C implementation the PHC published).
-    const reference = '$argon2id$v=19$m=65536,t=3,p=4$cnZtLWludGVyb3Atc2FsdA$FsKrdpLUCNa8kz/gxjY4rZlRwSmc7LnDatkwDtS9fx4';
+    const reference = REFERENCE_HASH;
     const ours = canonicalPhc(await argon2.hash('correct horse battery staple', { type: argon2.argon2id, ...HASH_PARAMS, salt: Buffer.from('rvm-interop-salt') }));
     assert.equal(ours, reference);
     assert.equal(await verifyPassword('correct horse battery staple', reference), true);
@@ -172,5 +177,41 @@ describe('HashQueue', () => {
     gone.abort(new Error('already gone'));
     await assert.rejects(queue.run(async () => void ran.push('never'), gone.signal), /already gone/);
     assert.deepEqual(ran, ['first', 'third']);
+  });
+});
+
+describe('"passwords": {"cost": "test"}', () => {
+  const atTestCost = { ...TEST_APP, config: { passwords: { cost: 'test' } } };
+
+  test('argon2_hash writes the smallest Argon2id cost, argon2_needs_rehash expects it, and the app says so at start', async () => {
+    const kit = await loadForTest([auth], atTestCost);
+    const hash = (await kit.call('argon2_hash', 'correct horse battery staple')) as string;
+    assert.match(hash, /^\$argon2id\$v=19\$m=8,t=1,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+    assert.equal(await kit.call('argon2_verify', 'correct horse battery staple', hash), true);
+    assert.equal(await kit.call('argon2_verify', 'correct horse battery stapler', hash), false);
+    assert.equal(await kit.call('argon2_needs_rehash', hash), false);
+    assert.equal(await kit.call('argon2_needs_rehash', REFERENCE_HASH), true, 'a production hash is rehashed at the cost in use');
+    assert.deepEqual([...kit.registry.announcements.values()].map((a) => [a.label, a.text]), [['Passwords', 'test cost (Argon2id m=8,t=1,p=1), refused by --prod']]);
+  });
+
+  test('production cost is the default, and what "production" asks for', async () => {
+    const testCostHash = '$argon2id$v=19$m=8,t=1,p=1$cnZtLWludGVyb3Atc2FsdA$FsKrdpLUCNa8kz/gxjY4rZlRwSmc7LnDatkwDtS9fx4';
+    for (const config of [{}, { passwords: {} }, { passwords: { cost: 'production' } }]) {
+      const kit = await loadForTest([auth], { ...TEST_APP, config });
+      assert.equal(await kit.call('argon2_needs_rehash', REFERENCE_HASH), false, JSON.stringify(config));
+      assert.equal(await kit.call('argon2_needs_rehash', testCostHash), true, JSON.stringify(config));
+      assert.equal(kit.registry.announcements.size, 0, JSON.stringify(config));
+    }
+  });
+
+  test('a bad passwords section fails the plugin setup, naming the setting', async () => {
+    const bad: [unknown, RegExp][] = [
+      ['test', /passwords must be an object/],
+      [{ cost: 'cheap' }, /passwords\.cost must be "production" or "test", got "cheap"/],
+      [{ costs: 'test' }, /unknown setting passwords\.costs \(known: cost\)/],
+    ];
+    for (const [passwords, message] of bad) {
+      await assert.rejects(loadForTest([auth], { ...TEST_APP, config: { passwords } }), (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'E_PLUGIN_SETUP' && message.test(e.message));
+    }
   });
 });

@@ -48,11 +48,9 @@ async function assertAllRenderingsValid(app: AppIntrospection, label: string): P
   await assertValidOpenApi(d31, `${label} 3.1`);
   await assertValidOpenApi(d30, `${label} 3.0`);
   assertValidSchemas31(d31);
-  for (const doc of [d31, d30]) {
-    const back = parseYaml(toYaml(doc)) as Doc;
-    assert.deepEqual(back, doc, `${label}: the YAML reads back as the document`);
-    await assertValidOpenApi(back, `${label} ${doc.openapi} from YAML`);
-  }
+  // The YAML reads back as the very document validated above, so it is as valid: validating it
+  // again would only repeat the validator's work.
+  for (const doc of [d31, d30]) assert.deepEqual(parseYaml(toYaml(doc)), doc, `${label} ${doc.openapi}: the YAML reads back as the document`);
   return { d31, d30 };
 }
 

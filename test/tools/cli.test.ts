@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBundle } from '../../vm/bytecode/bundle.js';
+import { tempApp } from '../support/temp-app.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
@@ -325,6 +326,13 @@ describe('rvm on an app', () => {
       assert.match(oneLineError(r, 1), /already in use/);
     } finally {
       blocker.close();
+    }
+  });
+
+  test('run --prod refuses passwords hashed at test cost, in one process and before forking workers', (t) => {
+    const testCost = tempApp(t, { 'app.rvm': "route GET / { response.ok({}) }\n", 'rvm.config.json': '{"passwords": {"cost": "test"}}' });
+    for (const workers of [[], ['--workers', '2']]) {
+      assert.match(oneLineError(rvm(['run', testCost, '--prod', '--port', '0', ...workers]), 1), /"passwords": \{"cost": "test"\} .*--prod refuses it/);
     }
   });
 });

@@ -18,6 +18,9 @@ import { IpcStore, PrimaryStore, type IpcChannel } from '../../vm/runtime/stores
 import { storeSettings, type WorkerStore } from '../../vm/runtime/stores/open.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';
+import { passwordCost } from '../../stdlib/auth/passwords.js';
+import { loadSettings } from '../../vm/runtime/config.js';
+import type { AppSettings } from '../../plugins/contract.js';
 import { CliError, UsageError, err, errorsOf, flagValue, out, plural, rvmVersion, type ParsedArgs } from './common.js';
 
 export const DEFAULT_PORT = 3000;
@@ -68,6 +71,16 @@ export function ensureGitignore(dir: string): void {
  */
 export const EPHEMERAL_SECRET_WARNING =
   'rvm: warning: no APP_SECRET and no app folder to keep a generated one in: sessions, CSRF tokens and sign-in codes will not survive a restart (set APP_SECRET)';
+
+/**
+ * Refuses what only tests may use: `--prod` does not start with passwords hashed at test cost,
+ * which anyone can brute-force.
+ */
+function refuseTestSettings(o: RunOptions, settings: AppSettings): void {
+  if (o.prod && passwordCost(settings) === 'test') {
+    throw new CliError('rvm.config.json: "passwords": {"cost": "test"} hashes passwords at the smallest Argon2 cost, for tests only: --prod refuses it (remove the setting)');
+  }
+}
 
 /** A start line a plugin announced (`PluginApi.announce`). */
 type Announced = { label: string; text: string };
@@ -134,6 +147,7 @@ async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> 
   const app = await loadApp(o.target, { dev: !o.prod, workerStore, settings: { workers: o.workers ?? 1 } });
   let running: RunningServer;
   try {
+    refuseTestSettings(o, app.settings);
     running = await startServer(app, { port: o.port, host: o.host });
   } catch (e) {
     await app.close();
@@ -209,11 +223,15 @@ async function supervise(o: RunOptions): Promise<null> {
   // Compiling here reports errors once rather than once per worker, and warms the cache; for a
   // bundle, a missing or other plugin is reported once too.
   let caps = {};
-  if (o.isBundle) await resolveBundlePlugins(readBundle(o.target).plugins, o.target);
-  else {
+  if (o.isBundle) {
+    const bundle = readBundle(o.target);
+    await resolveBundlePlugins(bundle.plugins, o.target);
+    refuseTestSettings(o, loadSettings(null, { config: bundle.config ?? {} }));
+  } else {
     const build = await buildApp(o.target);
     const errors = errorsOf(build.diagnostics);
     if (errors.length > 0) throw new DiagnosticError(errors);
+    refuseTestSettings(o, build.settings);
     const { maxKeys, maxWindowKeys, maxSecurityKeys } = storeSettings(build.settings);
     caps = { maxKeys, maxWindowKeys, maxSecurityKeys };
   }
