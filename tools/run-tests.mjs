@@ -11,6 +11,8 @@
 // --quick runs the unit files not in SERIAL (none under FOLDERS_BEYOND_UNIT).
 // Substrings keep the files whose path contains one of them.
 //
+// Files that need PostgreSQL share one server the run starts (test/support/postgres-server.ts).
+//
 // Then the run checks that its tests left nothing behind: every file runs with TMPDIR (so
 // os.tmpdir()) set to a folder of the run's own, which must be empty at the end, and no process
 // the run started may still be running. Either leftover is a failing test in the summary. A whole
@@ -24,6 +26,7 @@ import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startRunPostgres } from '../dist/test/support/postgres-server.js';
 
 /** The timing-sensitive files, by source path: never two at once. */
 const SERIAL = [
@@ -118,12 +121,20 @@ chmodSync(runTmp, 0o1777);
 // marks every process they start, even one that outlives its parent.
 process.env.TMPDIR = runTmp;
 
+// One PostgreSQL for the whole run, when a file needs one (test/support/postgres.ts): each file
+// gets a database of its own there, and the files that stop their server copy its initdb.
+const postgres = files.some(usesPostgres) ? await startRunPostgres() : null;
+if (postgres) Object.assign(process.env, postgres.env);
+// Stopped, the run still ends through `exit`, where the server's own hook destroys it.
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
+
 const reporter = new spec();
 reporter.pipe(process.stdout);
 const totals = Object.fromEntries(SUMMARY_KEYS.map((key) => [key, 0]));
 const linted = quick || filters.length > 0 ? null : lint();
 await Promise.all(Array.from({ length: SLOTS }, runSlot));
 
+postgres?.destroy();
 const leftProcesses = await processesLeftBy(runTmp);
 // Killed, so that they do not hold ports or files into the next run.
 for (const p of leftProcesses) {
@@ -169,6 +180,11 @@ async function runFile(file) {
     else events.push(event);
   }
   for (const event of events) reporter.write(event);
+}
+
+/** Whether compiled test file `file` imports the PostgreSQL support. */
+function usesPostgres(file) {
+  return readFileSync(file, 'utf8').includes('/support/postgres.js');
 }
 
 /** Runs LINT; resolves to its complaints as lines (none when it passes). */
