@@ -18,8 +18,9 @@ const SHORT_CONNECT_TIMEOUT_MS = 300;
 /**
  * "At once" for a command while Redis is down: no round trip and no queue, only our own code
  * (< 1 ms, 200 commands a few ms) and scheduling, which on a machine whose cores are both busy
- * elsewhere adds tens of ms. A command that waited would wait for a reconnection that does not
- * come, until the command timeout (REDIS_COMMAND_TIMEOUT_MS, four times this).
+ * elsewhere adds tens of ms. A queued command would wait for the next attempt to reconnect, and
+ * the test first lets those come REDIS_RECONNECT_MAX_DELAY_MS apart (twice this): of commands
+ * sent one after another, every one after the first would wait about that long.
  */
 const FAIL_FAST_MS = 250;
 
