@@ -11,7 +11,7 @@ import type { WindowResult } from '../../../plugins/contract.js';
  * when its window has ended; a window still counting is never dropped (that would hand its client
  * a fresh window: a flood of distinct keys would reset a guard's), so while every key is live a
  * new key's request is refused (not allowed, as over its limit) until one ends. At about 250 bytes per
- * one-hit key on a 64-bit Node (see test/vm/runtime/stores/sliding-window-memory.test.ts) a flood
+ * one-hit key on a 64-bit Node (see bench/window-memory.ts) a flood
  * of distinct clients costs at most ~50 MB of heap; a deployment that needs more keys raises
  * `store.maxWindowKeys` or shares a Redis store.
  */

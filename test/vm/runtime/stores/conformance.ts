@@ -1,30 +1,74 @@
 /**
  * One suite of behaviour every store runs, in process or shared: `keyValueConformance` for
- * `ctx.store` (KeyValueStore) and `windowConformance` for rate-limit windows. Time is real (a
- * shared store keeps its own clock), so windows and TTLs are short and the checks leave a margin
- * of SLACK_MS around each edge. Answers may be values or Promises: everything is awaited.
+ * `ctx.store` (KeyValueStore) and `windowConformance` for rate-limit windows. Answers may be values
+ * or Promises: everything is awaited.
+ *
+ * Time comes from the clock `make` hands over with its store. The stores that read time through an
+ * injected `now` (in-process, the IPC primary) get `fakeClock()`: time moves only when the suite
+ * moves it, so their runs are exact, instant, and the same on a busy machine. Redis keeps TTLs and
+ * windows on the server's own clock, so it gets `realClock`, and its checks assume no slack:
+ * the server runs on this machine's clock, so the store's time of an operation lies between the
+ * clock read just before it was sent and just after it answered, and each check is stated on those
+ * readings. A check that needs operations to come *before* an edge (a key not yet expired) first
+ * asks `within`: on a machine that stalled past the edge the attempt proves nothing, and it runs
+ * again on a new store and new keys, rather than failing or passing by luck.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyValueStore } from '../../../../plugins/contract.js';
 import type { Value } from '../../../../vm/values.js';
 
-/** Scheduling slack around a time edge: timers and a loaded CI machine are late by a few ms, rarely tens. */
-export const SLACK_MS = 60;
 /** The concurrency figure of spec/stores.md ("Atomicity and the clock"): 400 hits racing for a limit of 100. */
 const RACING_HITS = 400;
 const RACING_LIMIT = 100;
 /** How many two-way compare-and-set races to run (one would pass by luck). */
 const CAS_RACES = 50;
+/** The TTL of the expiry tests: long enough for a few round trips to Redis on a busy machine before it ends. */
+const TTL_MS = 200;
+/** A window that no test outlives: its checks do not depend on time. */
+const LONG_WINDOW_MS = 60_000;
+/** Attempts of a timed scenario, each on a new store, before its test fails for want of a machine quick enough. */
+const MAX_ATTEMPTS = 5;
+/** Where the fake clock starts (epoch ms): any fixed time, so a run is the same every time. */
+const FAKE_EPOCH = Date.UTC(2026, 0, 1);
 
 type Answer<T> = T | Promise<T>;
 
 /** The window methods of the store contract. */
 export type WindowStore = Pick<KeyValueStore, 'hit' | 'peek' | 'reset'>;
 
-/** A store under test and how to let it go after. */
+/** The clock a store under test keeps time by, as the suite reads and moves it. */
+export interface StoreClock {
+  /** The store's time now (epoch ms). */
+  now(): number;
+  /** Resolves once `now()` has reached `t`. */
+  until(t: number): Promise<void>;
+}
+
+/** A clock that moves only when the suite moves it; pass its `now` to the store. */
+export function fakeClock(): StoreClock {
+  let t = FAKE_EPOCH;
+  return {
+    now: () => t,
+    until: async (target) => {
+      t = Math.max(t, target);
+    },
+  };
+}
+
+/** The machine's clock, for a store that keeps its own: a Redis server on loopback reads this same clock. */
+export const realClock: StoreClock = {
+  now: () => Date.now(),
+  async until(t) {
+    // A timer may fire a millisecond early as Date.now counts it: wait again until the clock has reached t.
+    while (Date.now() < t) await sleep(t - Date.now());
+  },
+};
+
+/** A store under test, the clock it keeps time by, and how to let it go after. */
 export interface Made<S> {
   store: S;
+  clock: StoreClock;
   close(): Answer<void>;
 }
 
@@ -32,14 +76,41 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let unique = 0;
 /** A key no other test of this process uses (shared stores outlive one test). */
 const fresh = (name: string) => `${name}-${process.pid}-${unique++}`;
+/**
+ * When a value set with `ttlMs`, whose set answered at `answered`, is gone from every store:
+ * Redis keeps a key through the last millisecond of its TTL.
+ */
+const goneAt = (answered: number, ttlMs: number) => answered + ttlMs + 1;
 
 /** Runs `body` with a new store from `make`, closing it after. */
-async function withStore<S>(make: () => Answer<Made<S>>, body: (store: S) => Promise<void>): Promise<void> {
+async function withStore<S>(make: () => Answer<Made<S>>, body: (store: S, clock: StoreClock) => Promise<void>): Promise<void> {
   const made = await make();
   try {
-    await body(made.store);
+    await body(made.store, made.clock);
   } finally {
     await made.close();
+  }
+}
+
+/** An attempt whose operations came too late for its checks to say anything (the machine stalled). */
+class Late extends Error {}
+
+/** Throws Late unless less than `ms` have passed on `clock` since `since`: the checks after it may assume they have not. */
+function within(clock: StoreClock, since: number, ms: number, what: string): void {
+  const passed = clock.now() - since;
+  if (passed >= ms) throw new Late(`${what} ${passed} ms after, not within ${ms} ms`);
+}
+
+/** Runs `scenario` with a new store until an attempt keeps the timing its `within` calls state; it fails as soon as a check of such an attempt does. */
+async function timed<S>(t: TestContext, make: () => Answer<Made<S>>, scenario: (store: S, clock: StoreClock) => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await withStore(make, scenario);
+    } catch (error) {
+      if (!(error instanceof Late)) throw error;
+      if (attempt === MAX_ATTEMPTS) throw new Error(`all ${MAX_ATTEMPTS} attempts came too late to check anything, the last: ${error.message}`);
+      t.diagnostic(`attempt ${attempt} came too late (${error.message}): run again`);
+    }
   }
 }
 
@@ -59,13 +130,17 @@ export function keyValueConformance(name: string, make: () => Answer<Made<KeyVal
       await s.delete(k);
     }));
 
-  test(`${name}: a ttl keeps the key until it expires, then it is absent`, () =>
-    withStore(make, async (s) => {
+  test(`${name}: a ttl keeps the key until it expires, then it is absent`, (t) =>
+    timed(t, make, async (s, clock) => {
       const k = fresh('ttl');
-      await s.set(k, 'v', 200);
+      const sent = clock.now();
+      await s.set(k, 'v', TTL_MS);
+      const answered = clock.now();
       await s.set(`${k}-forever`, 'w');
-      assert.equal(await s.get(k), 'v');
-      await sleep(200 + SLACK_MS);
+      const early = await s.get(k);
+      within(clock, sent, TTL_MS, 'the get answered');
+      assert.equal(early, 'v');
+      await clock.until(goneAt(answered, TTL_MS));
       assert.equal(await s.get(k), undefined);
       assert.equal(await s.get(`${k}-forever`), 'w');
     }));
@@ -78,15 +153,19 @@ export function keyValueConformance(name: string, make: () => Answer<Made<KeyVal
       }
     }));
 
-  test(`${name}: compareAndSet swaps only an unchanged value, compared as JSON; undefined means absent`, () =>
-    withStore(make, async (s) => {
+  test(`${name}: compareAndSet swaps only an unchanged value, compared as JSON; undefined means absent`, (t) =>
+    timed(t, make, async (s, clock) => {
       const step = fresh('step');
       const code = fresh('code');
-      assert.equal(await s.compareAndSet(step, undefined, 10, 200), true, 'absent → set');
+      const sent = clock.now();
+      assert.equal(await s.compareAndSet(step, undefined, 10, TTL_MS), true, 'absent → set');
+      const answered = clock.now();
       assert.equal(await s.compareAndSet(step, undefined, 11), false, 'present: an absent expectation loses');
       assert.equal(await s.compareAndSet(step, 9, 11), false, 'another value loses');
       assert.equal(await s.compareAndSet(step, '10', 11), false, 'the text "10" is not the number 10');
-      assert.equal(await s.get(step), 10);
+      const stepNow = await s.get(step);
+      within(clock, sent, TTL_MS, 'the step was read');
+      assert.equal(stepNow, 10);
       assert.equal(await s.compareAndSet(code, 1, 2), false, 'absent: an expected value loses');
       assert.equal(await s.get(code), undefined);
       assert.equal(await s.compareAndSet(code, undefined, { hmac: 'x', tries: 0 }), true);
@@ -95,7 +174,7 @@ export function keyValueConformance(name: string, make: () => Answer<Made<KeyVal
       assert.deepEqual(await s.get(code), { hmac: 'x', tries: 1 });
       assert.equal(await s.compareAndSet(code, { hmac: 'x', tries: 1 }, undefined), true, 'undefined next removes');
       assert.equal(await s.get(code), undefined);
-      await sleep(200 + SLACK_MS);
+      await clock.until(goneAt(answered, TTL_MS));
       assert.equal(await s.compareAndSet(step, undefined, 12), true, 'an expired key is absent');
       assert.equal(await s.get(step), 12);
     }));
@@ -116,108 +195,121 @@ export function keyValueConformance(name: string, make: () => Answer<Made<KeyVal
 
 /** The exact sliding window of rate limits, for the store `make` builds (`name` titles the tests). */
 export function windowConformance(name: string, make: () => Answer<Made<WindowStore>>): void {
-  test(`${name}: remaining counts down, refusals are not counted, resetAt is when the oldest leaves`, () =>
-    withStore(make, async (s) => {
+  test(`${name}: remaining counts down, refusals are not counted, resetAt is when the oldest leaves`, (t) =>
+    timed(t, make, async (s, clock) => {
       const k = fresh('w');
-      const before = Date.now();
-      const first = await s.hit(k, 2, 400, Date.now());
+      const windowMs = 400;
+      const firstSent = clock.now();
+      const first = await s.hit(k, 2, windowMs, clock.now());
+      const firstAnswered = clock.now();
       assert.equal(first.allowed, true);
       assert.equal(first.remaining, 1);
-      assert.ok(first.resetAt >= before + 400 - SLACK_MS && first.resetAt <= Date.now() + 400 + SLACK_MS, `resetAt ${first.resetAt - before} ms after the hit`);
-      await sleep(150);
-      const second = await s.hit(k, 2, 400, Date.now());
+      assert.ok(first.resetAt >= firstSent + windowMs && first.resetAt <= firstAnswered + windowMs, `resetAt ${first.resetAt - firstSent} ms after the hit was sent`);
+      await clock.until(firstSent + 150);
+      const secondSent = clock.now();
+      const second = await s.hit(k, 2, windowMs, clock.now());
+      const secondAnswered = clock.now();
+      const refused = await s.hit(k, 2, windowMs, clock.now());
+      within(clock, firstSent, windowMs, 'the refused hit answered');
       assert.deepEqual(second, { allowed: true, remaining: 0, resetAt: first.resetAt });
-      const refused = await s.hit(k, 2, 400, Date.now());
       assert.deepEqual(refused, { allowed: false, remaining: 0, resetAt: first.resetAt });
-      // Just after the first hit left, one more is allowed (the refusal did not count); the second still holds the window.
-      await sleep(Math.max(0, first.resetAt - Date.now()) + SLACK_MS / 2);
-      const third = await s.hit(k, 2, 400, Date.now());
+      // Once the first hit left, one more is allowed (the refusal did not count); the second still holds the window.
+      await clock.until(first.resetAt);
+      const third = await s.hit(k, 2, windowMs, clock.now());
+      const fourth = await s.hit(k, 2, windowMs, clock.now());
+      within(clock, secondSent, windowMs, 'the fourth hit answered');
       assert.equal(third.allowed, true, 'the oldest left the window');
       assert.equal(third.remaining, 0);
-      assert.ok(third.resetAt > first.resetAt && third.resetAt <= first.resetAt + 150 + SLACK_MS, 'the second hit is now the oldest');
-      assert.equal((await s.hit(k, 2, 400, Date.now())).allowed, false, 'sliding, not fixed: two still lie in the last 400 ms');
+      assert.ok(third.resetAt >= secondSent + windowMs && third.resetAt <= secondAnswered + windowMs, 'the second hit is now the oldest');
+      assert.equal(fourth.allowed, false, `sliding, not fixed: two still lie in the last ${windowMs} ms`);
     }));
 
-  test(`${name}: a burst is allowed exactly limit times, and the whole window is free again after it`, () =>
-    withStore(make, async (s) => {
+  test(`${name}: a burst is allowed exactly limit times, and the whole window is free again after it`, (t) =>
+    timed(t, make, async (s, clock) => {
       const k = fresh('burst');
+      const windowMs = 300;
       const seen = [];
-      for (let i = 0; i < 8; i++) seen.push(await s.hit(k, 5, 300, Date.now()));
+      const sent = clock.now();
+      for (let i = 0; i < 8; i++) seen.push(await s.hit(k, 5, windowMs, clock.now()));
+      const answered = clock.now();
+      within(clock, sent, windowMs, 'the last hit of the burst answered');
       assert.deepEqual(
         seen.map((r) => [r.allowed, r.remaining]),
         [[true, 4], [true, 3], [true, 2], [true, 1], [true, 0], [false, 0], [false, 0], [false, 0]],
       );
-      await sleep(300 + SLACK_MS);
-      const again = await s.hit(k, 5, 300, Date.now());
+      await clock.until(answered + windowMs);
+      const again = await s.hit(k, 5, windowMs, clock.now());
       assert.deepEqual([again.allowed, again.remaining], [true, 4]);
     }));
 
   test(`${name}: peek answers what hit would, without counting; of an unknown key: allowed, full, resetAt now`, () =>
-    withStore(make, async (s) => {
+    withStore(make, async (s, clock) => {
       const k = fresh('peek');
-      const before = Date.now();
-      const unknown = await s.peek(k, 3, 1_000, Date.now());
+      const sent = clock.now();
+      const unknown = await s.peek(k, 3, LONG_WINDOW_MS, clock.now());
+      const answered = clock.now();
       assert.equal(unknown.allowed, true);
       assert.equal(unknown.remaining, 3);
-      assert.ok(Math.abs(unknown.resetAt - before) <= SLACK_MS, `resetAt ${unknown.resetAt - before} ms from now`);
+      assert.ok(unknown.resetAt >= sent && unknown.resetAt <= answered, `resetAt ${unknown.resetAt - sent} ms after the peek was sent`);
       for (let i = 0; i < 3; i++) {
-        assert.equal((await s.peek(k, 3, 1_000, Date.now())).remaining, 3 - i);
-        assert.equal((await s.hit(k, 3, 1_000, Date.now())).allowed, true);
+        assert.equal((await s.peek(k, 3, LONG_WINDOW_MS, clock.now())).remaining, 3 - i);
+        assert.equal((await s.hit(k, 3, LONG_WINDOW_MS, clock.now())).allowed, true);
       }
-      const full = await s.peek(k, 3, 1_000, Date.now());
+      const full = await s.peek(k, 3, LONG_WINDOW_MS, clock.now());
       assert.equal(full.allowed, false);
       assert.equal(full.remaining, 0);
-      assert.equal((await s.peek(k, 0, 1_000, Date.now())).allowed, false, 'a limit of 0 allows nothing');
-      assert.equal((await s.hit(fresh('zero'), 0, 1_000, Date.now())).allowed, false);
+      assert.equal((await s.peek(k, 0, LONG_WINDOW_MS, clock.now())).allowed, false, 'a limit of 0 allows nothing');
+      assert.equal((await s.hit(fresh('zero'), 0, LONG_WINDOW_MS, clock.now())).allowed, false);
     }));
 
   test(`${name}: reset forgets a key; keys are independent; a lower limit takes effect at once`, () =>
-    withStore(make, async (s) => {
+    withStore(make, async (s, clock) => {
       const a = fresh('a');
       const b = fresh('b');
-      assert.equal((await s.hit(a, 1, 60_000, Date.now())).allowed, true);
-      assert.equal((await s.hit(a, 1, 60_000, Date.now())).allowed, false);
-      assert.equal((await s.hit(b, 1, 60_000, Date.now())).allowed, true, 'another key has its own window');
+      assert.equal((await s.hit(a, 1, LONG_WINDOW_MS, clock.now())).allowed, true);
+      assert.equal((await s.hit(a, 1, LONG_WINDOW_MS, clock.now())).allowed, false);
+      assert.equal((await s.hit(b, 1, LONG_WINDOW_MS, clock.now())).allowed, true, 'another key has its own window');
       await s.reset(a);
-      assert.equal((await s.hit(a, 1, 60_000, Date.now())).allowed, true);
+      assert.equal((await s.hit(a, 1, LONG_WINDOW_MS, clock.now())).allowed, true);
       await s.reset(fresh('never-seen'));
       const c = fresh('c');
-      for (let i = 0; i < 5; i++) await s.hit(c, 10, 60_000, Date.now());
-      assert.deepEqual([(await s.hit(c, 3, 60_000, Date.now())).allowed, (await s.hit(c, 3, 60_000, Date.now())).remaining], [false, 0]);
-      assert.equal((await s.hit(c, 10, 60_000, Date.now())).allowed, true);
+      for (let i = 0; i < 5; i++) await s.hit(c, 10, LONG_WINDOW_MS, clock.now());
+      assert.deepEqual([(await s.hit(c, 3, LONG_WINDOW_MS, clock.now())).allowed, (await s.hit(c, 3, LONG_WINDOW_MS, clock.now())).remaining], [false, 0]);
+      assert.equal((await s.hit(c, 10, LONG_WINDOW_MS, clock.now())).allowed, true);
     }));
 
   test(`${name}: ${RACING_HITS} concurrent hits, limit ${RACING_LIMIT} → exactly ${RACING_LIMIT} allowed`, () =>
-    withStore(make, async (s) => {
+    withStore(make, async (s, clock) => {
       const k = fresh('race');
-      const results = await Promise.all(Array.from({ length: RACING_HITS }, () => s.hit(k, RACING_LIMIT, 60_000, Date.now())));
+      const results = await Promise.all(Array.from({ length: RACING_HITS }, () => s.hit(k, RACING_LIMIT, LONG_WINDOW_MS, clock.now())));
       assert.equal(results.filter((r) => r.allowed).length, RACING_LIMIT);
-      assert.equal((await s.peek(k, RACING_LIMIT, 60_000, Date.now())).remaining, 0);
+      assert.equal((await s.peek(k, RACING_LIMIT, LONG_WINDOW_MS, clock.now())).remaining, 0);
     }));
 
   test(`${name}: no interval of one window ever holds more than limit allowed hits (paced arrivals)`, () =>
-    withStore(make, async (s) => {
+    withStore(make, async (s, clock) => {
       const k = fresh('pace');
       const limit = 3;
       const windowMs = 200;
-      // Arrivals every ~20 ms for 1 s; each allowed hit is stamped by when its answer came (at or after the store's clock).
-      const allowedAt: number[] = [];
+      // Arrivals every 20 ms for 1 s; each allowed hit is kept with the clock read before it was
+      // sent and after it answered, between which the store's clock counted it.
+      const allowed: { sent: number; answered: number }[] = [];
       let refusedWithRoom = 0;
-      const deadline = Date.now() + 1_000;
-      while (Date.now() < deadline) {
-        const sent = Date.now();
+      const end = clock.now() + 1_000;
+      while (clock.now() < end) {
+        const sent = clock.now();
         const r = await s.hit(k, limit, windowMs, sent);
-        if (r.allowed) allowedAt.push(sent);
-        // Room for sure: fewer than limit allowed hits even counting back a margin further than the window.
-        else if (allowedAt.filter((t) => t > sent - windowMs - SLACK_MS).length < limit) refusedWithRoom++;
-        await sleep(20);
+        if (r.allowed) allowed.push({ sent, answered: clock.now() });
+        // Room for sure: fewer than limit allowed hits could still lie in the window when this one came.
+        else if (allowed.filter((a) => a.answered > sent - windowMs).length < limit) refusedWithRoom++;
+        await clock.until(sent + 20);
       }
-      // The fullest interval starts at an allowed hit; the margin absorbs the gap between our stamp and the store's.
-      for (const a of allowedAt) {
-        const inside = allowedAt.filter((t) => t >= a && t < a + windowMs - SLACK_MS).length;
-        assert.ok(inside <= limit, `${inside} allowed within ${windowMs - SLACK_MS} ms of ${a}`);
+      // Any limit + 1 allowed hits span at least a window on the store's clock, so surely on ours.
+      for (let i = 0; i + limit < allowed.length; i++) {
+        const span = allowed[i + limit]!.answered - allowed[i]!.sent;
+        assert.ok(span >= windowMs, `${limit + 1} hits allowed within ${span} ms, from ${allowed[i]!.sent}`);
       }
-      assert.ok(allowedAt.length >= limit * 3, `only ${allowedAt.length} allowed in 1 s: the window does not slide`);
-      assert.equal(refusedWithRoom, 0, 'refused while the trailing window clearly had room');
+      assert.ok(allowed.length >= limit * 3, `only ${allowed.length} allowed in 1 s: the window does not slide`);
+      assert.equal(refusedWithRoom, 0, 'refused while the trailing window surely had room');
     }));
 }

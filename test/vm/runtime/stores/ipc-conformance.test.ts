@@ -2,6 +2,7 @@
  * The primary-held store runs the same conformance suite as the in-process and Redis stores
  * (conformance.ts): an IpcStore and a PrimaryStore joined by a channel pair that delivers each
  * message later and as JSON, as Node's IPC does (ipc.test.ts runs the store with real processes).
+ * The primary keeps time on the suite's fake clock.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import { SECURITY_KEY_PREFIX } from '../../../../plugins/contract.js';
 import { RvmError } from '../../../../vm/values.js';
 import { IpcStore, PrimaryStore, type IpcChannel, type PrimaryStoreOptions } from '../../../../vm/runtime/stores/ipc.js';
-import { keyValueConformance, windowConformance } from './conformance.js';
+import { fakeClock, keyValueConformance, windowConformance } from './conformance.js';
 
 /** One end of a channel pair: what it sends is emitted, as JSON, on the other end in a later turn. */
 class LoopEnd extends EventEmitter implements IpcChannel {
@@ -44,9 +45,15 @@ function joined(options: PrimaryStoreOptions = {}): { store: IpcStore; close: ()
   };
 }
 
+/** A worker's store joined to a primary on a clock of its own, which only the suite moves. */
+function onFakeClock() {
+  const clock = fakeClock();
+  return { ...joined({ now: clock.now }), clock };
+}
+
 describe('primary-held store: conformance', () => {
-  keyValueConformance('IPC key/value store', joined);
-  windowConformance('IPC sliding windows', joined);
+  keyValueConformance('IPC key/value store', onFakeClock);
+  windowConformance('IPC sliding windows', onFakeClock);
 });
 
 test('security keys over IPC: other keys never evict them in the primary; full of live ones, a new one fails 503 store_full with its code', async () => {

@@ -3,7 +3,7 @@
  * one compare-and-set winner, a worker killed under load), the key/value semantics of the
  * in-process store seen through a channel, and the timeouts of a primary that never answers.
  */
-import { test, describe, after } from 'node:test';
+import { test, describe, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { fork, type ChildProcess } from 'node:child_process';
 import cluster from 'node:cluster';
@@ -62,9 +62,19 @@ async function stop(all: ChildProcess[]): Promise<void> {
 }
 
 describe('primary-held store: workers racing on one primary', () => {
+  // One primary and its four workers for every test here, each test on keys of its own: a fork
+  // costs more than the test it serves.
+  const primary = new PrimaryStore();
+  let four: ChildProcess[] = [];
+  before(async () => {
+    four = await workers(primary, 4);
+  });
+  after(async () => {
+    await stop(four);
+    primary.close();
+  });
+
   test('4 workers, 400 concurrent hits, limit 100 per 60 s → exactly 100 allowed (5 rounds)', async () => {
-    const primary = new PrimaryStore();
-    const four = await workers(primary, 4);
     for (let round = 0; round < 5; round++) {
       const key = `login:${round}`;
       const replies = four.map((c) => answer<{ allowed: number }>(c, 'hits'));
@@ -77,13 +87,9 @@ describe('primary-held store: workers racing on one primary', () => {
       );
       assert.deepEqual(primary.state.peek(key, 100, 60_000, Date.now()).remaining, 0);
     }
-    await stop(four);
-    primary.close();
   });
 
   test('compareAndSet of one key from 4 workers at once → exactly one winner, 50 times', async () => {
-    const primary = new PrimaryStore();
-    const four = await workers(primary, 4);
     const keys = Array.from({ length: 50 }, (_, i) => `totp-step:${i}`);
     const replies = four.map((c) => answer<{ won: string[] }>(c, 'cas'));
     four.forEach((c, i) => c.send({ cmd: 'cas', keys, me: `w${i}` }));
@@ -93,24 +99,17 @@ describe('primary-held store: workers racing on one primary', () => {
       assert.equal(winners.length, 1, `${key}: ${winners.join(', ')}`);
       assert.equal(primary.state.get(key), winners[0], 'the stored value is the winner’s');
     }
-    await stop(four);
-    primary.close();
   });
 
   test('read-then-compareAndSet increments from 4 workers lose no update', async () => {
-    const primary = new PrimaryStore();
-    const four = await workers(primary, 4);
     const replies = four.map((c) => answer<{ retries: number }>(c, 'increment'));
     for (const c of four) c.send({ cmd: 'increment', key: 'counter', times: 50 });
     const retries = (await Promise.all(replies)).reduce((a, r) => a + r.retries, 0);
     assert.equal(primary.state.get('counter'), 200, `${retries} retries`);
-    await stop(four);
-    primary.close();
   });
 
   test('a worker killed mid-load: the primary keeps its count, the others stay exact, a new worker sees it', async () => {
-    const primary = new PrimaryStore();
-    const [victim, ...others] = await workers(primary, 4);
+    const [victim, ...others] = four;
     const key = 'otp:+33600000000';
     const first = answer<{ allowed: number }>(victim!, 'hits');
     victim!.send({ cmd: 'hits', key, n: 30, limit: 100, windowMs: 60_000 });
@@ -132,8 +131,7 @@ describe('primary-held store: workers racing on one primary', () => {
     const again = answer<{ allowed: number }>(fresh!, 'hits');
     fresh!.send({ cmd: 'hits', key, n: 5, limit: 100, windowMs: 60_000 });
     assert.equal((await again).allowed, 0);
-    await stop([...others, fresh!]);
-    primary.close();
+    await stop([fresh!]);
   });
 });
 
@@ -180,9 +178,14 @@ describe('primary-held store: key/value semantics through the channel', () => {
     r.child.disconnect();
     await exited;
   };
+  // One primary for the tests that leave it running, each on keys of its own and setting the clock it needs.
+  let r: Awaited<ReturnType<typeof remote>>;
+  before(async () => {
+    r = await remote();
+  });
+  after(() => close(r));
 
   test('get, set, delete; structured values come back equal', async () => {
-    const r = await remote();
     const { store: s } = r;
     assert.equal(await s.get('a'), undefined);
     await s.set('a', { n: 1, list: [1, 'two', null, { deep: true }] });
@@ -191,31 +194,25 @@ describe('primary-held store: key/value semantics through the channel', () => {
     assert.equal(await s.get('nothing'), null, 'null is a value, not absence');
     await s.delete('a');
     assert.equal(await s.get('a'), undefined);
-    await close(r);
   });
 
   test('TTL on the primary’s clock: present before, gone at expiry', async () => {
-    const r = await remote();
     r.clock(1_000);
-    await r.store.set('k', 'v', 500);
+    await r.store.set('ttl', 'v', 500);
     r.clock(1_499);
-    assert.equal(await r.store.get('k'), 'v');
+    assert.equal(await r.store.get('ttl'), 'v');
     r.clock(1_500);
-    assert.equal(await r.store.get('k'), undefined);
-    await close(r);
+    assert.equal(await r.store.get('ttl'), undefined);
   });
 
   test('an invalid ttl → the primary’s invalid_ttl, as an RvmError', async () => {
-    const r = await remote();
     for (const ttl of [0, -1]) {
-      await assert.rejects(r.store.set('k', 1, ttl), (e: unknown) => e instanceof RvmError && e.code === 'invalid_ttl');
+      await assert.rejects(r.store.set('invalid', 1, ttl), (e: unknown) => e instanceof RvmError && e.code === 'invalid_ttl');
     }
-    assert.equal(await r.store.get('k'), undefined);
-    await close(r);
+    assert.equal(await r.store.get('invalid'), undefined);
   });
 
   test('compareAndSet swaps only an unchanged value, compared as JSON; undefined means absent', async () => {
-    const r = await remote();
     const s = r.store;
     r.clock(1_000);
     assert.equal(await s.compareAndSet('step', undefined, 10, 100), true, 'absent → set');
@@ -233,11 +230,9 @@ describe('primary-held store: key/value semantics through the channel', () => {
     r.clock(1_100);
     assert.equal(await s.compareAndSet('step', undefined, 12), true, 'an expired key is absent');
     assert.equal(await s.get('step'), 12);
-    await close(r);
   });
 
   test('windows: remaining counts down, refusals are not counted, reset forgets (primary’s clock)', async () => {
-    const r = await remote();
     const s = r.store;
     r.clock(10_000);
     assert.deepEqual(await s.hit('k', 2, 1_000, 0), { allowed: true, remaining: 1, resetAt: 11_000 }, 'the caller’s now is ignored');
@@ -250,16 +245,15 @@ describe('primary-held store: key/value semantics through the channel', () => {
     assert.deepEqual(await s.hit('k', 2, 1_000), { allowed: true, remaining: 0, resetAt: 11_500 });
     await s.reset('k');
     assert.deepEqual(await s.peek('k', 2, 1_000), { allowed: true, remaining: 2, resetAt: 11_000 });
-    await close(r);
   });
 
   test('a primary that exits: waiting requests and later ones fail store_unavailable at once', async () => {
-    const r = await remote();
-    const s = r.store;
+    const own = await remote();
+    const s = own.store;
     assert.equal(await s.compareAndSet('k', undefined, 1), true);
-    const exited = new Promise((resolve) => r.child.once('exit', resolve));
+    const exited = new Promise((resolve) => own.child.once('exit', resolve));
     const waiting = s.get('k');
-    r.child.kill('SIGKILL');
+    own.child.kill('SIGKILL');
     const t0 = Date.now();
     await assert.rejects(waiting, (e: unknown) => e instanceof StoreUnavailableError && e.code === 'store_unavailable');
     await exited;

@@ -1,15 +1,16 @@
-/** The in-process store runs the same conformance suite as the shared ones (conformance.ts). */
+/** The in-process store runs the same conformance suite as the shared ones (conformance.ts), on a fake clock. */
 import { describe } from 'node:test';
 import { createMemoryStore } from '../../../../vm/runtime/store.js';
-import { keyValueConformance, windowConformance } from './conformance.js';
+import { fakeClock, keyValueConformance, windowConformance } from './conformance.js';
+
+/** A store on a clock of its own, which only the suite moves. */
+function made() {
+  const clock = fakeClock();
+  const store = createMemoryStore({ now: clock.now, sweepIntervalMs: 0 });
+  return { store, clock, close: () => store.close() };
+}
 
 describe('in-process store: conformance', () => {
-  keyValueConformance('memory key/value store', () => {
-    const store = createMemoryStore();
-    return { store, close: () => store.close() };
-  });
-  windowConformance('memory store windows', () => {
-    const store = createMemoryStore({ sweepIntervalMs: 0 });
-    return { store, close: () => store.close() };
-  });
+  keyValueConformance('memory key/value store', made);
+  windowConformance('memory store windows', made);
 });
