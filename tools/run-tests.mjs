@@ -52,10 +52,8 @@ const SERIAL = [
   'test/stdlib/validation-regex-app.test.ts',
   'test/vm/interp/interpreter-budget.test.ts', // CPU budget
   'test/vm/runtime/http/server.test.ts', // answers within 250 ms
-  'test/vm/runtime/stores/ipc-conformance.test.ts', // windows and expiries on the real clock
-  'test/vm/runtime/stores/ipc.test.ts',
-  'test/vm/runtime/stores/memory-conformance.test.ts',
-  'test/vm/runtime/stores/redis.test.ts',
+  'test/vm/runtime/stores/ipc.test.ts', // answers within a time bound
+  'test/vm/runtime/stores/redis.test.ts', // expiries and windows on Redis's clock, the real one
   'test/vm/runtime/stores/sliding-window-memory.test.ts', // heap per key
 ];
 
