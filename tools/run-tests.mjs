@@ -148,10 +148,11 @@ check(`nothing left in the temp folder (TMPDIR=${runTmp})`, readdirSync(runTmp))
 rmSync(runTmp, { recursive: true, force: true });
 
 totals.duration_ms = performance.now() - started;
-for (const key of SUMMARY_KEYS) reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message: `${key} ${totals[key]}` } });
+// The wall time in words just before node's summary, which stays the last thing printed.
+const lines = [`total wall time ${seconds(totals.duration_ms)}: ${fileCount} files, ${SLOTS} at a time`, ...SUMMARY_KEYS.map((key) => `${key} ${totals[key]}`)];
+for (const message of lines) reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message } });
 reporter.end();
 await finished(reporter);
-console.log(`total wall time ${seconds(totals.duration_ms)}: ${fileCount} files, ${SLOTS} at a time`);
 process.exit(totals.fail + totals.cancelled > 0 ? 1 : 0);
 
 /** One slot: runs the next SERIAL file when none is running, else the next other file, until none is left. */
