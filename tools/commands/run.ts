@@ -250,7 +250,8 @@ async function supervise(o: RunOptions, io: CliIo): Promise<null> {
   };
 
   const fork = (): void => {
-    const w = cluster.fork({ APP_SECRET: appSecret });
+    // The command's environment: cluster.fork lays it over this process's (a variable io.env leaves undefined is unset).
+    const w = cluster.fork({ ...io.env, APP_SECRET: appSecret });
     alive.set(w.id, w);
     const detach = shared.attach(w);
     w.once('exit', detach);
