@@ -31,7 +31,7 @@ export interface FuzzSandbox {
 }
 
 /** Copies the app in `appDir` into a new sandbox; `env` is the environment the app would have run with. */
-export function makeSandbox(appDir: string, env: Record<string, string | undefined> = process.env): FuzzSandbox {
+export function makeSandbox(appDir: string, env: Readonly<Record<string, string | undefined>> = process.env): FuzzSandbox {
   const data = join(appDir, DATA_FOLDER);
   let madeData = false;
   try {

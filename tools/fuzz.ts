@@ -96,6 +96,8 @@ export interface FuzzOptions {
   log?: (line: string) => void;
   /** Headers sent with every request (an API key a middleware asks for). */
   headers?: Record<string, string>;
+  /** The environment the app would run with (default process.env); the copy runs without its database settings. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A seeded generator of numbers in [0, 1) (mulberry32): the fuzzer's choices. */
@@ -124,7 +126,7 @@ export async function fuzzApp(dir: string, options: FuzzOptions = {}): Promise<F
 
   let sandbox: ReturnType<typeof makeSandbox>;
   try {
-    sandbox = makeSandbox(dir);
+    sandbox = makeSandbox(dir, options.env);
   } catch (e) {
     report.error = `no throwaway copy of the app could be made: ${e instanceof Error ? e.message : String(e)}`;
     report.exitCode = 1;

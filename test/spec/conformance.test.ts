@@ -3,20 +3,20 @@
  * expectation comments are checked. The suite runs three times: compiled in memory, through the
  * msgpack round trip (as a bundle is read), and from a warm cache as a second start serves it
  * (lazily linked, validation planned on first request), so neither the artefact format nor the
- * cache can change what a program means.
+ * cache can change what a program means. A case's files are written once, into one folder the
+ * three share; each way has a database of its own there, so none sees records another stored.
  */
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadApp } from '../../tools/host.js';
+import { buildApp, loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger, type Logger } from '../../vm/runtime/log.js';
 import { DiagnosticError, type Diagnostic } from '../../vm/diagnostics.js';
 import { discoverCases, type ConformanceCase, type DirectiveAt, type Expectation, type MultipartPart, type RequestStep } from './conformance-cases.js';
 import { SAMPLES } from '../vm/runtime/file-samples.js';
+import { tempApp, writeFiles } from '../support/temp-app.js';
 
 /** The repository root: this file runs from dist/test/spec/. */
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -42,6 +42,22 @@ const MODES: Record<LoadMode, string> = {
   'warm cache': 'conformance (second start from the cache)',
 };
 
+/** Where the cases' folders are made, removed once every way has run. */
+const casesRoot = tempApp({ after });
+/** Each case's folder by name, written on first use. */
+const caseDirs = new Map<string, string>();
+
+/** The folder holding the case's files. */
+function caseDir(c: ConformanceCase): string {
+  let dir = caseDirs.get(c.name);
+  if (dir === undefined) {
+    dir = join(casesRoot, String(caseDirs.size));
+    writeFiles(dir, Object.fromEntries(c.files.map((file) => [file.path, file.source])));
+    caseDirs.set(c.name, dir);
+  }
+  return dir;
+}
+
 for (const [mode, title] of Object.entries(MODES) as [LoadMode, string][]) {
   describe(title, () => {
     test('finds the cases', () => {
@@ -56,54 +72,40 @@ for (const [mode, title] of Object.entries(MODES) as [LoadMode, string][]) {
   });
 }
 
-/** Loads the case as an app in a fresh directory, sends its requests and checks every directive. */
+/** Loads the case as an app from its folder, sends its requests and checks every directive. */
 async function runCase(c: ConformanceCase, mode: LoadMode): Promise<Outcome> {
   const failures = [...c.problems];
-  const dir = mkdtempSync(join(tmpdir(), 'rvm-conformance-'));
+  const dir = caseDir(c);
   const logLines: string[] = [];
+  // SQLITE_PATH is relative to the app folder: the way's own file beside the others.
+  const env = { ...process.env, SQLITE_PATH: join('.rvm', `${mode.replace(' ', '-')}.sqlite`) };
+  const options = { dev: true, cache: mode === 'warm cache', roundTrip: mode === 'round trip', logger: quietLogger(), settings: { env } };
+  // A build fills the cache and leaves the link proof, as a first start does (one with errors
+  // caches nothing, so the second start below reports the same diagnostics).
+  if (mode === 'warm cache') await buildApp(dir, options);
+  let app: Awaited<ReturnType<typeof loadApp>>;
   try {
-    for (const file of c.files) {
-      const path = join(dir, ...file.path.split('/'));
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, file.source);
-    }
-    const options = { dev: true, cache: mode === 'warm cache', roundTrip: mode === 'round trip', logger: quietLogger() };
-    if (mode === 'warm cache') {
-      // The first start fills the cache and leaves the link proof; one that fails to compile
-      // caches nothing, so the second start below reports the same diagnostics.
-      await loadApp(dir, options).then(
-        (first) => first.close(),
-        (error: unknown) => {
-          if (!(error instanceof DiagnosticError)) throw error;
-        },
-      );
-    }
-    let app: Awaited<ReturnType<typeof loadApp>>;
-    try {
-      app = await loadApp(dir, { ...options, onAppLog: (message: string) => void logLines.push(message) });
-    } catch (error) {
-      if (!(error instanceof DiagnosticError)) throw error;
-      checkCompileErrors(c, error.diagnostics, failures);
+    app = await loadApp(dir, { ...options, onAppLog: (message: string) => void logLines.push(message) });
+  } catch (error) {
+    if (!(error instanceof DiagnosticError)) throw error;
+    checkCompileErrors(c, error.diagnostics, failures);
+    return { failures };
+  }
+  try {
+    if (c.compileErrors.length > 0) {
+      failures.push(`${where(c.compileErrors[0]!.at)}: expected the app to fail to compile, but it loaded`);
       return { failures };
     }
-    try {
-      if (c.compileErrors.length > 0) {
-        failures.push(`${where(c.compileErrors[0]!.at)}: expected the app to fail to compile, but it loaded`);
-        return { failures };
-      }
-      if (mode === 'warm cache' && app.program.chunks.some((chunk) => chunk.bound)) failures.push('the second start bound chunks up front: it did not link lazily');
-      for (const step of c.requests) {
-        const response = await send(app, step);
-        for (const e of step.expectations) checkExpectation(e, response, failures);
-      }
-    } finally {
-      await app.close();
+    if (mode === 'warm cache' && app.program.chunks.some((chunk) => chunk.bound)) failures.push('the second start bound chunks up front: it did not link lazily');
+    for (const step of c.requests) {
+      const response = await send(app, step);
+      for (const e of step.expectations) checkExpectation(e, response, failures);
     }
-    checkLogs(c, logLines, failures);
-    return { failures };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await app.close();
   }
+  checkLogs(c, logLines, failures);
+  return { failures };
 }
 
 /** A logger that writes nothing: request lines and error reports stay out of the test output. */

@@ -5,7 +5,6 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,14 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { loadApp } from '../../tools/host.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { captureLogger } from '../../vm/runtime/log.js';
+import { rvm } from '../support/rvm-command.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
 const FIXTURE = join(ROOT, 'spec', 'conformance', 'compile', 'every-mistake-in-one-run.rvm');
 
 /** `file:line:col code` of every diagnostic head `rvm check` printed, in printed order. */
-function check(dir: string): { status: number | null; heads: string[]; stdout: string } {
-  const r = spawnSync(process.execPath, [CLI, 'check', dir], { encoding: 'utf8', env: { ...process.env, RVM_DEBUG: '' }, timeout: 60_000 });
+async function check(dir: string): Promise<{ status: number | null; heads: string[]; stdout: string }> {
+  const r = await rvm(['check', dir]);
   const heads = [...r.stdout.matchAll(/^(\S+?):(\d+):(\d+): (?:error|warning) (\w+):/gm)].map((m) => `${m[1]}:${m[2]}:${m[3]} ${m[4]}`);
   return { status: r.status, heads, stdout: r.stdout };
 }
@@ -41,11 +40,11 @@ describe('rvm check: every diagnostic in one run', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test('a file of 12 independent mistakes is reported whole, sorted by position', () => {
+  test('a file of 12 independent mistakes is reported whole, sorted by position', async () => {
     const target = join(dir, 'mistakes');
     mkdirSync(target);
     copyFileSync(FIXTURE, join(target, 'mistakes.rvm'));
-    const r = check(target);
+    const r = await check(target);
     assert.equal(r.status, 1, r.stdout);
     assert.deepEqual(r.heads, [
       'mistakes.rvm:4:7 E_UNKNOWN_FUNCTION',
@@ -67,25 +66,25 @@ describe('rvm check: every diagnostic in one run', () => {
     assert.match(r.stdout, /^failed: 12 errors, 0 warnings in 1 file/m);
   });
 
-  test('a syntax error in a.rvm does not hide the semantic errors of b.rvm; files come in order', () => {
+  test('a syntax error in a.rvm does not hide the semantic errors of b.rvm; files come in order', async () => {
     const target = app(dir, 'two', {
       'b.rvm': 'route POST /b {\n  validate {\n    name: text @emial\n  }\n  response.ok(lenn(body.name))\n}\n',
       'a.rvm': 'route GET /a {\n  x = * 2\n}\n',
       'api/c.rvm': 'route GET /c {\n  log(nope)\n}\n',
     });
-    const r = check(target);
+    const r = await check(target);
     assert.equal(r.status, 1, r.stdout);
     assert.deepEqual(r.heads, ['a.rvm:2:7 E_EXPECTED_EXPRESSION', 'api/c.rvm:2:7 E_UNDEFINED_NAME', 'b.rvm:3:16 E_UNKNOWN_VALIDATOR', 'b.rvm:5:15 E_UNKNOWN_FUNCTION']);
   });
 
-  test('a syntax error in GET /y does not hide the unknown function in GET /x before it', () => {
+  test('a syntax error in GET /y does not hide the unknown function in GET /x before it', async () => {
     const target = app(dir, 'xy', { 'app.rvm': 'route GET /x {\n  response.ok(jsn_parse(request.query.raw))\n}\n\nroute GET /y {\n  response.ok((1 + ))\n}\n' });
-    const r = check(target);
+    const r = await check(target);
     assert.equal(r.status, 1, r.stdout);
     assert.deepEqual(r.heads, ['app.rvm:2:15 E_UNKNOWN_FUNCTION', 'app.rvm:6:20 E_EXPECTED_EXPRESSION']);
   });
 
-  test('arity messages read "takes 1 argument" / "takes 2 arguments" for fns, guards, natives and validators alike', () => {
+  test('arity messages read "takes 1 argument" / "takes 2 arguments" for fns, guards, natives and validators alike', async () => {
     const target = app(dir, 'arity', {
       'app.rvm': [
         'fn one(a) {\n  return a\n}',
@@ -94,7 +93,7 @@ describe('rvm check: every diagnostic in one run', () => {
         'route POST /x {\n  guard staff\n  validate {\n    n: int @min()\n    s: text @range(1)\n  }\n  response.ok([one(1, 2), two(1), len()])\n}',
       ].join('\n') + '\n',
     });
-    const r = check(target);
+    const r = await check(target);
     assert.equal(r.status, 1, r.stdout);
     const messages = [...r.stdout.matchAll(/^app\.rvm:\d+:\d+: error E_\w+: (.*)$/gm)].map((m) => m[1]);
     assert.deepEqual(messages, [

@@ -5,7 +5,7 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -15,6 +15,7 @@ import { readBundle } from '../../vm/bytecode/bundle.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
+import { rvm } from '../support/rvm-command.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
@@ -45,11 +46,6 @@ const ROUTE = `route GET /hello {
 }
 `;
 
-function rvm(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RVM_DEBUG: '' }, timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
 function write(file: string, text: string): void {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text);
@@ -74,7 +70,7 @@ describe('rvm compile: a bundle carries the app plugins', () => {
   let dir = '';
   let bundle = '';
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rvm-compile-plugins-'));
     // Each layout gets its own folder under dir, so no layout finds another's node_modules.
     const main = join(dir, 'main');
@@ -86,7 +82,7 @@ describe('rvm compile: a bundle carries the app plugins', () => {
     // The bundle goes to another folder than the app: path plugins are rebased onto it.
     bundle = join(main, 'deploy', 'app.rvmb');
     mkdirSync(dirname(bundle));
-    const r = rvm(['compile', app, '-o', bundle]);
+    const r = await rvm(['compile', app, '-o', bundle]);
     assert.equal(r.status, 0, r.stderr);
   });
 
@@ -156,7 +152,7 @@ describe('rvm compile: a bundle carries the app plugins', () => {
   test('a missing path plugin is E_PLUGIN_NOT_FOUND naming it and where it was expected, never E_UNKNOWN_FUNCTION', async () => {
     const copy = copyBundle('lonely');
     await rejectsWith(loadApp(copy, { logger: captureLogger() }), 'E_PLUGIN_NOT_FOUND', "'greet'", '1.0.0', '../src/app/plugins/greet.mjs', copy);
-    const r = rvm(['run', copy, '--prod', '--port', '0']);
+    const r = await rvm(['run', copy, '--prod', '--port', '0']);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /^rvm: plugin 'greet' .* was not found/);
     assert.doesNotMatch(r.stderr, /E_UNKNOWN_FUNCTION|internal error/);
@@ -173,7 +169,7 @@ describe('rvm compile: a bundle carries the app plugins', () => {
     write(join(dir, 'upgraded', 'src', 'app', 'plugins', 'greet.mjs'), greetPlugin('greet', '1.1.0'));
     installShout(join(dir, 'upgraded'));
     await rejectsWith(loadApp(copy, { logger: captureLogger() }), 'E_PLUGIN_MISMATCH', "'greet'", 'greet 1.0.0', 'greet 1.1.0');
-    const r = rvm(['run', copy, '--prod', '--port', '0', '--workers', '2']);
+    const r = await rvm(['run', copy, '--prod', '--port', '0', '--workers', '2']);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /^rvm: plugin 'greet' of bundle .* does not match: compiled against greet 1\.0\.0/);
   });

@@ -1,24 +1,21 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { fuzzApp, type FuzzReport } from '../../tools/fuzz.js';
 import { fuzzCommand } from '../../tools/commands/fuzz.js';
-import { UsageError, type ParsedArgs } from '../../tools/commands/common.js';
+import { PROCESS_IO, UsageError, type ParsedArgs } from '../../tools/commands/common.js';
 import { COMMANDS } from '../../tools/commands/index.js';
 import { buildRequest, shellQuote, toCurl } from '../../tools/fuzz-request.js';
 import { encode, sampleOf } from '../../tools/fuzz-values.js';
 import { showcaseCopy } from '../support/showcase.js';
+import { rvm, rvmProcess } from '../support/rvm-command.js';
 import { tempApp } from '../support/temp-app.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** A copy: fuzzing the showcase stores records, and no test writes into the repository's folder. */
 const showcase = showcaseCopy();
 const SHOWCASE = showcase.dir;
 after(() => showcase.remove());
-const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
 /** Enough requests per route to hit `n = 0` in a range of eleven values, few enough to stay fast. */
 const RUNS = 40;
 
@@ -92,6 +89,12 @@ const LENIENT_PLUGIN = `export default {
   },
 };
 `;
+
+/** A clean route behind a middleware that lets only requests with `X-API-Key: k` through. */
+const KEYED_APP = {
+  '_middleware.rvm': "middleware {\n  if request.headers['X-API-Key'] == 'k' {\n    next()\n  } else {\n    fail 401 'no key'\n  }\n}\n",
+  'echo.rvm': 'route POST /echo {\n  validate {\n    n: int @range(0, 10)\n  }\n  response.ok(body)\n}\n',
+};
 
 const UPLOAD_ROUTE = `route POST /avatar {
   validate {
@@ -266,21 +269,22 @@ describe('rvm fuzz command line', () => {
   test('bad --runs and --seed are usage errors (exit 2)', async () => {
     const bad: Record<string, string>[] = [{ runs: '0' }, { runs: 'abc' }, { runs: '1.5' }, { seed: 'x' }, { header: 'no colon' }];
     for (const flags of bad) {
-      await assert.rejects(fuzzCommand(args([SHOWCASE], flags)), UsageError, JSON.stringify(flags));
+      await assert.rejects(fuzzCommand(args([SHOWCASE], flags), PROCESS_IO), UsageError, JSON.stringify(flags));
     }
   });
 
   test('a missing folder is a one-line failure', async () => {
-    await assert.rejects(fuzzCommand(args([join(tmpdir(), 'no-such-rvm-app')])), /no such folder/);
+    await assert.rejects(fuzzCommand(args([join(tmpdir(), 'no-such-rvm-app')]), PROCESS_IO), /no such folder/);
   });
 
-  test('through the CLI: usage errors exit 2, findings exit 1, a clean app exits 0', (t) => {
+  test('through the CLI: usage errors exit 2, findings exit 1, a clean app exits 0', async (t) => {
     assert.ok(COMMANDS.some((c) => c.name === 'fuzz'));
-    const run = (argv: string[]) => spawnSync(process.execPath, [CLI, 'fuzz', ...argv], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-    assert.equal(run([SHOWCASE, '--runs', '0']).status, 2);
-    assert.equal(run([SHOWCASE, '--runs', '5', '--seed', '1', '--header', 'X-API-Key: showcase-key']).status, 0);
+    assert.equal(rvmProcess(['fuzz', SHOWCASE, '--runs', '0']).status, 2, 'the binary exits with the code');
+    const clean = await rvm(['fuzz', tempApp(t, KEYED_APP), '--runs', '5', '--seed', '1', '--header', 'X-API-Key: k']);
+    assert.equal(clean.status, 0, clean.stdout);
+    assert.match(clean.stdout, /POST \/echo .*valid 5 \(5 accepted/, 'the --header reaches the app: no valid request is blocked');
     const dir = tempApp(t, { 'routes.rvm': BUGGY_ROUTES, 'lenient.mjs': LENIENT_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./lenient.mjs'] }) });
-    const r = run([dir, '--runs', String(RUNS), '--seed', '11']);
+    const r = await rvm(['fuzz', dir, '--runs', String(RUNS), '--seed', '11']);
     assert.equal(r.status, 1);
     assert.match(r.stdout, /FINDING server error: POST \/divide/);
   });

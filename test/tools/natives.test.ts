@@ -1,22 +1,17 @@
 /** `rvm natives [DIR]` and spec/natives.md: one list of every native, plugins' included. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NATIVES_DOC_PATH, renderNativesDoc } from '../../tools/gen-natives-doc.js';
+import { rvm } from '../support/rvm-command.js';
 
-const CLI = fileURLToPath(new URL('../../tools/cli.js', import.meta.url));
 const SDK = fileURLToPath(new URL('../../plugins/sdk.js', import.meta.url));
 
-function rvm(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
-}
-
-test('rvm natives lists every native with its signature, plugin and doc, then the count', () => {
-  const r = rvm(['natives']);
+test('rvm natives lists every native with its signature, plugin and doc, then the count', async () => {
+  const r = await rvm(['natives']);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^len\(x: any\) -> int\s+\[core\]\n {4}Length of a text/m);
   assert.match(r.stdout, /^argon2_hash\(password: text\) -> text\s+\[auth\]$/m);
@@ -25,7 +20,7 @@ test('rvm natives lists every native with its signature, plugin and doc, then th
   assert.ok(count > 50, r.stdout.slice(-200));
 });
 
-test("rvm natives DIR adds the natives of the app's own plugins", () => {
+test("rvm natives DIR adds the natives of the app's own plugins", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-natives-'));
   try {
     writeFileSync(
@@ -34,7 +29,7 @@ test("rvm natives DIR adds the natives of the app's own plugins", () => {
         "export default definePlugin({ name: 'greet', version: '1.0.0', setup(rvm) { rvm.native('greet', (_c, who) => 'hi ' + who, { params: [{ name: 'who', type: 'text' }], returns: 'text', doc: 'A greeting.' }); } });\n",
     );
     writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ plugins: ['./greet.mjs'] }));
-    const r = rvm(['natives', dir]);
+    const r = await rvm(['natives', dir]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^greet\(who: text\) -> text\s+\[greet\]\n {4}A greeting\.$/m);
   } finally {

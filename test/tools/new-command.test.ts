@@ -14,16 +14,12 @@ import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { AppExistsError, createApp } from '../../tools/commands/new.js';
 import { NEW_APP_VERSION } from '../../tools/new-app-files.js';
+import { rvm, rvmProcess } from '../support/rvm-command.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
 const PACKAGE_NAME = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 const EXPECTED_FILES = ['.gitignore', 'README.md', '_middleware.rvm', 'hello.rvm', 'rvm.config.json', 'test/app.test.mjs'];
-
-function rvm(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: { ...process.env, RVM_DEBUG: '' }, timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 /** Every file under `dir` (relative, `/` separators) with its text: what "unchanged" compares. */
 function snapshot(dir: string): Record<string, string> {
@@ -103,13 +99,14 @@ describe('rvm new: the app it writes', () => {
     }));
 
   test('rvm check says ok with no problems; its own test passes with node --test against rvm run', () =>
-    withTemp((tmp) => {
-      const made = rvm(['new', 'hello-app'], tmp);
+    withTemp(async (tmp) => {
+      // The binary, in the folder that gets the app: the name is printed as given.
+      const made = rvmProcess(['new', 'hello-app'], { cwd: tmp });
       assert.equal(made.status, 0, made.stderr);
       assert.match(made.stdout, /^created hello-app: /);
       const dir = join(tmp, 'hello-app');
       const before = snapshot(dir);
-      const check = rvm(['check', 'hello-app'], tmp);
+      const check = await rvm(['check', dir]);
       assert.equal(check.status, 0, check.stdout);
       assert.equal(check.stdout, 'ok: no problems in 2 files (2 routes)\n');
       // A test runner inside a test runner reports to its parent unless told it is on its own.
@@ -144,16 +141,17 @@ describe('rvm new: refusal', () => {
     }));
 
   test('running it twice refuses the second time and keeps every edit (exit 1, one line)', () =>
-    withTemp((tmp) => {
-      assert.equal(rvm(['new', 'app'], tmp).status, 0);
+    withTemp(async (tmp) => {
       const dir = join(tmp, 'app');
+      assert.equal((await rvm(['new', dir])).status, 0);
       writeFileSync(join(dir, 'hello.rvm'), 'route GET /edited { response.ok(1) }\n');
       rmSync(join(dir, 'README.md'));
       const before = snapshot(dir);
-      const again = rvm(['new', 'app'], tmp);
+      const again = await rvm(['new', dir]);
       assert.equal(again.status, 1, again.stderr);
       assert.equal(again.stdout, '');
-      assert.match(again.stderr, /^rvm: refusing to create an app in app: the folder is not empty \(.*\); nothing was written\n$/);
+      assert.ok(again.stderr.startsWith(`rvm: refusing to create an app in ${dir}: `), again.stderr);
+      assert.match(again.stderr, /: the folder is not empty \(.*\); nothing was written\n$/);
       assert.deepEqual(snapshot(dir), before, 'no file rewritten, none restored');
     }));
 
@@ -166,8 +164,8 @@ describe('rvm new: refusal', () => {
     }));
 
   test('DIR is required (usage error, exit 2)', () =>
-    withTemp((tmp) => {
-      const r = rvm(['new'], tmp);
+    withTemp(async (tmp) => {
+      const r = await rvm(['new']);
       assert.equal(r.status, 2);
       assert.match(r.stderr, /^rvm: 'rvm new' needs DIR/);
       assert.deepEqual(readdirSync(tmp), []);

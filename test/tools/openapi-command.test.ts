@@ -20,20 +20,11 @@ function args(positionals: string[], flags: Record<string, string | true> = {}):
   return { positionals, flags: new Map(Object.entries(flags)), help: false };
 }
 
-/** Runs the command with stdout captured. */
+/** Runs the command with its stdout kept (and its stderr, the "wrote" line, dropped). */
 async function run(a: ParsedArgs): Promise<{ code: number; stdout: string }> {
-  const chunks: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    chunks.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    const code = await openapiCommand(a);
-    return { code, stdout: chunks.join('') };
-  } finally {
-    process.stdout.write = write;
-  }
+  let stdout = '';
+  const code = await openapiCommand(a, { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: () => true }, env: process.env });
+  return { code, stdout };
 }
 
 describe('rvm openapi', () => {
@@ -70,11 +61,11 @@ describe('rvm openapi', () => {
 
   test('an unknown --version is a usage error', async (t) => {
     const dir = tempApp(t, { 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n' });
-    await assert.rejects(openapiCommand(args([dir], { version: '2.0' })), UsageError);
+    await assert.rejects(run(args([dir], { version: '2.0' })), UsageError);
   });
 
   test('compile errors are reported as diagnostics (exit 1 through the CLI)', async (t) => {
     const dir = tempApp(t, { 'a.rvm': 'route GET /a {\n  response.ok(nope(1))\n}\n' });
-    await assert.rejects(openapiCommand(args([dir])), (e: unknown) => e instanceof DiagnosticError && e.diagnostics.length > 0 && e.diagnostics[0]!.file === 'a.rvm');
+    await assert.rejects(run(args([dir])), (e: unknown) => e instanceof DiagnosticError && e.diagnostics.length > 0 && e.diagnostics[0]!.file === 'a.rvm');
   });
 });

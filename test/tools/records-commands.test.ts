@@ -5,21 +5,13 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildApp } from '../../tools/host.js';
 import { typeRows } from '../../tools/commands/routes.js';
+import { rvm } from '../support/rvm-command.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
-
-function rvm(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RVM_DEBUG: '' }, timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 const TYPES = `type User {
   email: text @email @unique
@@ -71,8 +63,8 @@ describe('rvm routes and rvm check with records', () => {
     ]);
   });
 
-  test('routes: the CLI prints the routes, then the types, then both counts', () => {
-    const r = rvm(['routes', clean]);
+  test('routes: the CLI prints the routes, then the types, then both counts', async () => {
+    const r = await rvm(['routes', clean]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^GET\s+\/users\s+-\s+users\.rvm:1$/m);
     assert.match(r.stdout, /^TYPE\s+FIELD\s+KIND\s+MARKS\s+SOURCE$/m);
@@ -86,19 +78,19 @@ describe('rvm routes and rvm check with records', () => {
     mkdirSync(plain, { recursive: true });
     writeFileSync(join(plain, 'a.rvm'), 'route GET /a {\n  response.ok(1)\n}\n');
     assert.deepEqual(typeRows((await buildApp(plain, { cache: false })).modules), []);
-    const r = rvm(['routes', plain]);
+    const r = await rvm(['routes', plain]);
     assert.doesNotMatch(r.stdout, /TYPE/);
     assert.match(r.stdout, /^1 route in 1 file$/m);
   });
 
-  test('check: a clean app with records counts its types', () => {
-    const r = rvm(['check', clean]);
+  test('check: a clean app with records counts its types', async () => {
+    const r = await rvm(['check', clean]);
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^ok: no problems in 2 files \(1 route, 2 types\)$/m);
   });
 
-  test('check: record mistakes are located errors with the nearest name', () => {
-    const r = rvm(['check', broken]);
+  test('check: record mistakes are located errors with the nearest name', async () => {
+    const r = await rvm(['check', broken]);
     assert.equal(r.status, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /^users\.rvm:2:\d+: error E_RECORD_QUERY: .*rol/m);
     assert.match(r.stdout, /role/, 'the hint names the nearest field');

@@ -1,20 +1,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { VALIDATOR_NAMES } from '../../stdlib/validation/index.js';
+import { rvm } from '../support/rvm-command.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLI = join(ROOT, 'dist', 'tools', 'cli.js');
 const EXAMPLE_PLUGIN = join(ROOT, 'dist', 'plugins', 'example-plugin', 'index.js');
-
-function rvm(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RVM_DEBUG: '' }, timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 /** The validator names the listing shows, in order (the `@name` opening each entry). */
 function listedNames(stdout: string): string[] {
@@ -32,15 +26,15 @@ describe('rvm validators', () => {
   });
   after(() => rmSync(app, { recursive: true, force: true }));
 
-  test('lists the 43 built-in validators and ends with the count', () => {
-    const r = rvm(['validators']);
+  test('lists the 43 built-in validators and ends with the count', async () => {
+    const r = await rvm(['validators']);
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(listedNames(r.stdout).sort(), [...VALIDATOR_NAMES].sort());
     assert.equal(r.stdout.trimEnd().split('\n').at(-1), '43 validators');
   });
 
-  test('shows arguments with their types, aliases, field types, plugin and description', () => {
-    const lines = rvm(['validators']).stdout.split('\n');
+  test('shows arguments with their types, aliases, field types, plugin and description', async () => {
+    const lines = (await rvm(['validators'])).stdout.split('\n');
     const entry = (name: string) => {
       const at = lines.findIndex((l) => l.startsWith(`@${name}(`) || l.startsWith(`@${name} `));
       assert.ok(at >= 0, `no entry for ${name}`);
@@ -57,8 +51,8 @@ describe('rvm validators', () => {
     assert.equal(lines.filter((l) => l.startsWith('@min_length')).length, 0);
   });
 
-  test("with DIR, includes the validators of the app's plugins", () => {
-    const r = rvm(['validators', app]);
+  test("with DIR, includes the validators of the app's plugins", async () => {
+    const r = await rvm(['validators', app]);
     assert.equal(r.status, 0, r.stderr);
     const names = listedNames(r.stdout);
     assert.ok(names.includes('slug_case'));
@@ -67,15 +61,15 @@ describe('rvm validators', () => {
     assert.equal(r.stdout.trimEnd().split('\n').at(-1), '44 validators');
   });
 
-  test('a missing DIR or a plugin that cannot be found is one line on stderr, exit 1', () => {
-    const missing = rvm(['validators', join(app, 'nope')]);
+  test('a missing DIR or a plugin that cannot be found is one line on stderr, exit 1', async () => {
+    const missing = await rvm(['validators', join(app, 'nope')]);
     assert.equal(missing.status, 1);
     assert.equal(missing.stdout, '');
     assert.match(missing.stderr, /^rvm: no such folder: /);
     const broken = mkdtempSync(join(tmpdir(), 'rvm-validators-'));
     try {
       writeFileSync(join(broken, 'rvm.config.json'), JSON.stringify({ plugins: ['./missing-plugin.js'] }));
-      const r = rvm(['validators', broken]);
+      const r = await rvm(['validators', broken]);
       assert.equal(r.status, 1);
       assert.equal(r.stderr.trimEnd().split('\n').length, 1);
       assert.match(r.stderr, /^rvm: plugin '\.\/missing-plugin\.js' was not found/);
@@ -84,8 +78,8 @@ describe('rvm validators', () => {
     }
   });
 
-  test('appears in rvm help', () => {
-    const r = rvm(['help']);
+  test('appears in rvm help', async () => {
+    const r = await rvm(['help']);
     assert.match(r.stdout, /^\s+validators \[DIR\]\s+list every validator/m);
   });
 });

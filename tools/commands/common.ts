@@ -51,8 +51,21 @@ export interface CommandSpec {
   /** Paragraph shown by `rvm help COMMAND` under the usage line. */
   description: string;
   flags: FlagSpec[];
-  run(args: ParsedArgs): Promise<number | null>;
+  run(args: ParsedArgs, io: CliIo): Promise<number | null>;
 }
+
+/**
+ * Where a command writes and the environment it reads: the process's own for the `rvm` binary,
+ * buffers and a chosen environment when a test runs a command in its own process.
+ */
+export interface CliIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** The process's own stdout, stderr and environment. */
+export const PROCESS_IO: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env };
 
 /** `--help`/`-h` are accepted by every command. */
 const HELP_FLAG: FlagSpec = { name: 'help', short: 'h', doc: 'show this help' };
@@ -111,14 +124,19 @@ export function flagValue(args: ParsedArgs, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** Writes lines to stdout. */
-export function out(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+/** Text as whole lines: a final newline added when missing. */
+function lines(text: string): string {
+  return text.endsWith('\n') ? text : `${text}\n`;
 }
 
-/** Writes lines to stderr. */
-export function err(text: string): void {
-  process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+/** Writes lines to the command's stdout. */
+export function out(io: CliIo, text: string): void {
+  io.stdout.write(lines(text));
+}
+
+/** Writes lines to the command's stderr. */
+export function err(io: CliIo, text: string): void {
+  io.stderr.write(lines(text));
 }
 
 

@@ -11,7 +11,7 @@ import { schemaAccess } from '../../stdlib/records/provider.js';
 import { SqliteStore } from '../../stdlib/records/sqlite.js';
 import type { SchemaChange, SchemaPlan } from '../../stdlib/records/store.js';
 import { buildApp } from '../host.js';
-import { CliError, EXIT_FAILURE, EXIT_OK, UsageError, errorsOf, formatDiagnostics, out, requireDir, type ParsedArgs } from './common.js';
+import { CliError, EXIT_FAILURE, EXIT_OK, UsageError, errorsOf, formatDiagnostics, out, requireDir, type CliIo, type ParsedArgs } from './common.js';
 
 /** A withheld change: where the type is, what changed, and the SQL that makes it (or, when no SQL can, what to do). */
 function formatChange(c: SchemaChange): string {
@@ -33,19 +33,19 @@ export function formatPlan(database: string, plan: SchemaPlan, applied: string):
 }
 
 /** Runs `rvm db`. Exit 1 when the app does not build, or when `apply` withheld a change. */
-export async function dbCommand(args: ParsedArgs): Promise<number> {
+export async function dbCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const action = args.positionals[0];
   if (action !== 'diff' && action !== 'apply') throw new UsageError(`rvm db: unknown action '${action ?? ''}' (diff or apply)`);
   const allowDestructive = args.flags.has('allow-destructive');
   if (action === 'diff' && allowDestructive) throw new UsageError('rvm db diff changes nothing: --allow-destructive goes with apply');
   const dir = requireDir(args.positionals[1] ?? '.');
-  const build = await buildApp(dir, { cache: false });
+  const build = await buildApp(dir, { cache: false, settings: { env: io.env } });
   const errors = errorsOf(build.diagnostics);
   if (errors.length > 0) throw new CliError(`the app does not build:\n${formatDiagnostics(errors)}`);
   const provider = build.registry.records?.provider;
   const schema = provider === undefined ? null : schemaAccess(provider);
   if (schema === null || schema.tables().length === 0) {
-    out('no record types: the app uses no database');
+    out(io, 'no record types: the app uses no database');
     return EXIT_OK;
   }
   const target = databaseTarget(build.settings);
@@ -58,7 +58,7 @@ export async function dbCommand(args: ParsedArgs): Promise<number> {
     } finally {
       await empty.close();
     }
-    out(formatPlan(`${schema.database} (no database yet: every table would be created)`, plan, 'would apply'));
+    out(io, formatPlan(`${schema.database} (no database yet: every table would be created)`, plan, 'would apply'));
     return EXIT_OK;
   }
   const store = schema.acquire();
@@ -68,6 +68,6 @@ export async function dbCommand(args: ParsedArgs): Promise<number> {
   } finally {
     await schema.release();
   }
-  out(formatPlan(schema.database, plan, action === 'diff' ? 'would apply' : 'applied'));
+  out(io, formatPlan(schema.database, plan, action === 'diff' ? 'would apply' : 'applied'));
   return action === 'apply' && plan.withheld.length > 0 ? EXIT_FAILURE : EXIT_OK;
 }

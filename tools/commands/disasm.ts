@@ -9,7 +9,7 @@ import { DiagnosticError } from '../../vm/diagnostics.js';
 import type { CompiledModule } from '../../vm/bytecode/module.js';
 import { COMPILER_VERSION } from '../../vm/lang.js';
 import { disassembleModule } from '../disasm.js';
-import { CliError, EXIT_OK, err, errorsOf, formatDiagnostics, out, type ParsedArgs } from './common.js';
+import { CliError, EXIT_OK, err, errorsOf, formatDiagnostics, out, type CliIo, type ParsedArgs } from './common.js';
 
 /** The source of a cache artefact (`app/.rvm/cache/x.rvm.rvmc` → `app/x.rvm`) when it is still the one compiled. */
 function sourceOfCached(file: string, m: CompiledModule): string | undefined {
@@ -26,7 +26,7 @@ function sourceOfCached(file: string, m: CompiledModule): string | undefined {
 }
 
 /** Runs `rvm disasm`. */
-export async function disasmCommand(args: ParsedArgs): Promise<number> {
+export async function disasmCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const file = args.positionals[0]!;
   let isFile: boolean;
   try {
@@ -39,18 +39,18 @@ export async function disasmCommand(args: ParsedArgs): Promise<number> {
     const source = readFileSync(file, 'utf8');
     const result = compileSource(file, source, { compilerVersion: COMPILER_VERSION, pluginsFingerprint: '' });
     if (result.module === null || errorsOf(result.diagnostics).length > 0) throw new DiagnosticError(result.diagnostics);
-    if (result.diagnostics.length > 0) err(`${formatDiagnostics(result.diagnostics)}\n`);
-    out(disassembleModule(result.module, source));
+    if (result.diagnostics.length > 0) err(io, `${formatDiagnostics(result.diagnostics)}\n`);
+    out(io, disassembleModule(result.module, source));
     return EXIT_OK;
   }
   const bytes = readFileSync(file);
   if (sniffArtefact(bytes) === 'bundle') {
     const bundle = decodeBundle(bytes, file);
-    out(`; bundle ${file}  (compiler ${bundle.compiler}, created ${bundle.createdAt}, ${bundle.modules.length} modules)\n\n`);
-    out(bundle.modules.map((m) => disassembleModule(m)).join('\n'));
+    out(io, `; bundle ${file}  (compiler ${bundle.compiler}, created ${bundle.createdAt}, ${bundle.modules.length} modules)\n\n`);
+    out(io, bundle.modules.map((m) => disassembleModule(m)).join('\n'));
     return EXIT_OK;
   }
   const m = decodeModule(bytes, file);
-  out(disassembleModule(m, sourceOfCached(file, m)));
+  out(io, disassembleModule(m, sourceOfCached(file, m)));
   return EXIT_OK;
 }

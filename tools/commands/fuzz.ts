@@ -1,6 +1,6 @@
 /** `rvm fuzz DIR [--runs N] [--seed S] [--header 'Name: value']`: property-based requests for every validated route. */
 import { fuzzApp, MAX_RUNS } from '../fuzz.js';
-import { CliError, EXIT_FAILURE, EXIT_OK, UsageError, flagValue, out, requireDir, type ParsedArgs } from './common.js';
+import { CliError, EXIT_FAILURE, EXIT_OK, UsageError, flagValue, out, requireDir, type CliIo, type ParsedArgs } from './common.js';
 import { findRouteFiles } from '../../vm/runtime/app-files.js';
 
 /** A whole number in [min, max] from a flag, or a UsageError naming the flag. */
@@ -25,12 +25,12 @@ function header(args: ParsedArgs): Record<string, string> {
 }
 
 /** Runs `rvm fuzz`. The report goes to stdout; exit 1 when there is a finding or the app does not compile. */
-export async function fuzzCommand(args: ParsedArgs): Promise<number> {
+export async function fuzzCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const runs = wholeNumber(args, 'runs', 1, MAX_RUNS);
   const seed = wholeNumber(args, 'seed', -(2 ** 31), 2 ** 32 - 1);
   const headers = header(args);
   const dir = requireDir(args.positionals[0] ?? '.');
   if (findRouteFiles(dir).files.length === 0) throw new CliError(`no .rvm route files in ${dir}`);
-  const report = await fuzzApp(dir, { runs, seed, headers, log: out });
+  const report = await fuzzApp(dir, { runs, seed, headers, env: io.env, log: (line) => out(io, line) });
   return report.exitCode === 0 ? EXIT_OK : EXIT_FAILURE;
 }

@@ -1,6 +1,6 @@
 /** `rvm help [COMMAND]`: the command list, or one command's usage and options. */
 import { nearest } from '../../vm/diagnostics.js';
-import { EXIT_OK, UsageError, out, rvmVersion, type CommandSpec, type FlagSpec } from './common.js';
+import { EXIT_OK, UsageError, out, rvmVersion, type CliIo, type CommandSpec, type FlagSpec } from './common.js';
 
 /** Aligns `[left, right]` pairs into two columns under a two-space indent. */
 function columns(pairs: readonly [string, string][]): string {
@@ -47,13 +47,13 @@ export function unknownCommand(name: string, commands: readonly CommandSpec[]): 
 }
 
 /** Runs `rvm help [COMMAND]`. */
-export function helpCommand(commands: readonly CommandSpec[], name?: string): number {
+export function helpCommand(commands: readonly CommandSpec[], io: CliIo, name?: string): number {
   if (name === undefined) {
-    out(generalHelp(commands));
+    out(io, generalHelp(commands));
     return EXIT_OK;
   }
   const c = commands.find((x) => x.name === name);
   if (!c) throw unknownCommand(name, commands);
-  out(commandHelp(c));
+  out(io, commandHelp(c));
   return EXIT_OK;
 }

@@ -2,7 +2,7 @@
  * The table of `rvm` commands. Each entry carries its help and argv shape and loads its
  * implementation only when run, so `rvm help` and `rvm --version` never load the runtime.
  */
-import type { CommandSpec, ParsedArgs } from './common.js';
+import type { CliIo, CommandSpec, ParsedArgs } from './common.js';
 import { helpCommand } from './help.js';
 
 /** Every command, in the order help lists them. */
@@ -18,7 +18,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       "a .gitignore, a README and test/app.test.mjs (run it with 'node --test' in DIR). 'rvm run DIR' serves the app at once.\n" +
       'A folder that exists and is not empty is refused (exit 1) and nothing in it is touched.',
     flags: [],
-    run: async (args: ParsedArgs) => (await import('./new.js')).newCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./new.js')).newCommand(args, io),
   },
   {
     name: 'run',
@@ -36,7 +36,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'prod', doc: 'production mode: no watching, no error details in responses' },
       { name: 'workers', value: 'N', doc: 'run N worker processes (node:cluster)' },
     ],
-    run: async (args: ParsedArgs) => (await import('./run.js')).runCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./run.js')).runCommand(args, io),
   },
   {
     name: 'compile',
@@ -46,7 +46,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'compile an app into one deploy bundle',
     description: "Compiles and links every route file of DIR and writes a bundle that 'rvm run FILE.rvmb' serves without the sources.",
     flags: [{ name: 'output', short: 'o', value: 'FILE.rvmb', doc: 'where to write the bundle (required)' }],
-    run: async (args: ParsedArgs) => (await import('./compile.js')).compileCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./compile.js')).compileCommand(args, io),
   },
   {
     name: 'check',
@@ -56,7 +56,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'report every diagnostic of an app folder (default: .); exit 1 on any error',
     description: 'Compiles and links the app without serving it and prints every error and warning with its location.',
     flags: [],
-    run: async (args: ParsedArgs) => (await import('./check.js')).checkCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./check.js')).checkCommand(args, io),
   },
   {
     name: 'db',
@@ -69,7 +69,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       "the changes a start applies by itself, and those it withholds (a field removed, a type changed…) with their SQL.\n" +
       "'apply' makes the additive changes; withheld ones only with --allow-destructive (else it lists them and exits 1).",
     flags: [{ name: 'allow-destructive', doc: 'apply: also make withheld changes (columns and their data are dropped)' }],
-    run: async (args: ParsedArgs) => (await import('./db.js')).dbCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./db.js')).dbCommand(args, io),
   },
   {
     name: 'routes',
@@ -79,7 +79,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'list the routes of an app folder (default: .) with their guards and source lines',
     description: 'Prints a table of every route of the app: method, path, guards and file:line.',
     flags: [],
-    run: async (args: ParsedArgs) => (await import('./routes.js')).routesCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./routes.js')).routesCommand(args, io),
   },
   {
     name: 'natives',
@@ -91,7 +91,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Prints every native the standard plugins register (name, arguments with their types, result type, plugin and description),\n' +
       'then their count. With DIR, the plugins listed in DIR/rvm.config.json are included. spec/natives.md holds the same list.',
     flags: [],
-    run: async (args: ParsedArgs) => (await import('./natives.js')).nativesCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./natives.js')).nativesCommand(args, io),
   },
   {
     name: 'validators',
@@ -103,7 +103,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'Prints every validator the standard plugins register (name, aliases, arguments with their types, the field types it applies to,\n' +
       'its description and plugin), then their count. With DIR, the plugins listed in DIR/rvm.config.json are included.',
     flags: [],
-    run: async (args: ParsedArgs) => (await import('./validators.js')).validatorsCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./validators.js')).validatorsCommand(args, io),
   },
   {
     name: 'disasm',
@@ -113,7 +113,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'list the bytecode of a .rvm file, .rvmc artefact or .rvmb bundle',
     description: 'Prints one line per instruction (offset, source line, opcode, operands), with the source lines when they are at hand.',
     flags: [],
-    run: async (args: ParsedArgs) => (await import('./disasm.js')).disasmCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./disasm.js')).disasmCommand(args, io),
   },
   {
     name: 'openapi',
@@ -129,7 +129,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'version', value: '3.1|3.0', doc: 'OpenAPI version (default 3.1)' },
       { name: 'yaml', doc: 'YAML instead of JSON' },
     ],
-    run: async (args: ParsedArgs) => (await import('./openapi.js')).openapiCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./openapi.js')).openapiCommand(args, io),
   },
   {
     name: 'fuzz',
@@ -146,7 +146,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'seed', value: 'S', doc: 'seed of the generated requests (default random; printed in the summary)' },
       { name: 'header', value: "'NAME: VALUE'", doc: 'a header sent with every request, e.g. an API key a middleware asks for' },
     ],
-    run: async (args: ParsedArgs) => (await import('./fuzz.js')).fuzzCommand(args),
+    run: async (args: ParsedArgs, io: CliIo) => (await import('./fuzz.js')).fuzzCommand(args, io),
   },
   {
     name: 'help',
@@ -156,6 +156,6 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'show help for rvm or one command',
     description: 'Without a command, lists the commands; with one, shows its usage and options.',
     flags: [],
-    run: async (args: ParsedArgs) => helpCommand(COMMANDS, args.positionals[0]),
+    run: async (args: ParsedArgs, io: CliIo) => helpCommand(COMMANDS, io, args.positionals[0]),
   },
 ];

@@ -1,6 +1,6 @@
 /** `rvm natives [DIR]`: every native of the standard plugins (and of DIR's plugins) with its signature and doc. */
 import type { PluginRegistry, RegisteredNative } from '../../plugins/registry.js';
-import { EXIT_OK, out, plural, type ParsedArgs } from './common.js';
+import { EXIT_OK, out, plural, type CliIo, type ParsedArgs } from './common.js';
 import { paramText, pluginRegistry } from './validators.js';
 
 /** Widest the signature column grows before longer signatures simply run into the plugin name. */
@@ -29,7 +29,7 @@ export function nativeListing(registry: PluginRegistry): string {
 }
 
 /** Runs `rvm natives`. */
-export async function nativesCommand(args: ParsedArgs): Promise<number> {
-  out(nativeListing(await pluginRegistry(args.positionals[0])));
+export async function nativesCommand(args: ParsedArgs, io: CliIo): Promise<number> {
+  out(io, nativeListing(await pluginRegistry(args.positionals[0])));
   return EXIT_OK;
 }

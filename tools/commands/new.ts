@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { newAppFiles } from '../new-app-files.js';
 import { DIAG } from '../../vm/errors.js';
-import { CliError, EXIT_OK, out, rvmPackageName, type ParsedArgs } from './common.js';
+import { CliError, EXIT_OK, out, rvmPackageName, type CliIo, type ParsedArgs } from './common.js';
 
 /** `rvm new` was pointed at something that is not a new or empty folder: nothing was written. */
 export class AppExistsError extends CliError {
@@ -43,13 +43,13 @@ export function createApp(dir: string): string[] {
 }
 
 /** Runs `rvm new`. */
-export async function newCommand(args: ParsedArgs): Promise<number> {
+export async function newCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const dir = args.positionals[0]!;
   const written = createApp(dir);
-  out(`created ${dir}: ${written.join(', ')}`);
-  out('');
-  out('Next:');
-  out(`  rvm run ${dir}   # serves it; the API reference is at /_app/rest-api`);
-  out(`  cd ${dir} && node --test   # starts it and requests its routes (test/app.test.mjs)`);
+  out(io, `created ${dir}: ${written.join(', ')}`);
+  out(io, '');
+  out(io, 'Next:');
+  out(io, `  rvm run ${dir}   # serves it; the API reference is at /_app/rest-api`);
+  out(io, `  cd ${dir} && node --test   # starts it and requests its routes (test/app.test.mjs)`);
   return EXIT_OK;
 }

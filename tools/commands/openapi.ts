@@ -5,14 +5,14 @@ import { buildApp } from '../host.js';
 import { introspectBuild } from '../../vm/runtime/introspect-build.js';
 import { buildOpenApi, type OpenApiVersion } from '../../stdlib/reference/openapi.js';
 import { toYaml } from '../../stdlib/reference/yaml.js';
-import { CliError, EXIT_OK, err, errorsOf, flagValue, out, requireDir, UsageError, type ParsedArgs } from './common.js';
+import { CliError, EXIT_OK, err, errorsOf, flagValue, out, requireDir, UsageError, type CliIo, type ParsedArgs } from './common.js';
 
 /** `--version` values, as `?version=` accepts them. */
 const VERSIONS: Readonly<Record<string, OpenApiVersion>> = { '3.1': '3.1', '3.1.0': '3.1', '3.0': '3.0', '3.0.3': '3.0' };
 
-/** The OpenAPI text of the app in `dir` (JSON, or YAML); compile errors throw DiagnosticError. */
-export async function openapiText(dir: string, options: { version: OpenApiVersion; yaml: boolean }): Promise<string> {
-  const build = await buildApp(dir);
+/** The OpenAPI text of the app in `dir` (JSON, or YAML) built with `env`; compile errors throw DiagnosticError. */
+export async function openapiText(dir: string, options: { version: OpenApiVersion; yaml: boolean; env: CliIo['env'] }): Promise<string> {
+  const build = await buildApp(dir, { settings: { env: options.env } });
   const errors = errorsOf(build.diagnostics);
   if (errors.length > 0 || build.linked === null) throw new DiagnosticError(errors);
   const doc = buildOpenApi(introspectBuild(build), { version: options.version });
@@ -20,7 +20,7 @@ export async function openapiText(dir: string, options: { version: OpenApiVersio
 }
 
 /** Runs `rvm openapi`. */
-export async function openapiCommand(args: ParsedArgs): Promise<number> {
+export async function openapiCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const dir = requireDir(args.positionals[0] ?? '.');
   const written = flagValue(args, 'version') ?? '3.1';
   const version = VERSIONS[written];
@@ -28,9 +28,9 @@ export async function openapiCommand(args: ParsedArgs): Promise<number> {
   const file = flagValue(args, 'output');
   // An -o file named .yaml/.yml gets YAML without --yaml.
   const yaml = args.flags.get('yaml') === true || (file !== undefined && /\.ya?ml$/i.test(file));
-  const text = await openapiText(dir, { version, yaml });
+  const text = await openapiText(dir, { version, yaml, env: io.env });
   if (file === undefined) {
-    out(text);
+    out(io, text);
     return EXIT_OK;
   }
   try {
@@ -38,6 +38,6 @@ export async function openapiCommand(args: ParsedArgs): Promise<number> {
   } catch (e) {
     throw new CliError(`cannot write ${file}: ${(e as Error).message}`);
   }
-  err(`wrote OpenAPI ${version} (${yaml ? 'YAML' : 'JSON'}) to ${file}`);
+  err(io, `wrote OpenAPI ${version} (${yaml ? 'YAML' : 'JSON'}) to ${file}`);
   return EXIT_OK;
 }

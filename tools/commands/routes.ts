@@ -3,7 +3,7 @@ import { HTTP_METHODS, type Literal } from '../../vm/lang.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import type { CompiledModule, FieldMeta, GuardUseMeta } from '../../vm/bytecode/module.js';
 import { buildApp } from '../host.js';
-import { EXIT_OK, errorsOf, out, plural, requireDir, type ParsedArgs } from './common.js';
+import { EXIT_OK, errorsOf, out, plural, requireDir, type CliIo, type ParsedArgs } from './common.js';
 
 function literal(v: Literal): string {
   return typeof v === 'string' ? `'${v}'` : String(v);
@@ -54,9 +54,9 @@ export function formatTable(rows: readonly string[][]): string {
 }
 
 /** Runs `rvm routes`. */
-export async function routesCommand(args: ParsedArgs): Promise<number> {
+export async function routesCommand(args: ParsedArgs, io: CliIo): Promise<number> {
   const dir = requireDir(args.positionals[0] ?? '.');
-  const build = await buildApp(dir);
+  const build = await buildApp(dir, { settings: { env: io.env } });
   const errors = errorsOf(build.diagnostics);
   if (errors.length > 0) throw new DiagnosticError(errors);
   const rows = routeRows(build.modules);
@@ -66,6 +66,6 @@ export async function routesCommand(args: ParsedArgs): Promise<number> {
   const parts = [count === 0 ? `no routes in ${dir}` : formatTable(rows)];
   if (types.length > 0) parts.push(formatTable(types));
   if (count > 0) parts.push(`${plural(count, 'route')}${typeCount > 0 ? ` and ${plural(typeCount, 'type')}` : ''} in ${plural(build.modules.length, 'file')}`);
-  out(parts.join('\n\n'));
+  out(io, parts.join('\n\n'));
   return EXIT_OK;
 }

@@ -21,7 +21,7 @@ import { referenceAccess } from '../../stdlib/reference/access.js';
 import { passwordCost } from '../../stdlib/auth/passwords.js';
 import { loadSettings } from '../../vm/runtime/config.js';
 import type { AppSettings } from '../../plugins/contract.js';
-import { CliError, UsageError, err, errorsOf, flagValue, out, plural, rvmVersion, type ParsedArgs } from './common.js';
+import { CliError, UsageError, err, errorsOf, flagValue, out, plural, rvmVersion, type CliIo, type ParsedArgs } from './common.js';
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -95,7 +95,7 @@ function parsePort(text: string, from: string): number {
 }
 
 /** Resolves flags over env (PORT, HOST) over defaults, and checks the target exists. */
-export function runOptions(args: ParsedArgs, env: NodeJS.ProcessEnv = process.env): RunOptions {
+export function runOptions(args: ParsedArgs, env: CliIo['env']): RunOptions {
   const portFlag = flagValue(args, 'port');
   const port = portFlag !== undefined ? parsePort(portFlag, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : DEFAULT_PORT;
   const host = flagValue(args, 'host') ?? (env.HOST || DEFAULT_HOST);
@@ -143,8 +143,8 @@ interface Served {
 }
 
 /** Loads the app and starts listening; closing the result closes the server, then the app. */
-async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> {
-  const app = await loadApp(o.target, { dev: !o.prod, workerStore, settings: { workers: o.workers ?? 1 } });
+async function serve(o: RunOptions, io: CliIo, workerStore?: WorkerStore): Promise<Served> {
+  const app = await loadApp(o.target, { dev: !o.prod, workerStore, settings: { workers: o.workers ?? 1, env: io.env } });
   let running: RunningServer;
   try {
     refuseTestSettings(o, app.settings);
@@ -165,38 +165,38 @@ async function serve(o: RunOptions, workerStore?: WorkerStore): Promise<Served> 
  * Prints where the app is, the reference's URL only when it is served (production turns it off
  * unless configured), which store it uses, then what the plugins announced (the database).
  */
-function announce(o: RunOptions, url: string, reference: boolean, store: string, announced: readonly Announced[]): void {
+function announce(o: RunOptions, io: CliIo, url: string, reference: boolean, store: string, announced: readonly Announced[]): void {
   // Said once the app serves (a start that fails has more to say), by the one process that announces.
-  if (o.prod && o.isBundle && !process.env.APP_SECRET) err(EPHEMERAL_SECRET_WARNING);
+  if (o.prod && o.isBundle && !io.env.APP_SECRET) err(io, EPHEMERAL_SECRET_WARNING);
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
   const workers = o.workers === null ? '' : `, ${plural(o.workers, 'worker')}`;
-  out(`rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
-  out(`  App:           ${url}`);
-  out(reference ? `  API reference: ${url}${REFERENCE_PATH}` : '  API reference: off in production (set "reference": true in rvm.config.json to serve it)');
-  out(`  Store:         ${store}`);
-  for (const line of announced) out(`  ${`${line.label}:`.padEnd(15)}${line.text}`);
+  out(io, `rvm ${rvmVersion()} serving ${o.target} (${mode}${workers})`);
+  out(io, `  App:           ${url}`);
+  out(io, reference ? `  API reference: ${url}${REFERENCE_PATH}` : '  API reference: off in production (set "reference": true in rvm.config.json to serve it)');
+  out(io, `  Store:         ${store}`);
+  for (const line of announced) out(io, `  ${`${line.label}:`.padEnd(15)}${line.text}`);
 }
 
 /** Runs `rvm run`; resolves to null once serving (the process then lives until a signal). */
-export async function runCommand(args: ParsedArgs): Promise<null> {
-  const o = runOptions(args);
+export async function runCommand(args: ParsedArgs, io: CliIo): Promise<null> {
+  const o = runOptions(args, io.env);
   // Once per run, by the process that is not a worker, so workers don't race on the file.
   if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
   // Uploads a killed process was writing are never cleaned by it: the next start does.
   if (cluster.isPrimary) await sweepStaleUploads();
-  if (o.workers !== null && cluster.isPrimary) return supervise(o);
-  if (cluster.isWorker) return work(o);
-  const { running, log, reference, store, announced } = await serve(o);
+  if (o.workers !== null && cluster.isPrimary) return supervise(o, io);
+  if (cluster.isWorker) return work(o, io);
+  const { running, log, reference, store, announced } = await serve(o, io);
   installSignalHandlers(running, log);
-  announce(o, running.url, reference, store, announced);
+  announce(o, io, running.url, reference, store, announced);
   return null;
 }
 
 /** A cluster worker: serve, tell the primary where, and shut down once on its word or a signal. */
-async function work(o: RunOptions): Promise<null> {
+async function work(o: RunOptions, io: CliIo): Promise<null> {
   // Unless Redis is configured, `ctx.store` is the primary's: rate limits, one-time codes and
   // replay marks hold across the workers.
-  const { running, reference, store, announced } = await serve(o, (log) => new IpcStore(process as unknown as IpcChannel, { log }));
+  const { running, reference, store, announced } = await serve(o, io, (log) => new IpcStore(process as unknown as IpcChannel, { log }));
   let closing = false;
   const shutdown = (): void => {
     if (closing) return;
@@ -219,7 +219,7 @@ async function work(o: RunOptions): Promise<null> {
 }
 
 /** The cluster primary: compile once, fork the workers, restart crashed ones, forward signals. */
-async function supervise(o: RunOptions): Promise<null> {
+async function supervise(o: RunOptions, io: CliIo): Promise<null> {
   // Compiling here reports errors once rather than once per worker, and warms the cache; for a
   // bundle, a missing or other plugin is reported once too.
   let caps = {};
@@ -228,7 +228,7 @@ async function supervise(o: RunOptions): Promise<null> {
     await resolveBundlePlugins(bundle.plugins, o.target);
     refuseTestSettings(o, loadSettings(null, { config: bundle.config ?? {} }));
   } else {
-    const build = await buildApp(o.target);
+    const build = await buildApp(o.target, { settings: { env: io.env } });
     const errors = errorsOf(build.diagnostics);
     if (errors.length > 0) throw new DiagnosticError(errors);
     refuseTestSettings(o, build.settings);
@@ -238,7 +238,7 @@ async function supervise(o: RunOptions): Promise<null> {
   // Read or generated here, once, and handed to every worker (and every replacement) in its
   // environment: a bundle has no `.secrets/` to share it through, and workers generating their own
   // would refuse each other's CSRF tokens, cookies and codes.
-  const appSecret = createSecretSource(o.isBundle ? null : o.target, process.env).appSecret();
+  const appSecret = createSecretSource(o.isBundle ? null : o.target, io.env).appSecret();
   const alive = new Map<number, Worker>();
   // The state the workers share (ctx.store) when no Redis is configured: held here, so it
   // outlives any one worker.
@@ -268,7 +268,8 @@ async function supervise(o: RunOptions): Promise<null> {
   };
 
   const fork = (): void => {
-    const w = cluster.fork({ APP_SECRET: appSecret });
+    // The command's environment: cluster.fork lays it over this process's (a variable io.env leaves undefined is unset).
+    const w = cluster.fork({ ...io.env, APP_SECRET: appSecret });
     alive.set(w.id, w);
     const detach = shared.attach(w);
     w.once('exit', detach);
@@ -277,7 +278,7 @@ async function supervise(o: RunOptions): Promise<null> {
       started.add(w.id);
       if (!announced && started.size >= o.workers!) {
         announced = true;
-        announce(o, m.url, m.reference, m.store, m.announced);
+        announce(o, io, m.url, m.reference, m.store, m.announced);
       }
     });
   };
@@ -290,17 +291,17 @@ async function supervise(o: RunOptions): Promise<null> {
     }
     const how = signal ? `signal ${signal}` : `code ${code}`;
     if (!started.has(w.id)) {
-      err(`rvm: a worker failed to start (${how}); stopping`);
+      err(io, `rvm: a worker failed to start (${how}); stopping`);
       return shutdown(1);
     }
     const now = Date.now();
     restarts.push(now);
     while (restarts[0]! < now - 60_000) restarts.shift();
     if (restarts.length > MAX_RESTARTS_PER_MINUTE) {
-      err(`rvm: workers keep crashing (${restarts.length} in a minute); stopping`);
+      err(io, `rvm: workers keep crashing (${restarts.length} in a minute); stopping`);
       return shutdown(1);
     }
-    err(`rvm: worker ${w.process.pid} exited (${how}); starting another`);
+    err(io, `rvm: worker ${w.process.pid} exited (${how}); starting another`);
     fork();
   });
   process.on('SIGINT', () => shutdown(0));

@@ -3,7 +3,7 @@ import type { PluginRegistry, RegisteredValidator } from '../../plugins/registry
 import type { ParamSpec } from '../../plugins/sdk.js';
 import { hostPlugins } from '../host.js';
 import { loadSettings } from '../../vm/runtime/config.js';
-import { EXIT_OK, out, plural, requireDir, type ParsedArgs } from './common.js';
+import { EXIT_OK, out, plural, requireDir, type CliIo, type ParsedArgs } from './common.js';
 
 /** How many field types there are: a validator listing all of them applies to any field. */
 const FIELD_TYPE_COUNT = 9;
@@ -54,7 +54,7 @@ export async function pluginRegistry(dir: string | undefined): Promise<PluginReg
 }
 
 /** Runs `rvm validators`. */
-export async function validatorsCommand(args: ParsedArgs): Promise<number> {
-  out(validatorListing(await pluginRegistry(args.positionals[0])));
+export async function validatorsCommand(args: ParsedArgs, io: CliIo): Promise<number> {
+  out(io, validatorListing(await pluginRegistry(args.positionals[0])));
   return EXIT_OK;
 }
