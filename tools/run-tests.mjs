@@ -63,6 +63,9 @@ const FOLDERS_BEYOND_UNIT = ['test/integration/', 'test/outside/', 'test/referen
 /** Biome's check of the whole source: lint rules and formatting (`npx biome format --write .` formats). */
 const LINT = ['node_modules/.bin/biome', ['lint', '--error-on-warnings', '--colors=off', '.']];
 
+/** How many of the slowest files the end of a run names. */
+const SLOWEST_SHOWN = 5;
+
 /** How many files run at once (RVM_TEST_CONCURRENCY sets it). */
 const SLOTS = Number(process.env.RVM_TEST_CONCURRENCY) || Math.max(2, availableParallelism());
 
@@ -110,6 +113,8 @@ const queues = { serial: quick ? [] : heavierFirst(files.filter(isSerial)), othe
 const fileCount = queues.serial.length + queues.other.length;
 /** Whether a SERIAL file is running. */
 let serialRunning = false;
+/** Each file's wall time, as it ended: the slowest are named at the end of the run. */
+const fileTimes = [];
 
 const started = performance.now();
 const runTmp = mkdtempSync(join(tmpdir(), 'rvm-test-run-'));
@@ -149,7 +154,12 @@ rmSync(runTmp, { recursive: true, force: true });
 
 totals.duration_ms = performance.now() - started;
 // The wall time in words just before node's summary, which stays the last thing printed.
-const lines = [`total wall time ${seconds(totals.duration_ms)}: ${fileCount} files, ${SLOTS} at a time`, ...SUMMARY_KEYS.map((key) => `${key} ${totals[key]}`)];
+const slowest = fileTimes.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN);
+const lines = [
+  `slowest files: ${slowest.map((t) => `${t.file} ${seconds(t.ms)}`).join(', ')}`,
+  `total wall time ${seconds(totals.duration_ms)}: ${fileCount} files, ${SLOTS} at a time`,
+  ...SUMMARY_KEYS.map((key) => `${key} ${totals[key]}`),
+];
 for (const message of lines) reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message } });
 reporter.end();
 await finished(reporter);
@@ -172,6 +182,7 @@ async function runSlot() {
  * ended (files running at once would interleave); adds its summary lines to the totals.
  */
 async function runFile(file) {
+  const fileStarted = performance.now();
   const events = [];
   for await (const event of run({ files: [file] })) {
     const summary = summaryLine(event);
@@ -179,6 +190,7 @@ async function runFile(file) {
     else events.push(event);
   }
   for (const event of events) reporter.write(event);
+  fileTimes.push({ file: sourceOf(file), ms: performance.now() - fileStarted });
 }
 
 /** Whether compiled test file `file` imports the PostgreSQL support. */

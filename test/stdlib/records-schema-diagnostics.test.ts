@@ -7,14 +7,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
-import { RVM_CLI } from '../support/rvm-cluster.js';
+import { rvm, type RvmResult } from '../support/rvm-command.js';
 import { usePostgres } from '../support/postgres.js';
 import { tempApp, type TestCleanup } from '../support/temp-app.js';
 
@@ -51,11 +50,9 @@ function appDir(t: TestCleanup, type: string, decl: string): string {
   return tempApp(t, { 'people.rvm': decl, 'routes.rvm': ROUTES.replaceAll('TYPE', type) });
 }
 
-/** `rvm db ACTION DIR` against the database of `env` (SQLite without DATABASE_URL). */
-function db(env: Record<string, string>, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const base: NodeJS.ProcessEnv = { ...process.env, RVM_DEBUG: '' };
-  delete base.DATABASE_URL;
-  return spawnSync(process.execPath, [RVM_CLI, 'db', ...args], { encoding: 'utf8', env: { ...base, ...env }, timeout: 60_000 });
+/** `rvm db ACTION DIR` (in this process) against the database of `env` (SQLite without DATABASE_URL). */
+function db(env: Record<string, string>, ...args: string[]): Promise<RvmResult> {
+  return rvm(['db', ...args], { DATABASE_URL: undefined, ...env });
 }
 
 /** Starts the app in `dir`, adds `people`, and closes it. */
@@ -88,11 +85,11 @@ for (const backend of BACKENDS) {
 
     const problem = /field 'email' is @unique, but values of it repeat in Person \(its unique index cannot be made\)/;
     await assertStartStops(dir, env, problem, /make the email values of Person distinct, or remove @unique; the repeated ones: SELECT "email", count\(\*\) FROM "Person"/);
-    const diff = db(env, 'diff', dir);
+    const diff = await db(env, 'diff', dir);
     assert.equal(diff.status, 0, diff.stderr);
     assert.match(diff.stdout, new RegExp(`^ {2}people\\.rvm:1:1 Person: ${problem.source}.*\\(not applied by --allow-destructive either: make the email values`, 'm'));
     assert.doesNotMatch(diff.stdout, /nick/, 'nulls never repeat: the index on nick is made');
-    const forced = db(env, 'apply', dir, '--allow-destructive');
+    const forced = await db(env, 'apply', dir, '--allow-destructive');
     assert.equal(forced.status, 1, `${forced.stdout}${forced.stderr}`);
     assert.doesNotMatch(forced.stderr, /internal/i);
     assert.match(forced.stdout, problem);
@@ -116,7 +113,7 @@ for (const backend of BACKENDS) {
 
     const problem = /the database holds a table 'user', named like type User but for letter case/;
     await assertStartStops(dir, env, problem, /name the type user again, or rename the table in the database to User yourself/);
-    const diff = db(env, 'diff', dir);
+    const diff = await db(env, 'diff', dir);
     assert.equal(diff.status, 0, diff.stderr);
     assert.match(diff.stdout, new RegExp(`^ {2}people\\.rvm:1:1 User: ${problem.source}`, 'm'));
     assert.doesNotMatch(diff.stdout, /create table User/, 'no second, empty table is planned');
