@@ -41,10 +41,6 @@ const SERIAL = [
   'test/integration/sqlite-stall.test.ts',
   'test/integration/upload-memory.test.ts',
   'test/integration/worker-killed.test.ts', // under load
-  'test/integration/workers-app-secret.test.ts',
-  'test/integration/workers-postgres.test.ts',
-  'test/integration/workers-records.test.ts',
-  'test/integration/workers-store.test.ts',
   'test/stdlib/auth-whatsapp.test.ts', // timeouts measured to a few ms
   'test/stdlib/records-postgres-hung.test.ts',
   'test/stdlib/validation-hostile.test.ts', // regular expressions within a time bound
@@ -53,8 +49,6 @@ const SERIAL = [
   'test/vm/interp/interpreter-budget.test.ts', // CPU budget
   'test/vm/runtime/http/server.test.ts', // answers within 250 ms
   'test/vm/runtime/stores/ipc.test.ts', // answers within a time bound
-  'test/vm/runtime/stores/redis.test.ts', // expiries and windows on Redis's clock, the real one
-  'test/vm/runtime/stores/sliding-window-memory.test.ts', // heap per key
 ];
 
 /** Folders whose files run whole servers or outside programs (npm, Python, Chromium): not in --quick. */
