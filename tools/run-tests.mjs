@@ -4,7 +4,7 @@
 //   node tools/run-tests.mjs [--quick] [substring …]
 //
 // SLOTS files run at a time (the machine's cores), each in its own process, the heavier first
-// (whole servers and outside programs before unit files). The files in SERIAL, which assert on
+// (HEAVIER_FIRST). The files in SERIAL, which assert on
 // wall-clock time, CPU or memory, or on behaviour under load, run one at a time, never two of them
 // at once: one slot takes them in turn from the start while the others run the rest. Each file's
 // results are printed together.
@@ -54,6 +54,13 @@ const SERIAL = [
 /** Folders whose files run whole servers or outside programs (npm, Python, Chromium): not in --quick. */
 const FOLDERS_BEYOND_UNIT = ['test/integration/', 'test/outside/', 'test/reference/', 'test/examples/'];
 
+/**
+ * The folders whose files take longest, heaviest first: they start first, so that the run does not
+ * end waiting on one long file started last (the conformance cases run three ways each; Chromium;
+ * npm pack; whole servers).
+ */
+const HEAVIER_FIRST = ['test/spec/', 'test/reference/', 'test/outside/', 'test/integration/', 'test/examples/', 'test/tools/'];
+
 /** Biome's check of the whole source: lint rules and formatting (`npx biome format --write .` formats). */
 const LINT = ['node_modules/.bin/biome', ['lint', '--error-on-warnings', '--colors=off', '.']];
 
@@ -101,8 +108,12 @@ if (files.length === 0) {
   process.exit(1);
 }
 const isSerial = (f) => SERIAL.includes(sourceOf(f));
-const isBeyondUnit = (f) => FOLDERS_BEYOND_UNIT.some((folder) => sourceOf(f).startsWith(folder));
-const heavierFirst = (list) => [...list.filter(isBeyondUnit), ...list.filter((f) => !isBeyondUnit(f))];
+/** Where a file stands in HEAVIER_FIRST (the folders not listed last). */
+const weightRank = (f) => {
+  const rank = HEAVIER_FIRST.findIndex((folder) => sourceOf(f).startsWith(folder));
+  return rank === -1 ? HEAVIER_FIRST.length : rank;
+};
+const heavierFirst = (list) => [...list].sort((a, b) => weightRank(a) - weightRank(b) || a.localeCompare(b));
 const queues = { serial: quick ? [] : heavierFirst(files.filter(isSerial)), other: heavierFirst(files.filter((f) => !isSerial(f))) };
 const fileCount = queues.serial.length + queues.other.length;
 /** Whether a SERIAL file is running. */
