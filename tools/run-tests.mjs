@@ -8,7 +8,8 @@
 // wall-clock time, CPU or memory, or on behaviour under load, run one at a time, never two of them
 // at once: one slot takes them in turn from the start while the others run the rest. Each file's
 // results are printed together.
-// --quick runs the unit files not in SERIAL (none under FOLDERS_BEYOND_UNIT).
+// --quick runs the unit files alone (isUnit): the language, the runtime and the plugins in one
+// process each, without SERIAL's timing and without a server of any kind.
 // Substrings keep the files whose path contains one of them.
 //
 // Files that need PostgreSQL share one server the run starts (test/support/postgres-server.ts).
@@ -51,8 +52,10 @@ const SERIAL = [
   'test/vm/runtime/stores/ipc.test.ts', // answers within a time bound
 ];
 
-/** Folders whose files run whole servers or outside programs (npm, Python, Chromium): not in --quick. */
-const FOLDERS_BEYOND_UNIT = ['test/integration/', 'test/outside/', 'test/reference/', 'test/examples/'];
+/** The folders of the unit files (--quick); the others run the spec's cases three ways, the CLI, whole servers or outside programs. */
+const UNIT_FOLDERS = ['test/vm/', 'test/stdlib/', 'test/plugins/'];
+/** The test support that starts a server (PostgreSQL, Redis, rvm processes, fake providers): a file importing one is not a unit file. */
+const SERVER_SUPPORT = ['postgres', 'redis', 'redis-server', 'rvm-cluster', 'fake-oauth', 'fake-whatsapp'].map((name) => `/support/${name}.js'`);
 
 /**
  * The folders whose files take longest, heaviest first: they start first, so that the run does not
@@ -100,7 +103,7 @@ if (stale.length > 0) {
 const files = collect('dist/test')
   .filter((f) => existsSync(sourceOf(f)))
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
-  .filter((f) => !quick || !FOLDERS_BEYOND_UNIT.some((folder) => sourceOf(f).startsWith(folder)))
+  .filter((f) => !quick || isUnit(f))
   .sort();
 // With no file, node's runner would look for tests everywhere on its own.
 if (files.length === 0) {
@@ -200,7 +203,14 @@ async function runFile(file) {
 
 /** Whether compiled test file `file` imports the PostgreSQL support. */
 function usesPostgres(file) {
-  return readFileSync(file, 'utf8').includes('/support/postgres.js');
+  return readFileSync(file, 'utf8').includes("/support/postgres.js'");
+}
+
+/** Whether compiled test file `file` is a unit file: in UNIT_FOLDERS, not in SERIAL, starting no server. */
+function isUnit(file) {
+  if (!UNIT_FOLDERS.some((folder) => sourceOf(file).startsWith(folder)) || SERIAL.includes(sourceOf(file))) return false;
+  const code = readFileSync(file, 'utf8');
+  return !SERVER_SUPPORT.some((module) => code.includes(module));
 }
 
 /** Runs LINT; resolves to its complaints as lines (none when it passes). */
