@@ -24,19 +24,28 @@ const JWT_SECRET = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toStr
 
 const port = await freePort();
 const pin = pinning();
-const child = spawn(pin.command, [...pin.prefix, join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/guarded'), '--prod', '--port', String(port)], {
-  cwd: REPO_ROOT,
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: { ...process.env, JWT_SECRET },
-});
+const child = spawn(
+  pin.command,
+  [...pin.prefix, join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/guarded'), '--prod', '--port', String(port)],
+  {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, JWT_SECRET },
+  },
+);
 const base = `http://127.0.0.1:${port}`;
 try {
   await waitForServer(`${base}/open`, 15_000, () => child.exitCode === null);
-  const token = await new SignJWT({ sub: 'bench' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('2h').sign(new TextEncoder().encode(JWT_SECRET));
+  const token = await new SignJWT({ sub: 'bench' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('2h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
   const headers = { authorization: `Bearer ${token}` };
   const check = await fetch(`${base}/guarded`, { headers });
   if (check.status !== 200) throw new Error(`GET /guarded answered ${check.status}: ${await check.text()}`);
-  const run = async (path: string, duration: number) => (await autocannon({ url: base + path, connections: CONNECTIONS, pipelining: PIPELINING, duration, headers })).requests.average;
+  const run = async (path: string, duration: number) =>
+    (await autocannon({ url: base + path, connections: CONNECTIONS, pipelining: PIPELINING, duration, headers })).requests.average;
   await run('/open', 2);
   await run('/guarded', 2);
   const results: Record<string, number[]> = { '/open': [], '/guarded': [] };
@@ -46,11 +55,18 @@ try {
   const open = median(results['/open']!);
   const guarded = median(results['/guarded']!);
   const { ratio, range } = pairedRatio(results['/guarded']!, results['/open']!)!;
-  console.log(`Guards on the hot path — ${machineDescription()}, ${ROUNDS} rounds of ${DURATION} s per route, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each; ${pin.note}\n`);
-  console.log(formatTable(['route', 'req/s (median)', 'ratio (median of rounds)'], [
-    ['GET /open (no guard)', fmt(open), '1.00'],
-    ['GET /guarded (auth + rate_limit)', fmt(guarded), ratio.toFixed(3)],
-  ]));
+  console.log(
+    `Guards on the hot path — ${machineDescription()}, ${ROUNDS} rounds of ${DURATION} s per route, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each; ${pin.note}\n`,
+  );
+  console.log(
+    formatTable(
+      ['route', 'req/s (median)', 'ratio (median of rounds)'],
+      [
+        ['GET /open (no guard)', fmt(open), '1.00'],
+        ['GET /guarded (auth + rate_limit)', fmt(guarded), ratio.toFixed(3)],
+      ],
+    ),
+  );
   console.log(`\n${ratio >= 0.8 ? 'PASS' : 'MISS'}  guarded ≥ 0.8× unguarded req/s (${ratio.toFixed(3)}×, ${range})`);
 } finally {
   child.kill('SIGTERM');

@@ -10,7 +10,24 @@
  */
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { HTTP_LOAD, REPO_ROOT, cpuCell, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, serverCpuSeconds, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
+import {
+  HTTP_LOAD,
+  REPO_ROOT,
+  cpuCell,
+  fmt,
+  formatTable,
+  machineDescription,
+  measureSideBySide,
+  measurement,
+  pairedRatio,
+  pinning,
+  serverCpuSeconds,
+  spawnServer,
+  stopServer,
+  type Measurement,
+  type ServerChild,
+  type Results,
+} from './util.js';
 
 const PIN = pinning();
 
@@ -44,7 +61,12 @@ const ALL_ROUTES: RouteCase[] = [
 
 /** BENCH_ROUTES (comma-separated route names, e.g. `POST /api/users`) measures only those. */
 const ROUTES: RouteCase[] = process.env.BENCH_ROUTES
-  ? ALL_ROUTES.filter((r) => process.env.BENCH_ROUTES!.split(',').map((s) => s.trim()).includes(r.name))
+  ? ALL_ROUTES.filter((r) =>
+      process.env
+        .BENCH_ROUTES!.split(',')
+        .map((s) => s.trim())
+        .includes(r.name),
+    )
   : ALL_ROUTES;
 
 interface ServerCase {
@@ -71,9 +93,7 @@ function startServer(server: ServerCase): Promise<ServerChild> {
 
 /** Fetches the route once and checks the body, so a fast wrong answer is never measured. */
 async function checkRoute(base: string, route: RouteCase): Promise<string | null> {
-  const init: RequestInit = route.body
-    ? { method: route.method, body: route.body, headers: { 'content-type': 'application/json' } }
-    : { method: route.method };
+  const init: RequestInit = route.body ? { method: route.method, body: route.body, headers: { 'content-type': 'application/json' } } : { method: route.method };
   const res = await fetch(base + route.path, init);
   const text = await res.text();
   let body: unknown;
@@ -89,7 +109,13 @@ async function checkRoute(base: string, route: RouteCase): Promise<string | null
 }
 
 async function load(base: string, route: RouteCase, duration: number): Promise<Omit<Measurement, 'rounds'>> {
-  const options: Parameters<typeof autocannon>[0] = { url: base + route.path, connections: CONNECTIONS, pipelining: PIPELINING, duration, method: route.method };
+  const options: Parameters<typeof autocannon>[0] = {
+    url: base + route.path,
+    connections: CONNECTIONS,
+    pipelining: PIPELINING,
+    duration,
+    method: route.method,
+  };
   if (route.body) {
     options.body = route.body;
     options.headers = { 'content-type': 'application/json' };
@@ -133,7 +159,9 @@ function report(results: Results): void {
     }
   }
   console.log(`\nHTTP benchmark — ${machineDescription()}`);
-  console.log(`autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`);
+  console.log(
+    `autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`,
+  );
   console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'vs node:http', 'notes'], rows));
   console.log('');
   for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);
@@ -167,7 +195,9 @@ function checks(results: Results): string[] {
     const r = measurement(results, 'rvm', route.name);
     const f = measurement(results, 'fastify', route.name);
     const ratio = r && f ? r.p99 / Math.max(f.p99, 1) : null;
-    lines.push(`${verdict(ratio === null ? null : ratio <= TARGET_P99_VS_FASTIFY)}  rvm ${route.name} p99 ≤ ${TARGET_P99_VS_FASTIFY}× Fastify's (${r ? r.p99 : '-'} ms vs ${f ? f.p99 : '-'} ms)`);
+    lines.push(
+      `${verdict(ratio === null ? null : ratio <= TARGET_P99_VS_FASTIFY)}  rvm ${route.name} p99 ≤ ${TARGET_P99_VS_FASTIFY}× Fastify's (${r ? r.p99 : '-'} ms vs ${f ? f.p99 : '-'} ms)`,
+    );
   }
   return lines;
 }
@@ -176,7 +206,14 @@ async function main(): Promise<void> {
   const results: Results = new Map();
   const running = await startAll(results);
   try {
-    await measureSideBySide(running, ROUTES, results, { check: (server, route) => checkRoute(server.base, route), load: (server, route, seconds) => load(server.base, route, seconds), cpu: (server) => serverCpuSeconds(server.child.pid), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
+    await measureSideBySide(running, ROUTES, results, {
+      check: (server, route) => checkRoute(server.base, route),
+      load: (server, route, seconds) => load(server.base, route, seconds),
+      cpu: (server) => serverCpuSeconds(server.child.pid),
+      warmupS: WARMUP_S,
+      durationS: DURATION_S,
+      rounds: ROUNDS,
+    });
   } finally {
     await Promise.all([...running.values()].map((r) => stopServer(r.child)));
   }

@@ -37,10 +37,12 @@ async function run(workers: number): Promise<number> {
   });
   await Promise.all(children.map((c) => next(c, 'ready')));
   const started = performance.now();
-  await Promise.all(children.map((c) => {
-    c.send({ cmd: 'bench', n: HITS, inFlight: IN_FLIGHT });
-    return next(c, 'bench');
-  }));
+  await Promise.all(
+    children.map((c) => {
+      c.send({ cmd: 'bench', n: HITS, inFlight: IN_FLIGHT });
+      return next(c, 'bench');
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   for (const c of children) c.disconnect();
   primary.close();

@@ -49,7 +49,6 @@ route GET /noop {
 }
 `;
 
-
 /** A duration given in ms, in the unit that reads best (ms or µs). */
 function duration(ms: number): string {
   return ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(2)} µs`;
@@ -114,7 +113,14 @@ async function main(): Promise<void> {
       continue;
     }
     mean.set(task.name, r.latency.mean);
-    rows.push([task.name, fmt(r.throughput.mean, 1), duration(r.latency.mean), duration(r.latency.p99), `±${r.latency.rme.toFixed(1)}%`, String(r.latency.samplesCount)]);
+    rows.push([
+      task.name,
+      fmt(r.throughput.mean, 1),
+      duration(r.latency.mean),
+      duration(r.latency.p99),
+      `±${r.latency.rme.toFixed(1)}%`,
+      String(r.latency.samplesCount),
+    ]);
   }
 
   console.log(`\nMicro benchmarks — ${machineDescription()}`);

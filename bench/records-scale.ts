@@ -119,7 +119,11 @@ async function main(): Promise<void> {
       await store.find('User', id);
       finds.push(ms(t));
     }
-    rows.push([`find by id (${fmt(FINDS)} ids across the table)`, `${fmt(median(finds), 3)} ms median`, `p99 ${fmt(finds.sort((a, b) => a - b)[Math.floor(FINDS * 0.99)]!, 3)} ms`]);
+    rows.push([
+      `find by id (${fmt(FINDS)} ids across the table)`,
+      `${fmt(median(finds), 3)} ms median`,
+      `p99 ${fmt(finds.sort((a, b) => a - b)[Math.floor(FINDS * 0.99)]!, 3)} ms`,
+    ]);
 
     rows.push(await paging(store, 'page by id', {}, []));
     const deepOffset = await timeOf(async () => store.select('User', { filter: {}, order: [], limit: PAGE_SIZE, offset: (PAGES - 1) * PAGE_SIZE }));
@@ -128,7 +132,9 @@ async function main(): Promise<void> {
 
     const rss = process.memoryUsage().rss / 2 ** 20;
     console.log(`\nRecords at scale — ${machineDescription()}`);
-    console.log(`${fmt(USERS)} users in SQLite (WAL, synchronous=NORMAL) through SqliteStore; pages of ${PAGE_SIZE}; single-page figures are the median of ${REPEATS} runs; resident size at the end ${fmt(rss)} MiB\n`);
+    console.log(
+      `${fmt(USERS)} users in SQLite (WAL, synchronous=NORMAL) through SqliteStore; pages of ${PAGE_SIZE}; single-page figures are the median of ${REPEATS} runs; resident size at the end ${fmt(rss)} MiB\n`,
+    );
     console.log(formatTable(['what', 'cost', 'notes'], rows));
   } finally {
     await store.close();

@@ -22,7 +22,25 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { PG_POOL_SIZE } from '../stdlib/records/postgres.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres-server.js';
-import { HTTP_LOAD, REPO_ROOT, cpuCell, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, serverCpuSeconds, spawnServer, stopServer, type Measurement, type ServerChild, type Results } from './util.js';
+import {
+  HTTP_LOAD,
+  REPO_ROOT,
+  cpuCell,
+  fmt,
+  formatTable,
+  machineDescription,
+  measureSideBySide,
+  measurement,
+  pairedRatio,
+  pinning,
+  positiveEnv,
+  serverCpuSeconds,
+  spawnServer,
+  stopServer,
+  type Measurement,
+  type ServerChild,
+  type Results,
+} from './util.js';
 
 const PIN = pinning();
 
@@ -154,7 +172,12 @@ interface RouteCase {
 }
 
 function sameUser(a: unknown, b: Record<string, unknown>): boolean {
-  return typeof a === 'object' && a !== null && JSON.stringify(Object.keys(a)) === JSON.stringify(USER_FIELDS) && USER_FIELDS.every((k) => (a as Record<string, unknown>)[k] === b[k]);
+  return (
+    typeof a === 'object' &&
+    a !== null &&
+    JSON.stringify(Object.keys(a)) === JSON.stringify(USER_FIELDS) &&
+    USER_FIELDS.every((k) => (a as Record<string, unknown>)[k] === b[k])
+  );
 }
 
 const ROUTES: RouteCase[] = [
@@ -173,7 +196,8 @@ const ROUTES: RouteCase[] = [
       const rows = body as Record<string, string>[];
       if (!rows.every((r) => r.role === 'user' && JSON.stringify(Object.keys(r)) === JSON.stringify(USER_FIELDS))) return 'rows of another role or shape';
       // Newest first, ties of one instant by id descending (time-ordered ids): one order on both servers.
-      const before = (a: Record<string, string>, b: Record<string, string>) => a.created_at! > b.created_at! || (a.created_at === b.created_at && a.id! > b.id!);
+      const before = (a: Record<string, string>, b: Record<string, string>) =>
+        a.created_at! > b.created_at! || (a.created_at === b.created_at && a.id! > b.id!);
       return rows.every((r, i) => i === 0 || before(rows[i - 1]!, r)) ? null : 'not newest first';
     },
   },
@@ -184,7 +208,9 @@ const ROUTES: RouteCase[] = [
     body: JSON.stringify({ email: 'bench-[<id>]@example.com', name: 'Ada Lovelace' }),
     check(status, body) {
       const user = body as Record<string, unknown>;
-      return status === 201 && JSON.stringify(Object.keys(user)) === JSON.stringify(USER_FIELDS) && user.role === 'user' && user.name === 'Ada Lovelace' ? null : 'not the created user';
+      return status === 201 && JSON.stringify(Object.keys(user)) === JSON.stringify(USER_FIELDS) && user.role === 'user' && user.name === 'Ada Lovelace'
+        ? null
+        : 'not the created user';
     },
   },
 ];
@@ -244,7 +270,13 @@ async function checkRoute(server: Running, route: RouteCase): Promise<string | n
 }
 
 async function load(server: Running, route: RouteCase, duration: number): Promise<Omit<Measurement, 'rounds'>> {
-  const options: Parameters<typeof autocannon>[0] = { url: server.base + route.path(server), connections: CONNECTIONS, pipelining: PIPELINING, duration, method: route.method };
+  const options: Parameters<typeof autocannon>[0] = {
+    url: server.base + route.path(server),
+    connections: CONNECTIONS,
+    pipelining: PIPELINING,
+    duration,
+    method: route.method,
+  };
   if (route.body) {
     options.body = route.body;
     options.headers = { 'content-type': 'application/json' };
@@ -284,12 +316,22 @@ function report(results: Results, running: Map<string, Running>): void {
       }
       const f = measurement(results, 'fastify', route.name);
       const paired = f ? pairedRatio(m.rounds, f.rounds) : null;
-      const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : '', running.get(server.name)?.caveat ? `not in its ${DB === 'postgres' ? 'PostgreSQL' : 'SQLite'} database` : ''].filter(Boolean).join(', ');
+      const notes = [
+        m.errors ? `${m.errors} errors` : '',
+        m.non2xx ? `${m.non2xx} non-2xx` : '',
+        running.get(server.name)?.caveat ? `not in its ${DB === 'postgres' ? 'PostgreSQL' : 'SQLite'} database` : '',
+      ]
+        .filter(Boolean)
+        .join(', ');
       rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), cpuCell(m), paired ? `${paired.ratio.toFixed(2)}×` : '-', notes]);
     }
   }
-  console.log(`\nRecords benchmark on ${DB === 'postgres' ? `PostgreSQL ${pgVersion} (a throwaway server on loopback, fsync off, a database per server; ${PIN.serverCores === null ? 'unpinned' : 'pinned with the servers'})` : 'SQLite'} — ${machineDescription()}`);
-  console.log(`autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; ${SEED_USERS} users seeded per server; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`);
+  console.log(
+    `\nRecords benchmark on ${DB === 'postgres' ? `PostgreSQL ${pgVersion} (a throwaway server on loopback, fsync off, a database per server; ${PIN.serverCores === null ? 'unpinned' : 'pinned with the servers'})` : 'SQLite'} — ${machineDescription()}`,
+  );
+  console.log(
+    `autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; ${SEED_USERS} users seeded per server; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`,
+  );
   console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'vs fastify', 'notes'], rows));
   console.log('');
   for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);
@@ -301,7 +343,9 @@ function report(results: Results, running: Map<string, Running>): void {
     const f = measurement(results, 'fastify', route.name);
     const paired = r && f ? pairedRatio(r.rounds, f.rounds) : null;
     const verdict = paired === null || caveat ? 'n/a ' : paired.ratio >= target ? 'PASS' : 'MISS';
-    console.log(`${verdict}  rvm ${route.name} ≥ ${target}× ${PEER} req/s (${paired ? `${paired.ratio.toFixed(3)}×, ${paired.range}` : '-'})${caveat ? ` — ${caveat}` : ''}`);
+    console.log(
+      `${verdict}  rvm ${route.name} ≥ ${target}× ${PEER} req/s (${paired ? `${paired.ratio.toFixed(3)}×, ${paired.range}` : '-'})${caveat ? ` — ${caveat}` : ''}`,
+    );
   }
 }
 
@@ -351,7 +395,14 @@ async function main(): Promise<void> {
     const running = await startAll(results, pgDbs);
     try {
       if (pgDbs !== null) await analyze(pgDbs);
-      await measureSideBySide(running, ROUTES, results, { check: checkRoute, load: load, cpu: (r) => serverCpuSeconds(r.child.pid), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
+      await measureSideBySide(running, ROUTES, results, {
+        check: checkRoute,
+        load: load,
+        cpu: (r) => serverCpuSeconds(r.child.pid),
+        warmupS: WARMUP_S,
+        durationS: DURATION_S,
+        rounds: ROUNDS,
+      });
     } finally {
       await Promise.all([...running.values()].map(stopRunning));
     }

@@ -62,7 +62,10 @@ function routeSource(i: number): string {
 /** Writes the generated app of `routes` routes into a temporary folder and returns it. */
 export function generateApp(routes: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-bench-reference-'));
-  writeFileSync(join(dir, 'guards.rvm'), `/// Premium callers only.\nguard_definition premium_user {\n  if request.headers['x-plan'] != 'premium' {\n    fail 403 'Premium required'\n  }\n}\n`);
+  writeFileSync(
+    join(dir, 'guards.rvm'),
+    `/// Premium callers only.\nguard_definition premium_user {\n  if request.headers['x-plan'] != 'premium' {\n    fail 403 'Premium required'\n  }\n}\n`,
+  );
   for (let file = 0; file * ROUTES_PER_FILE < routes; file++) {
     const count = Math.min(ROUTES_PER_FILE, routes - file * ROUTES_PER_FILE);
     const text = Array.from({ length: count }, (_, k) => routeSource(file * ROUTES_PER_FILE + k)).join('\n');
@@ -112,10 +115,17 @@ export async function runReferenceSpecBench(app: App): Promise<string[][]> {
   rows.push(['cached rendering (per call)', fmt((performance.now() - start) / CACHED_CALLS, 4)]);
   rows.push(['GET openapi.json, cached (inject)', fmt(await timeMs(() => inject(app, { url: '/_app/rest-api/openapi.json' })), 2)]);
   const etag = String((await inject(app, { url: '/_app/rest-api/openapi.json' })).headers.etag);
-  rows.push(['GET openapi.json, 304 with If-None-Match', fmt(await timeMs(() => inject(app, { url: '/_app/rest-api/openapi.json', headers: { 'if-none-match': etag } })), 2)]);
+  rows.push([
+    'GET openapi.json, 304 with If-None-Match',
+    fmt(await timeMs(() => inject(app, { url: '/_app/rest-api/openapi.json', headers: { 'if-none-match': etag } })), 2),
+  ]);
   const size = renderedSpec(intro, '3.1', 'json').text.length;
   console.log(`document: ${fmt(size / 1024)} KiB of JSON, ${Object.keys(doc.paths as object).length} paths`);
-  console.log(json31 < TARGET_COLD_MS ? `target met: cold 3.1 JSON ${fmt(json31, 1)} ms < ${TARGET_COLD_MS} ms` : `TARGET MISSED: cold 3.1 JSON ${fmt(json31, 1)} ms ≥ ${TARGET_COLD_MS} ms`);
+  console.log(
+    json31 < TARGET_COLD_MS
+      ? `target met: cold 3.1 JSON ${fmt(json31, 1)} ms < ${TARGET_COLD_MS} ms`
+      : `TARGET MISSED: cold 3.1 JSON ${fmt(json31, 1)} ms ≥ ${TARGET_COLD_MS} ms`,
+  );
   return rows;
 }
 

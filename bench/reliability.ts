@@ -330,11 +330,15 @@ function killAll(): void {
 async function startServer(): Promise<Server> {
   const port = await freePort();
   const child = track(
-    spawn(process.execPath, [join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/reliability'), '--prod', '--port', String(port), '--host', '127.0.0.1'], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, NODE_ENV: 'production' },
-    }),
+    spawn(
+      process.execPath,
+      [join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/reliability'), '--prod', '--port', String(port), '--host', '127.0.0.1'],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, NODE_ENV: 'production' },
+      },
+    ),
   );
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -366,7 +370,11 @@ function stopServer(child: ChildProcess): Promise<void> {
 /** How the process ended, for the report: the exit code or signal and the last stderr line that says why. */
 function deathNote(server: Server): string {
   const how = server.child.signalCode ? `killed by ${server.child.signalCode}` : `exit code ${server.child.exitCode}`;
-  const lines = server.stderr().split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = server
+    .stderr()
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const why = lines.filter((l) => /out of memory|fatal|error/i.test(l)).pop() ?? lines.pop() ?? '';
   return why ? `${how}: ${why.slice(0, 160)}` : how;
 }
@@ -562,19 +570,25 @@ async function sqliteStall(server: Server, deadline: number): Promise<AttackOutc
 }
 
 const ATTACKS: Attack[] = [
-  { name: 'baseline (probe only)', durationMs: BASELINE_MS, run: async (_s, deadline) => {
+  {
+    name: 'baseline (probe only)',
+    durationMs: BASELINE_MS,
+    run: async (_s, deadline) => {
       await sleep(deadline - performance.now());
       return { answers: {} };
-    } },
+    },
+  },
   {
     name: `regex bomb (${REGEX_PARALLEL} × POST /regex)`,
     durationMs: ATTACK_MS,
-    run: (s, deadline) => hammer(s, { method: 'POST', path: '/regex', contentType: 'application/json', body: regexBody() }, REGEX_PARALLEL, ATTACK_PAUSE_MS, deadline),
+    run: (s, deadline) =>
+      hammer(s, { method: 'POST', path: '/regex', contentType: 'application/json', body: regexBody() }, REGEX_PARALLEL, ATTACK_PAUSE_MS, deadline),
   },
   {
     name: `natives loop (${NATIVES_PARALLEL} × 700 KB POST /natives)`,
     durationMs: ATTACK_MS,
-    run: (s, deadline) => hammer(s, { method: 'POST', path: '/natives', contentType: 'text/plain', body: nativesBody() }, NATIVES_PARALLEL, ATTACK_PAUSE_MS, deadline),
+    run: (s, deadline) =>
+      hammer(s, { method: 'POST', path: '/natives', contentType: 'text/plain', body: nativesBody() }, NATIVES_PARALLEL, ATTACK_PAUSE_MS, deadline),
   },
   {
     name: `endless loop (${SPIN_PARALLEL} × GET /spin)`,
@@ -584,7 +598,8 @@ const ATTACKS: Attack[] = [
   {
     name: `heap (${BODY_PARALLEL} × 1 MiB POST /auth/register)`,
     durationMs: ATTACK_MS,
-    run: (s, deadline) => hammer(s, { method: 'POST', path: '/auth/register', contentType: 'application/json', body: heapBody() }, BODY_PARALLEL, BODY_PAUSE_MS, deadline),
+    run: (s, deadline) =>
+      hammer(s, { method: 'POST', path: '/auth/register', contentType: 'application/json', body: heapBody() }, BODY_PARALLEL, BODY_PAUSE_MS, deadline),
   },
   {
     name: `large results (${LARGE_RESULTS_PARALLEL} × GET /large-results, ${fmt(LARGE_RESULTS_ROWS)} rows of 100 KB)`,
@@ -659,7 +674,9 @@ const counts = (c: Record<string, number>) =>
 function report(rows: Row[]): void {
   console.log(`\n### Reliability (reliability.ts)\n`);
   console.log(`${machineDescription()}; client and server share the machine (no pinning): the probe, the attackers and the server compete for the same cores.`);
-  console.log(`Probe: GET /hello every ${PROBE_INTERVAL_MS} ms from ${PROBE_ADDRESS} (keep-alive pool of ${PROBE_SOCKETS}; a new connection per request during the flood); no answer within ${PROBE_TIMEOUT_MS / 1000} s counts ${PROBE_TIMEOUT_MS} ms and a failure. RSS: /proc VmRSS every ${RSS_INTERVAL_MS} ms. Attacks from 127.0.0.1, ${ATTACK_MS / 1000} s each (flood ${(ATTACK_MS + FLOOD_EXTRA_MS) / 1000} s).\n`);
+  console.log(
+    `Probe: GET /hello every ${PROBE_INTERVAL_MS} ms from ${PROBE_ADDRESS} (keep-alive pool of ${PROBE_SOCKETS}; a new connection per request during the flood); no answer within ${PROBE_TIMEOUT_MS / 1000} s counts ${PROBE_TIMEOUT_MS} ms and a failure. RSS: /proc VmRSS every ${RSS_INTERVAL_MS} ms. Attacks from 127.0.0.1, ${ATTACK_MS / 1000} s each (flood ${(ATTACK_MS + FLOOD_EXTRA_MS) / 1000} s).\n`,
+  );
   console.log('| attack | probe p50 ms | probe p99 ms | probe failures | server peak RSS | server alive | result |');
   console.log('|---|---|---|---|---|---|---|');
   for (const row of rows) {
@@ -669,13 +686,19 @@ function report(rows: Row[]): void {
       `| ${row.attack.name} | ${ms(percentile(row.probe.latencies, 50))} | ${ms(percentile(row.probe.latencies, 99))} | ${fmt(row.probe.failures)} / ${fmt(row.probe.latencies.length)} | ${mib(row.probe.peakRssKb)} | ${alive} | ${pass ? 'PASS' : `**FAIL** (${why.join(', ')})`} |`,
     );
   }
-  console.log(`\nTargets: probe p99 < ${TARGET_P99_MS} ms (connection flood: every probe request answered), server alive and settled within ${SETTLE_MAX_MS / 1000} s, peak RSS < 1 GiB.\n`);
+  console.log(
+    `\nTargets: probe p99 < ${TARGET_P99_MS} ms (connection flood: every probe request answered), server alive and settled within ${SETTLE_MAX_MS / 1000} s, peak RSS < 1 GiB.\n`,
+  );
   for (const row of rows) {
     const lines = [
       `attack answers: ${counts(row.outcome.answers)}`,
       row.outcome.note,
       row.probe.failures ? `probe failures: ${counts(row.probe.reasons)}` : undefined,
-      row.settledMs === null ? (row.alive ? `not settled within ${SETTLE_MAX_MS / 1000} s` : undefined) : `probe fast again within ${(row.settledMs / 1000).toFixed(1)} s after the attack`,
+      row.settledMs === null
+        ? row.alive
+          ? `not settled within ${SETTLE_MAX_MS / 1000} s`
+          : undefined
+        : `probe fast again within ${(row.settledMs / 1000).toFixed(1)} s after the attack`,
       row.death ? `server died: ${row.death}` : undefined,
       `load generator CPU ${row.clientCpuPct.toFixed(0)} % of one core`,
     ].filter(Boolean);
@@ -707,7 +730,9 @@ async function conduct(): Promise<void> {
       const row: Row = { attack, probe, alive, settledMs, outcome, clientCpuPct };
       if (!alive) row.death = deathNote(server);
       rows.push(row);
-      console.error(`[reliability] ${attack.name}: p99 ${ms(percentile(probe.latencies, 99))} ms, ${probe.failures} failures, peak ${mib(probe.peakRssKb)}, ${alive ? 'alive' : 'dead'}${settledMs === null ? ', not settled' : ''}`);
+      console.error(
+        `[reliability] ${attack.name}: p99 ${ms(percentile(probe.latencies, 99))} ms, ${probe.failures} failures, peak ${mib(probe.peakRssKb)}, ${alive ? 'alive' : 'dead'}${settledMs === null ? ', not settled' : ''}`,
+      );
       if (!alive || settledMs === null) {
         await stopServer(server.child);
         server = await startServer();

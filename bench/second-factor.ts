@@ -98,10 +98,14 @@ async function perCall(): Promise<void> {
 async function overHttp(): Promise<void> {
   const port = await freePort();
   const pin = pinning();
-  const child = spawn(pin.command, [...pin.prefix, join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/second-factor'), '--prod', '--port', String(port)], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    pin.command,
+    [...pin.prefix, join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/second-factor'), '--prod', '--port', String(port)],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const base = `http://127.0.0.1:${port}`;
   const headers = { 'x-totp-code': WRONG_CODE };
   try {
@@ -110,7 +114,8 @@ async function overHttp(): Promise<void> {
     if (check.status !== 200) throw new Error(`GET /totp answered ${check.status}: ${await check.text()}`);
     // From the MAX_WRONG_CODES-th wrong code on, the secret is locked out: GET /totp then measures
     // the refusal (a store read, 429 too_many_attempts), the path a brute force meets.
-    const run = async (path: string, duration: number) => (await autocannon({ url: base + path, connections: CONNECTIONS, pipelining: PIPELINING, duration, headers })).requests.average;
+    const run = async (path: string, duration: number) =>
+      (await autocannon({ url: base + path, connections: CONNECTIONS, pipelining: PIPELINING, duration, headers })).requests.average;
     await run('/open', 2);
     await run('/totp', 2);
     const results: Record<string, number[]> = { '/open': [], '/totp': [] };
@@ -118,11 +123,18 @@ async function overHttp(): Promise<void> {
       for (const path of round % 2 === 0 ? ['/open', '/totp'] : ['/totp', '/open']) results[path]!.push(await run(path, DURATION));
     }
     const { ratio, range } = pairedRatio(results['/totp']!, results['/open']!)!;
-    console.log(`\nTOTP on the hot path — ${ROUNDS} rounds of ${DURATION} s per route, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each; ${pin.note}\n`);
-    console.log(formatTable(['route', 'req/s (median)', 'ratio (median of rounds)'], [
-      ['GET /open (reads the code, no second factor)', fmt(median(results['/open']!)), '1.00'],
-      ['GET /totp (totp_verify, wrong code: locked out, 429)', fmt(median(results['/totp']!)), ratio.toFixed(3)],
-    ]));
+    console.log(
+      `\nTOTP on the hot path — ${ROUNDS} rounds of ${DURATION} s per route, ${CONNECTIONS} connections with ${PIPELINING} requests in flight each; ${pin.note}\n`,
+    );
+    console.log(
+      formatTable(
+        ['route', 'req/s (median)', 'ratio (median of rounds)'],
+        [
+          ['GET /open (reads the code, no second factor)', fmt(median(results['/open']!)), '1.00'],
+          ['GET /totp (totp_verify, wrong code: locked out, 429)', fmt(median(results['/totp']!)), ratio.toFixed(3)],
+        ],
+      ),
+    );
     console.log(`\n${ratio >= 0.8 ? 'PASS' : 'MISS'}  totp route ≥ 0.8× the route without it (${ratio.toFixed(3)}×, ${range})`);
   } finally {
     child.kill('SIGTERM');

@@ -19,7 +19,25 @@ import { Redis } from 'ioredis';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../vm/runtime/stores/redis.js';
 import { startRedis, type RedisServer } from '../test/support/redis-server.js';
 import { childPids } from '../test/support/rvm-cluster.js';
-import { HTTP_LOAD, REPO_ROOT, cpuCell, fmt, formatTable, machineDescription, measureSideBySide, measurement, pairedRatio, pinning, positiveEnv, serverCpuSeconds, spawnServer, stopServer, type Measurement, type Results, type ServerChild } from './util.js';
+import {
+  HTTP_LOAD,
+  REPO_ROOT,
+  cpuCell,
+  fmt,
+  formatTable,
+  machineDescription,
+  measureSideBySide,
+  measurement,
+  pairedRatio,
+  pinning,
+  positiveEnv,
+  serverCpuSeconds,
+  spawnServer,
+  stopServer,
+  type Measurement,
+  type Results,
+  type ServerChild,
+} from './util.js';
 
 const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS, connections: CONNECTIONS, pipelining: PIPELINING } = HTTP_LOAD;
 const OUTAGE_S = positiveEnv('BENCH_OUTAGE_S', 5);
@@ -60,7 +78,14 @@ async function outageRow(name: string, base: string): Promise<string[]> {
   const result = await autocannon({ url: base + ROUTE.path, connections: CONNECTIONS, pipelining: PIPELINING, duration: OUTAGE_S });
   const p99 = result.latency.p99;
   const verdict = p99 < OUTAGE_P99_BOUND_MS && result.errors === 0 && result.timeouts === 0 ? 'PASS' : 'MISS';
-  return [name, fmt(result.requests.average), String(p99), String(result.latency.max), `2xx ${result['2xx']}, 5xx ${result['5xx']}, errors ${result.errors}, timeouts ${result.timeouts}`, `${verdict} p99 < ${OUTAGE_P99_BOUND_MS} ms`];
+  return [
+    name,
+    fmt(result.requests.average),
+    String(p99),
+    String(result.latency.max),
+    `2xx ${result['2xx']}, 5xx ${result['5xx']}, errors ${result.errors}, timeouts ${result.timeouts}`,
+    `${verdict} p99 < ${OUTAGE_P99_BOUND_MS} ms`,
+  ];
 }
 
 /** Waits until the server answers 200 again (Redis back). */
@@ -89,7 +114,8 @@ async function main(): Promise<void> {
     for (const [name, extra, env] of servers) {
       const server = await spawnServer(PIN, (port) => [CLI, 'run', APP, '--prod', '--port', String(port), ...extra], env);
       // The workers inherit the primary's pinning; checked here so a wrong set-up is not measured.
-      if (name.startsWith('IPC') && childPids(server.child.pid!).length !== 1) throw new Error(`${name}: expected one worker, found ${childPids(server.child.pid!).length}`);
+      if (name.startsWith('IPC') && childPids(server.child.pid!).length !== 1)
+        throw new Error(`${name}: expected one worker, found ${childPids(server.child.pid!).length}`);
       running.set(name, server);
       results.set(name, new Map());
       // Whether its check wrote to Redis tells which store served it.
@@ -101,7 +127,14 @@ async function main(): Promise<void> {
     }
     // Not needed any more, and it would complain through the outages below.
     client.disconnect();
-    await measureSideBySide(running, [ROUTE], results, { check: (s) => check(s.base), load: (s, _route, seconds) => load(s.base, seconds), cpu: (s) => serverCpuSeconds(s.child.pid), warmupS: WARMUP_S, durationS: DURATION_S, rounds: ROUNDS });
+    await measureSideBySide(running, [ROUTE], results, {
+      check: (s) => check(s.base),
+      load: (s, _route, seconds) => load(s.base, seconds),
+      cpu: (s) => serverCpuSeconds(s.child.pid),
+      warmupS: WARMUP_S,
+      durationS: DURATION_S,
+      rounds: ROUNDS,
+    });
 
     const base = measurement(results, 'in-process', ROUTE.name);
     const rows: string[][] = [];
@@ -113,9 +146,17 @@ async function main(): Promise<void> {
         continue;
       }
       const paired = pairedRatio(m.rounds, base.rounds);
-      rows.push([name, fmt(m.reqPerSec), String(m.p99), cpuCell(m), paired ? `${paired.ratio.toFixed(3)}× (${paired.range})` : '-', m.errors + m.non2xx > 0 ? `${m.errors} errors, ${m.non2xx} non-2xx` : '']);
+      rows.push([
+        name,
+        fmt(m.reqPerSec),
+        String(m.p99),
+        cpuCell(m),
+        paired ? `${paired.ratio.toFixed(3)}× (${paired.range})` : '-',
+        m.errors + m.non2xx > 0 ? `${m.errors} errors, ${m.non2xx} non-2xx` : '',
+      ]);
       const target = TARGETS[name];
-      if (target !== undefined && paired) verdicts.push(`${paired.ratio >= target ? 'PASS' : 'MISS'}  ${name} ≥ ${target}× in-process req/s (${paired.ratio.toFixed(3)}×)`);
+      if (target !== undefined && paired)
+        verdicts.push(`${paired.ratio >= target ? 'PASS' : 'MISS'}  ${name} ≥ ${target}× in-process req/s (${paired.ratio.toFixed(3)}×)`);
     }
 
     const redisBase = running.get('Redis')!.base;
@@ -133,7 +174,9 @@ async function main(): Promise<void> {
     }
 
     console.log(`\nShared store benchmark — ${machineDescription()}`);
-    console.log(`autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; ${WARMUP_S} s warm-up per server, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}${PIN.serverCores !== null ? ', redis-server and the workers with the servers' : ''}\n`);
+    console.log(
+      `autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; ${WARMUP_S} s warm-up per server, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}${PIN.serverCores !== null ? ', redis-server and the workers with the servers' : ''}\n`,
+    );
     console.log(formatTable(['store (GET /limited)', 'req/s', 'p99 ms', 'CPU µs/req', 'vs in-process', 'notes'], rows));
     console.log(`\nThe Redis server with Redis down, ${OUTAGE_S} s of load each:\n`);
     console.log(formatTable(['outage', 'req/s', 'p99 ms', 'max ms', 'answers', 'target'], outages));

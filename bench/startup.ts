@@ -72,7 +72,8 @@ function processCost(args: readonly string[]): ProcessCost {
   const child = spawnSync(process.execPath, ['--import', CPU_AT_EXIT, ...args], { encoding: 'utf8', timeout: CHILD_TIMEOUT_MS });
   const wallMs = performance.now() - started;
   const cpu = /cpu-us (\d+)\s*$/.exec(child.stderr);
-  if (child.status !== 0 || cpu === null) throw new Error(`node ${args.join(' ')} failed (${child.status ?? child.signal}): ${child.stderr.trim() || child.stdout.trim()}`);
+  if (child.status !== 0 || cpu === null)
+    throw new Error(`node ${args.join(' ')} failed (${child.status ?? child.signal}): ${child.stderr.trim() || child.stdout.trim()}`);
   return { wallMs, cpuMs: Number(cpu[1]) / 1000 };
 }
 
@@ -120,9 +121,13 @@ export async function runCliStartupBench(runs: number = positiveEnv('BENCH_START
         ],
       ),
     );
-    console.log(`\n${version.wallMs <= TARGET_VERSION_WALL_MS ? 'PASS' : 'MISS'}  rvm --version ≤ ${TARGET_VERSION_WALL_MS} ms wall (${fmt(version.wallMs, 1)} ms)`);
+    console.log(
+      `\n${version.wallMs <= TARGET_VERSION_WALL_MS ? 'PASS' : 'MISS'}  rvm --version ≤ ${TARGET_VERSION_WALL_MS} ms wall (${fmt(version.wallMs, 1)} ms)`,
+    );
     console.log(`${check.cpuMs <= TARGET_CHECK_CPU_MS ? 'PASS' : 'MISS'}  rvm check ≤ ${TARGET_CHECK_CPU_MS} ms CPU (${fmt(check.cpuMs, 1)} ms)`);
-    console.log(`${drivers.length === 0 ? 'PASS' : 'FAIL'}  rvm run without records or Redis loads none of ${DRIVERS.join(', ')} (loaded: ${drivers.join(', ') || 'none'}; ${loaded.length} packages in all: ${loaded.join(', ')})`);
+    console.log(
+      `${drivers.length === 0 ? 'PASS' : 'FAIL'}  rvm run without records or Redis loads none of ${DRIVERS.join(', ')} (loaded: ${drivers.join(', ') || 'none'}; ${loaded.length} packages in all: ${loaded.join(', ')})`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -165,7 +170,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   runCliStartupBench()
     .then(() => runStartupBench(positiveEnv('BENCH_FILES', DEFAULT_FILE_COUNT)))
     .catch((err: unknown) => {
-    console.error(`start-up benchmark failed: ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = 1;
-  });
+      console.error(`start-up benchmark failed: ${err instanceof Error ? err.message : String(err)}`);
+      process.exitCode = 1;
+    });
 }

@@ -49,7 +49,11 @@ export function machineDescription(): string {
 /** Renders rows as a left-aligned text table with a header rule. */
 export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -129,7 +133,12 @@ export interface SideBySide<S, R> {
  * rotating from round to round, so a slow patch of a shared machine does not land on one server
  * alone. Each figure is the median over the rounds. Idle servers cost nothing.
  */
-export async function measureSideBySide<S, R extends { name: string }>(running: Map<string, S>, routes: readonly R[], results: Results, how: SideBySide<S, R>): Promise<void> {
+export async function measureSideBySide<S, R extends { name: string }>(
+  running: Map<string, S>,
+  routes: readonly R[],
+  results: Results,
+  how: SideBySide<S, R>,
+): Promise<void> {
   const names = [...running.keys()];
   for (const route of routes) {
     const live = new Set<string>();
@@ -187,7 +196,9 @@ export function serverCpuSeconds(pid: number | undefined): number | null {
   for (const p of [pid, ...childPids(pid)]) {
     try {
       // Fields after the command (which may hold spaces): utime and stime are the 12th and 13th.
-      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8')
+        .replace(/^.*\) /s, '')
+        .split(' ');
       ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
       return null;
@@ -254,9 +265,17 @@ export interface ServerChild {
  * Spawns `node args` (pinned by `pin`) on a free port, with `env` over this process's environment,
  * stdout discarded as in production, and waits until `/hello` answers; a server that fails to start is killed and its stderr reported.
  */
-export async function spawnServer(pin: { command: string; prefix: string[] }, args: (port: number) => string[], env: NodeJS.ProcessEnv = {}): Promise<ServerChild> {
+export async function spawnServer(
+  pin: { command: string; prefix: string[] },
+  args: (port: number) => string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServerChild> {
   const port = await freePort();
-  const child = spawn(pin.command, [...pin.prefix, ...args(port)], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env, NODE_ENV: 'production' } });
+  const child = spawn(pin.command, [...pin.prefix, ...args(port)], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...env, NODE_ENV: 'production' },
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);

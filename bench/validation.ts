@@ -39,7 +39,7 @@ interface Shape {
 }
 
 /** The user-creation fields (as in bench/apps/hello/create-user.rvm); the signup shape adds two. */
-const USERS_FIELDS = ["email: text @required @email", 'name: text @required @minLength(2)', "role: text @default('user') @one_of('user', 'admin')"];
+const USERS_FIELDS = ['email: text @required @email', 'name: text @required @minLength(2)', "role: text @default('user') @one_of('user', 'admin')"];
 
 /** A POST route that validates `fields` and answers 201 with the validated body. */
 function validatedRoute(path: string, fields: readonly string[]): string {
@@ -62,11 +62,7 @@ const SHAPES: Shape[] = [
       { email: 'grace.hopper@navy.example.org', name: 'Grace', role: 'admin' },
       { email: 'alan+test@example.co.uk', name: 'Al', role: 'user' },
     ],
-    invalid: [
-      { email: 'not-an-email', name: 'A', role: 'root' },
-      { email: 'ada@example.com', name: 'A' },
-      { name: 42 },
-    ],
+    invalid: [{ email: 'not-an-email', name: 'A', role: 'root' }, { email: 'ada@example.com', name: 'A' }, { name: 42 }],
   },
   {
     name: 'signup (+ password, age)',
@@ -114,7 +110,10 @@ function ajvValidator(shape: Shape): (body: Record<string, unknown>) => boolean 
 
 /** Both validators must agree with the samples' labels: a benchmark of a wrong answer measures nothing. */
 function checkAgreement(shape: Shape, rvm: (b: Record<string, unknown>) => boolean, ajv: (b: Record<string, unknown>) => boolean): void {
-  for (const [bodies, expected] of [[shape.valid, true], [shape.invalid, false]] as const) {
+  for (const [bodies, expected] of [
+    [shape.valid, true],
+    [shape.invalid, false],
+  ] as const) {
     for (const body of bodies) {
       if (rvm({ ...body }) !== expected || ajv({ ...body }) !== expected) {
         throw new Error(`${shape.name}: rvm ${rvm({ ...body })}, ajv ${ajv({ ...body })} for ${JSON.stringify(body)} (expected ${expected})`);
@@ -171,7 +170,9 @@ export async function runValidationBench(): Promise<Map<string, number>> {
       const ratio = r && a ? r / a : NaN;
       if (kind === 'valid') ratios.set(shape.name, ratio);
       const verdict = kind === 'valid' ? (ratio >= TARGET_VS_AJV ? 'PASS' : 'MISS') + '  ' : '      ';
-      lines.push(`${verdict}${shape.name}, ${kind} bodies: rvm ${Number.isNaN(ratio) ? '-' : ratio.toFixed(2) + '×'} ajv${kind === 'valid' ? ` (target ≥ ${TARGET_VS_AJV}×)` : ''}`);
+      lines.push(
+        `${verdict}${shape.name}, ${kind} bodies: rvm ${Number.isNaN(ratio) ? '-' : ratio.toFixed(2) + '×'} ajv${kind === 'valid' ? ` (target ≥ ${TARGET_VS_AJV}×)` : ''}`,
+      );
     }
   }
   console.log('');

@@ -63,7 +63,13 @@ for (const t of bench.tasks) {
     rows.push([t.name, '-', '-', r.state === 'errored' ? String(r.error) : r.state]);
     continue;
   }
-  rows.push([t.name, `${(r.latency.p50! * 1000).toFixed(1)} µs`, `${(r.latency.mean * 1000).toFixed(1)} µs`, fmt(1000 / r.latency.mean), `±${r.latency.rme.toFixed(1)}%`]);
+  rows.push([
+    t.name,
+    `${(r.latency.p50! * 1000).toFixed(1)} µs`,
+    `${(r.latency.mean * 1000).toFixed(1)} µs`,
+    fmt(1000 / r.latency.mean),
+    `±${r.latency.rme.toFixed(1)}%`,
+  ]);
 }
 console.log(`whatsapp_verify_otp per call — ${machineDescription()}, in-process store, ${TASK_TIME_MS} ms per task\n`);
 console.log(formatTable(['case', 'median', 'mean', 'calls/s (1/mean)', 'rme'], rows));

@@ -144,8 +144,7 @@ function splitPackageSpec(spec: string): { name: string; subpath: string } {
 
 /** Resolves `exports` for one exact subpath (no `*` patterns) under the import conditions. */
 function resolveExports(exports: unknown, subpath: string): string | null {
-  const isSubpathMap =
-    exports !== null && typeof exports === 'object' && !Array.isArray(exports) && Object.keys(exports).some((k) => k.startsWith('.'));
+  const isSubpathMap = exports !== null && typeof exports === 'object' && !Array.isArray(exports) && Object.keys(exports).some((k) => k.startsWith('.'));
   if (!isSubpathMap) return subpath === '.' ? pickTarget(exports) : null;
   const entry = (exports as Record<string, unknown>)[subpath];
   return entry === undefined ? null : pickTarget(entry);
@@ -183,10 +182,7 @@ async function importDefinition(what: string, file: string): Promise<PluginDefin
   // A CommonJS module compiled from `export default` arrives as { default: definition }.
   if (isObject(candidate) && !('setup' in candidate) && isObject(candidate.default)) candidate = candidate.default;
   if (!isObject(candidate) || typeof candidate.name !== 'string' || typeof candidate.version !== 'string' || typeof candidate.setup !== 'function') {
-    throw new PluginLoadError(
-      `${what} does not export a plugin definition (default export or 'plugin': { name, version, setup })`,
-      PLUGIN.E_PLUGIN_INVALID,
-    );
+    throw new PluginLoadError(`${what} does not export a plugin definition (default export or 'plugin': { name, version, setup })`, PLUGIN.E_PLUGIN_INVALID);
   }
   return candidate as unknown as PluginDefinition;
 }

@@ -373,7 +373,8 @@ function checkNativeMeta(meta: Omit<NativeMeta, 'params'> & { params: readonly P
     return `meta.returns must be a result type (${RESULT_TYPES.join(', ')}), with a trailing ? when it may be null (int?)`;
   }
   if (meta.scope !== undefined && meta.scope !== 'middleware') return `meta.scope must be 'middleware' when given`;
-  if (meta.issues !== undefined && (!Array.isArray(meta.issues) || meta.issues.some((n) => typeof n !== 'string'))) return 'meta.issues must be a list of scheme names';
+  if (meta.issues !== undefined && (!Array.isArray(meta.issues) || meta.issues.some((n) => typeof n !== 'string')))
+    return 'meta.issues must be a list of scheme names';
   return checkSecurity(meta.security);
 }
 

@@ -14,7 +14,24 @@
 import type { PluginDefinition } from './contract.js';
 
 export * from './contract.js';
-export { HostObject, RvmError, SecretText, revealText, MAX_TEXT_LENGTH, MAX_LIST_LENGTH, codePointLength, isTruthy, toText, typeName, valuesEqual, fromJson, getField, setField, intFromText, numberFromText } from '../vm/values.js';
+export {
+  HostObject,
+  RvmError,
+  SecretText,
+  revealText,
+  MAX_TEXT_LENGTH,
+  MAX_LIST_LENGTH,
+  codePointLength,
+  isTruthy,
+  toText,
+  typeName,
+  valuesEqual,
+  fromJson,
+  getField,
+  setField,
+  intFromText,
+  numberFromText,
+} from '../vm/values.js';
 export type { Value, ValueObject } from '../vm/values.js';
 export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/interp/budget.js';
 export type { Budget, BudgetOptions } from '../vm/interp/budget.js';
@@ -39,7 +56,19 @@ export { constantTimeEqual, signText } from '../vm/runtime/secrets.js';
 export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/http/client-address.js';
 export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/http/client-address.js';
 export { normalizeOrigin } from './kit/origin.js';
-export { absent, argumentProblem, checkLength, entriesOf, expectBool, expectInt, expectList, expectNumber, expectText, isPlainObject, typeError } from './kit/args.js';
+export {
+  absent,
+  argumentProblem,
+  checkLength,
+  entriesOf,
+  expectBool,
+  expectInt,
+  expectList,
+  expectNumber,
+  expectText,
+  isPlainObject,
+  typeError,
+} from './kit/args.js';
 export { clientPrefix } from './kit/client-prefix.js';
 export { SESSION_COOKIE, bearerToken, requestToken } from './kit/session-token.js';
 export { andThen, answerOf, type Answer } from './kit/answer.js';
@@ -47,5 +76,14 @@ export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js
 export { unstorableText } from '../vm/runtime/validate.js';
 export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
 export { RESPONSE_HELPERS, VALIDATION_ERROR_SCHEMA } from '../vm/compiler/infer.js';
-export { RECORD_TYPE_KEYWORD, SCHEMA_LISTS, SCHEMA_VALUED, isObject, objectSchema, orNull, storedFieldSchema, walkSchema } from '../vm/compiler/field-schema.js';
+export {
+  RECORD_TYPE_KEYWORD,
+  SCHEMA_LISTS,
+  SCHEMA_VALUED,
+  isObject,
+  objectSchema,
+  orNull,
+  storedFieldSchema,
+  walkSchema,
+} from '../vm/compiler/field-schema.js';
 export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';

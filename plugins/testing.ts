@@ -55,7 +55,16 @@ export interface FakeContextOptions {
 }
 
 /** Settings of an app loaded from nowhere, in dev mode, with the default limits and no secrets. */
-export const TEST_APP: AppSettings = { dir: null, dev: true, bodyLimit: 1024 * 1024, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, secrets: createSecretSource(null, {}), workers: 1 };
+export const TEST_APP: AppSettings = {
+  dir: null,
+  dev: true,
+  bodyLimit: 1024 * 1024,
+  trustProxy: false,
+  limits: DEFAULT_LIMITS,
+  config: {},
+  secrets: createSecretSource(null, {}),
+  workers: 1,
+};
 
 /** A response draft with case-insensitive headers, as the runtime's. */
 function draft(): ResponseDraft {

@@ -105,7 +105,10 @@ export function toCurl(request: FuzzRequest, base: string = DEFAULT_BASE_URL): s
       }
       const { name, bytes } = part.file;
       // bash process substitution keeps the command self-contained; curl sends the given file name.
-      const source = bytes.length <= MAX_INLINE_FILE_BYTES ? `<(printf %s ${Buffer.from(bytes).toString('base64')} | base64 -d)` : shellQuote(`FILE_OF_${bytes.length}_BYTES`);
+      const source =
+        bytes.length <= MAX_INLINE_FILE_BYTES
+          ? `<(printf %s ${Buffer.from(bytes).toString('base64')} | base64 -d)`
+          : shellQuote(`FILE_OF_${bytes.length}_BYTES`);
       words.push('-F', `${shellQuote(`${part.name}=@`)}${source}${shellQuote(`;filename=${name}`)}`);
     }
   }
@@ -122,7 +125,12 @@ export function describeRequest(request: FuzzRequest): Record<string, unknown> {
         : request.body.parts.map((p) =>
             'text' in p
               ? { name: p.name, value: p.text }
-              : { name: p.name, filename: p.file.name, size: p.file.bytes.length, ...(p.file.bytes.length <= MAX_INLINE_FILE_BYTES ? { base64: Buffer.from(p.file.bytes).toString('base64') } : {}) },
+              : {
+                  name: p.name,
+                  filename: p.file.name,
+                  size: p.file.bytes.length,
+                  ...(p.file.bytes.length <= MAX_INLINE_FILE_BYTES ? { base64: Buffer.from(p.file.bytes).toString('base64') } : {}),
+                },
           );
   return { method: request.method, url: request.url, headers: request.headers, body };
 }

@@ -257,7 +257,10 @@ export function fuzzField(field: FieldMeta, transport: Transport, registry: Plug
   const poolSize = type === 'file' ? Math.min(size, MAX_FILE_POOL) : Math.min(Math.max(size, 1) * 2, MAX_POOL);
 
   const accepting = (names: (n: string) => boolean) =>
-    uses.filter((u) => names(u.name)).map((u) => arbitraryOf(() => u.spec.arbitraries?.accepts(fc, u.args, type))).filter((a): a is Arbitrary<unknown> => a !== null);
+    uses
+      .filter((u) => names(u.name))
+      .map((u) => arbitraryOf(() => u.spec.arbitraries?.accepts(fc, u.args, type)))
+      .filter((a): a is Arbitrary<unknown> => a !== null);
   const bases = accepting((n) => !PRESENCE.has(n));
   const presence = bases.length > 0 ? bases : accepting((n) => PRESENCE.has(n));
   const base = presence.length > 0 ? fc.oneof(...presence) : plainArbitrary(type);
@@ -272,12 +275,16 @@ export function fuzzField(field: FieldMeta, transport: Transport, registry: Plug
   const independent = checks.filter((c) => !dependent.includes(c));
   const valid = candidates.filter((s) => independent.every((c) => passes(c, s.value, {})));
   let note: string | null = null;
-  if (candidates.length === 0) note = `no value of the field could be sent as ${transport === 'json' ? 'JSON' : transport === 'query' ? 'query text' : 'multipart'}`;
+  if (candidates.length === 0)
+    note = `no value of the field could be sent as ${transport === 'json' ? 'JSON' : transport === 'query' ? 'query text' : 'multipart'}`;
   else if (valid.length === 0) note = `no generated value passed every check (${independent.map((c) => `@${c.name}`).join(' ')})`;
 
   const invalid: FieldFuzz['invalid'] = [];
   if (field.required) invalid.push({ mutation: { kind: 'missing' }, samples: [] });
-  const wrong = transport === 'json' ? WRONG_JSON[type].map((v) => ({ kind: 'json', value: v }) as Wire) : WRONG_TEXT[type].map((values) => ({ kind: 'texts', values }) as Wire);
+  const wrong =
+    transport === 'json'
+      ? WRONG_JSON[type].map((v) => ({ kind: 'json', value: v }) as Wire)
+      : WRONG_TEXT[type].map((values) => ({ kind: 'texts', values }) as Wire);
   if (wrong.length > 0) invalid.push({ mutation: { kind: 'wrong_type' }, samples: wrong.map((w) => ({ wire: w, value: null })) });
   for (const u of uses) {
     const rejects = arbitraryOf(() => u.spec.arbitraries?.rejects?.(fc, u.args, type));

@@ -227,8 +227,18 @@ class RouteFuzzer {
     this.body = section(meta.body, meta.body?.some((f) => f.type === 'file') ? 'multipart' : 'json', 'body');
     this.query = section(meta.query, 'query', 'query');
     this.random = generator(deriveSeed(seed, this.name, 'choices'));
-    this.summary = { route: this.name, source: this.source, valid: { sent: 0, accepted: 0, blocked: 0 }, invalid: { sent: 0, refused: 0, blocked: 0 }, statuses: {}, notes: [] };
-    for (const [part, s] of [['body', this.body], ['query', this.query]] as const) {
+    this.summary = {
+      route: this.name,
+      source: this.source,
+      valid: { sent: 0, accepted: 0, blocked: 0 },
+      invalid: { sent: 0, refused: 0, blocked: 0 },
+      statuses: {},
+      notes: [],
+    };
+    for (const [part, s] of [
+      ['body', this.body],
+      ['query', this.query],
+    ] as const) {
       for (const f of s?.fields ?? []) if (f.note !== null) this.summary.notes.push(`${part === 'query' ? 'query.' : ''}${f.name}: ${f.note}`);
     }
   }
@@ -261,7 +271,10 @@ class RouteFuzzer {
   /** Every (field, mutation) an invalid request can use. */
   private targets(): Target[] {
     const out: Target[] = [];
-    for (const [part, s] of [['body', this.body], ['query', this.query]] as const) {
+    for (const [part, s] of [
+      ['body', this.body],
+      ['query', this.query],
+    ] as const) {
       for (const field of s?.fields ?? []) for (const inv of field.invalid) out.push({ section: part, field, mutation: inv.mutation, samples: inv.samples });
     }
     return out;
@@ -354,7 +367,14 @@ class RouteFuzzer {
     else this.summary.invalid.blocked++;
     if (kind === null) return;
 
-    const field = broken !== null ? (broken.section === 'query' ? `query.${broken.field.name}` : broken.field.name) : kind === 'valid_refused' ? refusedFields(response.body) : null;
+    const field =
+      broken !== null
+        ? broken.section === 'query'
+          ? `query.${broken.field.name}`
+          : broken.field.name
+        : kind === 'valid_refused'
+          ? refusedFields(response.body)
+          : null;
     const mutation = broken === null ? null : describeMutation(broken.mutation);
     const same = findings.find((f) => f.kind === kind && f.route === this.name && f.field === field && f.mutation === mutation);
     if (same !== undefined) {

@@ -49,14 +49,20 @@ export function renderBlock(family: ErrorFamily): string[] {
       ]);
     }
     case 'http':
-      return markdownTable(['code', 'status', 'produced by'], [
-        ...(entries as HttpErrorEntry[]).map((e) => [code(e), String(e.status), tableCell(e.doc)]),
-        FALLBACK_HTTP_ROW,
-      ]);
+      return markdownTable(
+        ['code', 'status', 'produced by'],
+        [...(entries as HttpErrorEntry[]).map((e) => [code(e), String(e.status), tableCell(e.doc)]), FALLBACK_HTTP_ROW],
+      );
     case 'runtime':
-      return markdownTable(['code', 'raised when'], entries.map((e) => [code(e), tableCell(e.doc)]));
+      return markdownTable(
+        ['code', 'raised when'],
+        entries.map((e) => [code(e), tableCell(e.doc)]),
+      );
     default:
-      return markdownTable(['code', 'meaning'], entries.map((e) => [code(e), tableCell(e.doc)]));
+      return markdownTable(
+        ['code', 'meaning'],
+        entries.map((e) => [code(e), tableCell(e.doc)]),
+      );
   }
 }
 
@@ -66,7 +72,8 @@ export function renderErrorsDoc(page: string): string {
   for (const family of ERROR_BLOCKS) {
     const start = out.indexOf(blockStart(family));
     const end = out.indexOf(blockEnd(family));
-    if (start < 0 || end < start) throw new Error(`spec/errors.md has no generated block for ${family}: it needs the lines '${blockStart(family)}' and '${blockEnd(family)}'`);
+    if (start < 0 || end < start)
+      throw new Error(`spec/errors.md has no generated block for ${family}: it needs the lines '${blockStart(family)}' and '${blockEnd(family)}'`);
     const from = start + blockStart(family).length;
     out = `${out.slice(0, from)}\n${renderBlock(family).join('\n')}\n${out.slice(end)}`;
   }

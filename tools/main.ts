@@ -8,7 +8,21 @@ import { DiagnosticError } from '../vm/diagnostics.js';
 import { isUserFacingCode } from '../vm/errors.js';
 import { COMMANDS } from './commands/index.js';
 import { commandHelp, generalHelp, unknownCommand } from './commands/help.js';
-import { CliError, EXIT_FAILURE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, PROCESS_IO, UsageError, err, formatDiagnostics, out, parseArgs, rvmVersion, type CliIo } from './commands/common.js';
+import {
+  CliError,
+  EXIT_FAILURE,
+  EXIT_INTERNAL,
+  EXIT_OK,
+  EXIT_USAGE,
+  PROCESS_IO,
+  UsageError,
+  err,
+  formatDiagnostics,
+  out,
+  parseArgs,
+  rvmVersion,
+  type CliIo,
+} from './commands/common.js';
 
 /** File-system error codes that mean "fix your files or permissions", not "rvm is broken". */
 const FS_ERRORS = new Set(['ENOENT', 'EACCES', 'EPERM', 'ENOTDIR', 'EISDIR', 'EROFS', 'ENOSPC', 'EMFILE']);

@@ -65,7 +65,7 @@ const SERVER_SUPPORT = ['postgres', 'redis', 'redis-server', 'rvm-cluster', 'fak
 const HEAVIER_FIRST = ['test/spec/', 'test/reference/', 'test/outside/', 'test/integration/', 'test/examples/', 'test/tools/'];
 
 /** Biome's check of the whole source: lint rules and formatting (`npx biome format --write .` formats). */
-const LINT = ['node_modules/.bin/biome', ['lint', '--error-on-warnings', '--colors=off', '.']];
+const LINT = ['node_modules/.bin/biome', ['check', '--error-on-warnings', '--colors=off', '.']];
 
 /** How many of the slowest files the end of a run names. */
 const SLOWEST_SHOWN = 5;
@@ -86,7 +86,11 @@ function collect(dir) {
   return out;
 }
 
-const sourceOf = (compiled) => compiled.replace(/^dist[\\/]/, '').replace(/\.js$/, '.ts').replaceAll('\\', '/');
+const sourceOf = (compiled) =>
+  compiled
+    .replace(/^dist[\\/]/, '')
+    .replace(/\.js$/, '.ts')
+    .replaceAll('\\', '/');
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -156,7 +160,10 @@ for (const p of leftProcesses) {
   }
 }
 if (linted) check('the source passes biome (npm run lint)', await linted);
-check('no process left running by the tests', leftProcesses.map((p) => `${p.pid} ${p.command}`));
+check(
+  'no process left running by the tests',
+  leftProcesses.map((p) => `${p.pid} ${p.command}`),
+);
 check(`nothing left in the temp folder (TMPDIR=${runTmp})`, readdirSync(runTmp));
 rmSync(runTmp, { recursive: true, force: true });
 

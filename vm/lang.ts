@@ -39,7 +39,9 @@ export interface PathSegment {
 export const RESPONSE_FIELDS: readonly string[] = ['status', 'json', 'text', 'html', 'headers'];
 
 /** The runtime's package.json: its npm name and version, read once. */
-export const RUNTIME_MANIFEST: { readonly name: string; readonly version: string } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name: string; version: string };
+export const RUNTIME_MANIFEST: { readonly name: string; readonly version: string } = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+) as { name: string; version: string };
 
 /** Version of this compiler (the package's); artefacts written by another version are recompiled. */
 export const COMPILER_VERSION: string = RUNTIME_MANIFEST.version;

@@ -48,7 +48,11 @@ app.post<{ Body: { email: string; name: string; role: string } }>('/api/users', 
   const now = new Date(ms).toISOString();
   const id = uuidv7(ms);
   try {
-    await pool.query({ name: 'insert-user', text: `INSERT INTO users (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`, values: [id, email, name, role, now, now] });
+    await pool.query({
+      name: 'insert-user',
+      text: `INSERT INTO users (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
+      values: [id, email, name, role, now, now],
+    });
   } catch (error) {
     if ((error as { code?: string }).code === '23505') return reply.code(409).send({ code: 'conflict' });
     throw error;
@@ -64,7 +68,11 @@ app.get<{ Params: { id: string } }>('/api/users/:id', async (request, reply) => 
 });
 
 app.get<{ Querystring: { role?: string } }>('/api/users', async (request) => {
-  const found = await pool.query({ name: 'users-by-role', text: `SELECT ${COLUMNS} FROM users WHERE role = $1 ORDER BY created_at DESC, id DESC LIMIT 20`, values: [request.query.role ?? 'user'] });
+  const found = await pool.query({
+    name: 'users-by-role',
+    text: `SELECT ${COLUMNS} FROM users WHERE role = $1 ORDER BY created_at DESC, id DESC LIMIT 20`,
+    values: [request.query.role ?? 'user'],
+  });
   return found.rows;
 });
 

@@ -95,7 +95,13 @@ export interface GuessRules<S extends AttemptState> {
  * refuses it while locked, else stores the state after it (right or wrong) with compareAndSet and
  * answers whether it was right. A Lockout when locked, or when it lost MAX_GUESS_ROUNDS races.
  */
-export function countedGuess<S extends AttemptState>(store: KeyValueStore, key: string, now: number, rules: GuessRules<S>, read?: { held: Value | undefined }): Answer<boolean | Lockout> {
+export function countedGuess<S extends AttemptState>(
+  store: KeyValueStore,
+  key: string,
+  now: number,
+  rules: GuessRules<S>,
+  read?: { held: Value | undefined },
+): Answer<boolean | Lockout> {
   const round = (held: Value | undefined, n: number): Answer<boolean | Lockout> => {
     const state = rules.read(held);
     if (state.locked_until > now) return new Lockout(state.locked_until - now);

@@ -80,7 +80,9 @@ function hashCode(code: string, salt: Buffer, signal?: AbortSignal): Promise<Buf
   return runHashJob(
     () =>
       new Promise<Buffer>((resolve, reject) => {
-        scrypt(code, salt, HASH_BYTES, { N: 2 ** BACKUP_SCRYPT_LOG_N, r: BACKUP_SCRYPT_R, p: BACKUP_SCRYPT_P, maxmem: SCRYPT_MAXMEM }, (error, key) => (error ? reject(error) : resolve(key)));
+        scrypt(code, salt, HASH_BYTES, { N: 2 ** BACKUP_SCRYPT_LOG_N, r: BACKUP_SCRYPT_R, p: BACKUP_SCRYPT_P, maxmem: SCRYPT_MAXMEM }, (error, key) =>
+          error ? reject(error) : resolve(key),
+        );
       }),
     signal,
   );
@@ -101,7 +103,8 @@ export async function hashBackupCodes(codes: Value[], signal?: AbortSignal): Pro
   }
   const plain = codes.map((code, i) => {
     const normal = normaliseBackupCode(code);
-    if (normal === null) throw new RvmError(`backup_codes_hash(): item ${i} is not a backup code (${BACKUP_CODE_CHARS} characters a–z, 2–7)`, RUNTIME.invalid_argument);
+    if (normal === null)
+      throw new RvmError(`backup_codes_hash(): item ${i} is not a backup code (${BACKUP_CODE_CHARS} characters a–z, 2–7)`, RUNTIME.invalid_argument);
     return normal;
   });
   const salt = randomBytes(SALT_BYTES);
@@ -124,7 +127,12 @@ function parseStored(entry: Value): { salt: string; hash: Buffer } | null {
  * made), so the count follows the list as codes are used from it, and the store holds no hash of a code.
  */
 function attemptsKey(salts: Iterable<string>): string {
-  return ATTEMPTS_PREFIX + createHash('sha256').update([...salts].sort().join('$')).digest('base64url');
+  return (
+    ATTEMPTS_PREFIX +
+    createHash('sha256')
+      .update([...salts].sort().join('$'))
+      .digest('base64url')
+  );
 }
 
 /**
@@ -134,7 +142,13 @@ function attemptsKey(salts: Iterable<string>): string {
  * `backup_codes_hash` wrote (neither is counted), a wrong code (counted), or a code another
  * request is using right now. A Lockout, unjudged, while the list is locked out.
  */
-export async function useBackupCode(store: KeyValueStore, code: Value | undefined, stored: Value | undefined, signal?: AbortSignal, now: () => number = Date.now): Promise<string[] | null | Lockout> {
+export async function useBackupCode(
+  store: KeyValueStore,
+  code: Value | undefined,
+  stored: Value | undefined,
+  signal?: AbortSignal,
+  now: () => number = Date.now,
+): Promise<string[] | null | Lockout> {
   const plain = normaliseBackupCode(code);
   if (plain === null || !Array.isArray(stored) || stored.length === 0 || stored.length > MAX_STORED_BACKUP_CODES) return null;
   const entries = stored.map(parseStored);
@@ -183,7 +197,13 @@ export function registerBackupCodes(rvm: PluginApi, now: () => number = Date.now
     ],
     returns: 'list?',
     doc: `The stored list without the code, or null when the code is not in it (case, spaces and dashes ignored): store the list it answers, so the code is used once. A malformed code or list, or a code another request is using at the same moment, is null. Wrong codes are counted per list as totp_verify counts them per secret: after ${MAX_WRONG_CODES} every try ends the request with 429 too_many_attempts and Retry-After until the lockout ends.`,
-    responses: [{ status: HTTP.too_many_attempts.status, code: HTTP.too_many_attempts.code, description: `${MAX_WRONG_CODES} wrong codes for this list lately: locked out for Retry-After seconds.`, headers: ['Retry-After'] }],
+    responses: [
+      {
+        status: HTTP.too_many_attempts.status,
+        code: HTTP.too_many_attempts.code,
+        description: `${MAX_WRONG_CODES} wrong codes for this list lately: locked out for Retry-After seconds.`,
+        headers: ['Retry-After'],
+      },
+    ],
   });
 }
-

@@ -6,12 +6,28 @@
 import { HALT, HTTP, RUNTIME, SESSION_COOKIE } from '../../plugins/sdk.js';
 import type { AppSettings, CallContext, GuardFn, Halt, PluginApi, SecuritySchemeSpec, Value, ValueObject } from '../../plugins/sdk.js';
 import { API_KEYS_ENV, API_KEYS_FILE, API_KEYS_NOT_CONFIGURED_MESSAGE, API_KEY_HEADER, apiKeysConfigured, type ApiKeyring } from './api-keys.js';
-import { AUTH_NOT_CONFIGURED, AUTH_NOT_CONFIGURED_MESSAGE, JWT_SECRET_ENV, JWT_SECRET_FILE, SESSION_SCHEMES, STORED_USER_UNAVAILABLE, AUTH_FAILURES, configuredKey, unauthorized, type AuthSession } from './session.js';
+import {
+  AUTH_NOT_CONFIGURED,
+  AUTH_NOT_CONFIGURED_MESSAGE,
+  JWT_SECRET_ENV,
+  JWT_SECRET_FILE,
+  SESSION_SCHEMES,
+  STORED_USER_UNAVAILABLE,
+  AUTH_FAILURES,
+  configuredKey,
+  unauthorized,
+  type AuthSession,
+} from './session.js';
 
 /** The OpenAPI scheme of the `api_key` guard. */
 export const API_KEY_SCHEME: SecuritySchemeSpec = {
   name: 'apiKeyAuth',
-  scheme: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: `One of the app's keys (.secrets/${API_KEYS_FILE}, one per line, or ${API_KEYS_ENV}, comma-separated), handed out by its operators, sent as X-API-Key.` },
+  scheme: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: `One of the app's keys (.secrets/${API_KEYS_FILE}, one per line, or ${API_KEYS_ENV}, comma-separated), handed out by its operators, sent as X-API-Key.`,
+  },
 };
 
 /** True when the claims hold one of `roles`: the text claim `role`, or the list claim `roles`. */
@@ -82,7 +98,11 @@ export function registerGuards(rvm: PluginApi, session: AuthSession, apiKeys: Ap
     checkSetup: (app) => (apiKeysConfigured(app.secrets) ? null : API_KEYS_NOT_CONFIGURED_MESSAGE),
     responses: [
       { status: HTTP.invalid_api_key.status, code: HTTP.invalid_api_key.code, description: 'The X-API-Key header is missing or matches no key.' },
-      { status: HTTP.internal_error.status, code: RUNTIME.api_key_not_configured, description: `The app lists no keys (.secrets/${API_KEYS_FILE} or ${API_KEYS_ENV}); outside dev mode the body says internal_error.` },
+      {
+        status: HTTP.internal_error.status,
+        code: RUNTIME.api_key_not_configured,
+        description: `The app lists no keys (.secrets/${API_KEYS_FILE} or ${API_KEYS_ENV}); outside dev mode the body says internal_error.`,
+      },
     ],
   });
 }

@@ -106,12 +106,20 @@ function checkRegisteredClaims(claims: Record<string, unknown>): void {
  * Signs `claims` with HS256 for `ttlSeconds`; `iat` and `exp` are set here and replace any given.
  * Throws RvmError `invalid_claims`, `invalid_argument` (ttl), `weak_secret`, `type_error`.
  */
-export async function createJwt(claims: Value | undefined, secret: Value | undefined, ttlSeconds: Value | undefined, nowMs: number = Date.now()): Promise<string> {
+export async function createJwt(
+  claims: Value | undefined,
+  secret: Value | undefined,
+  ttlSeconds: Value | undefined,
+  nowMs: number = Date.now(),
+): Promise<string> {
   if (claims === null || claims === undefined || typeof claims !== 'object' || Array.isArray(claims) || claims instanceof HostObject) {
     throw new RvmError(`jwt_create() expects claims to be an object, got ${typeName(claims)}`, RUNTIME.type_error);
   }
   if (typeof ttlSeconds !== 'number' || !Number.isInteger(ttlSeconds) || ttlSeconds <= 0 || ttlSeconds > MAX_TTL_SECONDS) {
-    throw new RvmError(`jwt_create() expects ttl_seconds to be a whole number of seconds from 1 to ${MAX_TTL_SECONDS}, got ${JSON.stringify(ttlSeconds ?? null)}`, RUNTIME.invalid_argument);
+    throw new RvmError(
+      `jwt_create() expects ttl_seconds to be a whole number of seconds from 1 to ${MAX_TTL_SECONDS}, got ${JSON.stringify(ttlSeconds ?? null)}`,
+      RUNTIME.invalid_argument,
+    );
   }
   const key = keyBytes('jwt_create()', secret);
   const payload = plainClaims(claims, 'claims', 0) as Record<string, unknown>;
@@ -124,7 +132,10 @@ export async function createJwt(claims: Value | undefined, secret: Value | undef
   const { SignJWT } = await loadJose();
   const token = await new SignJWT(payload).setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT' }).sign(key);
   if (token.length > MAX_TOKEN_LENGTH) {
-    throw new RvmError(`jwt_create(): the token would be ${token.length} characters, over the ${MAX_TOKEN_LENGTH} rvm accepts; put less in the claims`, RUNTIME.invalid_claims);
+    throw new RvmError(
+      `jwt_create(): the token would be ${token.length} characters, over the ${MAX_TOKEN_LENGTH} rvm accepts; put less in the claims`,
+      RUNTIME.invalid_claims,
+    );
   }
   return token;
 }

@@ -214,7 +214,8 @@ export type PasswordCost = 'production' | 'test';
 export function passwordCost(app: AppSettings): PasswordCost {
   const section = app.config.passwords;
   if (section === undefined) return 'production';
-  if (section === null || typeof section !== 'object' || Array.isArray(section)) throw new Error(`rvm.config.json: passwords must be an object, got ${JSON.stringify(section)}`);
+  if (section === null || typeof section !== 'object' || Array.isArray(section))
+    throw new Error(`rvm.config.json: passwords must be an object, got ${JSON.stringify(section)}`);
   for (const key of Object.keys(section)) if (key !== 'cost') throw new Error(`rvm.config.json: unknown setting passwords.${key} (known: cost)`);
   const cost = (section as Record<string, unknown>).cost ?? 'production';
   if (cost !== 'production' && cost !== 'test') throw new Error(`rvm.config.json: passwords.cost must be "production" or "test", got ${JSON.stringify(cost)}`);
@@ -224,7 +225,8 @@ export function passwordCost(app: AppSettings): PasswordCost {
 /** Registers argon2_hash, argon2_verify and argon2_needs_rehash, hashing at the cost the app's config asks for. */
 export function registerPasswords(rvm: PluginApi): void {
   const params = passwordCost(rvm.app) === 'test' ? TEST_HASH_PARAMS : HASH_PARAMS;
-  if (params === TEST_HASH_PARAMS) rvm.announce('Passwords', `test cost (Argon2id m=${params.memoryCost},t=${params.timeCost},p=${params.parallelism}), refused by --prod`);
+  if (params === TEST_HASH_PARAMS)
+    rvm.announce('Passwords', `test cost (Argon2id m=${params.memoryCost},t=${params.timeCost},p=${params.parallelism}), refused by --prod`);
   rvm.native('argon2_hash', (ctx, password) => hashPassword(password, ctx.budget.signal, params), {
     // hashPassword checks it: a secret is hashed as its text.
     params: [{ name: 'password', type: 'text', selfChecked: true }],

@@ -207,7 +207,13 @@ export class AuthSession {
       if (claims === null) return false;
       const revoked = revoke(ctx.store, claims, this.now());
       const forget = (done: boolean): boolean => {
-        if (done) for (const [key, value] of [[CLAIMS_LOCAL, null], [USER_LOCAL, null], [REVOKED_LOCAL, true]] as const) ctx.locals.set(key, value);
+        if (done)
+          for (const [key, value] of [
+            [CLAIMS_LOCAL, null],
+            [USER_LOCAL, null],
+            [REVOKED_LOCAL, true],
+          ] as const)
+            ctx.locals.set(key, value);
         return done;
       };
       return isPromise<boolean>(revoked) ? revoked.then(forget) : forget(revoked);
@@ -294,16 +300,12 @@ export function registerSession(rvm: PluginApi, session: AuthSession): void {
     doc: `Signs the caller out: the request's token (Authorization: Bearer, else the ${SESSION_COOKIE} cookie) goes on the deny list in the shared store until it expires, so the auth and role guards, auth_user() and jwt_verify refuse it on every worker and machine (401 token_revoked), this request included. True when a token was revoked; false when the request carries no valid token, or one without a jti (tokens of jwt_create always have one). It does not delete the cookie: set_cookie('${SESSION_COOKIE}', '', { max_age: 0 }). 503 store_full rather than a forgotten revocation when the store's security budget is full.`,
   });
 
-  rvm.native(
-    'jwt_revoke',
-    (ctx, token) => session.revokeToken(ctx, typeof token === 'string' ? token : null),
-    {
-      // What is not a token revokes nothing: false, never an error.
-      params: [{ name: 'token', type: 'text', selfChecked: true }],
-      returns: 'bool',
-      doc: `Puts a token signed with the app's key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}, as the auth guard verifies) on the deny list in the shared store until its exp, so the auth and role guards, auth_user() and jwt_verify refuse it on every worker and machine (401 token_revoked). True when it is revoked; false when it is not a valid token of that key (expired, tampered with) or has no jti. 503 store_full rather than a forgotten revocation when the store's security budget is full.`,
-    },
-  );
+  rvm.native('jwt_revoke', (ctx, token) => session.revokeToken(ctx, typeof token === 'string' ? token : null), {
+    // What is not a token revokes nothing: false, never an error.
+    params: [{ name: 'token', type: 'text', selfChecked: true }],
+    returns: 'bool',
+    doc: `Puts a token signed with the app's key (${JWT_SECRET_ENV} or .secrets/${JWT_SECRET_FILE}, as the auth guard verifies) on the deny list in the shared store until its exp, so the auth and role guards, auth_user() and jwt_verify refuse it on every worker and machine (401 token_revoked). True when it is revoked; false when it is not a valid token of that key (expired, tampered with) or has no jti. 503 store_full rather than a forgotten revocation when the store's security budget is full.`,
+  });
 
   rvm.native(
     'auth_check',

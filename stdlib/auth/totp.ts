@@ -13,7 +13,19 @@ import { HTTP, RUNTIME, RvmError, SECURITY_KEY_PREFIX, SecretText, onFirstUse, t
 import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
 import { HotpKey, decodeBase32Secret, timeStep } from './one-time-password.js';
 import type { Answer } from '../../plugins/sdk.js';
-import { FIRST_LOCKOUT_MS, MAX_LOCKOUT_MS, MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS, afterRightCode, answerGuess, attemptsOf, countedGuess, type AttemptState, type GuessRules, type Lockout } from './attempts.js';
+import {
+  FIRST_LOCKOUT_MS,
+  MAX_LOCKOUT_MS,
+  MAX_WRONG_CODES,
+  WRONG_CODE_WINDOW_MS,
+  afterRightCode,
+  answerGuess,
+  attemptsOf,
+  countedGuess,
+  type AttemptState,
+  type GuessRules,
+  type Lockout,
+} from './attempts.js';
 
 /** otplib and qrcode, loaded by the first secret, link or QR code made: most apps make none. */
 const loadOtplib = onFirstUse(() => createRequire(import.meta.url)('otplib') as typeof otplib);
@@ -176,9 +188,16 @@ export function totpUri(fn: string, secret: Value | undefined, label: string, is
   if (decodeBase32Secret(text) === null) {
     throw new RvmError(`${fn}() expects secret to be Base32 of at least 16 bytes (totp_secret() makes one)`, RUNTIME.invalid_argument);
   }
-  const uri = loadOtplib().generateURI({ issuer: uriPart(fn, 'issuer', issuer), label: uriPart(fn, 'label', label), secret: text.replace(/=+$/, '').toUpperCase() });
+  const uri = loadOtplib().generateURI({
+    issuer: uriPart(fn, 'issuer', issuer),
+    label: uriPart(fn, 'label', label),
+    secret: text.replace(/=+$/, '').toUpperCase(),
+  });
   if (uri.length > MAX_OTPAUTH_URI_CHARS) {
-    throw new RvmError(`${fn}(): the otpauth link would be longer than ${MAX_OTPAUTH_URI_CHARS} characters; shorten the label or issuer`, RUNTIME.invalid_argument);
+    throw new RvmError(
+      `${fn}(): the otpauth link would be longer than ${MAX_OTPAUTH_URI_CHARS} characters; shorten the label or issuer`,
+      RUNTIME.invalid_argument,
+    );
   }
   return uri;
 }
@@ -189,7 +208,8 @@ export async function totpQr(ctx: CallContext, secret: Value | undefined, label:
   // Encoding grows with the link: charge for it like any text work of the request.
   ctx.budget.chargeText(uri.length);
   if (format === 'svg') return loadQrcode().toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
-  if (format === undefined || format === null || format === 'png') return loadQrcode().toDataURL(uri, { type: 'image/png', errorCorrectionLevel: 'M', margin: 4, width: TOTP_QR_WIDTH_PX });
+  if (format === undefined || format === null || format === 'png')
+    return loadQrcode().toDataURL(uri, { type: 'image/png', errorCorrectionLevel: 'M', margin: 4, width: TOTP_QR_WIDTH_PX });
   throw new RvmError(`totp_qr() expects format to be 'png' or 'svg', got '${format}'`, RUNTIME.invalid_argument);
 }
 
@@ -238,6 +258,13 @@ export function registerTotp(rvm: PluginApi, options: TotpOptions = {}): void {
     ],
     returns: 'bool',
     doc: `True when the code is the secret's ${TOTP_DIGITS}-digit TOTP code (SHA-1, ${TOTP_PERIOD_SECONDS} s, ±${TOTP_DRIFT_STEPS} step) at a time step later than the last one accepted for this secret; a code is accepted once, in every process sharing the store. Malformed input, a wrong code or a replay is false. Wrong codes and replays are counted per secret: after ${MAX_WRONG_CODES} within ${WRONG_CODE_WINDOW_MS / 60_000} minutes every try, a right code included, ends the request with 429 too_many_attempts and Retry-After for ${FIRST_LOCKOUT_MS / 60_000} minute, doubling with each lockout that follows up to ${MAX_LOCKOUT_MS / 60_000} minutes; a right code resets the count.`,
-    responses: [{ status: HTTP.too_many_attempts.status, code: HTTP.too_many_attempts.code, description: `${MAX_WRONG_CODES} wrong codes for this secret lately: locked out for Retry-After seconds.`, headers: ['Retry-After'] }],
+    responses: [
+      {
+        status: HTTP.too_many_attempts.status,
+        code: HTTP.too_many_attempts.code,
+        description: `${MAX_WRONG_CODES} wrong codes for this secret lately: locked out for Retry-After seconds.`,
+        headers: ['Retry-After'],
+      },
+    ],
   });
 }

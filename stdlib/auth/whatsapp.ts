@@ -108,7 +108,13 @@ export function cloudConfig(secrets: SecretSource): CloudConfig | null | 'invali
     return 'invalid';
   }
   if (protocol !== 'https:' && protocol !== 'http:') return 'invalid';
-  return { token, phoneNumberId, baseUrl, template: secrets.env('WHATSAPP_TEMPLATE') || null, language: secrets.env('WHATSAPP_TEMPLATE_LANG') || DEFAULT_TEMPLATE_LANG };
+  return {
+    token,
+    phoneNumberId,
+    baseUrl,
+    template: secrets.env('WHATSAPP_TEMPLATE') || null,
+    language: secrets.env('WHATSAPP_TEMPLATE_LANG') || DEFAULT_TEMPLATE_LANG,
+  };
 }
 
 /** A keyed hash: only whoever holds the app secret can test a guess against what the store holds. */
@@ -136,14 +142,19 @@ function isCodeRecord(v: Value | undefined): v is CodeRecord {
 
 /** A fresh code from the CSPRNG, with its leading zeros. */
 function newCode(): string {
-  return randomInt(0, 10 ** CODE_DIGITS).toString().padStart(CODE_DIGITS, '0');
+  return randomInt(0, 10 ** CODE_DIGITS)
+    .toString()
+    .padStart(CODE_DIGITS, '0');
 }
 
 /** The message template as given: text of at most MAX_TEMPLATE_LENGTH holding `{code}`. Throws RvmError otherwise. */
 function checkTemplate(template: Value | undefined): string {
   if (typeof template !== 'string') throw new RvmError(`whatsapp_send_otp() expects template to be text, got ${typeName(template)}`, RUNTIME.type_error);
   if (!template.includes(CODE_PLACEHOLDER) || template.length > MAX_TEMPLATE_LENGTH) {
-    throw new RvmError(`whatsapp_send_otp(): template must contain ${CODE_PLACEHOLDER} and be at most ${MAX_TEMPLATE_LENGTH} characters`, RUNTIME.invalid_argument);
+    throw new RvmError(
+      `whatsapp_send_otp(): template must contain ${CODE_PLACEHOLDER} and be at most ${MAX_TEMPLATE_LENGTH} characters`,
+      RUNTIME.invalid_argument,
+    );
   }
   return template;
 }
@@ -209,7 +220,11 @@ export class WhatsAppCodes {
     }
     const config = cloudConfig(ctx.app.secrets);
     if (config === 'invalid' || (config === null && !ctx.app.dev)) {
-      ctx.log(config === 'invalid' ? 'whatsapp_send_otp: WHATSAPP_API_URL is not an http(s) URL; no code sent' : 'whatsapp_send_otp: WHATSAPP_TOKEN and WHATSAPP_PHONE_NUMBER_ID are not set; no code sent');
+      ctx.log(
+        config === 'invalid'
+          ? 'whatsapp_send_otp: WHATSAPP_API_URL is not an http(s) URL; no code sent'
+          : 'whatsapp_send_otp: WHATSAPP_TOKEN and WHATSAPP_PHONE_NUMBER_ID are not set; no code sent',
+      );
       const entry = HTTP.whatsapp_not_configured;
       return ctx.fail(entry.status, entry.message, entry.code);
     }
@@ -229,7 +244,10 @@ export class WhatsAppCodes {
       ctx.log(`whatsapp_send_otp: not sent (no WHATSAPP_TOKEN); code for ${phone}: ${code}`);
       return sentAnswer(false, null);
     }
-    const message = config.template === null ? textMessage(phone, template.replaceAll(CODE_PLACEHOLDER, code)) : templateMessage(phone, config.template, config.language, code);
+    const message =
+      config.template === null
+        ? textMessage(phone, template.replaceAll(CODE_PLACEHOLDER, code))
+        : templateMessage(phone, config.template, config.language, code);
     this.agent ??= cloudAgent(this.timeouts);
     try {
       return sentAnswer(true, await sendCloudMessage(config, message, this.agent, ctx.budget.signal));
@@ -283,11 +301,21 @@ export function registerWhatsApp(rvm: PluginApi, options: WhatsAppOptions = {}):
     params: [
       // Checked by the native: a number it cannot read is a 422 invalid_phone answer, not a type error.
       { name: 'phone', type: 'text', selfChecked: true, doc: 'an international number: +16505551234, +1 (650) 555-1234, 00 1 650 555 1234' },
-      { name: 'template', type: 'text', selfChecked: true, doc: `the text message, with ${CODE_PLACEHOLDER} where the code goes (used when WHATSAPP_TEMPLATE is not set)` },
+      {
+        name: 'template',
+        type: 'text',
+        selfChecked: true,
+        doc: `the text message, with ${CODE_PLACEHOLDER} where the code goes (used when WHATSAPP_TEMPLATE is not set)`,
+      },
     ],
     returns: 'object',
     doc: `Sends a new ${CODE_DIGITS}-digit one-time code to the number over WhatsApp (the WHATSAPP_TEMPLATE authentication template when set, else a text message from template), valid ${CODE_TTL_MS / 60_000} minutes for ${MAX_ATTEMPTS} attempts; answers {sent, message_id, expires_in, resend_in}. Without WHATSAPP_TOKEN the code is written to the log in development (sent: false) and production answers 503 whatsapp_not_configured. One code per number every ${RESEND_INTERVAL_MS / 1000} s and at most ${MAX_SENDS_PER_HOUR} an hour (429 otp_resend_throttled with Retry-After).`,
-    responses: sendErrors.map((e) => ({ status: e.status, code: e.code, description: e.doc, ...(e === HTTP.otp_resend_throttled ? { headers: ['Retry-After'] } : {}) })),
+    responses: sendErrors.map((e) => ({
+      status: e.status,
+      code: e.code,
+      description: e.doc,
+      ...(e === HTTP.otp_resend_throttled ? { headers: ['Retry-After'] } : {}),
+    })),
   });
   rvm.native('whatsapp_verify_otp', (ctx, phone, code) => answerGuess(ctx, codes.verify(ctx, phone, code)), {
     params: [
@@ -297,6 +325,13 @@ export function registerWhatsApp(rvm: PluginApi, options: WhatsAppOptions = {}):
     ],
     returns: 'bool',
     doc: `True once for the code last sent to the number with whatsapp_send_otp, within ${CODE_TTL_MS / 60_000} minutes; each wrong attempt counts and after ${MAX_ATTEMPTS} the code is dead. False for anything else, malformed input included. At most ${MAX_GUESSES_PER_HOUR} verifications of one number an hour, right or wrong: past that, 429 too_many_attempts with Retry-After.`,
-    responses: [{ status: HTTP.too_many_attempts.status, code: HTTP.too_many_attempts.code, description: `${MAX_GUESSES_PER_HOUR} verifications of this number in the last hour: retry after Retry-After seconds.`, headers: ['Retry-After'] }],
+    responses: [
+      {
+        status: HTTP.too_many_attempts.status,
+        code: HTTP.too_many_attempts.code,
+        description: `${MAX_GUESSES_PER_HOUR} verifications of this number in the last hour: retry after Retry-After seconds.`,
+        headers: ['Retry-After'],
+      },
+    ],
   });
 }

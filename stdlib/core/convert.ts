@@ -18,15 +18,19 @@ export function registerConvert(rvm: PluginApi): void {
     doc: "Converts to a number: numbers stay; a decimal text with optional sign, fraction, exponent and surrounding spaces is parsed ('1.5' is 1.5; '1.5kg', '0x10' and '' give null); true/false give 1/0; null stays null; lists and objects are a type_error.",
   });
 
-  rvm.native('text', (ctx, x) => {
-    const text = toText(x ?? null);
-    ctx.budget.chargeText(text.length);
-    return text;
-  }, {
-    params: [{ name: 'x', type: 'any' }],
-    returns: 'text',
-    doc: "The text form of any value, as interpolation shows it: texts unchanged, numbers and booleans as written, null as 'null', lists and objects as JSON.",
-  });
+  rvm.native(
+    'text',
+    (ctx, x) => {
+      const text = toText(x ?? null);
+      ctx.budget.chargeText(text.length);
+      return text;
+    },
+    {
+      params: [{ name: 'x', type: 'any' }],
+      returns: 'text',
+      doc: "The text form of any value, as interpolation shows it: texts unchanged, numbers and booleans as written, null as 'null', lists and objects as JSON.",
+    },
+  );
 }
 
 function toInt(x: Value | undefined): Value {

@@ -36,7 +36,6 @@ function argumentCache<T>(parse: (args: Value[]) => T): (args: Value[]) => T {
   };
 }
 
-
 function textArg(guard: string, param: string, v: Value): string {
   if (typeof v !== 'string') throw new RvmError(`${guard}() expects ${param} to be text, got ${typeName(v)}`, RUNTIME.invalid_argument);
   return v;
@@ -54,7 +53,8 @@ function registerIpGuard(rvm: PluginApi): void {
     args.map((a) => {
       const text = textArg('ip', 'each range', a);
       const range = parseCidr(text);
-      if (range === null) throw new RvmError(`ip() expects IPv4 or IPv6 addresses or CIDR ranges such as '10.0.0.0/8', got '${text}'`, RUNTIME.invalid_argument);
+      if (range === null)
+        throw new RvmError(`ip() expects IPv4 or IPv6 addresses or CIDR ranges such as '10.0.0.0/8', got '${text}'`, RUNTIME.invalid_argument);
       return range;
     }),
   );
@@ -153,7 +153,9 @@ function registerTimeGuard(rvm: PluginApi, now: () => number, timezone: unknown)
       doc:
         "Lets the request through only between start (inclusive) and end (exclusive), e.g. time('09:00', '17:00'); time('22:00', '06:00') runs across midnight. " +
         'Times are UTC unless rvm.config.json sets "timezone" (IANA, e.g. "Europe/Berlin"). Otherwise 403 outside_time_window. Malformed or equal times are a compile error (E_GUARD_ARGS).',
-      responses: [{ status: HTTP.outside_time_window.status, code: HTTP.outside_time_window.code, description: 'The request came outside the allowed time window.' }],
+      responses: [
+        { status: HTTP.outside_time_window.status, code: HTTP.outside_time_window.code, description: 'The request came outside the allowed time window.' },
+      ],
     },
   );
 }
@@ -183,8 +185,15 @@ function registerMethodGuard(rvm: PluginApi): void {
         { name: 'method', type: 'text', doc: "An allowed method, e.g. 'GET'." },
         { name: 'more', type: 'text', rest: true, doc: 'Further allowed methods.' },
       ],
-      doc: "Lets the request through only for the listed methods (useful on ANY routes; GET also allows HEAD). Otherwise 405 method_not_allowed with an Allow header listing them. An unknown method is a compile error (E_GUARD_ARGS).",
-      responses: [{ status: HTTP.method_not_allowed.status, code: HTTP.method_not_allowed.code, description: 'The method is not one the route allows.', headers: ['Allow'] }],
+      doc: 'Lets the request through only for the listed methods (useful on ANY routes; GET also allows HEAD). Otherwise 405 method_not_allowed with an Allow header listing them. An unknown method is a compile error (E_GUARD_ARGS).',
+      responses: [
+        {
+          status: HTTP.method_not_allowed.status,
+          code: HTTP.method_not_allowed.code,
+          description: 'The method is not one the route allows.',
+          headers: ['Allow'],
+        },
+      ],
     },
   );
 }

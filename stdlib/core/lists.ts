@@ -2,7 +2,20 @@
  * Core collection natives that work across texts, lists and objects: len, keys, values,
  * contains and join. Each charges the request's budget for the items and text it walks.
  */
-import { RUNTIME, HostObject, RvmError, SecretText, checkLength, codePointLength, entriesOf, expectText, isPlainObject, toText, typeName, valuesEqual } from '../../plugins/sdk.js';
+import {
+  RUNTIME,
+  HostObject,
+  RvmError,
+  SecretText,
+  checkLength,
+  codePointLength,
+  entriesOf,
+  expectText,
+  isPlainObject,
+  toText,
+  typeName,
+  valuesEqual,
+} from '../../plugins/sdk.js';
 import type { Budget, PluginApi } from '../../plugins/sdk.js';
 
 /** Registers len, keys, values, contains and join. */

@@ -75,7 +75,10 @@ export function registerResponses(rvm: PluginApi): void {
     'response.json',
     (ctx, status, v) => {
       if (typeof status !== 'number' || !Number.isInteger(status) || status < MIN_JSON_STATUS || status > MAX_JSON_STATUS) {
-        throw new RvmError(`response.json() expects a status between ${MIN_JSON_STATUS} and ${MAX_JSON_STATUS}, got ${describe(status)}`, RUNTIME.invalid_argument);
+        throw new RvmError(
+          `response.json() expects a status between ${MIN_JSON_STATUS} and ${MAX_JSON_STATUS}, got ${describe(status)}`,
+          RUNTIME.invalid_argument,
+        );
       }
       return ctx.respond(status, v ?? null, 'json');
     },
@@ -117,7 +120,10 @@ function redirect(ctx: CallContext, url: string, status: Value | undefined): Hal
     throw new RvmError(`response.redirect() expects status 301, 302, 303, 307 or 308, got ${describe(code)}`, RUNTIME.invalid_argument);
   }
   if (URL_CONTROL.test(url)) throw new RvmError('response.redirect() refuses a URL with a line break or control character', RUNTIME.invalid_header);
-  ctx.response.setHeader('location', url.replace(URL_NEEDS_ENCODING, (run) => encodeURIComponent(run)));
+  ctx.response.setHeader(
+    'location',
+    url.replace(URL_NEEDS_ENCODING, (run) => encodeURIComponent(run)),
+  );
   return ctx.respond(code, null, 'empty');
 }
 

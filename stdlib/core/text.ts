@@ -71,7 +71,7 @@ export function registerText(rvm: PluginApi): void {
         { name: 'to', type: 'text' },
       ],
       returns: 'text',
-      doc: "Replaces every occurrence of the literal text `from` (not a pattern) with `to`; an empty `from` leaves the text unchanged; a result over 16 Mi characters is a text_too_long error.",
+      doc: 'Replaces every occurrence of the literal text `from` (not a pattern) with `to`; an empty `from` leaves the text unchanged; a result over 16 Mi characters is a text_too_long error.',
     },
   );
 

@@ -27,7 +27,8 @@ export function trustedOrigins(settings: AppSettings): Set<string> {
   const out = new Set<string>();
   for (const entry of list) {
     const origin = typeof entry === 'string' ? normalizeOrigin(entry) : null;
-    if (origin === null) throw new Error(`rvm.config.json: csrf.trustedOrigins has ${JSON.stringify(entry)}, which is not an origin like "https://app.example.com"`);
+    if (origin === null)
+      throw new Error(`rvm.config.json: csrf.trustedOrigins has ${JSON.stringify(entry)}, which is not an origin like "https://app.example.com"`);
     out.add(origin);
   }
   return out;
@@ -110,10 +111,18 @@ export function registerCsrf(rvm: PluginApi): void {
           type: 'apiKey',
           in: 'header',
           name: 'X-CSRF-Token',
-          description: 'A token from GET /_app/csrf or csrf_token(), which also set the rvm_csrf cookie it must match; sent back as X-CSRF-Token (or a form field _csrf) on POST, PUT, PATCH and DELETE. A request with an Authorization header needs none.',
+          description:
+            'A token from GET /_app/csrf or csrf_token(), which also set the rvm_csrf cookie it must match; sent back as X-CSRF-Token (or a form field _csrf) on POST, PUT, PATCH and DELETE. A request with an Authorization header needs none.',
         },
       },
-      responses: [{ status: HTTP.csrf_invalid.status, code: HTTP.csrf_invalid.code, description: 'The CSRF token is missing, does not match the rvm_csrf cookie, is not signed for this session, or the request came from another origin.' }],
+      responses: [
+        {
+          status: HTTP.csrf_invalid.status,
+          code: HTTP.csrf_invalid.code,
+          description:
+            'The CSRF token is missing, does not match the rvm_csrf cookie, is not signed for this session, or the request came from another origin.',
+        },
+      ],
     },
   );
 }

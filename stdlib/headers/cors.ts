@@ -36,7 +36,8 @@ export interface CorsOptions {
 export function parseCorsOptions(value: Value | undefined): CorsOptions {
   if (!isPlainObject(value)) throw new RvmError(`set_cors_headers() expects an options object, got ${typeName(value)}`, RUNTIME.type_error);
   for (const key of Object.keys(value)) {
-    if (!OPTION_NAMES.includes(key)) throw new RvmError(`set_cors_headers() has no option '${key}' (options: ${OPTION_NAMES.join(', ')})`, RUNTIME.invalid_argument);
+    if (!OPTION_NAMES.includes(key))
+      throw new RvmError(`set_cors_headers() has no option '${key}' (options: ${OPTION_NAMES.join(', ')})`, RUNTIME.invalid_argument);
   }
   const origins = new Set<string>();
   let anyOrigin = false;
@@ -46,7 +47,8 @@ export function parseCorsOptions(value: Value | undefined): CorsOptions {
       continue;
     }
     const origin = normalizeOrigin(entry);
-    if (origin === null) throw new RvmError(`set_cors_headers(): ${JSON.stringify(entry)} is not an origin like 'https://app.example.com' or '*'`, RUNTIME.invalid_argument);
+    if (origin === null)
+      throw new RvmError(`set_cors_headers(): ${JSON.stringify(entry)} is not an origin like 'https://app.example.com' or '*'`, RUNTIME.invalid_argument);
     origins.add(origin);
   }
   const credentials = absent(value.credentials) ? false : expectBool('set_cors_headers', 'credentials', value.credentials);
@@ -57,7 +59,8 @@ export function parseCorsOptions(value: Value | undefined): CorsOptions {
   let maxAge: number | null = null;
   if (!absent(value.max_age)) {
     maxAge = expectInt('set_cors_headers', 'max_age', value.max_age);
-    if (maxAge < 0 || maxAge > MAX_CORS_MAX_AGE) throw new RvmError(`set_cors_headers(): max_age must be 0 to ${MAX_CORS_MAX_AGE} seconds, got ${maxAge}`, RUNTIME.invalid_argument);
+    if (maxAge < 0 || maxAge > MAX_CORS_MAX_AGE)
+      throw new RvmError(`set_cors_headers(): max_age must be 0 to ${MAX_CORS_MAX_AGE} seconds, got ${maxAge}`, RUNTIME.invalid_argument);
   }
   return {
     origins,
@@ -118,7 +121,13 @@ export function applyCors(ctx: CallContext, options: CorsOptions): Halt | null {
 /** Registers set_cors_headers. */
 export function registerCors(rvm: PluginApi): void {
   rvm.native('set_cors_headers', (ctx, options) => applyCors(ctx, parseCorsOptions(options)), {
-    params: [{ name: 'options', type: 'object', doc: "{origins: ['https://app.example.com'], methods: ['GET', 'POST'], headers?: [...], credentials?: bool, max_age?: seconds, expose?: [...]}" }],
+    params: [
+      {
+        name: 'options',
+        type: 'object',
+        doc: "{origins: ['https://app.example.com'], methods: ['GET', 'POST'], headers?: [...], credentials?: bool, max_age?: seconds, expose?: [...]}",
+      },
+    ],
     returns: 'null',
     doc: "CORS: when the request's Origin is one of origins (or origins has '*' and credentials is not set), sets Access-Control-Allow-Origin to it (Allow-Credentials, Expose-Headers as asked); always adds Vary: Origin. A preflight (OPTIONS with Access-Control-Request-Method) is answered at once with 204 and Access-Control-Allow-Methods/Headers/Max-Age (for an allowed origin), ending the request: call it in a _middleware.rvm so preflights reach it. Without headers, the headers the preflight requests are allowed. '*' with credentials, a malformed origin, an unknown option or max_age over 86400 is an invalid_argument error.",
   });
@@ -148,7 +157,11 @@ function textList(options: ValueObject, key: string, required: boolean): string[
 function tokens(options: ValueObject, key: string, required: boolean): string[] {
   const list = textList(options, key, required);
   for (const item of list) {
-    if (!TOKEN.test(item)) throw new RvmError(`set_cors_headers(): ${JSON.stringify(item)} in ${key} is not a valid ${key === 'methods' ? 'method' : 'header name'}`, RUNTIME.invalid_argument);
+    if (!TOKEN.test(item))
+      throw new RvmError(
+        `set_cors_headers(): ${JSON.stringify(item)} in ${key} is not a valid ${key === 'methods' ? 'method' : 'header name'}`,
+        RUNTIME.invalid_argument,
+      );
   }
   return list;
 }

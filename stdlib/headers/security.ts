@@ -94,7 +94,10 @@ export function registerSecurityHeaders(rvm: PluginApi): void {
       const option = value.toUpperCase();
       if (!FRAME_OPTIONS.has(option)) {
         // ALLOW-FROM is obsolete and ignored by browsers; frame-ancestors in set_csp replaces it.
-        throw new RvmError(`x_frame_options() takes 'DENY' or 'SAMEORIGIN', got ${JSON.stringify(value)} (use set_csp({frame_ancestors: ...}) for a list of origins)`, RUNTIME.invalid_argument);
+        throw new RvmError(
+          `x_frame_options() takes 'DENY' or 'SAMEORIGIN', got ${JSON.stringify(value)} (use set_csp({frame_ancestors: ...}) for a list of origins)`,
+          RUNTIME.invalid_argument,
+        );
       }
       ctx.response.setHeader('x-frame-options', option);
       return null;
@@ -102,7 +105,7 @@ export function registerSecurityHeaders(rvm: PluginApi): void {
     {
       params: [{ name: 'value', type: 'text', doc: "'DENY' or 'SAMEORIGIN' (any case)" }],
       returns: 'null',
-      doc: "Sets X-Frame-Options to DENY or SAMEORIGIN; anything else (ALLOW-FROM is obsolete) is an invalid_argument error. set_csp({frame_ancestors: ...}) is the modern equivalent.",
+      doc: 'Sets X-Frame-Options to DENY or SAMEORIGIN; anything else (ALLOW-FROM is obsolete) is an invalid_argument error. set_csp({frame_ancestors: ...}) is the modern equivalent.',
     },
   );
 }

@@ -26,7 +26,6 @@ function invalid(message: string): RvmError {
   return new RvmError(message, RUNTIME.invalid_argument);
 }
 
-
 function limitArg(fn: string, v: Value | undefined): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_LIMIT) {
     throw invalid(`${fn}() expects limit to be an int from 1 to ${MAX_LIMIT}, got ${typeof v === 'number' ? v : typeName(v)}`);
@@ -107,10 +106,11 @@ export function createRateLimitPlugin(options: RateLimitPluginOptions = {}): Plu
       const windows: Windows = { now, failOpen: failOpenOf(rvm) };
       registerNatives(rvm, windows);
       rvm.guard('rate_limit', rateLimitGuard(windows), {
-        checkArgs: (args) => argumentProblem(() => {
-          limitArg('rate_limit', args[0] ?? null);
-          windowArg('rate_limit', args[1] ?? null);
-        }),
+        checkArgs: (args) =>
+          argumentProblem(() => {
+            limitArg('rate_limit', args[0] ?? null);
+            windowArg('rate_limit', args[1] ?? null);
+          }),
         params: [
           { name: 'limit', type: 'int', doc: `Requests allowed per window (1 to ${MAX_LIMIT}).` },
           { name: 'window_seconds', type: 'number', doc: 'Length of the sliding window in seconds.' },
@@ -153,7 +153,14 @@ function policyCache(): (limit: Value | undefined, window: Value | undefined) =>
       const l = limitArg('rate_limit', limit);
       const w = windowArg('rate_limit', window);
       const headers = rateLimitHeaders(l, 0, 0, w);
-      policy = { limit: l, windowSeconds: w, windowMs: w * 1000, limitText: headers['RateLimit-Limit']!, policyText: headers['RateLimit-Policy']!, keys: new GuardKeys(l, w) };
+      policy = {
+        limit: l,
+        windowSeconds: w,
+        windowMs: w * 1000,
+        limitText: headers['RateLimit-Limit']!,
+        policyText: headers['RateLimit-Policy']!,
+        keys: new GuardKeys(l, w),
+      };
       if (byWindow === undefined) byLimit.set(limit, (byWindow = new Map()));
       byWindow.set(window, policy);
     }
@@ -169,7 +176,12 @@ function rateLimitGuard(w: Windows): GuardFn {
     const r = ctx.store.hit(policy.keys.of(ctx.request), policy.limit, policy.windowMs, t);
     // No closure on the synchronous path (the in-process store): this runs on every request of a limited route.
     if (!(r instanceof Promise)) return answer(ctx, use, policy, t, r);
-    return settle(w, r, (settled) => answer(ctx, use, policy, t, settled), () => undefined);
+    return settle(
+      w,
+      r,
+      (settled) => answer(ctx, use, policy, t, settled),
+      () => undefined,
+    );
   };
 }
 
@@ -204,7 +216,8 @@ const KEY_PARAMS = (what: string, doc: string) => [
   { name: 'window_seconds', type: 'number' as const, selfChecked: true, doc: 'Length of the sliding window in seconds.' },
 ];
 
-const RESULT_DOC = 'Returns {allowed, remaining, reset_at}: reset_at is absolute Unix seconds, the moment the oldest counted request leaves the window (one more request becomes allowed).';
+const RESULT_DOC =
+  'Returns {allowed, remaining, reset_at}: reset_at is absolute Unix seconds, the moment the oldest counted request leaves the window (one more request becomes allowed).';
 
 function registerNatives(rvm: PluginApi, w: Windows): void {
   /** Failing open, an unreachable store answers "allowed, nothing counted". */
@@ -212,11 +225,15 @@ function registerNatives(rvm: PluginApi, w: Windows): void {
   const hit = (ctx: CallContext, key: string, limit: number, windowSeconds: number) =>
     settle(w, ctx.store.hit(key, limit, windowSeconds * 1000, w.now()), resultValue, openResult(limit));
 
-  rvm.native('rate_limit', (ctx, key, limit, window) => hit(ctx, rawKey(keyArg('rate_limit', 'key', key)), limitArg('rate_limit', limit), windowArg('rate_limit', window)), {
-    params: KEY_PARAMS('key', 'Any text naming what is limited (a secret is accepted).'),
-    returns: 'object',
-    doc: `Checks and counts one request of key against an exact sliding window of at most limit requests per window_seconds (a refused request is not counted). ${RESULT_DOC}`,
-  });
+  rvm.native(
+    'rate_limit',
+    (ctx, key, limit, window) => hit(ctx, rawKey(keyArg('rate_limit', 'key', key)), limitArg('rate_limit', limit), windowArg('rate_limit', window)),
+    {
+      params: KEY_PARAMS('key', 'Any text naming what is limited (a secret is accepted).'),
+      returns: 'object',
+      doc: `Checks and counts one request of key against an exact sliding window of at most limit requests per window_seconds (a refused request is not counted). ${RESULT_DOC}`,
+    },
+  );
 
   rvm.native(
     'rate_limit_check',
@@ -232,15 +249,20 @@ function registerNatives(rvm: PluginApi, w: Windows): void {
     },
   );
 
-  rvm.native('rate_limit_ip', (ctx, ip, limit, window) => hit(ctx, ipKey(keyArg('rate_limit_ip', 'ip', ip)), limitArg('rate_limit_ip', limit), windowArg('rate_limit_ip', window)), {
-    params: KEY_PARAMS('ip', 'A client address, usually request.ip; IPv6 addresses count per /64.'),
-    returns: 'object',
-    doc: `rate_limit for a client address, in its own namespace (never shared with rate_limit keys or users). ${RESULT_DOC}`,
-  });
+  rvm.native(
+    'rate_limit_ip',
+    (ctx, ip, limit, window) => hit(ctx, ipKey(keyArg('rate_limit_ip', 'ip', ip)), limitArg('rate_limit_ip', limit), windowArg('rate_limit_ip', window)),
+    {
+      params: KEY_PARAMS('ip', 'A client address, usually request.ip; IPv6 addresses count per /64.'),
+      returns: 'object',
+      doc: `rate_limit for a client address, in its own namespace (never shared with rate_limit keys or users). ${RESULT_DOC}`,
+    },
+  );
 
   rvm.native(
     'rate_limit_user',
-    (ctx, id, limit, window) => hit(ctx, userKey(keyArg('rate_limit_user', 'user_id', id)), limitArg('rate_limit_user', limit), windowArg('rate_limit_user', window)),
+    (ctx, id, limit, window) =>
+      hit(ctx, userKey(keyArg('rate_limit_user', 'user_id', id)), limitArg('rate_limit_user', limit), windowArg('rate_limit_user', window)),
     {
       params: KEY_PARAMS('user_id', 'The user id (text or number), e.g. auth_user().sub.'),
       returns: 'object',
@@ -271,9 +293,11 @@ function registerNatives(rvm: PluginApi, w: Windows): void {
   rvm.native(
     'rate_limit_headers',
     (_ctx, remaining, limit, resetAt, window) => {
-      if (typeof remaining !== 'number' || !Number.isInteger(remaining) || remaining < 0) throw invalid(`rate_limit_headers() expects remaining to be an int of at least 0, got ${typeName(remaining)}`);
+      if (typeof remaining !== 'number' || !Number.isInteger(remaining) || remaining < 0)
+        throw invalid(`rate_limit_headers() expects remaining to be an int of at least 0, got ${typeName(remaining)}`);
       const l = limitArg('rate_limit_headers', limit);
-      if (typeof resetAt !== 'number' || !Number.isFinite(resetAt)) throw invalid(`rate_limit_headers() expects reset_at to be Unix seconds, got ${typeName(resetAt)}`);
+      if (typeof resetAt !== 'number' || !Number.isFinite(resetAt))
+        throw invalid(`rate_limit_headers() expects reset_at to be Unix seconds, got ${typeName(resetAt)}`);
       const seconds = window === undefined || window === null ? undefined : windowArg('rate_limit_headers', window);
       return rateLimitHeaders(l, remaining, secondsUntil(resetAt * 1000, w.now()), seconds) as ValueObject;
     },

@@ -51,7 +51,8 @@ export function tableOf(spec: TableSpec): Table {
   fields.set('id', { name: 'id', type: 'uuid', optional: false, implicit: true, spec: null });
   for (const column of spec.columns) {
     checkIdentifier(column.name, 'field');
-    if (fields.has(column.name) || IMPLICIT.includes(column.name)) throw new Error(`type ${spec.name}: field '${column.name}' is declared twice or is implicit`);
+    if (fields.has(column.name) || IMPLICIT.includes(column.name))
+      throw new Error(`type ${spec.name}: field '${column.name}' is declared twice or is implicit`);
     if (column.default !== undefined && column.default !== null) checkValue(column.type, column.default, column.name);
     fields.set(column.name, { name: column.name, type: column.type, optional: column.optional, implicit: false, spec: column });
   }

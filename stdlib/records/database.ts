@@ -59,7 +59,8 @@ function shownUrl(url: string): string {
 /** `database.<key>`, a whole number of milliseconds above 0, else `fallback` when absent. */
 function milliseconds(section: Record<string, unknown>, key: string, fallback: number): number {
   const value = section[key] ?? fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new Error(`rvm.config.json: "database.${key}" must be a whole number of milliseconds above 0`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1)
+    throw new Error(`rvm.config.json: "database.${key}" must be a whole number of milliseconds above 0`);
   return value;
 }
 
@@ -71,7 +72,8 @@ export function databaseTarget(settings: AppSettings): DatabaseTarget {
   }
   const section = (config ?? {}) as Record<string, unknown>;
   if (section.url !== undefined && typeof section.url !== 'string') throw new Error('rvm.config.json: "database.url" must be text');
-  if (section.sqlite !== undefined && (typeof section.sqlite !== 'string' || section.sqlite === '')) throw new Error('rvm.config.json: "database.sqlite" must be the path of a file');
+  if (section.sqlite !== undefined && (typeof section.sqlite !== 'string' || section.sqlite === ''))
+    throw new Error('rvm.config.json: "database.sqlite" must be the path of a file');
   const pool = section.pool ?? PG_POOL_SIZE;
   if (typeof pool !== 'number' || !Number.isInteger(pool) || pool < 1 || pool > MAX_PG_POOL_SIZE) {
     throw new Error(`rvm.config.json: "database.pool" must be an integer from 1 to ${MAX_PG_POOL_SIZE}`);
@@ -82,7 +84,15 @@ export function databaseTarget(settings: AppSettings): DatabaseTarget {
   const workers = settings.workers;
   if (url) {
     const mine = poolPerWorker(pool, workers);
-    return { kind: 'postgres', url, pool: mine, connectTimeoutMs, statementTimeoutMs, shown: `postgres ${shownUrl(url)}`, line: `PostgreSQL ${shownUrl(url)}, ${poolText(pool, mine, workers)}` };
+    return {
+      kind: 'postgres',
+      url,
+      pool: mine,
+      connectTimeoutMs,
+      statementTimeoutMs,
+      shown: `postgres ${shownUrl(url)}`,
+      line: `PostgreSQL ${shownUrl(url)}, ${poolText(pool, mine, workers)}`,
+    };
   }
   // Relative to the app folder, as the default is (a bundle's: the working directory).
   const dir = settings.dir ?? process.cwd();
@@ -97,7 +107,9 @@ export function databaseTarget(settings: AppSettings): DatabaseTarget {
 function poolText(pool: number, mine: number, workers: number): string {
   if (workers <= 1) return `pool ${pool}`;
   const total = mine * workers;
-  return total > pool ? `pool ${mine} per worker (${total} in all: database.pool ${pool} is below ${MIN_PG_POOL_PER_WORKER} per worker)` : `pool ${mine} per worker (${total} in all)`;
+  return total > pool
+    ? `pool ${mine} per worker (${total} in all: database.pool ${pool} is below ${MIN_PG_POOL_PER_WORKER} per worker)`
+    : `pool ${mine} per worker (${total} in all)`;
 }
 
 /** Opens a new store on `target`. */

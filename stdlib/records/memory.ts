@@ -14,7 +14,22 @@
  * - writes are serialised (one writer at a time, as `BEGIN IMMEDIATE` does); a transaction
  *   works on private copies of the tables it touches, so nobody sees its writes before commit.
  */
-import { ConflictError, InvalidQueryError, own, put, type Filter, type FilterOp, type Query, type RecordOps, type RecordStore, type Row, type SchemaPlan, type StoredValue, type TableSpec, type Transaction } from './store.js';
+import {
+  ConflictError,
+  InvalidQueryError,
+  own,
+  put,
+  type Filter,
+  type FilterOp,
+  type Query,
+  type RecordOps,
+  type RecordStore,
+  type Row,
+  type SchemaPlan,
+  type StoredValue,
+  type TableSpec,
+  type Transaction,
+} from './store.js';
 import { checkValue, fieldOf, tableOf, type Field, type FieldType, type Table } from './columns.js';
 import { countStatement, insertStatement, selectStatement, updateStatement } from './sql.js';
 import { indexNames, planSchema, syncSteps, type LiveSchema } from './schema.js';

@@ -4,9 +4,32 @@
  * errors become the three coded errors); this class checks input, builds the statements, sets
  * ids and timestamps, and turns rows back into JSON data.
  */
-import { InvalidQueryError, ResultMemoryError, answerOf, andThen, type Answer, type ChargeMemory, type Filter, type Query, type RecordOps, type Row, type StopSignal } from './store.js';
+import {
+  InvalidQueryError,
+  ResultMemoryError,
+  answerOf,
+  andThen,
+  type Answer,
+  type ChargeMemory,
+  type Filter,
+  type Query,
+  type RecordOps,
+  type Row,
+  type StopSignal,
+} from './store.js';
 import type { Table } from './columns.js';
-import { LOCK_ROWS, countStatement, decodeRow, deleteStatement, findStatement, insertStatement, selectStatement, updateStatement, type Dialect, type Statement } from './sql.js';
+import {
+  LOCK_ROWS,
+  countStatement,
+  decodeRow,
+  deleteStatement,
+  findStatement,
+  insertStatement,
+  selectStatement,
+  updateStatement,
+  type Dialect,
+  type Statement,
+} from './sql.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 import { rowBytes } from './row-bytes.js';
 
@@ -113,7 +136,9 @@ export class SqlOps implements RecordOps {
   select(table: string, query: Query, stop?: StopSignal): Answer<Row[]> {
     return answerOf(() => {
       const t = this.table(table);
-      return andThen(this.executor.rows(selectStatement(this.dialect, t, query, this.lock), false, query.charge, stop), (raws) => raws.map((raw) => decodeRow(this.dialect, t, raw)));
+      return andThen(this.executor.rows(selectStatement(this.dialect, t, query, this.lock), false, query.charge, stop), (raws) =>
+        raws.map((raw) => decodeRow(this.dialect, t, raw)),
+      );
     });
   }
 

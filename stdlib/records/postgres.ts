@@ -190,7 +190,8 @@ function mapError(error: unknown, tables: Tables): unknown {
   // No SQLSTATE: the connection failed (refused, reset, timed out, terminated). The driver's
   // words are the cause the app log shows (`connect ECONNREFUSED 10.0.0.6:5432`), never a client;
   // an AggregateError (every address of a host refused) has only its code.
-  if (error instanceof Error) return new DatabaseUnavailableError(`the database is unavailable (${error.message || String((error as { code?: unknown }).code ?? error.name)})`);
+  if (error instanceof Error)
+    return new DatabaseUnavailableError(`the database is unavailable (${error.message || String((error as { code?: unknown }).code ?? error.name)})`);
   return error;
 }
 
@@ -262,7 +263,8 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
 
   constructor(options: PostgresStoreOptions) {
     super();
-    if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema)) throw new Error(`schema name '${options.schema}' is not an identifier`);
+    if (options.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(options.schema))
+      throw new Error(`schema name '${options.schema}' is not an identifier`);
     const connectTimeout = options.connectTimeoutMs ?? PG_CONNECT_TIMEOUT_MS;
     const statementTimeout = options.statementTimeoutMs ?? PG_STATEMENT_TIMEOUT_MS;
     const driver = loadPg();
@@ -371,7 +373,9 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
         if (twin.rows.length > 0) live.set(spec.name, { caseTwin: twin.rows[0]!.table_name });
         continue;
       }
-      const indexes = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1', [spec.name]);
+      const indexes = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1', [
+        spec.name,
+      ]);
       const rows = await client.query(`SELECT 1 FROM ${quote(spec.name)} LIMIT 1`);
       const table: LiveTable = {
         columns: new Map(columns.rows.map((c) => [c.column_name, FIELD_TYPES[c.domain_name ?? ''] ?? FIELD_TYPES[c.data_type] ?? c.data_type])),

@@ -5,8 +5,41 @@
  * (422 `validation_failed` with `details`, the request-validation shape); store failures answer
  * with their codes (409 `conflict`, 400 `invalid_query`, 503 `database_unavailable`).
  */
-import { HTTP, OutageLog, RvmError, getField, isPlainObject, typeName, type CallContext, type ErrorResponseSpec, type FieldProblem, type Halt, type OutageLines, type RecordMethod, type RecordProvider, type RecordType, type Value, type ValueObject } from '../../plugins/sdk.js';
-import { ConflictError, DatabaseUnavailableError, InvalidQueryError, StoreOverloadedError, UnstorableValueError, own, put, andThen, type Answer, type Query, type RecordOps, type RecordStore, type Row, type TableSpec, type Transaction } from './store.js';
+import {
+  HTTP,
+  OutageLog,
+  RvmError,
+  getField,
+  isPlainObject,
+  typeName,
+  type CallContext,
+  type ErrorResponseSpec,
+  type FieldProblem,
+  type Halt,
+  type OutageLines,
+  type RecordMethod,
+  type RecordProvider,
+  type RecordType,
+  type Value,
+  type ValueObject,
+} from '../../plugins/sdk.js';
+import {
+  ConflictError,
+  DatabaseUnavailableError,
+  InvalidQueryError,
+  StoreOverloadedError,
+  UnstorableValueError,
+  own,
+  put,
+  andThen,
+  type Answer,
+  type Query,
+  type RecordOps,
+  type RecordStore,
+  type Row,
+  type TableSpec,
+  type Transaction,
+} from './store.js';
 import { RecordValue, SYSTEM_FIELDS, shapeOf, storedValue, unknownField, type TypeShape } from './record.js';
 import { QueryProblem, UNVALIDATED_HINT, buildQuery, invalidQuery, walkFields, walkFilter, walkId, walkOptions } from './query.js';
 import { tableSpecOf } from './table.js';
@@ -160,7 +193,10 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       .then(
         (plan) => {
           if (plan.withheld.length > 0) {
-            throw new RvmError(`the database needs changes rvm will not make by itself: ${plan.withheld.map((c) => c.description).join('; ')}`, 'internal_error');
+            throw new RvmError(
+              `the database needs changes rvm will not make by itself: ${plan.withheld.map((c) => c.description).join('; ')}`,
+              'internal_error',
+            );
           }
           // Unless the app was linked again meanwhile (its types then wait for their own sync).
           if (synced === attempt) isSynced = true;
@@ -183,7 +219,12 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
    * result; store failures answer. An operation the store answers at once (SQLite, its
    * connection free) is answered at once, so the request does not suspend.
    */
-  const run = <T>(ctx: CallContext, work: (ops: RecordOps) => Answer<T>, answer: (value: T) => Value | Halt = asValue, shape?: TypeShape): Answer<Value | Halt> => {
+  const run = <T>(
+    ctx: CallContext,
+    work: (ops: RecordOps) => Answer<T>,
+    answer: (value: T) => Value | Halt = asValue,
+    shape?: TypeShape,
+  ): Answer<Value | Halt> => {
     let result: Answer<T>;
     try {
       result = isSynced ? work(opsOf(ctx)) : ready().then(() => work(opsOf(ctx)));
@@ -214,7 +255,12 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
   const record = (shape: TypeShape, row: Row | null): Value => (row === null ? null : new RecordValue(shape, row));
   const asValue = <T>(value: T): Value | Halt => value as unknown as Value | Halt;
 
-  const method = (params: RecordMethod['params'], returns: string, doc: string, fn: (ctx: CallContext, shape: TypeShape, ...args: Value[]) => Value | Halt | Promise<Value | Halt>): RecordMethod => ({
+  const method = (
+    params: RecordMethod['params'],
+    returns: string,
+    doc: string,
+    fn: (ctx: CallContext, shape: TypeShape, ...args: Value[]) => Value | Halt | Promise<Value | Halt>,
+  ): RecordMethod => ({
     params,
     returns,
     doc,
@@ -229,7 +275,12 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     if (unknown.length > 0) return refuse(ctx, shape, unknown);
     const checked = validated(shape, fields);
     if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
-    return run(ctx, (ops) => ops.insert(shape.type.name, checked.row), (row) => record(shape, row), shape);
+    return run(
+      ctx,
+      (ops) => ops.insert(shape.type.name, checked.row),
+      (row) => record(shape, row),
+      shape,
+    );
   };
 
   const methods: Record<string, RecordMethod> = {
@@ -240,22 +291,45 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       if (unknown.length > 0) throw unknownField(shape, unknown[0]!.field);
       return new RecordValue(shape, fields as Row);
     }),
-    create: method([{ name: 'fields', type: 'object' }], 'record', 'Validates and stores a new record; returns it with its id and time stamps.', (ctx, shape, input) => create(ctx, shape, input)),
+    create: method(
+      [{ name: 'fields', type: 'object' }],
+      'record',
+      'Validates and stores a new record; returns it with its id and time stamps.',
+      (ctx, shape, input) => create(ctx, shape, input),
+    ),
     find: method([{ name: 'id', type: 'text' }], 'record?', 'The record with this id, or null.', (ctx, shape, id) =>
-      run(ctx, (ops) => ops.find(shape.type.name, id as string), (row) => record(shape, row)),
+      run(
+        ctx,
+        (ops) => ops.find(shape.type.name, id as string),
+        (row) => record(shape, row),
+      ),
     ),
     find_by: method([{ name: 'filter', type: 'object' }], 'record?', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
-      run(ctx, (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }, ctx.budget), (rows) => record(shape, rows[0] ?? null)),
+      run(
+        ctx,
+        (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }, ctx.budget),
+        (rows) => record(shape, rows[0] ?? null),
+      ),
     ),
     where: method(
-      [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
+      [
+        { name: 'filter', type: 'object' },
+        { name: 'options', type: 'object', optional: true },
+      ],
       'list',
       'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
       (ctx, shape, filter, options) =>
-        run(ctx, (ops) => ops.select(shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null, ctx)), ctx.budget), (rows) => rows.map((row) => new RecordValue(shape, row))),
+        run(
+          ctx,
+          (ops) => ops.select(shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null, ctx)), ctx.budget),
+          (rows) => rows.map((row) => new RecordValue(shape, row)),
+        ),
     ),
     page: method(
-      [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }],
+      [
+        { name: 'filter', type: 'object' },
+        { name: 'options', type: 'object', optional: true },
+      ],
       'object',
       'One page of the records the filter matches: `{items, next}`, `next` the cursor to pass as `after` (null on the last page).',
       (ctx, shape, filter, options) =>
@@ -273,7 +347,10 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null, ctx), ctx.budget)),
     ),
     update: method(
-      [{ name: 'id', type: 'text' }, { name: 'changes', type: 'object' }],
+      [
+        { name: 'id', type: 'text' },
+        { name: 'changes', type: 'object' },
+      ],
       'record?',
       'Validates and stores the changes to the record with this id; returns it updated, or null when there is none.',
       (ctx, shape, id, changes) => {
@@ -281,17 +358,22 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         if (refused !== null) return refused;
         const { fields, unknown } = declaredFields(shape, changes);
         if (unknown.length > 0) return refuse(ctx, shape, unknown);
-        return run(ctx, async (ops) => {
-          const old = await ops.find(shape.type.name, id as string);
-          if (old === null) return null;
-          const merged = new RecordValue(shape, old).fields() as ValueObject;
-          for (const [name, value] of Object.entries(fields)) put(merged, name, value);
-          const checked = validated(shape, merged);
-          if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
-          const row: Row = {};
-          for (const name of Object.keys(fields)) put(row, name, own(checked.row, name));
-          return record(shape, await ops.update(shape.type.name, id as string, row));
-        }, asValue, shape);
+        return run(
+          ctx,
+          async (ops) => {
+            const old = await ops.find(shape.type.name, id as string);
+            if (old === null) return null;
+            const merged = new RecordValue(shape, old).fields() as ValueObject;
+            for (const [name, value] of Object.entries(fields)) put(merged, name, value);
+            const checked = validated(shape, merged);
+            if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
+            const row: Row = {};
+            for (const name of Object.keys(fields)) put(row, name, own(checked.row, name));
+            return record(shape, await ops.update(shape.type.name, id as string, row));
+          },
+          asValue,
+          shape,
+        );
       },
     ),
     delete: method([{ name: 'id', type: 'text' }], 'bool', 'Deletes the record with this id; true when there was one.', (ctx, shape, id) =>
@@ -372,12 +454,17 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       const checked = validated(shape, value.fields() as ValueObject);
       if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
       const id = value.id;
-      return run(ctx, async (ops) => {
-        const row = id === null ? await ops.insert(shape.type.name, checked.row) : await ops.update(shape.type.name, id, checked.row);
-        if (row === null) throw new RvmError(`this ${shape.type.name} was deleted since it was read`, 'record_missing');
-        value.replace(row);
-        return null;
-      }, asValue, shape);
+      return run(
+        ctx,
+        async (ops) => {
+          const row = id === null ? await ops.insert(shape.type.name, checked.row) : await ops.update(shape.type.name, id, checked.row);
+          if (row === null) throw new RvmError(`this ${shape.type.name} was deleted since it was read`, 'record_missing');
+          value.replace(row);
+          return null;
+        },
+        asValue,
+        shape,
+      );
     },
     delete(ctx, value) {
       if (!(value instanceof RecordValue)) throw new RvmError(`'delete' takes a record, got ${typeName(value)}`, 'not_a_record');

@@ -112,7 +112,18 @@ function checkValue(field: string, kind: FieldKind, v: Walked): void {
             ? typeof v !== 'object'
             : typeof v === 'string';
   if (!ok) {
-    const wanted = kind === 'list' || kind === 'object' ? 'a text, number or bool' : kind === 'int' ? 'an int' : kind === 'id' ? 'text (an id)' : kind === 'date' || kind === 'datetime' ? `text (a ${kind})` : kind === 'text' ? 'text' : `a ${kind}`;
+    const wanted =
+      kind === 'list' || kind === 'object'
+        ? 'a text, number or bool'
+        : kind === 'int'
+          ? 'an int'
+          : kind === 'id'
+            ? 'text (an id)'
+            : kind === 'date' || kind === 'datetime'
+              ? `text (a ${kind})`
+              : kind === 'text'
+                ? 'text'
+                : `a ${kind}`;
     throw new QueryProblem(`'${field}' is compared with ${describe(v)}, but takes ${wanted}`);
   }
 }
@@ -123,10 +134,16 @@ function checkOp(field: string, kind: FieldKind, hidden: boolean, op: string, v:
     throw new QueryProblem(`unknown operator '${op}' on '${field}'`, didYouMean(op, FILTER_OPS) ?? `operators are ${FILTER_OPS.join(', ')}`);
   }
   if (hidden && !HIDDEN_FIELD_OPS.includes(op as FilterOp)) {
-    throw new QueryProblem(`operator '${op}' does not apply to '${field}', a @hidden field`, `it takes ${HIDDEN_FIELD_OPS.join(', ')} (a lookup by the value, never a question about it)`);
+    throw new QueryProblem(
+      `operator '${op}' does not apply to '${field}', a @hidden field`,
+      `it takes ${HIDDEN_FIELD_OPS.join(', ')} (a lookup by the value, never a question about it)`,
+    );
   }
   if (!OPS_OF[kind].includes(op as FilterOp)) {
-    throw new QueryProblem(`operator '${op}' does not apply to '${field}' (${kind === 'id' ? 'the id' : `a ${kind} field`})`, `it takes ${OPS_OF[kind].join(', ')}`);
+    throw new QueryProblem(
+      `operator '${op}' does not apply to '${field}' (${kind === 'id' ? 'the id' : `a ${kind} field`})`,
+      `it takes ${OPS_OF[kind].join(', ')}`,
+    );
   }
   if (isUnknown(v)) return;
   switch (op) {
@@ -179,12 +196,16 @@ export function walkFilter(shape: TypeShape, filter: Walked, walk: RequestWalk |
     const kind = knownField(kinds, shape, name, 'filter field');
     if (isObject(condition)) {
       if (walk !== null && walk.requestOrigin(condition as Value) !== null) {
-        throw new QueryProblem(`the condition on '${name}' is an object from the request: a filter takes operators only from the route's code`, 'validate the field as a value (text, int…) and pass that');
+        throw new QueryProblem(
+          `the condition on '${name}' is an object from the request: a filter takes operators only from the route's code`,
+          'validate the field as a value (text, int…) and pass that',
+        );
       }
       const hidden = shape.hidden.has(name);
       for (const [op, v] of Object.entries(condition)) checkOp(name, kind, hidden, op, v);
     } else if (kind === 'list' || kind === 'object') {
-      if (condition !== null && !isUnknown(condition)) throw new QueryProblem(`'${name}' is a ${kind} field: compare it with an operator ({ ${OPS_OF[kind].join(': …, ')}: … })`);
+      if (condition !== null && !isUnknown(condition))
+        throw new QueryProblem(`'${name}' is a ${kind} field: compare it with an operator ({ ${OPS_OF[kind].join(': …, ')}: … })`);
     } else {
       checkValue(name, kind, condition);
     }
@@ -237,7 +258,8 @@ export function walkOptions(shape: TypeShape, options: Walked): { order: OrderKe
         out.offset = intOption('offset', v, 0, Number.MAX_SAFE_INTEGER) ?? 0;
         break;
       case 'after':
-        if (v !== null && !isUnknown(v) && typeof v !== 'string') throw new QueryProblem(`option 'after' takes a cursor (text from page().next), got ${describe(v)}`);
+        if (v !== null && !isUnknown(v) && typeof v !== 'string')
+          throw new QueryProblem(`option 'after' takes a cursor (text from page().next), got ${describe(v)}`);
         out.after = typeof v === 'string' ? v : null;
         break;
       default:
@@ -252,7 +274,8 @@ export const UNVALIDATED_HINT = 'validate the body and pass `body` (or name the 
 
 /** Walks the fields given to `T.new`, `T.create` or `T.update`: declared ones only, known values of their type, never the request's data as it came. */
 export function walkFields(shape: TypeShape, fields: Walked, what: string): void {
-  if (fields instanceof RawRequestArg) throw new QueryProblem(`${what} takes ${fields.source}, the request's data as the client sent it: a client could set any field`, UNVALIDATED_HINT);
+  if (fields instanceof RawRequestArg)
+    throw new QueryProblem(`${what} takes ${fields.source}, the request's data as the client sent it: a client could set any field`, UNVALIDATED_HINT);
   if (fields === null || isUnknown(fields) || !isObject(fields)) return;
   const kinds = fieldKinds(shape);
   for (const [name, v] of Object.entries(fields)) {
@@ -288,7 +311,8 @@ export function buildQuery(shape: TypeShape, filter: Value, options: Value, walk
   } catch (e) {
     if (e instanceof QueryProblem) throw invalidQuery(e, walk.app.dev);
     // A cursor's fault is the caller's to fix: say what to pass instead.
-    if (e instanceof InvalidQueryError && e.message.startsWith('invalid cursor')) throw new InvalidQueryError(`${e.message} in option 'after' (pass page().next as it is, with the same order)`);
+    if (e instanceof InvalidQueryError && e.message.startsWith('invalid cursor'))
+      throw new InvalidQueryError(`${e.message} in option 'after' (pass page().next as it is, with the same order)`);
     throw e;
   }
 }

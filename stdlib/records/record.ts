@@ -107,4 +107,3 @@ export function storedValue(value: Value): StoredValue {
   if (value instanceof HostObject) return structuredClone(value.toJSON()) as StoredValue;
   return value as StoredValue;
 }
-

@@ -175,10 +175,20 @@ export function planSchema(dialect: Dialect, specs: readonly TableSpec[], live: 
         continue;
       }
       if (liveType !== column.type) {
-        const sql = [dropIndex(spec.name, column.name, true), dropIndex(spec.name, column.name, false), `ALTER TABLE ${quote(spec.name)} DROP COLUMN ${quote(column.name)}`, add];
+        const sql = [
+          dropIndex(spec.name, column.name, true),
+          dropIndex(spec.name, column.name, false),
+          `ALTER TABLE ${quote(spec.name)} DROP COLUMN ${quote(column.name)}`,
+          add,
+        ];
         if (column.unique) sql.push(createIndex(spec.name, column.name, true));
         else if (column.index) sql.push(createIndex(spec.name, column.name, false));
-        withheld.push({ ...at, description: `field '${column.name}' changed from ${liveType} to ${column.type} (its values would be dropped)`, destructive: true, sql });
+        withheld.push({
+          ...at,
+          description: `field '${column.name}' changed from ${liveType} to ${column.type} (its values would be dropped)`,
+          destructive: true,
+          sql,
+        });
       }
     }
     for (const column of spec.columns) {
@@ -195,7 +205,8 @@ export function planSchema(dialect: Dialect, specs: readonly TableSpec[], live: 
           });
           continue;
         }
-        if (wanted && !existing.indexes.has(name)) apply.push({ description: `create ${unique ? 'unique ' : ''}index ${name}`, sql: [createIndex(spec.name, column.name, unique)] });
+        if (wanted && !existing.indexes.has(name))
+          apply.push({ description: `create ${unique ? 'unique ' : ''}index ${name}`, sql: [createIndex(spec.name, column.name, unique)] });
         if (!wanted && existing.indexes.has(name)) apply.push({ description: `drop index ${name}`, sql: [dropIndex(spec.name, column.name, unique)] });
       }
     }

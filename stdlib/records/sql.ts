@@ -6,17 +6,7 @@
  * statement depends only on the query's shape (fields, operators, which cursor values are null),
  * never on its values, so a store can prepare each shape once.
  */
-import {
-  InvalidQueryError,
-  put,
-  MAX_QUERY_ROWS,
-  type Filter,
-  type FilterOp,
-  type OrderKey,
-  type Query,
-  type Row,
-  type StoredValue,
-} from './store.js';
+import { InvalidQueryError, put, MAX_QUERY_ROWS, type Filter, type FilterOp, type OrderKey, type Query, type Row, type StoredValue } from './store.js';
 import { checkStorableText, checkValue, clip, fieldOf, hint, holdsNoNull, type Field, type FieldType, type Table } from './columns.js';
 import { effectiveOrder } from './cursor.js';
 
@@ -189,7 +179,10 @@ function keyset(dialect: Dialect, order: { field: Field; desc: boolean }[], afte
   // page 10,000 costs 10,000 pages. Descending, nulls come after every value, so only a column
   // that holds no null (id, created_at, updated_at) takes the bound.
   const first = order[0]!;
-  const seek = values[0] !== null && (!first.desc || holdsNoNull(first.field)) ? `${quote(first.field.name)} ${first.desc ? '<=' : '>='} ${params.add(dialect.encode(first.field.type, values[0]!))} AND ` : '';
+  const seek =
+    values[0] !== null && (!first.desc || holdsNoNull(first.field))
+      ? `${quote(first.field.name)} ${first.desc ? '<=' : '>='} ${params.add(dialect.encode(first.field.type, values[0]!))} AND `
+      : '';
   const disjuncts: string[] = [];
   for (let i = 0; i < order.length; i++) {
     const { field, desc } = order[i]!;
@@ -347,7 +340,13 @@ export function insertStatement(dialect: Dialect, table: Table, fields: Row, id:
   }
   const text = textOf(table);
   const params = text.types.map((type, i) => dialect.encode(type, row[table.order[i]!]!));
-  return { row, statement: { sql: (text.insert[dialect.name] ??= `INSERT INTO ${text.name} (${text.columns}) VALUES (${text.types.map((_, i) => dialect.param(i + 1)).join(', ')})`), params } };
+  return {
+    row,
+    statement: {
+      sql: (text.insert[dialect.name] ??= `INSERT INTO ${text.name} (${text.columns}) VALUES (${text.types.map((_, i) => dialect.param(i + 1)).join(', ')})`),
+      params,
+    },
+  };
 }
 
 /** UPDATE of the given fields (checked) and `updated_at`, returning the row. */
@@ -364,7 +363,6 @@ export function updateStatement(dialect: Dialect, table: Table, id: string, chan
   const sql = `UPDATE ${textOf(table).name} SET ${sets.join(', ')} WHERE "id" = ${params.add(dialect.encode('uuid', id))} RETURNING ${textOf(table).columns}`;
   return { sql, params: params.values };
 }
-
 
 /** A row as the driver returned it (an array, columns in row order), back to JSON data, fields in row order. */
 export function decodeRow(dialect: Dialect, table: Table, raw: readonly unknown[]): Row {

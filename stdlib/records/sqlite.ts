@@ -81,7 +81,11 @@ const COLUMN_TYPES: Record<FieldType, string> = {
   object: 'JSON_OBJECT',
   uuid: 'TEXT',
 };
-const FIELD_TYPES = new Map<string, FieldType>(Object.entries(COLUMN_TYPES).filter(([t]) => t !== 'uuid').map(([t, sql]) => [sql, t as FieldType]));
+const FIELD_TYPES = new Map<string, FieldType>(
+  Object.entries(COLUMN_TYPES)
+    .filter(([t]) => t !== 'uuid')
+    .map(([t, sql]) => [sql, t as FieldType]),
+);
 
 function textLiteral(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
@@ -220,7 +224,13 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     this.reader =
       path === ':memory:'
         ? null
-        : new SqliteReader({ path, busyTimeoutMs: this.busyWaitMs, statementCacheSize: STATEMENT_CACHE_SIZE, readers: options.readers, queue: options.readQueue });
+        : new SqliteReader({
+            path,
+            busyTimeoutMs: this.busyWaitMs,
+            statementCacheSize: STATEMENT_CACHE_SIZE,
+            readers: options.readers,
+            queue: options.readQueue,
+          });
     this.reader?.warm();
     this.ops = new SqlOps(sqliteDialect, this.tables, this.executor(false));
   }
@@ -345,9 +355,15 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     };
     return {
       rows: (st: Statement, write: boolean, charge?: ChargeMemory, stop?: StopSignal) =>
-        write ? through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.all(...st.params) as unknown[][])) : read<unknown[][]>(st, false, stop, charge),
+        write
+          ? through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.all(...st.params) as unknown[][]))
+          : read<unknown[][]>(st, false, stop, charge),
       first: (st: Statement, stop?: StopSignal) => read<unknown[] | undefined>(st, true, stop),
-      run: <T>(st: Statement, answer: (changed: number) => T) => andThen(through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.run(...st.params).changes)), answer),
+      run: <T>(st: Statement, answer: (changed: number) => T) =>
+        andThen(
+          through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.run(...st.params).changes)),
+          answer,
+        ),
     };
   }
 
@@ -391,10 +407,10 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     const plan = await this.retryBusy(
       () =>
         this.execute(true, false, () => {
-        const { run, withheld } = syncSteps(planSchema(sqliteDialect, tables, this.readLive(tables)), options.allowDestructive);
-        for (const step of run) for (const sql of step.sql) this.db.exec(sql);
-        return { applied: run.map((s) => s.description), withheld };
-      }),
+          const { run, withheld } = syncSteps(planSchema(sqliteDialect, tables, this.readLive(tables)), options.allowDestructive);
+          for (const step of run) for (const sql of step.sql) this.db.exec(sql);
+          return { applied: run.map((s) => s.description), withheld };
+        }),
       true,
     );
     // A table with withheld changes keeps the shape it had: its declared one does not exist in the database.

@@ -13,10 +13,42 @@ const SPDX_LICENSES = 'https://spdx.org/licenses/';
 
 /** The keywords of a 3.0 Schema Object; anything else but `x-` extensions is dropped. */
 const SCHEMA_30_KEYWORDS = new Set([
-  '$ref', 'title', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength',
-  'pattern', 'maxItems', 'minItems', 'uniqueItems', 'maxProperties', 'minProperties', 'required', 'enum', 'type', 'allOf',
-  'oneOf', 'anyOf', 'not', 'items', 'properties', 'additionalProperties', 'description', 'format', 'default', 'nullable',
-  'discriminator', 'readOnly', 'writeOnly', 'xml', 'externalDocs', 'example', 'deprecated',
+  '$ref',
+  'title',
+  'multipleOf',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'enum',
+  'type',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'items',
+  'properties',
+  'additionalProperties',
+  'description',
+  'format',
+  'default',
+  'nullable',
+  'discriminator',
+  'readOnly',
+  'writeOnly',
+  'xml',
+  'externalDocs',
+  'example',
+  'deprecated',
 ]);
 
 /**
@@ -112,7 +144,8 @@ function typeList(s: JsonSchema, types: string[]): void {
  */
 function nullableAlternatives(s: JsonSchema): void {
   if (!Array.isArray(s.anyOf)) return;
-  const isNull = (m: unknown) => isObject(m) && m.type === undefined && m.nullable === true && Array.isArray(m.enum) && m.enum.length === 1 && m.enum[0] === null;
+  const isNull = (m: unknown) =>
+    isObject(m) && m.type === undefined && m.nullable === true && Array.isArray(m.enum) && m.enum.length === 1 && m.enum[0] === null;
   const rest = (s.anyOf as unknown[]).filter((m) => !isNull(m)) as JsonSchema[];
   if (rest.length === s.anyOf.length || rest.length === 0) return;
   const types = new Set(rest.map((m) => (typeof m.$ref === 'string' ? 'object' : m.type)));
@@ -126,7 +159,12 @@ function nullableAlternatives(s: JsonSchema): void {
 }
 
 /** A 2020-12 numeric `exclusiveMinimum` as 3.0's `minimum` + `exclusiveMinimum: true` (the tighter bound wins). */
-function exclusiveBound(s: JsonSchema, exclusive: 'exclusiveMinimum' | 'exclusiveMaximum', inclusive: 'minimum' | 'maximum', tighter: (a: number, b: number) => boolean): void {
+function exclusiveBound(
+  s: JsonSchema,
+  exclusive: 'exclusiveMinimum' | 'exclusiveMaximum',
+  inclusive: 'minimum' | 'maximum',
+  tighter: (a: number, b: number) => boolean,
+): void {
   const bound = s[exclusive];
   if (typeof bound !== 'number') return;
   const current = s[inclusive];

@@ -41,7 +41,9 @@ export const eventsEndpoint: EndpointFn = (ctx, app) => {
   const client = ctx.request.ip;
   const mine = byClient.get(client) ?? 0;
   if (open >= MAX_EVENT_STREAMS || mine >= ctx.app.limits.maxStreamsPerClient) {
-    return ctx.fail(HTTP.too_many_streams.status, 'Too many open reference event streams', HTTP.too_many_streams.code, { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
+    return ctx.fail(HTTP.too_many_streams.status, 'Too many open reference event streams', HTTP.too_many_streams.code, {
+      'Retry-After': String(BUSY_RETRY_AFTER_S),
+    });
   }
   OPEN.set(app, open + 1);
   byClient.set(client, mine + 1);

@@ -71,7 +71,8 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
   const groups = new Map<number, StatusGroup>();
   const group = (status: number): StatusGroup => {
     let g = groups.get(status);
-    if (g === undefined) groups.set(status, (g = { lines: [], content: new Map(), errors: new Set(), errorLines: new Map(), validation: false, headers: new Set() }));
+    if (g === undefined)
+      groups.set(status, (g = { lines: [], content: new Map(), errors: new Set(), errorLines: new Map(), validation: false, headers: new Set() }));
     return g;
   };
 
@@ -82,7 +83,13 @@ export function operationResponses(route: RouteInfo, components: ReadonlyMap<str
   ];
   for (const { r, where } of answers) {
     const g = group(r.status);
-    g.lines.push({ text: r.source === 'validate' ? `a field fails validation (\`validate\`/\`query\`, ${where}): every failing field is listed in \`details\`` : `\`${r.source}\` (${where})`, contentType: r.contentType });
+    g.lines.push({
+      text:
+        r.source === 'validate'
+          ? `a field fails validation (\`validate\`/\`query\`, ${where}): every failing field is listed in \`details\``
+          : `\`${r.source}\` (${where})`,
+      contentType: r.contentType,
+    });
     if (r.source === 'response.redirect') g.headers.add('Location');
     if (r.contentType === null) continue;
     const members = Array.isArray(r.schema.anyOf) && Object.keys(r.schema).length === 1 ? (r.schema.anyOf as JsonSchema[]) : [r.schema];

@@ -3,7 +3,18 @@
  * validators' keywords and `x-rvm-decorators`, and the small normalisations every emitted schema
  * gets so that a standard validator accepts it.
  */
-import { RECORD_TYPE_KEYWORD, SCHEMA_LISTS, SCHEMA_VALUED, isObject, objectSchema, storedFieldSchema, walkSchema, type FieldInfo, type JsonSchema, type TypeInfo } from '../../plugins/sdk.js';
+import {
+  RECORD_TYPE_KEYWORD,
+  SCHEMA_LISTS,
+  SCHEMA_VALUED,
+  isObject,
+  objectSchema,
+  storedFieldSchema,
+  walkSchema,
+  type FieldInfo,
+  type JsonSchema,
+  type TypeInfo,
+} from '../../plugins/sdk.js';
 
 /** Where the shared schemas live in the document. */
 export const SCHEMAS_PATH = '#/components/schemas/';
@@ -30,7 +41,6 @@ export const FILE_MEDIA_TYPE = 'application/octet-stream';
 export function cloneJson<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
-
 
 /**
  * A copy of `schema` ready for the document: lists without `items` get `items: {}` (validators
@@ -100,7 +110,12 @@ export function errorBodyCode(schema: JsonSchema): string | null | undefined {
 
 /** True for the 422 body of a failed validation `{error, code, details}`. */
 export function isValidationBody(schema: JsonSchema): boolean {
-  return shapeKeys(schema) === 'code,details,error' && isObject(schema.properties) && isObject(schema.properties.details) && schema.properties.details.type === 'array';
+  return (
+    shapeKeys(schema) === 'code,details,error' &&
+    isObject(schema.properties) &&
+    isObject(schema.properties.details) &&
+    schema.properties.details.type === 'array'
+  );
 }
 
 /** The sorted required keys of an object schema whose `error` and `code` are strings, or null. */

@@ -70,7 +70,7 @@ export const secrets: PluginDefinition = definePlugin({
         returns: 'secret',
         doc:
           'The contents of app/.secrets/NAME (without its trailing newline) as a secret: shown as [secret] in logs, error pages and JSON, kept secret through + and interpolation, accepted by natives that take keys. ' +
-          "Read on every call, so a rotated file applies at once. A name outside [A-Za-z0-9._-]+ (or only dots) is invalid_secret_name, a symlink leading out of .secrets/ is secret_outside, a missing file is secret_not_found.",
+          'Read on every call, so a rotated file applies at once. A name outside [A-Za-z0-9._-]+ (or only dots) is invalid_secret_name, a symlink leading out of .secrets/ is secret_outside, a missing file is secret_not_found.',
       },
     );
   },

@@ -30,7 +30,9 @@ export function smallJson(fc: FastCheck): Arbitrary<unknown> {
 export const storableText = (text: string): boolean => unstorableText(text) === null;
 
 /** Any text, including astral and unusual characters (storableText). */
-export const anyText = builtOnce((fc) => fc.oneof(fc.string({ maxLength: MAX_SAMPLE_LENGTH }), fc.string({ unit: 'binary', maxLength: MAX_SAMPLE_LENGTH })).filter(storableText));
+export const anyText = builtOnce((fc) =>
+  fc.oneof(fc.string({ maxLength: MAX_SAMPLE_LENGTH }), fc.string({ unit: 'binary', maxLength: MAX_SAMPLE_LENGTH })).filter(storableText),
+);
 
 /** Any value of the field type, as validation hands it to a check (a FileSample for `file`). */
 export function anyValueOf(fc: FastCheck, type: FieldType): Arbitrary<unknown> {

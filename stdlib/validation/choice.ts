@@ -82,7 +82,8 @@ export const CHOICE_VALIDATORS: ValidatorTable = {
     params: VALUES,
     doc: 'The value is none of the listed values (text compared case-sensitively, numbers by value), e.g. reserved names.',
     checkArgs: (args, type) =>
-      checkChoices('not_one_of')(args, type) ?? (type === 'bool' && args.includes(true) && args.includes(false) ? '@not_one_of(true, false) leaves no value a bool field could hold' : null),
+      checkChoices('not_one_of')(args, type) ??
+      (type === 'bool' && args.includes(true) && args.includes(false) ? '@not_one_of(true, false) leaves no value a bool field could hold' : null),
     build: (args) => {
       const refused = new Set<unknown>(args);
       return (value) => !refused.has(value);

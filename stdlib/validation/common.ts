@@ -23,7 +23,6 @@ export function count(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-
 /** Argument `i` as a number, NaN when it is not one (callers run after the engine checked types). */
 export function numArg(args: readonly Literal[], i = 0): number {
   const v = args[i];

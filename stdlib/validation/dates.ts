@@ -78,7 +78,18 @@ export const DATE_VALIDATORS: ValidatorTable = {
       accepts: (fc) => instantText(fc, 'date', MIN_INSTANT, MAX_INSTANT)!,
       rejects: (fc) =>
         fc.oneof(
-          fc.constantFrom('', '2023-02-29', '2024-13-01', '2024-00-10', '2024-04-31', '2024-1-1', '24-01-01', '2024/01/01', '2024-01-01T00:00:00Z', ' 2024-01-01'),
+          fc.constantFrom(
+            '',
+            '2023-02-29',
+            '2024-13-01',
+            '2024-00-10',
+            '2024-04-31',
+            '2024-1-1',
+            '24-01-01',
+            '2024/01/01',
+            '2024-01-01T00:00:00Z',
+            ' 2024-01-01',
+          ),
           anyText(fc).filter((s) => !isDate(s)),
         ),
     },
@@ -95,7 +106,17 @@ export const DATE_VALIDATORS: ValidatorTable = {
       accepts: (fc) => instantText(fc, 'datetime', MIN_INSTANT, MAX_INSTANT)!,
       rejects: (fc) =>
         fc.oneof(
-          fc.constantFrom('', '2024-05-01', '2024-05-01T12:30:00', '2024-05-01T24:00:00Z', '2024-05-01T12:60:00Z', '2023-02-29T00:00:00Z', '2024-05-01T12:30:00+24:00', '2024-05-01T12:30:00.Z', '2016-12-31T23:59:60Z'),
+          fc.constantFrom(
+            '',
+            '2024-05-01',
+            '2024-05-01T12:30:00',
+            '2024-05-01T24:00:00Z',
+            '2024-05-01T12:60:00Z',
+            '2023-02-29T00:00:00Z',
+            '2024-05-01T12:30:00+24:00',
+            '2024-05-01T12:30:00.Z',
+            '2016-12-31T23:59:60Z',
+          ),
           anyText(fc).filter((s) => !isDatetime(s)),
         ),
     },

@@ -47,7 +47,22 @@ function zipEntry(name: string, data: string): Uint8Array {
   const n = enc.encode(name);
   const d = enc.encode(data);
   // version 20, no flags, method 0 (stored), zero time/date/crc (the sniffer reads none of them).
-  const header = [0x50, 0x4b, 0x03, 0x04, ...u16(20), ...u16(0), ...u16(0), ...u16(0), ...u16(0), ...u32(0), ...u32(d.length), ...u32(d.length), ...u16(n.length), ...u16(0)];
+  const header = [
+    0x50,
+    0x4b,
+    0x03,
+    0x04,
+    ...u16(20),
+    ...u16(0),
+    ...u16(0),
+    ...u16(0),
+    ...u16(0),
+    ...u32(0),
+    ...u32(d.length),
+    ...u32(d.length),
+    ...u16(n.length),
+    ...u16(0),
+  ];
   return bytes(header, [...n], [...d]);
 }
 
@@ -77,12 +92,27 @@ export const FILE_KINDS: readonly FileKind[] = [
   // Header (reserved, type 1, one image) and one 16-byte directory entry whose reserved byte is 0.
   { mime: 'image/x-icon', extensions: ['ico'], head: bytes([0, 0, 1, 0], u16(1), [16, 16, 0, 0], u16(1), u16(32), u32(0), u32(22)), padding: 'random' },
   { mime: 'application/pdf', extensions: ['pdf'], head: bytes('%PDF-1.7\n'), padding: 'random' },
-  { mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', extensions: ['docx'], head: ooxml('word', 'document.xml'), padding: 'zero' },
+  {
+    mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    extensions: ['docx'],
+    head: ooxml('word', 'document.xml'),
+    padding: 'zero',
+  },
   { mime: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', extensions: ['xlsx'], head: ooxml('xl', 'workbook.xml'), padding: 'zero' },
-  { mime: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', extensions: ['pptx'], head: ooxml('ppt', 'presentation.xml'), padding: 'zero' },
+  {
+    mime: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+    extensions: ['pptx'],
+    head: ooxml('ppt', 'presentation.xml'),
+    padding: 'zero',
+  },
   { mime: 'application/vnd.oasis.opendocument.text', extensions: ['odt'], head: odf('application/vnd.oasis.opendocument.text'), padding: 'zero' },
   { mime: 'application/vnd.oasis.opendocument.spreadsheet', extensions: ['ods'], head: odf('application/vnd.oasis.opendocument.spreadsheet'), padding: 'zero' },
-  { mime: 'application/vnd.oasis.opendocument.presentation', extensions: ['odp'], head: odf('application/vnd.oasis.opendocument.presentation'), padding: 'zero' },
+  {
+    mime: 'application/vnd.oasis.opendocument.presentation',
+    extensions: ['odp'],
+    head: odf('application/vnd.oasis.opendocument.presentation'),
+    padding: 'zero',
+  },
   { mime: 'application/x-ole-storage', extensions: ['doc', 'xls', 'ppt'], head: bytes([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), padding: 'random' },
   { mime: 'application/rtf', extensions: ['rtf'], head: bytes('{\\rtf1\\ansi '), padding: 'random' },
   { mime: 'application/zip', extensions: ['zip'], head: zipEntry('hello.txt', 'hello'), padding: 'zero' },
@@ -128,9 +158,7 @@ export const fileStem = builtOnce((fc) => fc.stringMatching(/^[a-z0-9][a-z0-9_-]
 
 /** `stem.ext` with the extension in random letter case (extensions compare case-insensitively). */
 export function fileName(fc: FastCheck, extensions: readonly string[]): Arbitrary<string> {
-  return fc
-    .tuple(fileStem(fc), fc.constantFrom(...extensions), fc.boolean())
-    .map(([stem, ext, upper]) => `${stem}.${upper ? ext.toUpperCase() : ext}`);
+  return fc.tuple(fileStem(fc), fc.constantFrom(...extensions), fc.boolean()).map(([stem, ext, upper]) => `${stem}.${upper ? ext.toUpperCase() : ext}`);
 }
 
 /** Files of the given kinds, named after their kind unless `names` is given, padded up to `maxPadding` bytes. */

@@ -111,7 +111,8 @@ export const FILE_VALIDATORS: ValidatorTable = {
       return (v) => isFile(v) && matches(v.type);
     },
     message: (args) => `must be a file of type ${orList(args.map(String))}`,
-    schema: (args) => (args.length === 1 && !String(args[0]).endsWith('/*') ? { contentMediaType: String(args[0]).toLowerCase() } : { 'x-mime-types': args.map(String) }),
+    schema: (args) =>
+      args.length === 1 && !String(args[0]).endsWith('/*') ? { contentMediaType: String(args[0]).toLowerCase() } : { 'x-mime-types': args.map(String) },
     arbitraries: {
       accepts: (fc, args) => kindSamples(fc, mimeMatcher(args))!,
       rejects: (fc, args) => {
@@ -166,11 +167,7 @@ export const FILE_VALIDATORS: ValidatorTable = {
       rejects: (fc, args) => {
         const extensions = extensionsOf(args);
         const others = OTHER_EXTENSIONS.filter((e) => !hasExtension(`x.${e}`, extensions));
-        const names = fc.oneof(
-          fileStem(fc),
-          fc.constantFrom(...extensions.map((e) => `.${e}`)),
-          ...(others.length > 0 ? [fileName(fc, others)] : []),
-        );
+        const names = fc.oneof(fileStem(fc), fc.constantFrom(...extensions.map((e) => `.${e}`)), ...(others.length > 0 ? [fileName(fc, others)] : []));
         return fileSamples(fc, FILE_KINDS, { names: names.filter((n) => !hasExtension(n, extensions)), maxPadding: MAX_SAMPLE_PADDING });
       },
     },

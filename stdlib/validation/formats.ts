@@ -25,7 +25,8 @@ export const MAX_URL_LENGTH = 2083;
  * between atoms), @, two or more labels. Length limits are checked first, which also bounds the
  * regex's work.
  */
-const EMAIL = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+const EMAIL =
+  /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 /** One DNS label (RFC 1123): letters, digits, inner hyphens, 1–63 characters. */
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 /** E.164 digits (7–15, leading + optional) with up to two separators (space ( ) . -) between digits. */
@@ -102,7 +103,10 @@ function isIpv6(s: string): boolean {
 
 /** Constants that fail, plus arbitrary text that fails. */
 function failing(fc: FastCheck, test: (s: string) => boolean, samples: string[]): Arbitrary<string> {
-  return fc.oneof(fc.constantFrom(...samples), anyText(fc).filter((s) => !test(s)));
+  return fc.oneof(
+    fc.constantFrom(...samples),
+    anyText(fc).filter((s) => !test(s)),
+  );
 }
 
 /** A DNS label; never `??--…`, which IDNA reserves (`xn--` is punycode the URL parser must decode). */
@@ -121,7 +125,10 @@ function emails(fc: FastCheck): Arbitrary<string> {
 }
 
 function urls(fc: FastCheck): Arbitrary<string> {
-  const port = fc.option(fc.integer({ min: 1, max: 65535 }).map((p) => `:${p}`), { nil: '' });
+  const port = fc.option(
+    fc.integer({ min: 1, max: 65535 }).map((p) => `:${p}`),
+    { nil: '' },
+  );
   const path = fc.array(fc.stringMatching(/^[a-zA-Z0-9._~-]{0,8}$/), { maxLength: 3 }).map((segs) => segs.map((s) => `/${s}`).join(''));
   const query = fc.option(fc.stringMatching(/^\?[a-z]{1,5}=[a-z0-9]{0,5}$/), { nil: '' });
   // A one-label host starts with a letter: the URL standard reads one of digits (`08`, `0x1`) as an IPv4 number.
@@ -162,7 +169,24 @@ export const FORMAT_VALIDATORS: ValidatorTable = {
     arbitraries: {
       accepts: (fc) => emails(fc),
       rejects: (fc) =>
-        failing(fc, isEmail, ['', 'plainaddress', '@example.com', 'a@', 'a@b', 'a..b@example.com', '.a@example.com', 'a.@example.com', 'a b@example.com', 'a@-example.com', 'a@example-.com', 'a@exa_mple.com', 'a@@example.com', 'a@example..com', `${'a'.repeat(65)}@example.com`, `a@${'b'.repeat(250)}.com`]),
+        failing(fc, isEmail, [
+          '',
+          'plainaddress',
+          '@example.com',
+          'a@',
+          'a@b',
+          'a..b@example.com',
+          '.a@example.com',
+          'a.@example.com',
+          'a b@example.com',
+          'a@-example.com',
+          'a@example-.com',
+          'a@exa_mple.com',
+          'a@@example.com',
+          'a@example..com',
+          `${'a'.repeat(65)}@example.com`,
+          `a@${'b'.repeat(250)}.com`,
+        ]),
     },
   },
 
@@ -176,7 +200,21 @@ export const FORMAT_VALIDATORS: ValidatorTable = {
     arbitraries: {
       accepts: (fc) => urls(fc),
       rejects: (fc) =>
-        failing(fc, isUrl, ['', 'example.com', 'ftp://example.com', 'http://', 'https://', 'http:// example.com', 'http:///path', 'mailto:a@example.com', 'javascript:alert(1)', '//example.com', 'http:example.com', 'https://exa mple.com', 'http://a\\b']),
+        failing(fc, isUrl, [
+          '',
+          'example.com',
+          'ftp://example.com',
+          'http://',
+          'https://',
+          'http:// example.com',
+          'http:///path',
+          'mailto:a@example.com',
+          'javascript:alert(1)',
+          '//example.com',
+          'http:example.com',
+          'https://exa mple.com',
+          'http://a\\b',
+        ]),
     },
   },
 
@@ -207,7 +245,11 @@ export const FORMAT_VALIDATORS: ValidatorTable = {
     schema: () => ({ format: 'uuid' }),
     arbitraries: {
       accepts: (fc) =>
-        fc.oneof(fc.uuid(), fc.uuid().map((u) => u.toUpperCase()), fc.constantFrom('00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff')),
+        fc.oneof(
+          fc.uuid(),
+          fc.uuid().map((u) => u.toUpperCase()),
+          fc.constantFrom('00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff'),
+        ),
       rejects: (fc) =>
         fc.oneof(
           fc.uuid().map((u) => u.replace('-', '')),
@@ -254,7 +296,11 @@ export const FORMAT_VALIDATORS: ValidatorTable = {
     schema: () => ({ format: 'ipv4' }),
     arbitraries: {
       accepts: (fc) => fc.ipV4(),
-      rejects: (fc) => fc.oneof(fc.ipV6(), failing(fc, (s) => isIPv4(s), ['', '256.1.1.1', '1.1.1', '01.1.1.1', '1.1.1.1.1', '1.1.1.1 ', '::1'])),
+      rejects: (fc) =>
+        fc.oneof(
+          fc.ipV6(),
+          failing(fc, (s) => isIPv4(s), ['', '256.1.1.1', '1.1.1', '01.1.1.1', '1.1.1.1.1', '1.1.1.1 ', '::1']),
+        ),
     },
   },
 
@@ -279,9 +325,27 @@ export const FORMAT_VALIDATORS: ValidatorTable = {
     message: () => 'must be a valid hostname',
     schema: () => ({ format: 'hostname' }),
     arbitraries: {
-      accepts: (fc) => fc.oneof(domain(fc), label(fc), domain(fc).map((d) => `${d}.`), fc.domain().filter(isHostname)),
+      accepts: (fc) =>
+        fc.oneof(
+          domain(fc),
+          label(fc),
+          domain(fc).map((d) => `${d}.`),
+          fc.domain().filter(isHostname),
+        ),
       rejects: (fc) =>
-        failing(fc, isHostname, ['', '-a.com', 'a-.com', 'a..com', 'a_b.com', '.', 'a.com..', `${'a'.repeat(64)}.com`, 'exa mple.com', 'ä.com', `${`${'a'.repeat(63)}.`.repeat(4)}aa`]),
+        failing(fc, isHostname, [
+          '',
+          '-a.com',
+          'a-.com',
+          'a..com',
+          'a_b.com',
+          '.',
+          'a.com..',
+          `${'a'.repeat(64)}.com`,
+          'exa mple.com',
+          'ä.com',
+          `${`${'a'.repeat(63)}.`.repeat(4)}aa`,
+        ]),
     },
   },
 };

@@ -117,8 +117,10 @@ function inside(fc: FastCheck, lo: number | null, hi: number | null, type: Field
 function outside(fc: FastCheck, lo: number | null, hi: number | null, type: FieldType): Arbitrary<unknown> | null {
   const sides: Arbitrary<unknown>[] = [];
   if (type === 'int') {
-    if (lo !== null && Math.ceil(lo) - 1 >= Number.MIN_SAFE_INTEGER) sides.push(fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Math.min(Math.ceil(lo) - 1, Number.MAX_SAFE_INTEGER) }));
-    if (hi !== null && Math.floor(hi) + 1 <= Number.MAX_SAFE_INTEGER) sides.push(fc.integer({ min: Math.max(Math.floor(hi) + 1, Number.MIN_SAFE_INTEGER), max: Number.MAX_SAFE_INTEGER }));
+    if (lo !== null && Math.ceil(lo) - 1 >= Number.MIN_SAFE_INTEGER)
+      sides.push(fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Math.min(Math.ceil(lo) - 1, Number.MAX_SAFE_INTEGER) }));
+    if (hi !== null && Math.floor(hi) + 1 <= Number.MAX_SAFE_INTEGER)
+      sides.push(fc.integer({ min: Math.max(Math.floor(hi) + 1, Number.MIN_SAFE_INTEGER), max: Number.MAX_SAFE_INTEGER }));
   } else if (type === 'number') {
     // fast-check orders -0 below 0, so an excluded bound of 0 may still yield -0: filter it out.
     if (lo !== null && lo > -Number.MAX_VALUE) sides.push(fc.double({ min: -Number.MAX_VALUE, max: lo, maxExcluded: true, noNaN: true }).filter((v) => v < lo));
@@ -171,24 +173,57 @@ const COUNT = (doc: string): ValidatorSpec['params'] => [{ name: 'n', type: 'int
 
 /** `@min`, `@max`, `@range`, `@minLength`, `@maxLength` and `@length`. */
 export const LENGTH_VALIDATORS: ValidatorTable = {
-  min: bounded('min', MEASURED, N('The smallest value, length or item count allowed.'),
+  min: bounded(
+    'min',
+    MEASURED,
+    N('The smallest value, length or item count allowed.'),
     'At least n: numbers by value, text by length in characters, lists by item count (inclusive).',
-    (a) => [numArg(a), null], (lo, _hi, type) => atLeast(lo!, type)),
-  max: bounded('max', MEASURED, N('The largest value, length or item count allowed.'),
+    (a) => [numArg(a), null],
+    (lo, _hi, type) => atLeast(lo!, type),
+  ),
+  max: bounded(
+    'max',
+    MEASURED,
+    N('The largest value, length or item count allowed.'),
     'At most n: numbers by value, text by length in characters, lists by item count (inclusive).',
-    (a) => [null, numArg(a)], (_lo, hi, type) => atMost(hi!, type)),
-  range: bounded('range', MEASURED,
-    [{ name: 'min', type: 'number', doc: 'Lower bound (inclusive).' }, { name: 'max', type: 'number', doc: 'Upper bound (inclusive).' }],
+    (a) => [null, numArg(a)],
+    (_lo, hi, type) => atMost(hi!, type),
+  ),
+  range: bounded(
+    'range',
+    MEASURED,
+    [
+      { name: 'min', type: 'number', doc: 'Lower bound (inclusive).' },
+      { name: 'max', type: 'number', doc: 'Upper bound (inclusive).' },
+    ],
     'Between min and max inclusive: numbers by value, text by length in characters, lists by item count.',
-    (a) => [numArg(a, 0), numArg(a, 1)], (lo, hi, type) => between(lo!, hi!, type)),
-  minLength: bounded('minLength', LENGTHS, COUNT('The fewest characters or items allowed.'),
+    (a) => [numArg(a, 0), numArg(a, 1)],
+    (lo, hi, type) => between(lo!, hi!, type),
+  ),
+  minLength: bounded(
+    'minLength',
+    LENGTHS,
+    COUNT('The fewest characters or items allowed.'),
     'Text has at least n characters, a list at least n items.',
-    (a) => [numArg(a), null], (lo, _hi, type) => atLeast(lo!, type), ['min_length']),
-  maxLength: bounded('maxLength', LENGTHS, COUNT('The most characters or items allowed.'),
+    (a) => [numArg(a), null],
+    (lo, _hi, type) => atLeast(lo!, type),
+    ['min_length'],
+  ),
+  maxLength: bounded(
+    'maxLength',
+    LENGTHS,
+    COUNT('The most characters or items allowed.'),
     'Text has at most n characters, a list at most n items.',
-    (a) => [null, numArg(a)], (_lo, hi, type) => atMost(hi!, type), ['max_length']),
-  length: bounded('length', LENGTHS, COUNT('The exact number of characters or items.'),
+    (a) => [null, numArg(a)],
+    (_lo, hi, type) => atMost(hi!, type),
+    ['max_length'],
+  ),
+  length: bounded(
+    'length',
+    LENGTHS,
+    COUNT('The exact number of characters or items.'),
     'Text has exactly n characters, a list exactly n items.',
     (a) => [numArg(a), numArg(a)],
-    (lo, _hi, type) => (type === 'list' ? `must have exactly ${unit(type, lo!)}` : `must be exactly ${unit(type, lo!)}`)),
+    (lo, _hi, type) => (type === 'list' ? `must have exactly ${unit(type, lo!)}` : `must be exactly ${unit(type, lo!)}`),
+  ),
 };

@@ -64,7 +64,7 @@ export function compilePattern(source: string): CompiledPattern | ArgsProblem {
   if (size > MAX_PATTERN_PROGRAM_SIZE) {
     return {
       message: `@regex pattern compiles to ${size} instructions, more than ${MAX_PATTERN_PROGRAM_SIZE}`,
-      hint: "counted repetitions such as {1,500} make patterns large: write + or * and bound the length with @max(500)",
+      hint: 'counted repetitions such as {1,500} make patterns large: write + or * and bound the length with @max(500)',
     };
   }
   return re;
@@ -87,10 +87,12 @@ export function patternMatcher(source: string): (text: string) => boolean {
 }
 
 function syntaxProblem(error: unknown): ArgsProblem {
-  if (!(error instanceof loadRe2js().RE2JSSyntaxException)) return { message: `@regex pattern does not compile: ${(error as Error).message}`, hint: SYNTAX_HINT };
+  if (!(error instanceof loadRe2js().RE2JSSyntaxException))
+    return { message: `@regex pattern does not compile: ${(error as Error).message}`, hint: SYNTAX_HINT };
   const at = error.input ?? '';
   const unsupported = UNSUPPORTED.find((u) => u.at.test(at));
   if (unsupported) return { message: `@regex pattern uses ${unsupported.what} (\`${at.slice(0, 12)}\`), which rvm cannot run`, hint: UNSUPPORTED_HINT };
-  if (at.startsWith('\\u')) return { message: `@regex pattern does not compile: ${error.error}: \`${at}\``, hint: 'write a code point as \\x{00E9} (RE2 syntax), not \\u00E9' };
+  if (at.startsWith('\\u'))
+    return { message: `@regex pattern does not compile: ${error.error}: \`${at}\``, hint: 'write a code point as \\x{00E9} (RE2 syntax), not \\u00E9' };
   return { message: `@regex pattern does not compile: ${error.error}${at ? `: \`${at}\`` : ''}`, hint: SYNTAX_HINT };
 }

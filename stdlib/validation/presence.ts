@@ -41,7 +41,8 @@ export const PRESENCE_VALIDATORS: ValidatorTable = {
     types: NON_FILE_TYPES,
     params: [{ name: 'value', type: 'any', doc: 'The value used when the field is missing; a literal of the field type, or null.' }],
     doc: 'Value the field takes when the request leaves it out or sends null; it makes the field optional.',
-    checkArgs: (args, type) => (defaultFits(args[0] ?? null, type) ? null : `@default needs ${TYPE_NOUNS[type]} (or null) for a ${type} field, got ${showLiteral(args[0] ?? null)}`),
+    checkArgs: (args, type) =>
+      defaultFits(args[0] ?? null, type) ? null : `@default needs ${TYPE_NOUNS[type]} (or null) for a ${type} field, got ${showLiteral(args[0] ?? null)}`,
     build: () => PASS,
     message: () => 'is required',
     schema: (args) => ({ default: args[0] ?? null }),
@@ -54,7 +55,7 @@ export const PRESENCE_VALIDATORS: ValidatorTable = {
   same: {
     types: NON_FILE_TYPES,
     params: [{ name: 'field', type: 'text', doc: 'Name of the other field of the same body, e.g. password.' }],
-    doc: 'The value must equal the value of another field of the same body (e.g. password_confirmation @same(\'password\')).',
+    doc: "The value must equal the value of another field of the same body (e.g. password_confirmation @same('password')).",
     checkArgs: (args) => (FIELD_NAME.test(textArg(args)) ? null : `@same needs the name of another field, got ${showLiteral(args[0] ?? null)}`),
     build: (args) => {
       const name = textArg(args);

@@ -72,7 +72,11 @@ function stringOf(fc: FastCheck, unit: Arbitrary<string>, minLength = 1): Arbitr
 function charWhere(fc: FastCheck, samples: string[], test: (ch: string) => boolean): Arbitrary<string> {
   return fc.oneof(
     fc.constantFrom(...samples),
-    fc.integer({ min: 0, max: 0x10ffff }).filter((cp) => cp < 0xd800 || cp > 0xdfff).map((cp) => String.fromCodePoint(cp)).filter(test),
+    fc
+      .integer({ min: 0, max: 0x10ffff })
+      .filter((cp) => cp < 0xd800 || cp > 0xdfff)
+      .map((cp) => String.fromCodePoint(cp))
+      .filter(test),
   );
 }
 
@@ -84,14 +88,22 @@ const NUMBER = /^\p{N}$/u;
 
 function letterWord(fc: FastCheck, allowDigits: boolean): Arbitrary<string> {
   const letter = charWhere(fc, LETTERS, (c) => LETTER.test(c));
-  const first = allowDigits ? fc.oneof(letter, charWhere(fc, DIGITS, (c) => NUMBER.test(c))) : letter;
+  const first = allowDigits
+    ? fc.oneof(
+        letter,
+        charWhere(fc, DIGITS, (c) => NUMBER.test(c)),
+      )
+    : letter;
   const marked = fc.tuple(first, fc.option(fc.constantFrom(...MARKS), { nil: '' })).map(([c, m]) => c + m);
   return stringOf(fc, marked);
 }
 
 /** Texts containing at least one of `bad`, the rest drawn from `ok`. */
 function withOneOf(fc: FastCheck, ok: Arbitrary<string>, bad: string[]): Arbitrary<string> {
-  return fc.oneof(fc.constant(''), fc.tuple(fc.option(ok, { nil: '' }), fc.constantFrom(...bad), fc.option(ok, { nil: '' })).map(([a, b, c]) => a + b + c));
+  return fc.oneof(
+    fc.constant(''),
+    fc.tuple(fc.option(ok, { nil: '' }), fc.constantFrom(...bad), fc.option(ok, { nil: '' })).map(([a, b, c]) => a + b + c),
+  );
 }
 
 /** Removes every occurrence of `part` (repeatedly, as removing may join a new one). */
@@ -123,7 +135,9 @@ const NON_EMPTY = (name: string) => (args: readonly Literal[]) =>
 export const TEXT_VALIDATORS: ValidatorTable = {
   regex: {
     types: TEXT,
-    params: [{ name: 'pattern', type: 'text', doc: 'A regular expression in RE2 syntax (Unicode), without slashes; backreferences and lookaround are refused.' }],
+    params: [
+      { name: 'pattern', type: 'text', doc: 'A regular expression in RE2 syntax (Unicode), without slashes; backreferences and lookaround are refused.' },
+    ],
     doc: `The text contains a match of the pattern, run on a linear-time engine (anchor it with ^ and $ to match the whole text); texts over ${MAX_REGEX_INPUT_LENGTH} characters fail.`,
     checkArgs: (args) => {
       const compiled = compilePattern(textArg(args));
@@ -185,7 +199,8 @@ export const TEXT_VALIDATORS: ValidatorTable = {
     arbitraries: {
       accepts: (fc, args, type) => {
         const x = args[0] ?? null;
-        if (type === 'list') return fc.tuple(fc.array(smallJson(fc), { maxLength: 4 }), fc.array(smallJson(fc), { maxLength: 4 })).map(([a, b]) => [...a, x, ...b]);
+        if (type === 'list')
+          return fc.tuple(fc.array(smallJson(fc), { maxLength: 4 }), fc.array(smallJson(fc), { maxLength: 4 })).map(([a, b]) => [...a, x, ...b]);
         return fc.tuple(anyText(fc), anyText(fc)).map(([a, b]) => a + textArg(args) + b);
       },
       rejects: (fc, args, type) => {
@@ -288,7 +303,9 @@ export const TEXT_VALIDATORS: ValidatorTable = {
       rejects: (fc) =>
         fc.oneof(
           fc.constant(''),
-          fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 48 }), fc.constantFrom('-', '_', ' ', '!', '\n')).map(([b, c]) => c + Buffer.from(b).toString('base64')),
+          fc
+            .tuple(fc.uint8Array({ minLength: 1, maxLength: 48 }), fc.constantFrom('-', '_', ' ', '!', '\n'))
+            .map(([b, c]) => c + Buffer.from(b).toString('base64')),
           fc.uint8Array({ minLength: 1, maxLength: 48 }).map((b) => Buffer.from(b).toString('base64').replace(/=+$/, '') + '==='),
         ),
     },
@@ -303,7 +320,11 @@ export const TEXT_VALIDATORS: ValidatorTable = {
     schema: () => ({ contentMediaType: 'application/json' }),
     arbitraries: {
       accepts: (fc) => fc.json({ maxDepth: 3 }),
-      rejects: (fc) => fc.oneof(fc.constantFrom('', '{', "{'a':1}", '[1,]', 'NaN', 'undefined', '{"a":1}}'), anyText(fc).filter((s) => !isJson(s))),
+      rejects: (fc) =>
+        fc.oneof(
+          fc.constantFrom('', '{', "{'a':1}", '[1,]', 'NaN', 'undefined', '{"a":1}}'),
+          anyText(fc).filter((s) => !isJson(s)),
+        ),
     },
   },
 
@@ -316,7 +337,11 @@ export const TEXT_VALIDATORS: ValidatorTable = {
     schema: () => ({ pattern: SLUG.source }),
     arbitraries: {
       accepts: (fc) => fc.stringMatching(/^[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,4}$/),
-      rejects: (fc) => fc.oneof(fc.constantFrom('', '-', 'a-', '-a', 'a--b', 'Hello', 'a b', 'é', 'a_b'), anyText(fc).filter((s) => !SLUG.test(s))),
+      rejects: (fc) =>
+        fc.oneof(
+          fc.constantFrom('', '-', 'a-', '-a', 'a--b', 'Hello', 'a b', 'é', 'a_b'),
+          anyText(fc).filter((s) => !SLUG.test(s)),
+        ),
     },
   },
 };

@@ -33,7 +33,11 @@ async function signedInUser(email: string): Promise<{ id: string; auth: Record<s
   const created = await inject(app, { method: 'POST', url: '/api/users', headers: { 'x-api-key': 'showcase-key' }, body: { email, name: 'Test User' } });
   assert.equal(created.status, 201);
   const id = created.json().id as string;
-  const token = await new SignJWT({ sub: id, email }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+  const token = await new SignJWT({ sub: id, email })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(JWT_SECRET));
   return { id, auth: { authorization: `Bearer ${token}` } };
 }
 
@@ -131,7 +135,11 @@ describe('showcase: two-factor authentication', () => {
   });
 
   test('a signed-in token without a stored user is 404 on setup', async () => {
-    const token = await new SignJWT({ sub: 'u-ada' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(JWT_SECRET));
+    const token = await new SignJWT({ sub: 'u-ada' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(JWT_SECRET));
     assert.equal((await post('/2fa/setup', { authorization: `Bearer ${token}` })).status, 404);
   });
 });
@@ -149,7 +157,13 @@ describe('showcase: second-factor codes cannot be guessed by trying many', () =>
       const wrong = await inject(app, { method: 'POST', url: path, headers: auth, body: { code: 'nope' }, remoteAddress: `203.0.113.${i + 1}` });
       assert.equal(wrong.status, 401, `wrong code ${i + 1}: ${wrong.body}`);
     }
-    const held = await inject(app, { method: 'POST', url: '/2fa/verify', headers: auth, body: { code: generateSync({ secret, epoch: Date.now() / 1000 + 30 }) }, remoteAddress: '203.0.113.200' });
+    const held = await inject(app, {
+      method: 'POST',
+      url: '/2fa/verify',
+      headers: auth,
+      body: { code: generateSync({ secret, epoch: Date.now() / 1000 + 30 }) },
+      remoteAddress: '203.0.113.200',
+    });
     assert.equal(held.status, 429, held.body);
     assert.equal(held.json().code, 'too_many_requests');
     assert.ok(Number(held.headers['retry-after']) >= 1, `Retry-After: ${held.headers['retry-after']}`);

@@ -76,7 +76,10 @@ describe('showcase: auth', () => {
   });
 
   test('a wrong password and an unknown account are the same 401', async () => {
-    for (const body of [{ ...ADA, password: 'wrong password!' }, { email: 'eve@example.com', password: 'whatever123' }]) {
+    for (const body of [
+      { ...ADA, password: 'wrong password!' },
+      { email: 'eve@example.com', password: 'whatever123' },
+    ]) {
       const res = await call({ method: 'POST', url: '/auth/login', body });
       assert.equal(res.status, 401);
       assert.equal(res.json().code, 'unauthorized');

@@ -46,7 +46,12 @@ describe('showcase: security.rvm', () => {
     assert.equal(saved.status, 201);
     assert.deepEqual(saved.json(), { note: 'hi' });
 
-    const crossSite = await call({ method: 'POST', url: '/security/notes', headers: { cookie: `rvm_csrf=${token}`, 'x-csrf-token': token, origin: 'https://evil.example' }, body: { text: 'hi' } });
+    const crossSite = await call({
+      method: 'POST',
+      url: '/security/notes',
+      headers: { cookie: `rvm_csrf=${token}`, 'x-csrf-token': token, origin: 'https://evil.example' },
+      body: { text: 'hi' },
+    });
     assert.equal(crossSite.status, 403);
   });
 
@@ -115,7 +120,11 @@ describe('showcase: cors/', () => {
   });
 
   test('the preflight for a JSON POST is answered 204 by the folder middleware, then the POST succeeds', async () => {
-    const pre = await call({ method: 'OPTIONS', url: '/cors/widgets', headers: { origin: FRONT, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const pre = await call({
+      method: 'OPTIONS',
+      url: '/cors/widgets',
+      headers: { origin: FRONT, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
     assert.equal(pre.status, 204);
     assert.equal(pre.headers['access-control-allow-methods'], 'GET, POST');
     assert.equal(pre.headers['access-control-allow-headers'], 'Content-Type, X-CSRF-Token');

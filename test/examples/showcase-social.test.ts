@@ -38,7 +38,10 @@ describe('showcase social login', () => {
     assert.ok(first.login.headers.location!.startsWith(`${fake.url}/google/authorize?`));
     assert.equal(first.callback.status, 200, first.callback.body);
     const user = first.callback.json();
-    assert.deepEqual({ email: user.email, name: user.name, provider: user.provider }, { email: FAKE_PEOPLE.google.email, name: FAKE_PEOPLE.google.name, provider: 'google' });
+    assert.deepEqual(
+      { email: user.email, name: user.name, provider: user.provider },
+      { email: FAKE_PEOPLE.google.email, name: FAKE_PEOPLE.google.name, provider: 'google' },
+    );
     const session = pair(cookieLine(first.callback, 'rvm_session'));
     const me = await get(`${server.url}/me`, { cookie: session });
     assert.equal(me.status, 200, me.body);

@@ -22,7 +22,13 @@ let fake: FakeWhatsApp;
 let app: App;
 
 function env(): Record<string, string> {
-  return { JWT_SECRET, APP_SECRET: 'showcase-app-secret-0123456789abcdef', WHATSAPP_TOKEN: fake.token, WHATSAPP_PHONE_NUMBER_ID: fake.phoneNumberId, WHATSAPP_API_URL: fake.apiUrl };
+  return {
+    JWT_SECRET,
+    APP_SECRET: 'showcase-app-secret-0123456789abcdef',
+    WHATSAPP_TOKEN: fake.token,
+    WHATSAPP_PHONE_NUMBER_ID: fake.phoneNumberId,
+    WHATSAPP_API_URL: fake.apiUrl,
+  };
 }
 
 async function start(): Promise<App> {
@@ -131,7 +137,8 @@ describe('showcase: WhatsApp sign-ins started per address are limited', () => {
   const STARTS = 20;
 
   test(`${STARTS} starts an hour from one address, whatever the numbers; the next is 429 with Retry-After and sends nothing`, async () => {
-    const from = (phone: string): Promise<InjectResponse> => inject(app, { method: 'POST', url: '/auth/whatsapp/start', body: { phone }, remoteAddress: '198.51.100.20' });
+    const from = (phone: string): Promise<InjectResponse> =>
+      inject(app, { method: 'POST', url: '/auth/whatsapp/start', body: { phone }, remoteAddress: '198.51.100.20' });
     // Numbers without a country code: refused (422), sending nothing, and counted all the same.
     for (let i = 0; i < STARTS; i++) assert.equal((await from(`650 555 ${String(1000 + i)}`)).status, 422);
     const count = fake.messages.length;

@@ -28,7 +28,10 @@ before(async () => {
   // The first start compiles, caches every module and leaves the link proof.
   await (await loadApp(copy, { logger: captureLogger() })).close();
   app = await loadApp(copy, { logger: captureLogger(), onAppLog: (line) => appLog.push(line) });
-  assert.ok(app.program.chunks.every((c) => !c.bound), 'the second start binds nothing up front');
+  assert.ok(
+    app.program.chunks.every((c) => !c.bound),
+    'the second start binds nothing up front',
+  );
 });
 
 after(async () => {
@@ -58,7 +61,10 @@ describe('showcase: root routes and middleware', () => {
 
   test('the root middleware logs the request with its final status', async () => {
     await call({ url: '/responses/conflict' });
-    assert.ok(appLog.some((line) => line.includes('GET /responses/conflict -> 409')), appLog.join('\n'));
+    assert.ok(
+      appLog.some((line) => line.includes('GET /responses/conflict -> 409')),
+      appLog.join('\n'),
+    );
   });
 
   test('GET / is HTML', async () => {
@@ -124,7 +130,11 @@ describe('showcase: every response helper', () => {
   }
 
   test('ok, created and accepted answer JSON with 200, 201 and 202', async () => {
-    for (const [kind, status] of [['ok', 200], ['created', 201], ['accepted', 202]] as const) {
+    for (const [kind, status] of [
+      ['ok', 200],
+      ['created', 201],
+      ['accepted', 202],
+    ] as const) {
       const res = await call({ url: `/responses/${kind}` });
       assert.equal(res.status, status);
       assert.deepEqual(res.json(), { helper: kind });
@@ -192,7 +202,10 @@ describe('showcase: params, wildcards, query and bodies', () => {
     const missing = await call({ url: '/search' });
     assert.equal(missing.status, 422);
     assert.equal(errorOf(missing).code, 'validation_failed');
-    assert.deepEqual(missing.json().details.map((d: { field: string }) => d.field), ['query.q']);
+    assert.deepEqual(
+      missing.json().details.map((d: { field: string }) => d.field),
+      ['query.q'],
+    );
     assert.equal((await call({ url: '/search?q=apple&page=0' })).status, 422);
     assert.equal((await call({ url: '/search?q=apple&page=two' })).status, 422);
     assert.equal((await call({ url: '/search?q=apple' })).json().page, 1);
@@ -283,7 +296,10 @@ describe('showcase: the API folder and its middleware', () => {
     const bad = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { email: 'not-an-email', name: 'A', role: 'root' } });
     assert.equal(bad.status, 422);
     assert.equal(errorOf(bad).code, 'validation_failed');
-    const rules = bad.json().details.map((d: { field: string; rule: string }) => `${d.field}:${d.rule}`).sort();
+    const rules = bad
+      .json()
+      .details.map((d: { field: string; rule: string }) => `${d.field}:${d.rule}`)
+      .sort();
     assert.deepEqual(rules, ['email:email', 'name:minLength', 'role:one_of']);
     const admin = await call({ method: 'POST', url: '/api/users', headers: API_KEY, body: { ...user, email: 'grace@example.com', role: 'admin' } });
     assert.equal(admin.status, 201);
@@ -302,7 +318,10 @@ describe('showcase: the API folder and its middleware', () => {
   test('POST /api/signup refuses a short password and a text age', async () => {
     const res = await call({ method: 'POST', url: '/api/signup', headers: API_KEY, body: { email: 'ada@example.com', password: 'short', age: '36' } });
     assert.equal(res.status, 422);
-    const fields = res.json().details.map((d: { field: string }) => d.field).sort();
+    const fields = res
+      .json()
+      .details.map((d: { field: string }) => d.field)
+      .sort();
     assert.deepEqual(fields, ['age', 'password']);
   });
 

@@ -213,16 +213,23 @@ describe('where the body is read', () => {
     const echoed = await fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stop":false}' });
     assert.deepEqual(await echoed.json(), { stop: false });
     assert.equal((await fetch(`${base}/late`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ok":false}' })).status, 403);
-    assert.deepEqual(await (await fetch(`${base}/late`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ok":true}' })).json(), { ok: true });
+    assert.deepEqual(await (await fetch(`${base}/late`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ok":true}' })).json(), {
+      ok: true,
+    });
   });
 
   test('request.body through a copy of request before the route read it is the runtime error body_not_read, never a silent null', async () => {
     const { base, log } = await serve();
     // In the route's handler the body is read already: a copy of request sees it.
-    assert.deepEqual(await (await fetch(`${base}/copy`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' })).json(), { a: 1 });
+    assert.deepEqual(await (await fetch(`${base}/copy`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' })).json(), {
+      a: 1,
+    });
     const res = await fetch(`${base}/alias`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
     assert.equal(res.status, 500);
-    assert.ok(log.errors.some((l) => l.includes('body_not_read')), log.errors.join('\n'));
+    assert.ok(
+      log.errors.some((l) => l.includes('body_not_read')),
+      log.errors.join('\n'),
+    );
   });
 });
 
@@ -246,7 +253,10 @@ describe('a large validated body', () => {
     assert.deepEqual(await ok.json(), { name: 'bob' });
     const missing = await post(`{"junk":[${filler}]}`);
     assert.equal(missing.status, 422);
-    assert.deepEqual(((await missing.json()) as { details: { field: string }[] }).details.map((d) => d.field), ['name']);
+    assert.deepEqual(
+      ((await missing.json()) as { details: { field: string }[] }).details.map((d) => d.field),
+      ['name'],
+    );
     const array = await post(`[${filler}]`);
     assert.equal(array.status, 422);
     assert.equal(((await array.json()) as { details: { message: string }[] }).details[0]!.message, 'must be an object');
@@ -276,7 +286,11 @@ describe('admission', () => {
   test('body memory: a chunked body is charged as it arrives and refused once past the budget', async () => {
     const { port, app } = await serve({ maxBodyMemory: 100 * JSON_BODY_MEMORY_FACTOR });
     const chunk = (s: string) => `${s.length.toString(16)}\r\n${s}\r\n`;
-    const answer = await exchange(port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', chunk(`"${'y'.repeat(200)}"`) + '0\r\n\r\n');
+    const answer = await exchange(
+      port,
+      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      chunk(`"${'y'.repeat(200)}"`) + '0\r\n\r\n',
+    );
     assert.equal(answer.status, 503);
     assert.equal(json(answer.text).code, 'overloaded');
     assert.equal(app.admission.bodyMemory, 0);
@@ -319,7 +333,10 @@ describe('the wall-clock deadline', () => {
     assert.equal(res.status, 503);
     assert.equal(((await res.json()) as { code: string }).code, 'deadline_exceeded');
     assert.ok(elapsed >= 300 && elapsed < 2000, `answered after ${elapsed} ms`);
-    assert.ok(log.errors.some((l) => /GET \/forever abandoned: no answer within 300 ms/.test(l)), log.errors.join('\n'));
+    assert.ok(
+      log.errors.some((l) => /GET \/forever abandoned: no answer within 300 ms/.test(l)),
+      log.errors.join('\n'),
+    );
     assert.equal(app.watchdog.size, 0);
     assert.equal((await fetch(`${base}/hello`)).status, 200);
   });
@@ -346,7 +363,10 @@ describe('the wall-clock deadline', () => {
     while (app.watchdog.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     assert.equal(app.watchdog.size, 0);
     assert.equal(app.admission.inFlight, 0);
-    assert.ok(log.lines.some((l) => /GET \/forever 499/.test(l)), log.lines.join('\n'));
+    assert.ok(
+      log.lines.some((l) => /GET \/forever 499/.test(l)),
+      log.lines.join('\n'),
+    );
   });
 });
 
@@ -356,15 +376,26 @@ describe('multipart framing counts toward the body limit', () => {
     const limit = 1024 * 1024 + MULTIPART_FRAMING_BYTES;
     const preamble = Buffer.alloc(limit + 1, 'p');
     const body = Buffer.concat([preamble, Buffer.from('\r\n--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nann\r\n--b--\r\n')]);
-    const answer = await exchange(port, `POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${body.length}\r\n\r\n`, body);
+    const answer = await exchange(
+      port,
+      `POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${body.length}\r\n\r\n`,
+      body,
+    );
     assert.equal(answer.status, 413);
     assert.equal(json(answer.text).code, 'payload_too_large');
   });
 
   test('a preamble within it is accepted', async () => {
     const { port } = await serve();
-    const body = Buffer.concat([Buffer.alloc(MULTIPART_FRAMING_BYTES - 200, 'p'), Buffer.from('\r\n--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nann\r\n--b--\r\n')]);
-    const answer = await exchange(port, `POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${body.length}\r\n\r\n`, body);
+    const body = Buffer.concat([
+      Buffer.alloc(MULTIPART_FRAMING_BYTES - 200, 'p'),
+      Buffer.from('\r\n--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nann\r\n--b--\r\n'),
+    ]);
+    const answer = await exchange(
+      port,
+      `POST /form HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: ${body.length}\r\n\r\n`,
+      body,
+    );
     assert.equal(answer.status, 201, answer.text);
   });
 });
@@ -387,7 +418,10 @@ describe('per-client caps', () => {
   test('limits.maxConnectionsPerClient connections from one address are served, one more is closed; another address is still served', async () => {
     const { port, base } = await serve({ maxConnectionsPerClient: 5 });
     const held = await Promise.all(Array.from({ length: 5 }, () => hold(port, '127.0.0.1')));
-    assert.deepEqual(held.map((h) => h.open), [true, true, true, true, true]);
+    assert.deepEqual(
+      held.map((h) => h.open),
+      [true, true, true, true, true],
+    );
     const sixth = await hold(port, '127.0.0.1');
     assert.equal(sixth.open, false);
     const other = await hold(port, '127.0.0.2');
@@ -401,7 +435,10 @@ describe('per-client caps', () => {
   test('limits.maxConnections in all: past it new connections are closed', async () => {
     const { port } = await serve({ maxConnections: 3 });
     const held = await Promise.all([hold(port, '127.0.0.1'), hold(port, '127.0.0.2'), hold(port, '127.0.0.3')]);
-    assert.deepEqual(held.map((h) => h.open), [true, true, true]);
+    assert.deepEqual(
+      held.map((h) => h.open),
+      [true, true, true],
+    );
     assert.equal((await hold(port, '127.0.0.4')).open, false);
     for (const h of held) h.socket.destroy();
   });

@@ -67,7 +67,11 @@ describe('argon2 hashing and the event loop', () => {
     let hashing = true;
     const hashes = Promise.all(
       Array.from({ length: CONCURRENT_HASHES }, async (_, i) => {
-        const res = await fetch(`${base}/hash`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: `password-${i}` }) });
+        const res = await fetch(`${base}/hash`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ password: `password-${i}` }),
+        });
         return { status: res.status, body: (await res.json()) as { hash: string } };
       }),
     ).finally(() => (hashing = false));

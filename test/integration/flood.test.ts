@@ -90,7 +90,10 @@ describe('floods against rvm run --prod', () => {
     // whose cut connections (status 0) are the next test's subject, not this one's.
     const statuses = await Promise.all(Array.from({ length: 300 }, (_, i) => send(port, head, body, i % 2 === 0 ? '127.0.0.1' : '127.0.0.3')));
     assert.equal(child.exitCode, null, 'the server process died');
-    assert.ok(statuses.every((s) => s === 201 || s === 503), `unexpected statuses: ${[...new Set(statuses)].join(', ')}`);
+    assert.ok(
+      statuses.every((s) => s === 201 || s === 503),
+      `unexpected statuses: ${[...new Set(statuses)].join(', ')}`,
+    );
     assert.ok(statuses.includes(503), 'nothing was refused: the body-memory budget did not hold');
     assert.ok(statuses.includes(201), 'nothing was served');
     assert.equal(await send(port, 'GET /hello HTTP/1.1\r\nHost: x\r\n\r\n'), 200);
@@ -121,7 +124,8 @@ describe('floods against rvm run --prod', () => {
     // spreads over a while: the count must come down to the limit, and a server that kept them
     // would keep it at 2,000 until the deadline.
     const stillOpen = () => sockets.filter((s) => !s.destroyed).length;
-    for (const deadline = Date.now() + SETTLE_MS; stillOpen() > DEFAULT_MAX_CONNECTIONS_PER_CLIENT && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+    for (const deadline = Date.now() + SETTLE_MS; stillOpen() > DEFAULT_MAX_CONNECTIONS_PER_CLIENT && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 50));
     const open = stillOpen();
     assert.ok(open <= DEFAULT_MAX_CONNECTIONS_PER_CLIENT, `${open} sockets of one address stayed open`);
     assert.ok(closedByServer >= 2000 - DEFAULT_MAX_CONNECTIONS_PER_CLIENT);

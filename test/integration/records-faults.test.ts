@@ -174,8 +174,16 @@ describe('PostgreSQL stopped and started under load', () => {
       server().stop();
       try {
         const started = Date.now();
-        for (const attempt of [() => store.find('notes', row.id as string), () => store.insert('notes', { title: 'x' }), () => store.begin(), () => store.count('notes', {})]) {
-          await assert.rejects(async () => attempt(), (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable');
+        for (const attempt of [
+          () => store.find('notes', row.id as string),
+          () => store.insert('notes', { title: 'x' }),
+          () => store.begin(),
+          () => store.count('notes', {}),
+        ]) {
+          await assert.rejects(
+            async () => attempt(),
+            (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable',
+          );
         }
         assert.ok(Date.now() - started < 8000, 'each failure is fast');
       } finally {
@@ -266,7 +274,33 @@ async function timed(work: () => Promise<unknown>): Promise<unknown> {
 }
 
 // Injection: pieces of SQL syntax and quoting of both dialects, mixed with arbitrary text.
-const FRAGMENTS = ["'", '"', ';', '--', '/*', '*/', '%', '_', '\\', '$1', '?', '`', ')', '(', "' OR '1'='1", "'); DROP TABLE notes; --", '"; DROP TABLE canary; --', "' UNION SELECT * FROM canary --", 'notes', 'canary', 'id', '::text', '||', '\u2028', '😀'];
+const FRAGMENTS = [
+  "'",
+  '"',
+  ';',
+  '--',
+  '/*',
+  '*/',
+  '%',
+  '_',
+  '\\',
+  '$1',
+  '?',
+  '`',
+  ')',
+  '(',
+  "' OR '1'='1",
+  "'); DROP TABLE notes; --",
+  '"; DROP TABLE canary; --',
+  "' UNION SELECT * FROM canary --",
+  'notes',
+  'canary',
+  'id',
+  '::text',
+  '||',
+  '\u2028',
+  '😀',
+];
 const hostile = fc
   .array(fc.oneof(fc.constantFrom(...FRAGMENTS), fc.string({ unit: 'grapheme', maxLength: 5 })), { minLength: 1, maxLength: 5 })
   .map((parts) => parts.join(''))
@@ -326,7 +360,10 @@ async function injectionProperty(store: RecordStore, tableNames: () => Promise<s
       const row = await store.insert('notes', { title: text, email: null, tags: [text], meta: { [text]: text } });
       assert.deepEqual(await store.find('notes', row.id as string), row);
       const exact = await store.select('notes', { filter: { title: text }, order: [], limit: MAX_LIMIT, offset: 0 });
-      assert.deepEqual(exact.map((r) => r.id), [row.id]);
+      assert.deepEqual(
+        exact.map((r) => r.id),
+        [row.id],
+      );
       const updated = await store.update('notes', row.id as string, { title: `${text}${text}` });
       assert.equal(updated!.title, `${text}${text}`);
       assert.equal(await store.delete('notes', row.id as string), true);
@@ -369,7 +406,9 @@ describe('hostile text in every position is inert', () => {
       const store = new PostgresStore({ connectionString: server().url, schema: 'hostile', max: 4 });
       try {
         await injectionProperty(store, async () => {
-          const names = (await admin.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'hostile' ORDER BY table_name")).rows.map((r) => r.table_name);
+          const names = (
+            await admin.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'hostile' ORDER BY table_name")
+          ).rows.map((r) => r.table_name);
           assert.deepEqual((await admin.query('SELECT v FROM hostile.canary')).rows, [{ v: 'alive' }]);
           return names;
         });

@@ -111,7 +111,13 @@ function problem(o: Outcome, boundMs: number): string | null {
   if (o.ms > boundMs) return `answered after ${o.ms} ms (bound ${boundMs} ms)`;
   if (o.status === 201 || o.status === 200) return null;
   const body = o.body as Record<string, unknown>;
-  if (o.status === 503 && JSON.stringify(Object.keys(body ?? {})) === '["error","code"]' && typeof body.error === 'string' && body.code === 'database_unavailable') return null;
+  if (
+    o.status === 503 &&
+    JSON.stringify(Object.keys(body ?? {})) === '["error","code"]' &&
+    typeof body.error === 'string' &&
+    body.code === 'database_unavailable'
+  )
+    return null;
   return `status ${o.status}, body ${JSON.stringify(o.body).slice(0, 200)}`;
 }
 
@@ -121,7 +127,8 @@ async function recovered(probe: () => Promise<Outcome>): Promise<number> {
   for (;;) {
     const o = await probe();
     if (o.status >= 200 && o.status < 300) return Date.now() - started;
-    if (Date.now() - started > RECOVERY_MS) throw new Error(`not 2xx ${RECOVERY_MS} ms after the database came back: ${o.status} ${JSON.stringify(o.body)} ${o.error ?? ''}`);
+    if (Date.now() - started > RECOVERY_MS)
+      throw new Error(`not 2xx ${RECOVERY_MS} ms after the database came back: ${o.status} ${JSON.stringify(o.body)} ${o.error ?? ''}`);
     await sleep(50);
   }
 }
@@ -160,7 +167,9 @@ describe('rvm run on PostgreSQL: the database stopped and started under load', (
 
     const outcomes = running.outcomes;
     const slowest = Math.max(...outcomes.filter((o) => o.started >= down).map((o) => o.ms));
-    t.diagnostic(`${outcomes.length} answers, ${outcomes.filter((o) => o.status === 503).length} of them 503; slowest after the stop ${slowest} ms; 2xx again ${took} ms after the restart`);
+    t.diagnostic(
+      `${outcomes.length} answers, ${outcomes.filter((o) => o.status === 503).length} of them 503; slowest after the stop ${slowest} ms; 2xx again ${took} ms after the restart`,
+    );
     assert.ok(beforeStop >= CLIENTS, `the load ran before the stop (${beforeStop} answers)`);
     const problems = outcomes.map((o) => problem(o, PG_ANSWER_BOUND_MS)).filter((p) => p !== null);
     assert.deepEqual(problems.slice(0, 5), [], `${problems.length} of ${outcomes.length} answers were neither 2xx nor 503 database_unavailable in time`);
@@ -222,8 +231,14 @@ describe('rvm run on SQLite: the write lock held by another process', () => {
 
     assert.equal(read.status, 200, 'reads go on under WAL while another process holds the write lock');
     assert.ok(read.ms < SQLITE_BUSY_TIMEOUT_MS, `a read waited ${read.ms} ms`);
-    assert.deepEqual(writes.map((w) => problem(w, WRITE_BOUND_MS)).filter((p) => p !== null), []);
-    assert.deepEqual(writes.map((w) => w.status), Array(WRITES).fill(503));
+    assert.deepEqual(
+      writes.map((w) => problem(w, WRITE_BOUND_MS)).filter((p) => p !== null),
+      [],
+    );
+    assert.deepEqual(
+      writes.map((w) => w.status),
+      Array(WRITES).fill(503),
+    );
     const first = Math.min(...writes.map((w) => w.ms));
     assert.ok(first >= SQLITE_BUSY_TIMEOUT_MS, `the first write gave up only at the busy timeout (${first} ms)`);
 

@@ -112,7 +112,9 @@ describe('Redis stopped and restarted under load', () => {
     [servers.strict, servers.open] = await Promise.all([startRvmServer(strict, { env }), startRvmServer(open, { env })]);
   });
 
-  test(`503 store_unavailable within ${ANSWER_BOUND_MS} ms (fail-open: 200) while it is down, one log line for the outage, 200 again after`, { timeout: 60_000 }, async () => {
+  test(`503 store_unavailable within ${ANSWER_BOUND_MS} ms (fail-open: 200) while it is down, one log line for the outage, 200 again after`, {
+    timeout: 60_000,
+  }, async () => {
     const strict = servers.strict!;
     const open = servers.open!;
     for (const s of [strict, open]) assert.match(s.output(), /Store: +Redis/);
@@ -130,17 +132,26 @@ describe('Redis stopped and restarted under load', () => {
       await sleep(OUTAGE_MS);
       restartedAt = Date.now();
       await redis().start();
-      const recovered = await until(() => (['strict', 'open'] as const).every((s) => load.outcomes.some((o) => o.server === s && o.sentAt > restartedAt && o.status === 200)), RECOVERY_MS);
+      const recovered = await until(
+        () => (['strict', 'open'] as const).every((s) => load.outcomes.some((o) => o.server === s && o.sentAt > restartedAt && o.status === 200)),
+        RECOVERY_MS,
+      );
       assert.ok(recovered, `no 200 within ${RECOVERY_MS} ms of Redis being back: ${summary(load.outcomes.filter((o) => o.sentAt > restartedAt))}`);
     } finally {
       await sleep(RECOVERED_MS);
       await load.stop();
     }
     const all = load.outcomes;
-    const lastRecovery = Math.max(...(['strict', 'open'] as const).map((s) => all.find((o) => o.server === s && o.sentAt > restartedAt && o.status === 200)!.sentAt));
+    const lastRecovery = Math.max(
+      ...(['strict', 'open'] as const).map((s) => all.find((o) => o.server === s && o.sentAt > restartedAt && o.status === 200)!.sentAt),
+    );
 
     // Never a hang nor a cut connection: every request answered within the bound.
-    assert.deepEqual(all.filter((o) => o.error !== undefined || o.endedAt - o.sentAt > ANSWER_BOUND_MS), [], summary(all));
+    assert.deepEqual(
+      all.filter((o) => o.error !== undefined || o.endedAt - o.sentAt > ANSWER_BOUND_MS),
+      [],
+      summary(all),
+    );
     const healthy = all.filter((o) => o.endedAt < stoppingAt);
     // From the first request on: a server that has announced itself serves (its store is reachable).
     assert.ok(healthy.length > 0 && healthy.every((o) => o.status === 200), `before the outage: ${summary(healthy)}`);
@@ -148,16 +159,29 @@ describe('Redis stopped and restarted under load', () => {
     const during = all.filter((o) => o.sentAt >= stoppedAt && o.endedAt <= restartedAt);
     const strictDuring = during.filter((o) => o.server === 'strict');
     const openDuring = during.filter((o) => o.server === 'open');
-    assert.ok(strictDuring.every((o) => o.status === 200 || o.status === 429 || (o.status === 503 && o.code === 'store_unavailable')), `default policy during the outage: ${summary(strictDuring)}`);
-    assert.ok(strictDuring.some((o) => o.status === 503), `the outage was never seen: ${summary(strictDuring)}`);
+    assert.ok(
+      strictDuring.every((o) => o.status === 200 || o.status === 429 || (o.status === 503 && o.code === 'store_unavailable')),
+      `default policy during the outage: ${summary(strictDuring)}`,
+    );
+    assert.ok(
+      strictDuring.some((o) => o.status === 503),
+      `the outage was never seen: ${summary(strictDuring)}`,
+    );
     assert.ok(openDuring.length > 0 && openDuring.every((o) => o.status === 200), `fail-open during the outage: ${summary(openDuring)}`);
 
     const recovered = all.filter((o) => o.sentAt > lastRecovery);
     assert.ok(recovered.length > 0 && recovered.every((o) => o.status === 200 || o.status === 429), `once recovered: ${summary(recovered)}`);
 
     // One line when the outage starts and one when it ends, however many requests met it.
-    for (const [name, server] of [['strict', strict], ['open', open]] as const) {
-      const lines = server.output().slice(banner[name]).split('\n').filter((l) => l.trim() !== '' && !ACCESS_LINE.test(l));
+    for (const [name, server] of [
+      ['strict', strict],
+      ['open', open],
+    ] as const) {
+      const lines = server
+        .output()
+        .slice(banner[name])
+        .split('\n')
+        .filter((l) => l.trim() !== '' && !ACCESS_LINE.test(l));
       assert.equal(lines.length, 2, `${name} server's log during the test:\n${lines.join('\n')}`);
       assert.match(lines[0]!, /unavailable: Redis at /);
       assert.match(lines[1]!, /available again: Redis at /);

@@ -122,7 +122,8 @@ after(async () => {
   }
 });
 
-const post = (base: string, path: string, body: unknown) => fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (base: string, path: string, body: unknown) =>
+  fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 async function until(done: () => boolean): Promise<void> {
   const deadline = Date.now() + 10_000;
@@ -241,7 +242,10 @@ describe('limits.maxResponseBytes', () => {
     const over = await post(base, '/say', { s: 'z'.repeat(limit + 1) });
     assert.equal(over.status, 500);
     assert.deepEqual(await over.json(), { error: 'The response is too large', code: 'response_too_large' });
-    assert.ok(log.errors.some((line) => line.includes(`a response body of ${limit + 1} bytes is over limits.maxResponseBytes (${limit})`)), log.errors.join('\n'));
+    assert.ok(
+      log.errors.some((line) => line.includes(`a response body of ${limit + 1} bytes is over limits.maxResponseBytes (${limit})`)),
+      log.errors.join('\n'),
+    );
     assert.equal((await fetch(`${base}/hello`)).status, 200);
   });
 });

@@ -53,7 +53,9 @@ async function withServers(starts: Promise<RvmServer>[], body: (servers: RvmServ
 /** REQUESTS GETs of /limited at once, spread in turn over the servers' URLs; a request that failed is a reply of status 0 with the error as its body, so the counts show it. */
 function burst(servers: readonly RvmServer[]): Promise<Reply[]> {
   const urls = Array.from({ length: REQUESTS }, (_, i) => `${servers[i % servers.length]!.url}/limited`);
-  return Promise.all(urls.map((url) => sendFresh(url, { timeoutMs: ANSWER_TIMEOUT_MS }).catch((e: unknown): Reply => ({ status: 0, headers: {}, body: String(e), ms: 0 }))));
+  return Promise.all(
+    urls.map((url) => sendFresh(url, { timeoutMs: ANSWER_TIMEOUT_MS }).catch((e: unknown): Reply => ({ status: 0, headers: {}, body: String(e), ms: 0 }))),
+  );
 }
 
 /** Exactly LIMIT allowed and the rest refused with the guard's 429. */
@@ -92,7 +94,9 @@ describe('rate_limit is exact over Redis', () => {
     });
   }
 
-  test(`two rvm run servers sharing one Redis (two machines): ${REQUESTS} split between them → exactly ${LIMIT} allowed in all`, { timeout: 60_000 }, async (t) => {
+  test(`two rvm run servers sharing one Redis (two machines): ${REQUESTS} split between them → exactly ${LIMIT} allowed in all`, {
+    timeout: 60_000,
+  }, async (t) => {
     const url = await fresh();
     // A folder of its own for the second machine, as it would have.
     const other = tempApp(t, FILES);

@@ -143,13 +143,22 @@ describe('rvm run on SQLite: expensive queries run off the event loop', () => {
     const loads = Array.from({ length: CLIENTS }, (_, i) => client(i % 2 === 0 ? '/items/deep' : '/items/search'));
     const [{ latencies, failures }] = await Promise.all([probe(), ...loads]);
 
-    t.diagnostic(`probe p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms over ${latencies.length} requests; ${JSON.stringify(answers)}`);
+    t.diagnostic(
+      `probe p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms over ${latencies.length} requests; ${JSON.stringify(answers)}`,
+    );
     assert.equal(failures, 0, `probe failures; the expensive queries answered ${JSON.stringify(answers)}`);
     const p99 = percentile(latencies, 99);
-    assert.ok(p99 < PROBE_P99_BOUND_MS, `probe p99 ${p99.toFixed(0)} ms over ${latencies.length} requests; the expensive queries answered ${JSON.stringify(answers)}`);
+    assert.ok(
+      p99 < PROBE_P99_BOUND_MS,
+      `probe p99 ${p99.toFixed(0)} ms over ${latencies.length} requests; the expensive queries answered ${JSON.stringify(answers)}`,
+    );
     // The expensive queries themselves answered, and with their rows.
     assert.ok((answers['/items/deep 200'] ?? 0) > 0 && (answers['/items/search 200'] ?? 0) > 0, JSON.stringify(answers));
-    assert.deepEqual(Object.keys(answers).filter((k) => !k.endsWith(' 200')), [], JSON.stringify(answers));
+    assert.deepEqual(
+      Object.keys(answers).filter((k) => !k.endsWith(' 200')),
+      [],
+      JSON.stringify(answers),
+    );
     const deep = await get(`${base}/items/deep`, 60_000);
     assert.equal((deep.body as unknown[]).length, 10);
     assert.equal(child!.exitCode, null, 'the rvm process stayed up');

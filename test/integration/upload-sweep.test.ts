@@ -51,9 +51,9 @@ test('a start removes the upload files of processes that are gone and keeps thos
   const stranger = leaveUpload('rvm-upload-app-Zx9Cv1');
   const server = await startRvmServer(appDir, { workers: 2, env: { TMPDIR: temp } });
   try {
-    assert.equal(existsSync(killed), false, 'a killed process\'s upload is swept');
+    assert.equal(existsSync(killed), false, "a killed process's upload is swept");
     assert.equal(existsSync(oldUnnamed), false, `an upload directory older than ${STALE_UPLOAD_MS} ms is swept whoever made it`);
-    assert.equal(existsSync(join(live, '0')), true, 'a running process\'s upload survives');
+    assert.equal(existsSync(join(live, '0')), true, "a running process's upload survives");
     assert.equal(existsSync(join(recentUnnamed, '0')), true, 'a recent directory without a pid survives');
     assert.equal(existsSync(join(stranger, '0')), true, 'a folder not named like an upload directory is not touched');
     assert.deepEqual(readdirSync(temp).sort(), ['rvm-upload-Rt5Yu8', `rvm-upload-${process.pid}-Qw7Er5`, 'rvm-upload-app-Zx9Cv1'].sort());

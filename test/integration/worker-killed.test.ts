@@ -47,7 +47,7 @@ route GET /limited {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('a worker killed under load (--workers 2, the primary\'s store)', () => {
+describe("a worker killed under load (--workers 2, the primary's store)", () => {
   let server: RvmServer;
   after(() => server?.stop());
   const dir = tempApp({ after }, { 'routes.rvm': ROUTES });
@@ -58,7 +58,10 @@ describe('a worker killed under load (--workers 2, the primary\'s store)', () =>
 
   test('the primary restarts it, the other keeps answering, and the rate-limit window survives', { timeout: 60_000 }, async () => {
     assert.match(server.output(), /Store: +held by the primary/);
-    const before = await sendAll(Array.from({ length: COUNTED_BEFORE }, () => `${server.url}/limited`), { timeoutMs: ANSWER_TIMEOUT_MS });
+    const before = await sendAll(
+      Array.from({ length: COUNTED_BEFORE }, () => `${server.url}/limited`),
+      { timeoutMs: ANSWER_TIMEOUT_MS },
+    );
     assert.deepEqual(statusCounts(before), { 200: COUNTED_BEFORE });
 
     const workers = server.workerPids();
@@ -100,7 +103,10 @@ describe('a worker killed under load (--workers 2, the primary\'s store)', () =>
     assert.ok(lost.length <= CLIENTS, `${lost.length} requests failed around the kill (at most ${CLIENTS} were in flight): ${JSON.stringify(lost)}`);
     assert.ok(afterKill.filter((o) => o.ok).length > 0, 'requests were answered after the kill');
     const last = [...outcomes].sort((x, y) => x.sentAt - y.sentAt).slice(-CLIENTS * 2);
-    assert.ok(last.every((o) => o.ok), `the last requests sent were all answered: ${JSON.stringify(last)}`);
+    assert.ok(
+      last.every((o) => o.ok),
+      `the last requests sent were all answered: ${JSON.stringify(last)}`,
+    );
 
     const now = server.workerPids();
     assert.equal(now.length, 2, `two workers again: ${now.join(', ')}`);
@@ -108,7 +114,10 @@ describe('a worker killed under load (--workers 2, the primary\'s store)', () =>
     assert.ok(server.alive());
 
     // The window counted COUNTED_BEFORE before the kill: only what is left of the limit passes.
-    const burst = await sendAll(Array.from({ length: AFTER_BURST }, () => `${server.url}/limited`), { timeoutMs: ANSWER_TIMEOUT_MS });
+    const burst = await sendAll(
+      Array.from({ length: AFTER_BURST }, () => `${server.url}/limited`),
+      { timeoutMs: ANSWER_TIMEOUT_MS },
+    );
     assert.deepEqual(statusCounts(burst), { 200: LIMIT - COUNTED_BEFORE, 429: AFTER_BURST - (LIMIT - COUNTED_BEFORE) });
   });
 });

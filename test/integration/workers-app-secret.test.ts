@@ -45,7 +45,9 @@ function occurrences(text: string, line: string): number {
   return text.split(line).length - 1;
 }
 
-test('a bundle under --workers 2 without APP_SECRET: a CSRF token from one worker passes guard csrf on the other, on every request', { timeout: 60_000 }, async () => {
+test('a bundle under --workers 2 without APP_SECRET: a CSRF token from one worker passes guard csrf on the other, on every request', {
+  timeout: 60_000,
+}, async () => {
   const server = await startRvmServer(bundle, { workers: 2, prod: false, env: NO_APP_SECRET });
   try {
     const issued = await sendFresh(`${server.url}/csrf`, { timeoutMs: ANSWER_TIMEOUT_MS });
@@ -53,12 +55,15 @@ test('a bundle under --workers 2 without APP_SECRET: a CSRF token from one worke
     const token = (JSON.parse(issued.body) as { token: string }).token;
     const cookie = (issued.headers['set-cookie'] ?? []).map((l) => l.split(';')[0]!).find((p) => p.startsWith('rvm_csrf='));
     assert.ok(cookie, 'the token is set in its cookie');
-    const replies = await sendAll(Array.from({ length: SUBMISSIONS }, () => `${server.url}/submit`), {
-      method: 'POST',
-      body: {},
-      headers: { cookie, 'x-csrf-token': token },
-      timeoutMs: ANSWER_TIMEOUT_MS,
-    });
+    const replies = await sendAll(
+      Array.from({ length: SUBMISSIONS }, () => `${server.url}/submit`),
+      {
+        method: 'POST',
+        body: {},
+        headers: { cookie, 'x-csrf-token': token },
+        timeoutMs: ANSWER_TIMEOUT_MS,
+      },
+    );
     assert.deepEqual(statusCounts(replies), { 200: SUBMISSIONS }, 'every worker accepts the token: they sign with one secret');
     assert.equal(occurrences(server.output(), EPHEMERAL_SECRET_WARNING), 0, 'no warning outside --prod');
   } finally {
@@ -67,7 +72,9 @@ test('a bundle under --workers 2 without APP_SECRET: a CSRF token from one worke
 });
 
 for (const workers of [2, undefined]) {
-  test(`--prod on a bundle without APP_SECRET warns exactly once (${workers === undefined ? 'one process' : 'not once per worker'}) that sessions will not survive a restart`, { timeout: 60_000 }, async () => {
+  test(`--prod on a bundle without APP_SECRET warns exactly once (${workers === undefined ? 'one process' : 'not once per worker'}) that sessions will not survive a restart`, {
+    timeout: 60_000,
+  }, async () => {
     const server = await startRvmServer(bundle, { workers, env: NO_APP_SECRET });
     try {
       assert.equal(occurrences(server.output(), EPHEMERAL_SECRET_WARNING), 1, server.output());

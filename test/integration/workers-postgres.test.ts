@@ -44,7 +44,9 @@ route GET /notes/count {
 
 const server = usePostgres();
 
-test(`--workers ${WORKERS} with database.pool ${POOL}: never more than ${POOL} connections to the app's database under load, from both workers`, { timeout: 120_000 }, async () => {
+test(`--workers ${WORKERS} with database.pool ${POOL}: never more than ${POOL} connections to the app's database under load, from both workers`, {
+  timeout: 120_000,
+}, async () => {
   const admin = new pg.Client({ connectionString: server().url });
   await admin.connect();
   const dir = mkdtempSync(join(tmpdir(), 'rvm-workers-pg-'));
@@ -58,7 +60,9 @@ test(`--workers ${WORKERS} with database.pool ${POOL}: never more than ${POOL} c
     writeFileSync(join(dir, 'rvm.config.json'), JSON.stringify({ database: { pool: POOL } }));
     running = await startRvm(dir, { ...process.env, DATABASE_URL: url.href }, 0, ['--workers', String(WORKERS)]);
     const each = poolPerWorker(POOL, WORKERS);
-    await running.waitFor(new RegExp(`\\n  Database:      PostgreSQL 127\\.0\\.0\\.1:${server().port}/${database}, pool ${each} per worker \\(${each * WORKERS} in all\\)\\n`));
+    await running.waitFor(
+      new RegExp(`\\n  Database:      PostgreSQL 127\\.0\\.0\\.1:${server().port}/${database}, pool ${each} per worker \\(${each * WORKERS} in all\\)\\n`),
+    );
 
     const connections = async (): Promise<number> =>
       Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1`, [database])).rows[0]!.n);
@@ -72,7 +76,9 @@ test(`--workers ${WORKERS} with database.pool ${POOL}: never more than ${POOL} c
     })();
     const port = running.port;
     const answers = await Promise.all(
-      Array.from({ length: REQUESTS }, (_, i) => (i % 2 === 0 ? send(agent, port, 'POST', '/notes', { title: `n${i}` }) : send(agent, port, 'GET', '/notes/count'))),
+      Array.from({ length: REQUESTS }, (_, i) =>
+        i % 2 === 0 ? send(agent, port, 'POST', '/notes', { title: `n${i}` }) : send(agent, port, 'GET', '/notes/count'),
+      ),
     );
     done = true;
     await sampling;

@@ -55,7 +55,9 @@ route GET /notes/count {
 }
 `;
 
-test(`--workers ${WORKERS} on one SQLite file: ${CREATES} creates, ${PAIRS} transactions and ${READS} reads over ${CONNECTIONS} connections, every one answered, no SQLITE_BUSY`, { timeout: 120_000 }, async () => {
+test(`--workers ${WORKERS} on one SQLite file: ${CREATES} creates, ${PAIRS} transactions and ${READS} reads over ${CONNECTIONS} connections, every one answered, no SQLITE_BUSY`, {
+  timeout: 120_000,
+}, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-workers-records-'));
   writeFileSync(join(dir, 'app.rvm'), APP);
   const running = await startRvm(dir, process.env, 0, ['--workers', String(WORKERS)]);

@@ -32,7 +32,7 @@ async function post(url: string, code: string): Promise<{ status: number; json: 
   return { status: reply.status, json: JSON.parse(reply.body) as { accepted?: boolean; code?: string } };
 }
 
-test('under --workers 2 a TOTP code is accepted once across the workers: ctx.store is the primary\'s', { timeout: 60_000 }, async () => {
+test("under --workers 2 a TOTP code is accepted once across the workers: ctx.store is the primary's", { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-workers-'));
   writeFileSync(join(dir, 'routes.rvm'), ROUTES);
   const server = await startRvmServer(dir, { workers: 2 });
@@ -42,8 +42,12 @@ test('under --workers 2 a TOTP code is accepted once across the workers: ctx.sto
     const answers = await Promise.all(Array.from({ length: SUBMISSIONS }, () => post(server.url, code)));
     // The others are replays (counted as wrong codes: false, then 429 once the secret locks) or
     // lost the race to the winner (429 too_many_attempts): never a second acceptance.
-    const refused = (a: { status: number; json: { accepted?: boolean; code?: string } }) => (a.status === 200 && a.json.accepted === false) || (a.status === 429 && a.json.code === 'too_many_attempts');
-    assert.ok(answers.every((a) => a.json.accepted === true || refused(a)), JSON.stringify(answers.filter((a) => a.json.accepted !== true && !refused(a))));
+    const refused = (a: { status: number; json: { accepted?: boolean; code?: string } }) =>
+      (a.status === 200 && a.json.accepted === false) || (a.status === 429 && a.json.code === 'too_many_attempts');
+    assert.ok(
+      answers.every((a) => a.json.accepted === true || refused(a)),
+      JSON.stringify(answers.filter((a) => a.json.accepted !== true && !refused(a))),
+    );
     assert.equal(answers.filter((a) => a.json.accepted === true).length, 1, 'one acceptance in all, not one per worker');
     const again = await post(server.url, code);
     assert.ok(refused(again), `a replay after the burst is refused too: ${JSON.stringify(again)}`);

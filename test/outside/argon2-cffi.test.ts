@@ -39,7 +39,10 @@ route POST /verify {
 function python(code: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(PYTHON, ['-c', code, ...args], { encoding: 'utf8', timeout: 30_000 });
   const missing = r.error !== undefined || /No module named '?argon2/.test(r.stderr ?? '');
-  assert.ok(!missing, `${PYTHON} with argon2-cffi is needed (Debian: apt-get install python3-argon2); run .ci/run, which installs it.\n${r.error?.message ?? r.stderr}`);
+  assert.ok(
+    !missing,
+    `${PYTHON} with argon2-cffi is needed (Debian: apt-get install python3-argon2); run .ci/run, which installs it.\n${r.error?.message ?? r.stderr}`,
+  );
   return { status: r.status, stdout: r.stdout.trim(), stderr: r.stderr };
 }
 

@@ -81,7 +81,12 @@ describe(`npm pack of ${PKG.name}, installed in a fresh folder`, { timeout: OUTS
   async function serve(args: string[], via: 'npx' | 'bin' = 'npx'): Promise<string> {
     const port = await freePort();
     const [command, argv] = via === 'npx' ? ['npx', [...NPX, 'run']] : [installedBin(), ['run']];
-    const child = spawn(command, [...argv, ...args, '--port', String(port)], { cwd: project, env: npmEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, [...argv, ...args, '--port', String(port)], {
+      cwd: project,
+      env: npmEnv(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     servers.push(child);
     const url = await appUrl(child);
     assert.equal(url, `http://127.0.0.1:${port}`);
@@ -109,7 +114,10 @@ describe(`npm pack of ${PKG.name}, installed in a fresh folder`, { timeout: OUTS
     assert.equal(installed.status, 0, installed.stderr);
     const version = (root: string) => (JSON.parse(readFileSync(join(root, 'node_modules/better-sqlite3/package.json'), 'utf8')) as { version: string }).version;
     assert.equal(version(project), version(ROOT), 'the installed better-sqlite3 is the version this checkout built');
-    cpSync(join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'), join(project, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'));
+    cpSync(
+      join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
+      join(project, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
+    );
   });
 
   after(async () => {

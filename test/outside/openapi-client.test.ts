@@ -62,7 +62,11 @@ test('openapi-typescript types of the showcase document accept every recorded JS
   await obtainAnswers();
   const docFile = join(tmp, 'showcase.json');
   writeFileSync(docFile, JSON.stringify(buildOpenApi(app.introspection, { version: '3.1' })));
-  const generated = spawnSync(OPENAPI_TS, [docFile, '-o', join(tmp, 'schema.d.ts')], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, NO_COLOR: '1' } });
+  const generated = spawnSync(OPENAPI_TS, [docFile, '-o', join(tmp, 'schema.d.ts')], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   assert.equal(generated.status, 0, generated.stderr);
 
   const lines = ["import type { paths } from './schema';", ''];
@@ -75,7 +79,11 @@ test('openapi-typescript types of the showcase document accept every recorded JS
   }
   assert.ok(checked >= 15, `only ${checked} JSON answers were recorded`);
   writeFileSync(join(tmp, 'answers.ts'), `${lines.join('\n')}\n`);
-  const r = spawnSync(TSC, ['--noEmit', '--strict', '--target', 'es2022', '--module', 'esnext', '--moduleResolution', 'bundler', '--skipLibCheck', 'answers.ts'], { cwd: tmp, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(
+    TSC,
+    ['--noEmit', '--strict', '--target', 'es2022', '--module', 'esnext', '--moduleResolution', 'bundler', '--skipLibCheck', 'answers.ts'],
+    { cwd: tmp, encoding: 'utf8', timeout: 120_000 },
+  );
   assert.equal(r.status, 0, `tsc refused the real answers:\n${r.stdout}${r.stderr}`);
 });
 

@@ -230,7 +230,14 @@ describe('social login driven from outside (Python client and fake provider)', (
     assert.deepEqual(report, {
       status: 200,
       path: '/auth/google/callback',
-      body: { provider: 'google', id: 'outside-sub-1', email: 'lin@example.org', email_verified: true, name: 'Lin Outside', avatar_url: 'https://example.org/lin.png' },
+      body: {
+        provider: 'google',
+        id: 'outside-sub-1',
+        email: 'lin@example.org',
+        email_verified: true,
+        name: 'Lin Outside',
+        avatar_url: 'https://example.org/lin.png',
+      },
       cookies_left: [],
       replay_status: 400,
       replay_code: 'oauth_cookie_missing',

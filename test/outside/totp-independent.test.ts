@@ -41,10 +41,18 @@ describe('TOTP against an independent Python implementation', () => {
 
   before(async () => {
     server = await startRvm(showcase.dir, { ...process.env, JWT_SECRET });
-    const created = await fetch(`${server.url}/api/users`, { method: 'POST', headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/json' }, body: JSON.stringify({ email: 'outside@example.com', name: 'Outside' }) });
+    const created = await fetch(`${server.url}/api/users`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'outside@example.com', name: 'Outside' }),
+    });
     assert.equal(created.status, 201);
     const { id } = (await created.json()) as { id: string };
-    const token = await new SignJWT({ sub: id }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(JWT_SECRET));
+    const token = await new SignJWT({ sub: id })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(new TextEncoder().encode(JWT_SECRET));
     auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   });
 

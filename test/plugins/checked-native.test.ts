@@ -35,12 +35,56 @@ class Headers extends HostObject {
 describe('checkedNative', () => {
   test('each type lets its values through and refuses others with the native and parameter named', () => {
     const cases: [ParamSpec['type'], Value[], [Value, string][]][] = [
-      ['text', ['', 'a'], [[1, 'int'], [null, 'null'], [new SecretText('k'), 'secret']]],
-      ['int', [0, -3, 2 ** 40], [[1.5, 'number'], ['1', 'text']]],
-      ['number', [1.5, 0, -2], [['1', 'text'], [true, 'bool']]],
-      ['bool', [true, false], [[0, 'int'], [null, 'null']]],
-      ['list', [[], [1, 'a']], [[{}, 'object'], ['a', 'text']]],
-      ['object', [{}, { a: 1 }, new Headers()], [[[], 'list'], [null, 'null'], ['a', 'text']]],
+      [
+        'text',
+        ['', 'a'],
+        [
+          [1, 'int'],
+          [null, 'null'],
+          [new SecretText('k'), 'secret'],
+        ],
+      ],
+      [
+        'int',
+        [0, -3, 2 ** 40],
+        [
+          [1.5, 'number'],
+          ['1', 'text'],
+        ],
+      ],
+      [
+        'number',
+        [1.5, 0, -2],
+        [
+          ['1', 'text'],
+          [true, 'bool'],
+        ],
+      ],
+      [
+        'bool',
+        [true, false],
+        [
+          [0, 'int'],
+          [null, 'null'],
+        ],
+      ],
+      [
+        'list',
+        [[], [1, 'a']],
+        [
+          [{}, 'object'],
+          ['a', 'text'],
+        ],
+      ],
+      [
+        'object',
+        [{}, { a: 1 }, new Headers()],
+        [
+          [[], 'list'],
+          [null, 'null'],
+          ['a', 'text'],
+        ],
+      ],
     ];
     const expected: Record<string, string> = { text: 'text', int: 'an int', number: 'a number', bool: 'a bool', list: 'a list', object: 'an object' };
     for (const [type, good, bad] of cases) {
@@ -87,25 +131,30 @@ describe('checkedNative', () => {
   });
 
   test('any, an untyped or a self-checked parameter passes whatever came', () => {
-    const f = wrapped([
-      { name: 'a', type: 'any' },
-      { name: 'b' },
-      { name: 'c', type: 'int', selfChecked: true },
-      { name: 'd', type: 'text' },
-    ]);
+    const f = wrapped([{ name: 'a', type: 'any' }, { name: 'b' }, { name: 'c', type: 'int', selfChecked: true }, { name: 'd', type: 'text' }]);
     assert.deepEqual(f(null, [1], 'not an int', 'x'), [null, [1], 'not an int', 'x']);
     refuses(() => f(null, null, null, 5), 'f() expects d to be text, got int');
   });
 
   test('a native with nothing to check is registered as it is: no wrapper on its calls', () => {
     assert.equal(checkedNative('f', echo, []), echo);
-    assert.equal(checkedNative('f', echo, [{ name: 'x', type: 'any' }, { name: 'y', type: 'text', selfChecked: true }, { name: 'r', rest: true }]), echo);
+    assert.equal(
+      checkedNative('f', echo, [
+        { name: 'x', type: 'any' },
+        { name: 'y', type: 'text', selfChecked: true },
+        { name: 'r', rest: true },
+      ]),
+      echo,
+    );
     assert.notEqual(checkedNative('f', echo, [{ name: 'x', type: 'text' }]), echo);
   });
 
   test('names reach the message as data, never as code', () => {
     const fn = checkedNative("f'); throw 1; ('", echo, [{ name: 'x', type: 'text' }]);
-    assert.throws(() => fn(fakeContext(), 1), (e: unknown) => e instanceof RvmError && e.message === "f'); throw 1; ('() expects x to be text, got int");
+    assert.throws(
+      () => fn(fakeContext(), 1),
+      (e: unknown) => e instanceof RvmError && e.message === "f'); throw 1; ('() expects x to be text, got int",
+    );
   });
 });
 
@@ -123,14 +172,27 @@ describe('the registry checks natives by their params', () => {
               ran++;
               return s.toUpperCase().repeat(times ?? 1);
             },
-            { params: [{ name: 's', type: 'text' }, { name: 'times', type: 'int', optional: true }], returns: 'text', doc: 'Shouts.' },
+            {
+              params: [
+                { name: 's', type: 'text' },
+                { name: 'times', type: 'int', optional: true },
+              ],
+              returns: 'text',
+              doc: 'Shouts.',
+            },
           );
         },
       }),
     ]);
     assert.equal(kit.call('shout', 'hi', 2), 'HIHI');
-    assert.throws(() => kit.call('shout', 5), (e: unknown) => e instanceof RvmError && e.code === 'type_error' && e.message === 'shout() expects s to be text, got int');
-    assert.throws(() => kit.call('shout', 'hi', 1.5), (e: unknown) => e instanceof RvmError && e.message === 'shout() expects times to be an int, got number');
+    assert.throws(
+      () => kit.call('shout', 5),
+      (e: unknown) => e instanceof RvmError && e.code === 'type_error' && e.message === 'shout() expects s to be text, got int',
+    );
+    assert.throws(
+      () => kit.call('shout', 'hi', 1.5),
+      (e: unknown) => e instanceof RvmError && e.message === 'shout() expects times to be an int, got number',
+    );
     assert.equal(ran, 1);
   });
 
@@ -142,7 +204,10 @@ describe('the registry checks natives by their params', () => {
         rvm.native('f', () => null, { params: [{ name: 'x', type: 'text', selfChecked: 'yes' as never }], doc: 'F.' });
       },
     });
-    await assert.rejects(loadPlugins([bad], TEST_APP), (e: unknown) => e instanceof PluginLoadError && e.code === 'E_PLUGIN_INVALID' && e.message.includes('selfChecked'));
+    await assert.rejects(
+      loadPlugins([bad], TEST_APP),
+      (e: unknown) => e instanceof PluginLoadError && e.code === 'E_PLUGIN_INVALID' && e.message.includes('selfChecked'),
+    );
   });
 
   test('returns is a result type, with ? when it may be null; another word is refused', async () => {
@@ -155,6 +220,9 @@ describe('the registry checks natives by their params', () => {
         },
       });
     assert.equal((await loadPlugins([plugin('int?')], TEST_APP)).natives.get('f')?.meta.returns, 'int?');
-    await assert.rejects(loadPlugins([plugin('integer')], TEST_APP), (e: unknown) => e instanceof PluginLoadError && e.code === 'E_PLUGIN_INVALID' && /meta\.returns must be a result type/.test(e.message));
+    await assert.rejects(
+      loadPlugins([plugin('integer')], TEST_APP),
+      (e: unknown) => e instanceof PluginLoadError && e.code === 'E_PLUGIN_INVALID' && /meta\.returns must be a result type/.test(e.message),
+    );
   });
 });

@@ -17,12 +17,17 @@ const graph = readImportGraph(DIST);
 const RUNTIME_SIDE = ['plugins/contract.js', 'plugins/registry.js', 'plugins/loader.js'];
 
 test('nothing under vm/ imports the SDK facade, only the contract (and the registry and loader)', () => {
-  const edges = [...graph].flatMap(([from, targets]) => (from.startsWith('vm/') ? targets.filter((t) => t.startsWith('plugins/')).map((t) => `${from} → ${t}`) : []));
+  const edges = [...graph].flatMap(([from, targets]) =>
+    from.startsWith('vm/') ? targets.filter((t) => t.startsWith('plugins/')).map((t) => `${from} → ${t}`) : [],
+  );
   assert.deepEqual(
     edges.filter((e) => !RUNTIME_SIDE.some((allowed) => e.endsWith(`→ ${allowed}`))),
     [],
   );
-  assert.ok(edges.some((e) => e.startsWith('vm/runtime/context.js → plugins/contract.js')), 'the runtime takes HALT from the contract');
+  assert.ok(
+    edges.some((e) => e.startsWith('vm/runtime/context.js → plugins/contract.js')),
+    'the runtime takes HALT from the contract',
+  );
 });
 
 test('the contract imports nothing at run time, and no cycle passes through plugins/', () => {
@@ -39,7 +44,10 @@ test('the contract imports nothing at run time, and no cycle passes through plug
     for (const next of graph.get(file) ?? []) walk(next);
   };
   for (const file of RUNTIME_SIDE) walk(file);
-  assert.deepEqual([...reached].filter((f) => f.startsWith('vm/runtime/') || f === 'plugins/sdk.js'), []);
+  assert.deepEqual(
+    [...reached].filter((f) => f.startsWith('vm/runtime/') || f === 'plugins/sdk.js'),
+    [],
+  );
 });
 
 test('the standard plugins import only the SDK facade and their own folder', () => {

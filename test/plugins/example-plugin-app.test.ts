@@ -56,7 +56,10 @@ describe('example plugin in an app', () => {
   test('its validator rejects with 422 and the rule name', async () => {
     const res = await inject(app, { method: 'POST', url: '/posts', headers: { 'x-tenant': 'a' }, body: { title: 'x', slug: 'Not A Slug' } });
     assert.equal(res.status, 422);
-    assert.deepEqual(res.json().details.map((d: { field: string; rule: string }) => [d.field, d.rule]), [['slug', 'slug_case']]);
+    assert.deepEqual(
+      res.json().details.map((d: { field: string; rule: string }) => [d.field, d.rule]),
+      [['slug', 'slug_case']],
+    );
   });
 
   test('without the plugin, its names are unknown with a located diagnostic', async () => {

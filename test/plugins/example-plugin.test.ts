@@ -27,7 +27,10 @@ describe('example plugin "slugs"', () => {
     assert.equal(registry.guards.get('require_header')?.plugin, 'slugs');
     assert.equal(registry.validators.get('slug_case')?.plugin, 'slugs');
     assert.equal(registry.validators.get('kebab_case')?.aliasOf, 'slug_case');
-    assert.deepEqual(registry.plugins.map((p) => p.name), ['core', 'slugs']);
+    assert.deepEqual(
+      registry.plugins.map((p) => p.name),
+      ['core', 'slugs'],
+    );
   });
 
   test('slugify', () => {
@@ -39,8 +42,14 @@ describe('example plugin "slugs"', () => {
     const long = slugify('word '.repeat(40)) as string;
     assert.ok(long.length <= MAX_SLUG_LENGTH && !long.endsWith('-') && long.startsWith('word-word'));
     assert.equal((slugify('x'.repeat(200)) as string).length, MAX_SLUG_LENGTH);
-    assert.throws(() => slugify(5), (e: unknown) => e instanceof RvmError && e.code === 'type_error');
-    assert.throws(() => slugify('a b', '/'), (e: unknown) => e instanceof RvmError && e.code === 'invalid_argument');
+    assert.throws(
+      () => slugify(5),
+      (e: unknown) => e instanceof RvmError && e.code === 'type_error',
+    );
+    assert.throws(
+      () => slugify('a b', '/'),
+      (e: unknown) => e instanceof RvmError && e.code === 'invalid_argument',
+    );
   });
 
   test('require_header lets a request with the header through and rejects one without', async () => {
@@ -59,7 +68,10 @@ describe('example plugin "slugs"', () => {
     const optional = fakeContext();
     assert.equal(await guard.fn(optional, ['X-Tenant'], { mode: 'optional' }), undefined);
     assert.equal(optional.failures.length, 0);
-    assert.deepEqual(guard.meta.responses?.map((r) => [r.status, r.code]), [[400, 'missing_header']]);
+    assert.deepEqual(
+      guard.meta.responses?.map((r) => [r.status, r.code]),
+      [[400, 'missing_header']],
+    );
   });
 
   test('@slug_case accepts slugs and refuses everything else', () => {

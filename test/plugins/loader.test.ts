@@ -25,7 +25,10 @@ before(() => {
   write('plugins/broken.mjs', 'export default {;\n');
   write('plugins/throws.mjs', `throw new Error('cannot start');\n`);
   // An ESM package with an exports map, a CommonJS package with main, and a scoped one.
-  write('node_modules/rvm-plugin-esm/package.json', JSON.stringify({ name: 'rvm-plugin-esm', type: 'module', exports: { '.': { import: './lib/index.js', require: './lib/index.cjs' } } }));
+  write(
+    'node_modules/rvm-plugin-esm/package.json',
+    JSON.stringify({ name: 'rvm-plugin-esm', type: 'module', exports: { '.': { import: './lib/index.js', require: './lib/index.cjs' } } }),
+  );
   write('node_modules/rvm-plugin-esm/lib/index.js', definition('esm'));
   write('node_modules/rvm-plugin-cjs/package.json', JSON.stringify({ name: 'rvm-plugin-cjs', main: 'main.js' }));
   write('node_modules/rvm-plugin-cjs/main.js', `module.exports = { name: 'cjs', version: '1.0.0', setup() {} };\n`);

@@ -35,7 +35,7 @@ async function loadError(definitions: PluginDefinition[]): Promise<PluginLoadErr
 const USER: RecordType = { name: 'User', fields: [], doc: null, file: 'a.rvm', line: 1, col: 1, validate: (input) => ({ value: input, errors: null }) };
 
 describe('record provider registration', () => {
-  test('a registered provider is the registry\'s, with its decorators', async () => {
+  test("a registered provider is the registry's, with its decorators", async () => {
     const registry = await loadPlugins([plugin('store', provider())], TEST_APP);
     assert.equal(registry.records?.plugin, 'store');
     assert.deepEqual([...registry.records!.decorators], ['hidden']);

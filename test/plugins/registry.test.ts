@@ -266,7 +266,13 @@ describe('invalid definitions', () => {
     const registry = await loadPlugins(
       [
         plugin('fine', (rvm) => {
-          rvm.native('response.ok', () => null, { params: [{ name: 'v', optional: true }, { name: 'more', rest: true }], doc: 'Doc.' });
+          rvm.native('response.ok', () => null, {
+            params: [
+              { name: 'v', optional: true },
+              { name: 'more', rest: true },
+            ],
+            doc: 'Doc.',
+          });
           rvm.validator('minLength', VALIDATOR);
         }),
       ],
@@ -285,7 +291,13 @@ describe('fingerprint', () => {
     const two = await loadPlugins([b, a], TEST_APP);
     assert.match(one.fingerprint, /^[0-9a-f]{64}$/);
     assert.equal(one.fingerprint, two.fingerprint);
-    assert.equal(one.fingerprint, pluginFingerprint([{ name: 'b', version: '1.0.0' }, { name: 'a', version: '1.0.0' }]));
+    assert.equal(
+      one.fingerprint,
+      pluginFingerprint([
+        { name: 'b', version: '1.0.0' },
+        { name: 'a', version: '1.0.0' },
+      ]),
+    );
   });
 
   test('changes with a version or a plugin', async () => {

@@ -79,7 +79,7 @@ describe('plugins import the SDK by package name', () => {
     assert.equal(pkg.exports['./sdk'], './dist/plugins/sdk.js');
   });
 
-  test('from an app folder with no node_modules, the plugin gets this runtime\'s SDK module itself', async () => {
+  test("from an app folder with no node_modules, the plugin gets this runtime's SDK module itself", async () => {
     const [definition] = await resolvePlugins(['./plugins/greetings.mjs'], app);
     assert.equal(definition!.name, 'greetings');
     const mod = (await import(pathToFileURL(join(app, 'plugins', 'greetings.mjs')).href)) as { sdk: typeof sdk };
@@ -132,7 +132,10 @@ describe('plugins import the SDK by package name', () => {
 
   test('an app that installed another rvm-runtime still gives its plugins the runtime that loads them', async () => {
     const other = join(dir, 'other');
-    write(join(other, 'node_modules', 'rvm-runtime', 'package.json'), JSON.stringify({ name: 'rvm-runtime', type: 'module', exports: { './sdk': './sdk.js' } }));
+    write(
+      join(other, 'node_modules', 'rvm-runtime', 'package.json'),
+      JSON.stringify({ name: 'rvm-runtime', type: 'module', exports: { './sdk': './sdk.js' } }),
+    );
     write(join(other, 'node_modules', 'rvm-runtime', 'sdk.js'), `export const impostor = true;\nexport function definePlugin(d) { return d; }\n`);
     write(join(other, 'plugins', 'greetings.mjs'), PLUGIN);
     await resolvePlugins(['./plugins/greetings.mjs'], other);

@@ -36,7 +36,10 @@ test('fakeContext runs what natives left for the end of the request, in order, o
 test('loadForTest calls natives behind their argument checks and finds guards', async () => {
   const kit = await loadForTest([slugs]);
   assert.equal(kit.call('slugify', 'Hello World', '_'), 'hello_world');
-  assert.throws(() => kit.call('slugify', 5), (e: unknown) => e instanceof RvmError && e.code === 'type_error');
+  assert.throws(
+    () => kit.call('slugify', 5),
+    (e: unknown) => e instanceof RvmError && e.code === 'type_error',
+  );
   assert.throws(() => kit.call('nope'), /no native 'nope'/);
   const guard = kit.guard('require_header');
   const ctx = fakeContext();

@@ -55,7 +55,11 @@ async function spec(): Promise<{ doc: Json; ops: Operation[] }> {
 function specFields(op: Operation): Map<string, string[]> {
   const out = new Map<string, string[]>();
   const add = (props: Record<string, Json> | undefined): void => {
-    for (const [name, p] of Object.entries(props ?? {})) out.set(name, ((p['x-rvm-decorators'] as { name: string }[] | undefined) ?? []).map((d) => d.name));
+    for (const [name, p] of Object.entries(props ?? {}))
+      out.set(
+        name,
+        ((p['x-rvm-decorators'] as { name: string }[] | undefined) ?? []).map((d) => d.name),
+      );
   };
   for (const p of (op.parameters as { in: string; name: string; schema: Json }[] | undefined) ?? []) {
     if (p.in === 'query') add({ [p.name]: p.schema });
@@ -121,7 +125,10 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
       assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
       assert.equal(new URL(page.url()).hash, '#get-items-id');
       await page.keyboard.press('Tab');
-      const [outlineStyle, outlineWidth] = await inPage<[string, string]>(page, '[getComputedStyle(document.activeElement).outlineStyle, getComputedStyle(document.activeElement).outlineWidth]');
+      const [outlineStyle, outlineWidth] = await inPage<[string, string]>(
+        page,
+        '[getComputedStyle(document.activeElement).outlineStyle, getComputedStyle(document.activeElement).outlineWidth]',
+      );
       assert.ok(outlineStyle !== 'none' && parseFloat(outlineWidth) >= 2, `keyboard focus is visible (${outlineStyle} ${outlineWidth})`);
 
       const get = route(page, 'GET /items/{id}');
@@ -137,10 +144,18 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
         const statuses = await li.locator('li.response').evaluateAll((els) => els.map((el) => el.getAttribute('data-status')));
         assert.deepEqual(statuses, Object.keys(op.responses), `${op['x-rvm-route']}: every response status`);
         const guards = await li.locator('li.guard').evaluateAll((els) => els.map((el) => el.getAttribute('data-guard')));
-        assert.deepEqual(guards, op['x-rvm-guards'].map((g) => g.name), `${op['x-rvm-route']}: every guard`);
+        assert.deepEqual(
+          guards,
+          op['x-rvm-guards'].map((g) => g.name),
+          `${op['x-rvm-route']}: every guard`,
+        );
         for (const [field, decorators] of specFields(op)) {
           const shown = await li.locator(`.field[data-field="${field}"] code.dec`).allTextContents();
-          assert.deepEqual(shown.map((d) => d.replace(/^@(\w+).*$/s, '$1')), decorators, `${op['x-rvm-route']} ${field}: every decorator`);
+          assert.deepEqual(
+            shown.map((d) => d.replace(/^@(\w+).*$/s, '$1')),
+            decorators,
+            `${op['x-rvm-route']} ${field}: every decorator`,
+          );
         }
       }
       const items = route(page, 'POST /items');
@@ -164,7 +179,11 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
       const li = await expand(page, 'POST /items');
       const name = li.getByLabel('name', { exact: true });
       assert.notEqual(await name.inputValue(), '', 'prefilled');
-      assert.equal(await li.getByTestId('input-body-kind').inputValue(), '', 'an optional field (its @default) is not sent until chosen: the server applies the default');
+      assert.equal(
+        await li.getByTestId('input-body-kind').inputValue(),
+        '',
+        'an optional field (its @default) is not sent until chosen: the server applies the default',
+      );
       await name.fill('Dune');
       const ok = await send(li);
       assert.equal(ok.status, 201);
@@ -261,7 +280,14 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
       await page.reload();
       await page.waitForSelector('body[data-ready="true"]');
       assert.equal(await page.getByTestId('auth-bearer').inputValue(), adminToken, 'kept in sessionStorage across the reload');
-      assert.equal(await inPage<boolean>(page, `Object.keys(sessionStorage).length > 0 && Object.keys(localStorage).every((k) => !localStorage.getItem(k).includes(${JSON.stringify(adminToken)}))`), true, 'in session storage only');
+      assert.equal(
+        await inPage<boolean>(
+          page,
+          `Object.keys(sessionStorage).length > 0 && Object.keys(localStorage).every((k) => !localStorage.getItem(k).includes(${JSON.stringify(adminToken)}))`,
+        ),
+        true,
+        'in session storage only',
+      );
 
       me = await expand(page, 'GET /me');
       const shown = await send(me);
@@ -290,7 +316,9 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
     });
   });
 
-  test('live: an edited route file updates the open page without a reload; a broken one shows its diagnostic until fixed', { timeout: TEST_TIMEOUT_MS }, async () => {
+  test('live: an edited route file updates the open page without a reload; a broken one shows its diagnostic until fixed', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const original = FIXTURE_FILES['api/items.rvm']!;
     try {
       await withPage(browser, {}, async (page) => {
@@ -301,7 +329,10 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
         const li = await expand(page, 'POST /items');
         await li.getByTestId('input-body-name').fill('Typed before the change');
 
-        served.write('api/items.rvm', original.replace('    /// How many copies.', '    /// A note for the shelf.\n    note?: text @maxLength(10)\n    /// How many copies.'));
+        served.write(
+          'api/items.rvm',
+          original.replace('    /// How many copies.', '    /// A note for the shelf.\n    note?: text @maxLength(10)\n    /// How many copies.'),
+        );
         await li.getByTestId('input-body-note').waitFor({ timeout: LIVE_TIMEOUT_MS });
         assert.equal(await inPage(page, 'window.__sameDocument'), true, 'updated in place, not reloaded');
         assert.ok(Number(await page.locator('body').getAttribute('data-generation')) > generation);
@@ -333,7 +364,9 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
     }
   });
 
-  test('search filters by path, field and guard; a deep link opens its route; the theme toggles, persists and follows the OS', { timeout: TEST_TIMEOUT_MS }, async () => {
+  test('search filters by path, field and guard; a deep link opens its route; the theme toggles, persists and follows the OS', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     await withPage(browser, { colorScheme: 'light' }, async (page) => {
       await openReference(page, served.origin);
       const search = page.getByTestId('search');
@@ -396,7 +429,9 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
     });
   });
 
-  test('axe-core finds no serious or critical WCAG 2.1 AA violation, light or dark, collapsed, expanded or answered', { timeout: TEST_TIMEOUT_MS }, async (t) => {
+  test('axe-core finds no serious or critical WCAG 2.1 AA violation, light or dark, collapsed, expanded or answered', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async (t) => {
     const serious: string[] = [];
     for (const colorScheme of ['light', 'dark'] as const) {
       await withPage(browser, { colorScheme }, async (page) => {
@@ -422,4 +457,3 @@ describe('the reference page in Chromium', { skip: unavailable ?? false, timeout
     assert.deepEqual(serious, [], 'no serious or critical violation');
   });
 });
-

@@ -35,7 +35,18 @@ export type Expectation =
 export type MultipartPart = { name: string; text: string } | { name: string; kind: string; size: number | null; filename: string };
 
 /** Sample file kinds `// multipart:` knows, with the extension of their default file name. */
-export const SAMPLE_KINDS: Readonly<Record<string, string>> = { png: 'png', jpeg: 'jpg', gif: 'gif', webp: 'webp', pdf: 'pdf', docx: 'docx', text: 'txt', zip: 'zip', rtf: 'rtf', bin: 'bin' };
+export const SAMPLE_KINDS: Readonly<Record<string, string>> = {
+  png: 'png',
+  jpeg: 'jpg',
+  gif: 'gif',
+  webp: 'webp',
+  pdf: 'pdf',
+  docx: 'docx',
+  text: 'txt',
+  zip: 'zip',
+  rtf: 'rtf',
+  bin: 'bin',
+};
 
 /** One request to send, with what its response must satisfy. */
 export interface RequestStep {

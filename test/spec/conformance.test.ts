@@ -96,7 +96,8 @@ async function runCase(c: ConformanceCase, mode: LoadMode): Promise<Outcome> {
       failures.push(`${where(c.compileErrors[0]!.at)}: expected the app to fail to compile, but it loaded`);
       return { failures };
     }
-    if (mode === 'warm cache' && app.program.chunks.some((chunk) => chunk.bound)) failures.push('the second start bound chunks up front: it did not link lazily');
+    if (mode === 'warm cache' && app.program.chunks.some((chunk) => chunk.bound))
+      failures.push('the second start bound chunks up front: it did not link lazily');
     for (const step of c.requests) {
       const response = await send(app, step);
       for (const e of step.expectations) checkExpectation(e, response, failures);
@@ -215,7 +216,9 @@ function checkExpectation(e: Expectation, response: InjectedResponse, failures: 
     case 'header': {
       const values = headerValues(response, e.name);
       if (!values.includes(e.value) && values.join(', ') !== e.value) {
-        failures.push(`${where(e.at)}: expect header ${e.name}: ${e.value}, got ${values.length ? values.map((v) => JSON.stringify(v)).join(' | ') : 'no such header'}`);
+        failures.push(
+          `${where(e.at)}: expect header ${e.name}: ${e.value}, got ${values.length ? values.map((v) => JSON.stringify(v)).join(' | ') : 'no such header'}`,
+        );
       }
       return;
     }
@@ -273,7 +276,8 @@ function checkCompileErrors(c: ConformanceCase, diagnostics: Diagnostic[], failu
     if (!actual.has(k)) failures.push(`${where(e.at)}: expect error ${k}, got ${[...actual].join('; ') || 'no errors'}`);
     else if (e.hint !== null) {
       const d = errors.find((x) => key(normalise(x.file), x.line, x.col, x.code) === k)!;
-      if (!(d.hint ?? '').includes(e.hint)) failures.push(`${where(e.at)}: expect hint ${JSON.stringify(e.hint)} for ${k}, got ${JSON.stringify(d.hint ?? null)}`);
+      if (!(d.hint ?? '').includes(e.hint))
+        failures.push(`${where(e.at)}: expect hint ${JSON.stringify(e.hint)} for ${k}, got ${JSON.stringify(d.hint ?? null)}`);
     }
   }
   for (const k of actual) {

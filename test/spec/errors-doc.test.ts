@@ -74,7 +74,13 @@ test('every runtime and HTTP error code raised in the source is documented in sp
 
 /** The page's tables: family (by `##` section) → code → its cells after the code. */
 function pageRows(): Map<ErrorFamily, Map<string, string[]>> {
-  const families: Array<[string, ErrorFamily]> = [['Compile-time', 'diagnostic'], ['Artefact', 'artefact'], ['Plugin', 'plugin'], ['Runtime', 'runtime'], ['HTTP', 'http']];
+  const families: Array<[string, ErrorFamily]> = [
+    ['Compile-time', 'diagnostic'],
+    ['Artefact', 'artefact'],
+    ['Plugin', 'plugin'],
+    ['Runtime', 'runtime'],
+    ['HTTP', 'http'],
+  ];
   const rows = new Map<ErrorFamily, Map<string, string[]>>(families.map(([, f]) => [f, new Map()]));
   let family: ErrorFamily | null = null;
   for (const line of documented.split('\n')) {
@@ -82,7 +88,10 @@ function pageRows(): Map<ErrorFamily, Map<string, string[]>> {
     const row = /^\| `([^`]+)` \|(.*)\|$/.exec(line);
     if (row === null || family === null || row[1] === 'http_<status>') continue;
     // The cells after the code, an empty example cell included.
-    rows.get(family)!.set(row[1]!, row[2]!.split('|').map((cell) => cell.trim()));
+    rows.get(family)!.set(
+      row[1]!,
+      row[2]!.split('|').map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -201,7 +210,7 @@ test('the scan sees a code written as a text in each shape it looks for', () => 
     "ctx.fail(404, 'Not found', 'not_found');",
     "diagnostic('E_ARITY', 'm', at);",
     "const spec = { status: 403, code: 'forbidden' };",
-    'class Gone extends Error { readonly code = \'E_APP_EXISTS\'; }',
+    "class Gone extends Error { readonly code = 'E_APP_EXISTS'; }",
     "throw new RvmError('no', RUNTIME.type_error);",
     "const kind = { kind: 'not_found' };",
   ].join('\n');

@@ -83,10 +83,16 @@ describe('backup_codes_hash and backup_code_use', () => {
   test('a code is used once: the list comes back without it, and the shortened list refuses it', async () => {
     const store = createMemoryStore();
     const after = await useBackupCode(store, codes[3], stored);
-    assert.deepEqual(after, stored.filter((_, i) => i !== 3));
+    assert.deepEqual(
+      after,
+      stored.filter((_, i) => i !== 3),
+    );
     assert.equal(await useBackupCode(store, codes[3], after!), null);
     assert.equal(await useBackupCode(store, codes[3], stored), null, 'the old list too, while the store remembers the use');
-    assert.deepEqual(await useBackupCode(store, codes[4], after!), after!.filter((entry) => entry !== stored[4]));
+    assert.deepEqual(
+      await useBackupCode(store, codes[4], after!),
+      after!.filter((entry) => entry !== stored[4]),
+    );
   });
 
   test('case, spaces and dashes do not matter', async () => {

@@ -126,7 +126,10 @@ describe('auth plugin in an app (keys from the environment)', () => {
   test('wrong key, alg none, HS512, expired and tampered tokens are 401', async () => {
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', exp: 9999999999 })).toString('base64url')}.`;
     const hs512 = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS512' }).setExpirationTime('10m').sign(KEY);
-    const expired = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 3600).sign(KEY);
+    const expired = await new SignJWT({ sub: 'x' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+      .sign(KEY);
     const good = await sign({ sub: 'x', role: 'user' });
     const [h, , s] = good.split('.');
     const tampered = `${h}.${Buffer.from(JSON.stringify({ sub: 'x', role: 'admin', exp: 9999999999 })).toString('base64url')}.${s}`;
@@ -270,13 +273,22 @@ describe('guard metadata', () => {
       // auth_user() authenticates by the same schemes, and answers as the auth guard does when it cannot.
       const authUser = registry.natives.get('auth_user')!.meta;
       assert.deepEqual(authUser.security, meta('auth').security);
-      assert.deepEqual(authUser.responses!.map((r) => `${r.status} ${r.code}`), ['401 unauthorized', '401 token_revoked', '503 database_unavailable', '500 auth_not_configured']);
+      assert.deepEqual(
+        authUser.responses!.map((r) => `${r.status} ${r.code}`),
+        ['401 unauthorized', '401 token_revoked', '503 database_unavailable', '500 auth_not_configured'],
+      );
       const codes = (name: string) => meta(name).responses!.map((r) => `${r.status} ${r.code}`);
       assert.deepEqual(codes('auth'), ['401 unauthorized', '401 token_revoked', '500 auth_not_configured']);
       assert.deepEqual(codes('role'), ['401 unauthorized', '401 token_revoked', '403 forbidden', '503 database_unavailable', '500 auth_not_configured']);
       assert.deepEqual(codes('api_key'), ['401 invalid_api_key', '500 api_key_not_configured']);
       assert.deepEqual(meta('auth').responses![0]!.headers, ['WWW-Authenticate']);
-      assert.deepEqual(meta('role').params.map((p) => [p.name, p.type, p.rest === true]), [['role', 'text', false], ['roles', 'text', true]]);
+      assert.deepEqual(
+        meta('role').params.map((p) => [p.name, p.type, p.rest === true]),
+        [
+          ['role', 'text', false],
+          ['roles', 'text', true],
+        ],
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -287,7 +299,10 @@ describe('guard metadata', () => {
     try {
       writeFileSync(join(dir, 'r.rvm'), 'route GET /x {\n  guard role()\n  response.ok(1)\n}');
       const build = await buildApp(dir, { cache: false });
-      assert.deepEqual(build.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code), ['E_ARITY']);
+      assert.deepEqual(
+        build.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code),
+        ['E_ARITY'],
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -51,7 +51,10 @@ describe('jwt_create', () => {
     await rejectsWith(createJwt({}, new SecretText('password123'), 60), 'weak_secret');
     // 16 two-byte characters are 32 bytes.
     assert.equal(keyBytes('t', 'é'.repeat(16)).length, 32);
-    assert.throws(() => keyBytes('t', 'é'.repeat(15)), (e: unknown) => e instanceof RvmError && e.code === 'weak_secret');
+    assert.throws(
+      () => keyBytes('t', 'é'.repeat(15)),
+      (e: unknown) => e instanceof RvmError && e.code === 'weak_secret',
+    );
   });
 
   test("a weak_secret error says what is required, never the key's length", () => {
@@ -121,7 +124,10 @@ describe('jwt_verify', () => {
 
   test('HS384 and HS512 with the same key are refused', async () => {
     for (const alg of ['HS384', 'HS512']) {
-      const token = await new SignJWT({ sub: 'u' }).setProtectedHeader({ alg }).setExpirationTime('1h').sign(new TextEncoder().encode('k'.repeat(64)));
+      const token = await new SignJWT({ sub: 'u' })
+        .setProtectedHeader({ alg })
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode('k'.repeat(64)));
       assert.equal(await verifyJwtClaims(token, new TextEncoder().encode('k'.repeat(64))), null, alg);
     }
   });

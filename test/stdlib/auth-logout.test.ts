@@ -115,11 +115,18 @@ describe('auth_logout() and jwt_revoke()', () => {
   test('what cannot be revoked answers false: a token without jti, a forged one, not a token', async () => {
     const key = new TextEncoder().encode(SECRET);
     const withoutJti = await new SignJWT({ sub: 'legacy' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(key);
-    const forged = await new SignJWT({ sub: 'x', jti: 'forged' }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('10m').sign(new TextEncoder().encode('another-key-of-at-least-32-bytes!!'));
+    const forged = await new SignJWT({ sub: 'x', jti: 'forged' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('10m')
+      .sign(new TextEncoder().encode('another-key-of-at-least-32-bytes!!'));
     for (const token of [withoutJti, forged, 'not a token']) {
       assert.deepEqual((await inject(app, { method: 'POST', url: '/revoke', body: { token } })).json(), { revoked: false }, token);
     }
-    assert.equal(store.writes.some((w) => w.key === `${REVOKED_TOKEN_PREFIX}forged`), false, 'a forged token writes nothing');
+    assert.equal(
+      store.writes.some((w) => w.key === `${REVOKED_TOKEN_PREFIX}forged`),
+      false,
+      'a forged token writes nothing',
+    );
     assert.equal((await inject(app, { url: '/me', headers: bearer(withoutJti) })).status, 200, 'a token without jti stays valid');
     const out = await inject(app, { method: 'POST', url: '/logout', headers: bearer(withoutJti) });
     assert.deepEqual(out.json(), { revoked: false, still_signed_in: true });

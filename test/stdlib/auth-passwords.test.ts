@@ -8,7 +8,17 @@ import argon2 from 'argon2';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
 import { TEST_APP, loadForTest } from '../../plugins/testing.js';
 import { auth } from '../../stdlib/auth/index.js';
-import { HASH_PARAMS, HashQueue, canonicalPhc, MAX_CONCURRENT_HASHES, MAX_PASSWORD_BYTES, hashPassword, needsRehash, parsePhc, verifyPassword } from '../../stdlib/auth/passwords.js';
+import {
+  HASH_PARAMS,
+  HashQueue,
+  canonicalPhc,
+  MAX_CONCURRENT_HASHES,
+  MAX_PASSWORD_BYTES,
+  hashPassword,
+  needsRehash,
+  parsePhc,
+  verifyPassword,
+} from '../../stdlib/auth/passwords.js';
 
 /**
  * `echo -n 'correct horse battery staple' | argon2 rvm-interop-salt -id -t 3 -m 16 -p 4 -l 32 -e`
@@ -37,7 +47,9 @@ describe('argon2_hash and argon2_verify', () => {
 
   test('interop: the reference implementation (libargon2 CLI) writes what rvm writes for the same salt, and each verifies the other', async () => {
     const reference = REFERENCE_HASH;
-    const ours = canonicalPhc(await argon2.hash('correct horse battery staple', { type: argon2.argon2id, ...HASH_PARAMS, salt: Buffer.from('rvm-interop-salt') }));
+    const ours = canonicalPhc(
+      await argon2.hash('correct horse battery staple', { type: argon2.argon2id, ...HASH_PARAMS, salt: Buffer.from('rvm-interop-salt') }),
+    );
     assert.equal(ours, reference);
     assert.equal(await verifyPassword('correct horse battery staple', reference), true);
     // The argon2 package's own order (m, p, t), as hashes stored before this fix have it, still verifies.
@@ -147,7 +159,10 @@ describe('HashQueue', () => {
     const results = await Promise.allSettled([0, 1, 2, 3, 4, 5].map((i) => queue.run(job(i))));
     assert.equal(peak, 2);
     assert.deepEqual(started, [0, 1, 2, 3, 4, 5]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'],
+    );
   });
 
   test('the limit is at least one', () => {
@@ -175,7 +190,10 @@ describe('HashQueue', () => {
     assert.deepEqual(ran, ['first', 'third']);
     const gone = new AbortController();
     gone.abort(new Error('already gone'));
-    await assert.rejects(queue.run(async () => void ran.push('never'), gone.signal), /already gone/);
+    await assert.rejects(
+      queue.run(async () => void ran.push('never'), gone.signal),
+      /already gone/,
+    );
     assert.deepEqual(ran, ['first', 'third']);
   });
 });
@@ -191,7 +209,10 @@ describe('"passwords": {"cost": "test"}', () => {
     assert.equal(await kit.call('argon2_verify', 'correct horse battery stapler', hash), false);
     assert.equal(await kit.call('argon2_needs_rehash', hash), false);
     assert.equal(await kit.call('argon2_needs_rehash', REFERENCE_HASH), true, 'a production hash is rehashed at the cost in use');
-    assert.deepEqual([...kit.registry.announcements.values()].map((a) => [a.label, a.text]), [['Passwords', 'test cost (Argon2id m=8,t=1,p=1), refused by --prod']]);
+    assert.deepEqual(
+      [...kit.registry.announcements.values()].map((a) => [a.label, a.text]),
+      [['Passwords', 'test cost (Argon2id m=8,t=1,p=1), refused by --prod']],
+    );
   });
 
   test('production cost is the default, and what "production" asks for', async () => {
@@ -211,7 +232,10 @@ describe('"passwords": {"cost": "test"}', () => {
       [{ costs: 'test' }, /unknown setting passwords\.costs \(known: cost\)/],
     ];
     for (const [passwords, message] of bad) {
-      await assert.rejects(loadForTest([auth], { ...TEST_APP, config: { passwords } }), (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'E_PLUGIN_SETUP' && message.test(e.message));
+      await assert.rejects(
+        loadForTest([auth], { ...TEST_APP, config: { passwords } }),
+        (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'E_PLUGIN_SETUP' && message.test(e.message),
+      );
     }
   });
 });

@@ -108,8 +108,14 @@ describe('AuthSession', () => {
 
   test('no key anywhere is auth_not_configured; a short key is weak_secret', () => {
     const session = new AuthSession();
-    assert.throws(() => session.authenticate(ctxWith({}, {})), (e: unknown) => e instanceof RvmError && e.code === 'auth_not_configured');
-    assert.throws(() => session.authenticate(ctxWith({}, { JWT_SECRET: 'short' })), (e: unknown) => e instanceof RvmError && e.code === 'weak_secret');
+    assert.throws(
+      () => session.authenticate(ctxWith({}, {})),
+      (e: unknown) => e instanceof RvmError && e.code === 'auth_not_configured',
+    );
+    assert.throws(
+      () => session.authenticate(ctxWith({}, { JWT_SECRET: 'short' })),
+      (e: unknown) => e instanceof RvmError && e.code === 'weak_secret',
+    );
   });
 
   test('the key comes from .secrets/jwt_secret when JWT_SECRET is unset; the env wins', async () => {
@@ -209,7 +215,7 @@ describe('TokenCache', () => {
     assert.deepEqual([cache.get('a', 0), cache.get('b', 0), cache.get('c', 0)], [{ n: 1 }, undefined, { n: 3 }]);
   });
 
-  test('tokens sharing a fingerprint (same length and ending) never get each other\'s claims', () => {
+  test("tokens sharing a fingerprint (same length and ending) never get each other's claims", () => {
     const cache = new TokenCache(8);
     const ending = '.same-signature-end';
     cache.set(`first${ending}`, { n: 1 }, Infinity);
@@ -239,7 +245,10 @@ describe('API keys', () => {
   });
 
   test('no keys configured is api_key_not_configured', () => {
-    assert.throws(() => new ApiKeyring().accepts(createSecretSource(null, {}), 'k'), (e: unknown) => e instanceof RvmError && e.code === 'api_key_not_configured');
+    assert.throws(
+      () => new ApiKeyring().accepts(createSecretSource(null, {}), 'k'),
+      (e: unknown) => e instanceof RvmError && e.code === 'api_key_not_configured',
+    );
   });
 
   test('an edited keys file is picked up after the recheck interval', () => {

@@ -19,7 +19,16 @@ import { FLOW_TTL_MS, MAX_FLOW_COOKIE_LENGTH, openFlow, sealFlow } from '../../s
 import { MAX_PROVIDER_ANSWER_BYTES, PROVIDER_TIMEOUT_MS } from '../../stdlib/auth/social/provider-http.js';
 import { MAX_CALLBACK_PARAM_LENGTH } from '../../stdlib/auth/social/login.js';
 import { cookieLine, get, pair, type Answer } from '../support/http-client.js';
-import { FAKE_PEOPLE, serveAgainstFake, signIn as signInAt, socialRoutes, startFakeOAuth, startFlow as startFlowAt, type FakeOAuth, type FakeProvider } from '../support/fake-oauth.js';
+import {
+  FAKE_PEOPLE,
+  serveAgainstFake,
+  signIn as signInAt,
+  socialRoutes,
+  startFakeOAuth,
+  startFlow as startFlowAt,
+  type FakeOAuth,
+  type FakeProvider,
+} from '../support/fake-oauth.js';
 
 const APP_SECRET = 'a'.repeat(43);
 
@@ -79,12 +88,22 @@ describe('the three flows', () => {
     assert.match(set, /; Max-Age=600/);
     assert.doesNotMatch(set, /; Secure/, 'plain http on loopback: a Secure cookie would never come back');
     assert.equal(callback.status, 200, callback.body);
-    assert.deepEqual(callback.json(), { provider: 'google', id: FAKE_PEOPLE.google.sub, email: 'ada@example.com', email_verified: true, name: 'Ada Lovelace', avatar_url: 'https://example.com/ada.png' });
+    assert.deepEqual(callback.json(), {
+      provider: 'google',
+      id: FAKE_PEOPLE.google.sub,
+      email: 'ada@example.com',
+      email_verified: true,
+      name: 'Ada Lovelace',
+      avatar_url: 'https://example.com/ada.png',
+    });
     assert.match(cookieLine(callback, 'rvm_oauth_google'), /^rvm_oauth_google=; .*Max-Age=0/);
     const tokenRequest = fake.requests.find((r) => r.path === '/google/token')!;
     assert.equal(tokenRequest.form.get('redirect_uri'), `${server.url}/auth/google/callback`);
     assert.match(tokenRequest.form.get('code_verifier')!, /^[A-Za-z0-9_-]{43}$/);
-    assert.ok(fake.requests.some((r) => r.path === '/google/jwks'), 'the ID token signature is checked against the JWKS');
+    assert.ok(
+      fake.requests.some((r) => r.path === '/google/jwks'),
+      'the ID token signature is checked against the JWKS',
+    );
   });
 
   test('GitHub: no nonce; /user then /user/emails (primary and verified) with User-Agent and Accept: application/json', async () => {
@@ -93,7 +112,14 @@ describe('the three flows', () => {
     assert.equal(location.searchParams.get('nonce'), null);
     assert.equal(location.searchParams.get('scope'), 'read:user user:email');
     assert.equal(callback.status, 200, callback.body);
-    assert.deepEqual(callback.json(), { provider: 'github', id: '583231', email: 'octo@example.com', email_verified: true, name: 'The Octocat', avatar_url: 'https://example.com/octocat.png' });
+    assert.deepEqual(callback.json(), {
+      provider: 'github',
+      id: '583231',
+      email: 'octo@example.com',
+      email_verified: true,
+      name: 'The Octocat',
+      avatar_url: 'https://example.com/octocat.png',
+    });
     const token = fake.requests.find((r) => r.path === '/github/token')!;
     assert.match(String(token.headers.accept), /application\/json/);
     const user = fake.requests.find((r) => r.path === '/github/user')!;

@@ -50,7 +50,7 @@ async function get(base: string, path: string, token: string): Promise<{ status:
 
 const server = useOwnPostgres();
 
-describe('the stored user cannot be read: 503, never the token\'s claims', () => {
+describe("the stored user cannot be read: 503, never the token's claims", () => {
   let rvm: RvmServer;
   after(() => rvm?.stop());
   const dir = tempApp({ after }, { 'routes.rvm': APP });
@@ -60,7 +60,11 @@ describe('the stored user cannot be read: 503, never the token\'s claims', () =>
   });
 
   test('a demoted admin with an admin token while PostgreSQL is down: role guard and auth_user() answer 503 database_unavailable', async () => {
-    const created = await fetch(rvm.url + '/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ada@example.com', role: 'user' }) });
+    const created = await fetch(rvm.url + '/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ada@example.com', role: 'user' }),
+    });
     assert.equal(created.status, 201);
     const id = ((await created.json()) as { id: string }).id;
     const token = await sign({ sub: id, role: 'admin' });

@@ -105,7 +105,7 @@ describe('auth_user() with a type User', () => {
     assert.equal(typeof user.iat, 'number');
   });
 
-  test('the role guard judges the stored role, not the token\'s', async () => {
+  test("the role guard judges the stored role, not the token's", async () => {
     const bearer = async (claims: Record<string, unknown>) => ({ authorization: `Bearer ${await sign(claims)}` });
     const stale = await inject(app, { url: '/admin', headers: await bearer({ sub: stored.id, role: 'admin' }) });
     assert.equal(stale.status, 403, stale.body);
@@ -130,7 +130,7 @@ describe('auth_user() with a type User', () => {
     assert.deepEqual([other.sub, other.name, other.id], ['u1', 'Plain', undefined]);
   });
 
-  test('a deleted user\'s token is refused: 401', async () => {
+  test("a deleted user's token is refused: 401", async () => {
     const created = await inject(app, { method: 'POST', url: '/users', body: { email: 'gone@example.com', name: 'Gone', password_hash: 'h', role: 'admin' } });
     assert.equal(created.status, 201, created.body);
     const id = (created.json() as { id: string }).id;
@@ -184,7 +184,9 @@ describe('auth_user() reads the stored user once per request', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rvm-auth-user-once-'));
-    writeFileSync(join(dir, 'routes.rvm'), `${USERS}
+    writeFileSync(
+      join(dir, 'routes.rvm'),
+      `${USERS}
 guard_definition signed_in {
   state.user = auth_user()
 }
@@ -194,7 +196,8 @@ route GET /twice {
   guard signed_in
   response.ok({ from_guard: state.user.name, from_handler: auth_user().name, again: auth_user().email })
 }
-`);
+`,
+    );
     const standard = STANDARD_PLUGINS.map((p) => (p.name === auth.name ? countedAuth : p));
     app = await loadWith(dir, { cache: false, standard, logger: captureLogger(), settings: { env: { JWT_SECRET: SECRET } } });
     const res = await inject(app, { method: 'POST', url: '/users', body: { email: 'ada@example.com', name: 'Ada', password_hash: 'h' } });

@@ -16,7 +16,17 @@ import { fakeContext, laggingStore, testApp } from '../../plugins/testing.js';
 import { createMemoryStore } from '../../vm/runtime/store.js';
 import { HotpKey, MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
 import { FIRST_LOCKOUT_MS, Lockout, MAX_GUESS_ROUNDS, MAX_LOCKOUT_MS, MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS } from '../../stdlib/auth/attempts.js';
-import { MAX_OTPAUTH_URI_CHARS, TOTP_QR_WIDTH_PX, TOTP_RECENT_SECRETS, TOTP_REPLAY_MARK_TTL_MS, newTotpSecret, replayMarkKey, totpQr, totpUri, verifyTotp } from '../../stdlib/auth/totp.js';
+import {
+  MAX_OTPAUTH_URI_CHARS,
+  TOTP_QR_WIDTH_PX,
+  TOTP_RECENT_SECRETS,
+  TOTP_REPLAY_MARK_TTL_MS,
+  newTotpSecret,
+  replayMarkKey,
+  totpQr,
+  totpUri,
+  verifyTotp,
+} from '../../stdlib/auth/totp.js';
 
 /** RFC 6238 Appendix B, SHA-1: seed ASCII 12345678901234567890. */
 const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
@@ -39,7 +49,7 @@ function rvmErrorCode(code: string) {
 }
 
 describe('totp codes', () => {
-  test('the HMAC-SHA-1 of HotpKey is node:crypto\'s, for keys of every length (hashed past 64 bytes) and counters up to 2^53', () => {
+  test("the HMAC-SHA-1 of HotpKey is node:crypto's, for keys of every length (hashed past 64 bytes) and counters up to 2^53", () => {
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 0, maxLength: 130 }), fc.maxSafeNat(), fc.integer({ min: 6, max: 8 }), (key, counter, digits) => {
         const message = Buffer.alloc(8);
@@ -120,7 +130,11 @@ describe('totp_verify', () => {
     const start = (step + 3) * 30_000;
     assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + 1) * 30), secret, start), false, 'two steps back');
     assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + 2) * 30), secret, start), true, 'one step back at the first ms');
-    assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + 1) * 30), secret, start - 1), true, 'one step back at the last ms of the step before');
+    assert.equal(
+      await verifyTotp(createMemoryStore(), codeAt(secret, (step + 1) * 30), secret, start - 1),
+      true,
+      'one step back at the last ms of the step before',
+    );
   });
 
   test('replay: a code accepted once is refused the second time', async () => {
@@ -175,7 +189,10 @@ describe('totp_verify', () => {
 
   test('racing codes of different steps: the later step wins over an earlier one already stored', async () => {
     const store = laggingStore();
-    const results = await Promise.all([verifyTotp(store, codeAt(secret, (step - 1) * 30), secret, now), verifyTotp(store, codeAt(secret, (step + 1) * 30), secret, now)]);
+    const results = await Promise.all([
+      verifyTotp(store, codeAt(secret, (step - 1) * 30), secret, now),
+      verifyTotp(store, codeAt(secret, (step + 1) * 30), secret, now),
+    ]);
     assert.equal(results[1], true, String(results[1]));
     assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), false, 'step 0 after step +1 was accepted');
   });
@@ -183,10 +200,13 @@ describe('totp_verify', () => {
   test(`after MAX_GUESS_ROUNDS (${MAX_GUESS_ROUNDS}) lost compareAndSets the guess is refused unjudged, right or wrong`, async () => {
     for (const code of [codeAt(secret, step * 30), '000000' === codeAt(secret, step * 30) ? '111111' : '000000']) {
       let attempts = 0;
-      const store: KeyValueStore = { ...createMemoryStore(), compareAndSet: () => {
-      attempts++;
-      return false;
-    } };
+      const store: KeyValueStore = {
+        ...createMemoryStore(),
+        compareAndSet: () => {
+          attempts++;
+          return false;
+        },
+      };
       assert.ok((await verifyTotp(store, code, secret, now)) instanceof Lockout);
       assert.equal(attempts, MAX_GUESS_ROUNDS);
     }
@@ -250,7 +270,10 @@ describe('totp_verify', () => {
       seen.push(refused.waitMs);
       clock += refused.waitMs;
     }
-    assert.deepEqual(seen, [1, 2, 4, 8, 16, 32, 60, 60, 60].map((m) => m * 60_000));
+    assert.deepEqual(
+      seen,
+      [1, 2, 4, 8, 16, 32, 60, 60, 60].map((m) => m * 60_000),
+    );
   });
 
   test('fifty concurrent wrong guesses through an asynchronous store: at most MAX_WRONG_CODES are judged, the rest refused', async () => {
@@ -343,10 +366,18 @@ describe('totp_uri and totp_qr', () => {
     const svg = await totpQr(fakeContext(), secret, 'ann@example.com', 'rvm', 'svg');
     assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
     const path = (s: string) => /<path[^>]* d="([^"]+)"[^>]*stroke="#000000"/.exec(s)?.[1] ?? /<path[^>]*stroke="#000000"[^>]* d="([^"]+)"/.exec(s)?.[1];
-    const expected = await QRCode.toString(`otpauth://totp/rvm:ann%40example.com?secret=${secret}&issuer=rvm`, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+    const expected = await QRCode.toString(`otpauth://totp/rvm:ann%40example.com?secret=${secret}&issuer=rvm`, {
+      type: 'svg',
+      errorCorrectionLevel: 'M',
+      margin: 4,
+    });
     assert.ok(path(svg), 'the modules path');
     assert.equal(path(svg), path(expected));
-    const other = await QRCode.toString(`otpauth://totp/rvm:bob%40example.com?secret=${secret}&issuer=rvm`, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+    const other = await QRCode.toString(`otpauth://totp/rvm:bob%40example.com?secret=${secret}&issuer=rvm`, {
+      type: 'svg',
+      errorCorrectionLevel: 'M',
+      margin: 4,
+    });
     assert.notEqual(path(svg), path(other));
   });
 
@@ -426,4 +457,3 @@ route GET /bad-format {
     }
   });
 });
-

@@ -11,7 +11,17 @@ import type { AppSettings, KeyValueStore, Value } from '../../plugins/sdk.js';
 import { TEST_APP, fakeContext, loadForTest, type FakeContext } from '../../plugins/testing.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { createMemoryStore } from '../../vm/runtime/store.js';
-import { CAP_WINDOW_MS, CODE_TTL_MS, MAX_ATTEMPTS, MAX_GUESSES_PER_HOUR, MAX_SENDS_PER_HOUR, MAX_TEMPLATE_LENGTH, RESEND_INTERVAL_MS, registerWhatsApp, type WhatsAppOptions } from '../../stdlib/auth/whatsapp.js';
+import {
+  CAP_WINDOW_MS,
+  CODE_TTL_MS,
+  MAX_ATTEMPTS,
+  MAX_GUESSES_PER_HOUR,
+  MAX_SENDS_PER_HOUR,
+  MAX_TEMPLATE_LENGTH,
+  RESEND_INTERVAL_MS,
+  registerWhatsApp,
+  type WhatsAppOptions,
+} from '../../stdlib/auth/whatsapp.js';
 import { BODY_TIMEOUT_MS, CONNECT_TIMEOUT_MS, DEFAULT_TIMEOUTS, HEADERS_TIMEOUT_MS, WHATSAPP_DEFAULT_API_URL } from '../../stdlib/auth/whatsapp-api.js';
 import { MAX_PHONE_DIGITS, MAX_PHONE_INPUT, MIN_PHONE_DIGITS, normalizePhone } from '../../stdlib/auth/phone.js';
 import { auth } from '../../stdlib/auth/index.js';
@@ -36,7 +46,10 @@ interface Harness {
 }
 
 /** The natives with an injected clock, on one store, for an app with `env` (dev or production). */
-async function harness(env: Record<string, string>, options: { dev?: boolean; timeouts?: WhatsAppOptions['timeouts']; store?: KeyValueStore } = {}): Promise<Harness> {
+async function harness(
+  env: Record<string, string>,
+  options: { dev?: boolean; timeouts?: WhatsAppOptions['timeouts']; store?: KeyValueStore } = {},
+): Promise<Harness> {
   const clock = { t: T0 };
   const plugin = definePlugin({
     name: 'whatsapp-under-test',
@@ -388,7 +401,10 @@ describe('timeouts', () => {
   const SLACK = 3_000;
 
   test('the defaults are the documented constants', () => {
-    assert.deepEqual({ CONNECT_TIMEOUT_MS, HEADERS_TIMEOUT_MS, BODY_TIMEOUT_MS }, { CONNECT_TIMEOUT_MS: 5_000, HEADERS_TIMEOUT_MS: 10_000, BODY_TIMEOUT_MS: 5_000 });
+    assert.deepEqual(
+      { CONNECT_TIMEOUT_MS, HEADERS_TIMEOUT_MS, BODY_TIMEOUT_MS },
+      { CONNECT_TIMEOUT_MS: 5_000, HEADERS_TIMEOUT_MS: 10_000, BODY_TIMEOUT_MS: 5_000 },
+    );
     assert.deepEqual(DEFAULT_TIMEOUTS, { connectMs: CONNECT_TIMEOUT_MS, headersMs: HEADERS_TIMEOUT_MS, bodyMs: BODY_TIMEOUT_MS });
     assert.equal(WHATSAPP_DEFAULT_API_URL, 'https://graph.facebook.com/v23.0');
   });
@@ -473,20 +489,45 @@ describe('development and production', () => {
     codes.push(lastTextCode(fake));
     assert.equal(failed.ctx.failures[0]!.code, 'whatsapp_window_closed');
     assert.ok(lines.length >= 1, 'the failure is logged');
-    for (const code of codes) assert.ok(lines.every((l) => !l.includes(code)), `${code} in ${lines.join(' | ')}`);
+    for (const code of codes)
+      assert.ok(
+        lines.every((l) => !l.includes(code)),
+        `${code} in ${lines.join(' | ')}`,
+      );
   });
 });
 
 describe('E.164 normalisation', () => {
   test('written forms of one number give one E.164 number', () => {
-    for (const input of ['+16505551234', '+1 (650) 555-1234', '+1 650 555 1234', '+1.650.555.1234', '00 1 650 555 1234', '0016505551234', ' +1-650-555-1234 ', '+1 650/555 1234']) {
+    for (const input of [
+      '+16505551234',
+      '+1 (650) 555-1234',
+      '+1 650 555 1234',
+      '+1.650.555.1234',
+      '00 1 650 555 1234',
+      '0016505551234',
+      ' +1-650-555-1234 ',
+      '+1 650/555 1234',
+    ]) {
       assert.equal(normalizePhone(input), ADA, input);
     }
     assert.equal(normalizePhone('+44 20 7946 0958'), '+442079460958');
   });
 
   test('no country code, letters, a leading 0 after the prefix, or not text: null', () => {
-    for (const input of ['6505551234', '(650) 555-1234', '0650 555 1234', '+0 650 555 1234', '000 1 650 555 1234', '++16505551234', '+1 650 555 1234 ext 5', '+1 650 CALL NOW', '+', '', '+1\u0660650555123']) {
+    for (const input of [
+      '6505551234',
+      '(650) 555-1234',
+      '0650 555 1234',
+      '+0 650 555 1234',
+      '000 1 650 555 1234',
+      '++16505551234',
+      '+1 650 555 1234 ext 5',
+      '+1 650 CALL NOW',
+      '+',
+      '',
+      '+1\u0660650555123',
+    ]) {
       assert.equal(normalizePhone(input), null, input);
     }
     for (const input of [null, undefined, 16505551234, ['+16505551234']]) assert.equal(normalizePhone(input), null);

@@ -59,7 +59,23 @@ describe('IP addresses and CIDR ranges', () => {
   });
 
   test('malformed addresses and ranges are refused', () => {
-    for (const bad of ['', '1.2.3', '1.2.3.4.5', '256.0.0.1', '01.2.3.4', '1.2.3.4/33', '1.2.3.4/-1', '1.2.3.4/', '::/129', '1::2::3', 'g::1', '1:2:3:4:5:6:7:8:9', '1.2.3.4/08', 'localhost', '::1/1a']) {
+    for (const bad of [
+      '',
+      '1.2.3',
+      '1.2.3.4.5',
+      '256.0.0.1',
+      '01.2.3.4',
+      '1.2.3.4/33',
+      '1.2.3.4/-1',
+      '1.2.3.4/',
+      '::/129',
+      '1::2::3',
+      'g::1',
+      '1:2:3:4:5:6:7:8:9',
+      '1.2.3.4/08',
+      'localhost',
+      '::1/1a',
+    ]) {
       assert.equal(parseCidr(bad), null, bad);
     }
     assert.equal(parseIp('x'.repeat(100)), null);
@@ -77,7 +93,15 @@ describe('IP addresses and CIDR ranges', () => {
 function guards(now: () => number, config: Record<string, unknown> = {}): Map<string, { fn: GuardFn; meta: GuardMeta }> {
   const out = new Map<string, { fn: GuardFn; meta: GuardMeta }>();
   const app: AppSettings = { ...TEST_APP, config };
-  const api: PluginApi = { app, native: () => {}, guard: (name, fn, meta) => void out.set(name, { fn, meta }), validator: () => {}, endpoint: () => {}, records: () => {}, announce: () => {} };
+  const api: PluginApi = {
+    app,
+    native: () => {},
+    guard: (name, fn, meta) => void out.set(name, { fn, meta }),
+    validator: () => {},
+    endpoint: () => {},
+    records: () => {},
+    announce: () => {},
+  };
   registerGuards(api, { now });
   return out;
 }
@@ -114,8 +138,14 @@ describe('ip guard', () => {
   });
 
   test('a malformed range is a runtime invalid_argument error', () => {
-    assert.equal(errorCode(() => run(ip, ['10.0.0.0/40'], { ip: '10.0.0.1' })), 'invalid_argument');
-    assert.equal(errorCode(() => run(ip, ['nope'])), 'invalid_argument');
+    assert.equal(
+      errorCode(() => run(ip, ['10.0.0.0/40'], { ip: '10.0.0.1' })),
+      'invalid_argument',
+    );
+    assert.equal(
+      errorCode(() => run(ip, ['nope'])),
+      'invalid_argument',
+    );
   });
 
   test('optional never refuses', () => {
@@ -167,8 +197,18 @@ describe('time guard', () => {
 
   test('malformed or equal times are runtime invalid_argument errors', () => {
     const time = guards(Date.now).get('time')!;
-    for (const args of [['9:00', '17:00'], ['24:00', '01:00'], ['09:60', '10:00'], ['09:00', '09:00'], ['nine', 'five']]) {
-      assert.equal(errorCode(() => run(time, args)), 'invalid_argument', args.join('-'));
+    for (const args of [
+      ['9:00', '17:00'],
+      ['24:00', '01:00'],
+      ['09:60', '10:00'],
+      ['09:00', '09:00'],
+      ['nine', 'five'],
+    ]) {
+      assert.equal(
+        errorCode(() => run(time, args)),
+        'invalid_argument',
+        args.join('-'),
+      );
     }
   });
 
@@ -196,11 +236,16 @@ describe('method guard', () => {
   });
 
   test('an unknown method is a runtime invalid_argument error', () => {
-    assert.equal(errorCode(() => run(method, ['FETCH'])), 'invalid_argument');
+    assert.equal(
+      errorCode(() => run(method, ['FETCH'])),
+      'invalid_argument',
+    );
   });
 
   test('meta lists the 405 with its Allow header', () => {
-    assert.deepEqual(method.meta.responses, [{ status: 405, code: 'method_not_allowed', description: method.meta.responses![0]!.description, headers: ['Allow'] }]);
+    assert.deepEqual(method.meta.responses, [
+      { status: 405, code: 'method_not_allowed', description: method.meta.responses![0]!.description, headers: ['Allow'] },
+    ]);
   });
 });
 
@@ -275,7 +320,10 @@ describe('core guards in an app', () => {
   });
 
   test('ip: behind a trusted proxy the right-most X-Forwarded-For entry is the client', async () => {
-    assert.equal((await inject(proxied.app, { url: '/office', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.1, 10.0.0.1' } })).status, 200);
+    assert.equal(
+      (await inject(proxied.app, { url: '/office', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': '192.0.2.1, 10.0.0.1' } })).status,
+      200,
+    );
     assert.equal((await inject(proxied.app, { url: '/office', remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': '192.0.2.7' } })).status, 403);
     // A peer that is not a trusted proxy: its header is ignored.
     assert.equal((await inject(proxied.app, { url: '/office', remoteAddress: '192.0.2.1', headers: { 'x-forwarded-for': '10.0.0.1' } })).status, 403);
@@ -295,7 +343,9 @@ describe('core guards in an app', () => {
   });
 
   test('malformed guard arguments are compile errors at the guard (E_GUARD_ARGS)', async (t) => {
-    const dir = tempApp(t, { 'bad.rvm': `route GET /a {\n  guard ip('10.0.0.0/99')\n  response.ok(1)\n}\nroute GET /b {\n  guard method('FETCH')\n  response.ok(1)\n}\n` });
+    const dir = tempApp(t, {
+      'bad.rvm': `route GET /a {\n  guard ip('10.0.0.0/99')\n  response.ok(1)\n}\nroute GET /b {\n  guard method('FETCH')\n  response.ok(1)\n}\n`,
+    });
     await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger() }), (e: unknown) => {
       const found = (e as { diagnostics: { code: string; line: number }[] }).diagnostics.map((d) => `${d.code}@${d.line}`);
       assert.deepEqual(found, ['E_GUARD_ARGS@2', 'E_GUARD_ARGS@6']);
@@ -320,8 +370,14 @@ describe('core guards in an app', () => {
 
   test('the guards document their errors in the route metadata', () => {
     const office = plain.app.routes().find((r) => r.meta.path === '/office')!;
-    assert.deepEqual(office.guards[0]!.responses.map((r) => [r.status, r.code]), [[403, 'ip_forbidden']]);
+    assert.deepEqual(
+      office.guards[0]!.responses.map((r) => [r.status, r.code]),
+      [[403, 'ip_forbidden']],
+    );
     const closed = plain.app.routes().find((r) => r.meta.path === '/closed')!;
-    assert.deepEqual(closed.guards[0]!.responses.map((r) => [r.status, r.code]), [[403, 'outside_time_window']]);
+    assert.deepEqual(
+      closed.guards[0]!.responses.map((r) => [r.status, r.code]),
+      [[403, 'outside_time_window']],
+    );
   });
 });

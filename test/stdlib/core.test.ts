@@ -403,7 +403,11 @@ describe('response helpers', () => {
   });
 
   test('success helpers answer JSON with their status and halt', () => {
-    for (const [name, status] of [['ok', 200], ['created', 201], ['accepted', 202]] as const) {
+    for (const [name, status] of [
+      ['ok', 200],
+      ['created', 201],
+      ['accepted', 202],
+    ] as const) {
       const ctx = fakeContext();
       assert.equal(callIn(ctx, `response.${name}`, { id: 1 }), HALT);
       assert.deepEqual(ctx.answers, [{ status, body: { id: 1 }, kind: 'json' }]);

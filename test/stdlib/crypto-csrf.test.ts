@@ -12,15 +12,7 @@ import { loadApp } from '../../tools/host.js';
 import { inject, type InjectRequest, type InjectResponse } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { normalizeOrigin } from '../../plugins/sdk.js';
-import {
-  csrfTokenValid,
-  issueCsrfToken,
-  originAccepted,
-  ownOrigin,
-  sessionBinding,
-  signCsrf,
-  submittedToken,
-} from '../../stdlib/crypto/csrf.js';
+import { csrfTokenValid, issueCsrfToken, originAccepted, ownOrigin, sessionBinding, signCsrf, submittedToken } from '../../stdlib/crypto/csrf.js';
 
 const SECRET = 'test-app-secret-with-enough-entropy-0123456789';
 const HOST = 'localhost:3000';
@@ -90,7 +82,8 @@ describe('csrf tokens (pure)', () => {
 
   test('the Origin check: absent passes; own or trusted passes; anything else, including "null", fails', () => {
     const trusted = new Set(['https://front.example.com']);
-    const check = (origin: string | undefined, host = HOST) => originAccepted({ headers: origin === undefined ? { host } : { host, origin }, secure: false, proxied: false }, trusted);
+    const check = (origin: string | undefined, host = HOST) =>
+      originAccepted({ headers: origin === undefined ? { host } : { host, origin }, secure: false, proxied: false }, trusted);
     assert.equal(check(undefined), true);
     assert.equal(check(OWN), true);
     assert.equal(check('https://front.example.com'), true);
@@ -285,14 +278,28 @@ describe('csrf end to end', () => {
   test('a request authenticating with a Bearer header carries no ambient credential: it passes without a token, whatever its cookies', async () => {
     for (const authorization of ['Bearer token-1', 'bearer  token-2 ']) {
       assert.equal((await call({ method: 'POST', url: '/submit', headers: { authorization } })).status, 200, authorization);
-      const withSession = await call({ method: 'DELETE', url: '/submit', headers: { authorization, cookie: 'rvm_session=alice; rvm_csrf=stale', origin: 'https://elsewhere.example' } });
+      const withSession = await call({
+        method: 'DELETE',
+        url: '/submit',
+        headers: { authorization, cookie: 'rvm_session=alice; rvm_csrf=stale', origin: 'https://elsewhere.example' },
+      });
       assert.equal(withSession.status, 200, authorization);
     }
     // A form with the bearer header is not held for its _csrf field: the guard decides before the body.
-    const form = await call({ method: 'POST', url: '/submit', headers: { authorization: 'Bearer t', 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=x' });
+    const form = await call({
+      method: 'POST',
+      url: '/submit',
+      headers: { authorization: 'Bearer t', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=x',
+    });
     assert.equal(form.status, 200);
     // Another scheme, an empty bearer or a session cookie alone is no token authentication: the full check.
-    const others: Record<string, string>[] = [{ authorization: 'Basic dXNlcjpwYXNz' }, { authorization: 'Bearer' }, { authorization: 'Bearer ' }, { cookie: 'rvm_session=alice' }];
+    const others: Record<string, string>[] = [
+      { authorization: 'Basic dXNlcjpwYXNz' },
+      { authorization: 'Bearer' },
+      { authorization: 'Bearer ' },
+      { cookie: 'rvm_session=alice' },
+    ];
     for (const headers of others) {
       assertRefused(await call({ method: 'POST', url: '/submit', headers }));
     }
@@ -318,12 +325,14 @@ describe('csrf end to end', () => {
     assert.deepEqual(multipart.json(), { name: 'Grace' });
 
     assertRefused(await call({ method: 'POST', url: '/form', headers: { cookie }, body: { name: 'Eve', _csrf: token } }));
-    assertRefused(await call({
-      method: 'POST',
-      url: '/form',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: `name=Eve&_csrf=${encodeURIComponent(token)}&_csrf=${encodeURIComponent(token)}`,
-    }));
+    assertRefused(
+      await call({
+        method: 'POST',
+        url: '/form',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `name=Eve&_csrf=${encodeURIComponent(token)}&_csrf=${encodeURIComponent(token)}`,
+      }),
+    );
   });
 
   test('the guard runs before validation: a bad body without a token is 403, not 422', async () => {
@@ -366,7 +375,10 @@ describe('csrf config: csrf.trustedOrigins', () => {
   test('a listed origin passes the Origin check behind a proxy; a malformed entry fails the load', async () => {
     const appDir = mkdtempSync(join(tmpdir(), 'rvm-csrf-cfg-'));
     try {
-      writeFileSync(join(appDir, 'routes.rvm'), 'route POST /x {\n  guard csrf\n  response.ok({ ok: true })\n}\nroute GET /t { response.ok({ t: csrf_token() }) }\n');
+      writeFileSync(
+        join(appDir, 'routes.rvm'),
+        'route POST /x {\n  guard csrf\n  response.ok({ ok: true })\n}\nroute GET /t { response.ok({ t: csrf_token() }) }\n',
+      );
       writeFileSync(join(appDir, 'rvm.config.json'), JSON.stringify({ csrf: { trustedOrigins: ['https://front.example.com'] } }));
       const configured = await loadApp(appDir, { cache: false, logger: captureLogger(), settings: { env: { APP_SECRET: SECRET } } });
       try {

@@ -9,7 +9,17 @@ import type { SecuritySchemeSpec, Value } from '../../plugins/sdk.js';
 import type { PluginRegistry } from '../../plugins/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { crypto } from '../../stdlib/crypto/index.js';
-import { aesGcmOpen, aesGcmSeal, decodeBase64, decryptText, encryptText, IV_BYTES, MIN_ENVELOPE_BYTES, parseKey, TAG_BYTES } from '../../stdlib/crypto/aes-gcm.js';
+import {
+  aesGcmOpen,
+  aesGcmSeal,
+  decodeBase64,
+  decryptText,
+  encryptText,
+  IV_BYTES,
+  MIN_ENVELOPE_BYTES,
+  parseKey,
+  TAG_BYTES,
+} from '../../stdlib/crypto/aes-gcm.js';
 import { MAX_RANDOM_BYTES } from '../../stdlib/crypto/natives.js';
 import { loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 
@@ -46,11 +56,16 @@ describe('AES-256-GCM core: McGrew–Viega test vectors', () => {
     const { ciphertext, tag } = aesGcmSeal(ZERO_KEY, ZERO_IV, Buffer.alloc(16));
     assert.equal(ciphertext.toString('hex'), 'cea7403d4d606b6e074ec5d3baf39d18');
     assert.equal(tag.toString('hex'), 'd0d1c8a799996bf0265b98b5d48ab919');
-    const opened = aesGcmOpen(ZERO_KEY, ZERO_IV, Buffer.from('cea7403d4d606b6e074ec5d3baf39d18', 'hex'), Buffer.from('d0d1c8a799996bf0265b98b5d48ab919', 'hex'));
+    const opened = aesGcmOpen(
+      ZERO_KEY,
+      ZERO_IV,
+      Buffer.from('cea7403d4d606b6e074ec5d3baf39d18', 'hex'),
+      Buffer.from('d0d1c8a799996bf0265b98b5d48ab919', 'hex'),
+    );
     assert.deepEqual(opened, Buffer.alloc(16));
   });
 
-  test('a truncated tag is refused, even the real tag\'s first bytes (Node would accept them by default)', () => {
+  test("a truncated tag is refused, even the real tag's first bytes (Node would accept them by default)", () => {
     const ciphertext = Buffer.from('cea7403d4d606b6e074ec5d3baf39d18', 'hex');
     const tag = Buffer.from('d0d1c8a799996bf0265b98b5d48ab919', 'hex');
     for (const length of [4, 8, 12, 15]) assert.equal(aesGcmOpen(ZERO_KEY, ZERO_IV, ciphertext, tag.subarray(0, length)), null, `tag of ${length} bytes`);
@@ -160,8 +175,14 @@ describe('encrypt / decrypt', () => {
 
   test('the invalid_key message never shows the key', () => {
     const key = 'my-secret-password';
-    assert.throws(() => call('encrypt', 'x', new SecretText(key)), (e: unknown) => e instanceof RvmError && !e.message.includes(key));
-    assert.throws(() => call('encrypt', 'x', key), (e: unknown) => e instanceof RvmError && !e.message.includes(key));
+    assert.throws(
+      () => call('encrypt', 'x', new SecretText(key)),
+      (e: unknown) => e instanceof RvmError && !e.message.includes(key),
+    );
+    assert.throws(
+      () => call('encrypt', 'x', key),
+      (e: unknown) => e instanceof RvmError && !e.message.includes(key),
+    );
   });
 
   test('data and ciphertext must be text (a secret is revealed)', () => {
@@ -214,6 +235,9 @@ describe('secure_random and generate_uuid', () => {
     const { description, ...scheme } = security.scheme;
     assert.deepEqual([security.name, scheme], ['csrfToken', { type: 'apiKey', in: 'header', name: 'X-CSRF-Token' }]);
     assert.match(String(description), /GET \/_app\/csrf/, 'the scheme says where the token comes from');
-    assert.deepEqual(guard.meta.responses?.map((r) => [r.status, r.code]), [[403, 'csrf_invalid']]);
+    assert.deepEqual(
+      guard.meta.responses?.map((r) => [r.status, r.code]),
+      [[403, 'csrf_invalid']],
+    );
   });
 });

@@ -241,7 +241,11 @@ describe('CORS over a real socket', () => {
   }
 
   test('preflight then the real request, as a browser sends them', async () => {
-    const pre = await raw('OPTIONS', '/api/items', { origin: APP_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' });
+    const pre = await raw('OPTIONS', '/api/items', {
+      origin: APP_ORIGIN,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type',
+    });
     assert.equal(pre.status, 204);
     assert.equal(pre.body, '');
     assert.equal(pre.headers['access-control-allow-origin'], APP_ORIGIN);

@@ -93,7 +93,8 @@ describe('x_frame_options()', () => {
   test('DENY and SAMEORIGIN in any case; anything else refused', () => {
     assert.equal(headersAfter('x_frame_options', 'DENY').get('x-frame-options'), 'DENY');
     assert.equal(headersAfter('x_frame_options', 'sameorigin').get('x-frame-options'), 'SAMEORIGIN');
-    for (const bad of ['ALLOW-FROM https://a.com', 'ALLOWALL', '', 'DENY\r\nSet-Cookie: x=1']) throwsCode(() => headersAfter('x_frame_options', bad), 'invalid_argument');
+    for (const bad of ['ALLOW-FROM https://a.com', 'ALLOWALL', '', 'DENY\r\nSet-Cookie: x=1'])
+      throwsCode(() => headersAfter('x_frame_options', bad), 'invalid_argument');
     throwsCode(() => headersAfter('x_frame_options', null), 'type_error');
   });
 });
@@ -118,7 +119,10 @@ describe('set_csp()', () => {
   });
 
   test('the native sets Content-Security-Policy', () => {
-    assert.equal(headersAfter('set_csp', { default_src: ['self'], 'connect-src': 'https://api.example.com' }).get('content-security-policy'), "default-src 'self'; connect-src https://api.example.com");
+    assert.equal(
+      headersAfter('set_csp', { default_src: ['self'], 'connect-src': 'https://api.example.com' }).get('content-security-policy'),
+      "default-src 'self'; connect-src https://api.example.com",
+    );
   });
 
   test('header injection through values is refused with invalid_header', () => {
@@ -195,7 +199,10 @@ describe('set_cors_headers() on one context', () => {
       { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } },
     );
     assert.equal(result, HALT);
-    assert.deepEqual(ctx.answers.map((a) => a.status), [204]);
+    assert.deepEqual(
+      ctx.answers.map((a) => a.status),
+      [204],
+    );
     assert.equal(ctx.response.getHeader('access-control-allow-methods'), 'GET, POST');
     assert.equal(ctx.response.getHeader('access-control-allow-headers'), 'Content-Type, X-CSRF-Token');
     assert.equal(ctx.response.getHeader('access-control-max-age'), '600');
@@ -208,7 +215,10 @@ describe('set_cors_headers() on one context', () => {
     });
     assert.equal(ctx.response.getHeader('access-control-allow-headers'), 'content-type, x-csrf-token');
     assert.equal(ctx.response.getHeader('vary'), 'Origin, Access-Control-Request-Headers');
-    const odd = corsCall(CORS, { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'a b\r\nc' } });
+    const odd = corsCall(CORS, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'a b\r\nc' },
+    });
     assert.equal(odd.ctx.response.getHeader('access-control-allow-headers'), undefined);
   });
 
@@ -247,6 +257,7 @@ describe('set_cors_headers() on one context', () => {
   });
 
   test('every native carries a doc', () => {
-    for (const name of ['security_headers', 'set_csp', 'set_cors_headers', 'set_hsts', 'x_frame_options']) assert.ok(registry.natives.get(name)?.meta.doc, name);
+    for (const name of ['security_headers', 'set_csp', 'set_cors_headers', 'set_hsts', 'x_frame_options'])
+      assert.ok(registry.natives.get(name)?.meta.doc, name);
   });
 });

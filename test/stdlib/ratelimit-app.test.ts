@@ -187,12 +187,14 @@ describe('ratelimit behind a trusted proxy', () => {
     for (const setting of [true, 1, ['127.0.0.1']]) {
       const app = await proxied(setting);
       const statuses: number[] = [];
-      for (let n = 1; n <= 4; n++) statuses.push((await inject(app, { url: '/x', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': `10.0.0.${n}, 203.0.113.50` } })).status);
+      for (let n = 1; n <= 4; n++)
+        statuses.push((await inject(app, { url: '/x', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': `10.0.0.${n}, 203.0.113.50` } })).status);
       assert.deepEqual(statuses, [200, 429, 429, 429], JSON.stringify(setting));
     }
     const app = await proxied(true);
     const statuses: number[] = [];
-    for (let n = 1; n <= 4; n++) statuses.push((await inject(app, { url: '/x', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': `10.0.0.${n}, 127.0.0.1` } })).status);
+    for (let n = 1; n <= 4; n++)
+      statuses.push((await inject(app, { url: '/x', remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': `10.0.0.${n}, 127.0.0.1` } })).status);
     assert.deepEqual(statuses, [200, 429, 429, 429]);
   });
 
@@ -209,7 +211,7 @@ describe('ratelimit behind a trusted proxy', () => {
   });
 });
 
-describe('a flood of distinct clients cannot reset a guard\'s window', () => {
+describe("a flood of distinct clients cannot reset a guard's window", () => {
   /** The window budget the app is given: small, so the flood passes it. */
   const MAX_WINDOW_KEYS = 50;
   let dir: string;
@@ -236,7 +238,7 @@ describe('a flood of distinct clients cannot reset a guard\'s window', () => {
       flood.push((await inject(app, { url: '/limited', remoteAddress: `203.0.${i >> 8}.${i & 255}` })).status);
     }
     const refused = await inject(app, { url: '/limited', remoteAddress: victim });
-    assert.equal(refused.status, 429, 'the victim\'s window was forgotten');
+    assert.equal(refused.status, 429, "the victim's window was forgotten");
     assert.equal((refused.json() as { code: string }).code, 'too_many_requests');
     // The budget held: the first clients got windows until it was full, the rest were refused rather than evict a live one.
     assert.equal(flood.filter((status) => status === 200).length, MAX_WINDOW_KEYS - 1);

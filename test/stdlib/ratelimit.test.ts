@@ -4,7 +4,17 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { RvmError, SecretText, type AppSettings, type GuardFn, type GuardMeta, type KeyValueStore, type NativeFn, type RequestInfo, type Value } from '../../plugins/sdk.js';
+import {
+  RvmError,
+  SecretText,
+  type AppSettings,
+  type GuardFn,
+  type GuardMeta,
+  type KeyValueStore,
+  type NativeFn,
+  type RequestInfo,
+  type Value,
+} from '../../plugins/sdk.js';
 import { createRateLimitPlugin } from '../../stdlib/ratelimit/index.js';
 import { rateLimitHeaders, secondsUntil } from '../../stdlib/ratelimit/headers.js';
 import { GuardKeys, guardKey, ipKey, rawKey, userKey, MAX_KEY_LENGTH, MAX_REMEMBERED_GUARD_KEYS } from '../../stdlib/ratelimit/keys.js';
@@ -20,7 +30,11 @@ interface Loaded {
 }
 
 /** Loads the plugin as an app does (natives behind their argument checks), with one in-process store. */
-async function load(options: Parameters<typeof createRateLimitPlugin>[0], app: AppSettings = TEST_APP, store: KeyValueStore = createMemoryStore({ sweepIntervalMs: 0 })): Promise<Loaded> {
+async function load(
+  options: Parameters<typeof createRateLimitPlugin>[0],
+  app: AppSettings = TEST_APP,
+  store: KeyValueStore = createMemoryStore({ sweepIntervalMs: 0 }),
+): Promise<Loaded> {
   const { registry } = await loadForTest([createRateLimitPlugin(options)], app);
   return { natives: new Map([...registry.natives].map(([name, n]) => [name, n.fn])), guards: new Map(registry.guards), store };
 }
@@ -103,14 +117,38 @@ describe('rate limit natives', () => {
 
   test('bad arguments are invalid_argument errors', async () => {
     const l = await load({ now: () => 0 });
-    assert.equal(codeOf(() => call(l, 'rate_limit', 'k', 0, 60)), 'invalid_argument');
-    assert.equal(codeOf(() => call(l, 'rate_limit', 'k', 1.5, 60)), 'invalid_argument');
-    assert.equal(codeOf(() => call(l, 'rate_limit', 'k', 100_001, 60)), 'invalid_argument');
-    assert.equal(codeOf(() => call(l, 'rate_limit', 'k', 5, 0)), 'invalid_argument');
-    assert.equal(codeOf(() => call(l, 'rate_limit', 'k', 5, '60')), 'invalid_argument');
-    assert.equal(codeOf(() => call(l, 'rate_limit', null, 5, 60)), 'invalid_argument');
-    assert.equal(codeOf(() => call(l, 'rate_limit_user', [1], 5, 60)), 'invalid_argument');
-    assert.equal(codeOf(() => call(l, 'rate_limit_headers', -1, 5, 0)), 'invalid_argument');
+    assert.equal(
+      codeOf(() => call(l, 'rate_limit', 'k', 0, 60)),
+      'invalid_argument',
+    );
+    assert.equal(
+      codeOf(() => call(l, 'rate_limit', 'k', 1.5, 60)),
+      'invalid_argument',
+    );
+    assert.equal(
+      codeOf(() => call(l, 'rate_limit', 'k', 100_001, 60)),
+      'invalid_argument',
+    );
+    assert.equal(
+      codeOf(() => call(l, 'rate_limit', 'k', 5, 0)),
+      'invalid_argument',
+    );
+    assert.equal(
+      codeOf(() => call(l, 'rate_limit', 'k', 5, '60')),
+      'invalid_argument',
+    );
+    assert.equal(
+      codeOf(() => call(l, 'rate_limit', null, 5, 60)),
+      'invalid_argument',
+    );
+    assert.equal(
+      codeOf(() => call(l, 'rate_limit_user', [1], 5, 60)),
+      'invalid_argument',
+    );
+    assert.equal(
+      codeOf(() => call(l, 'rate_limit_headers', -1, 5, 0)),
+      'invalid_argument',
+    );
   });
 
   test('a store answering with Promises is accepted', async () => {
@@ -181,7 +219,22 @@ describe('rate limit headers', () => {
 });
 
 function request(over: Partial<RequestInfo>): RequestInfo {
-  return { id: '1', method: 'GET', path: '/', url: '/', headers: {}, ip: '127.0.0.1', proxied: false, secure: false, params: {}, query: {}, cookies: {}, body: null, route: null, ...over };
+  return {
+    id: '1',
+    method: 'GET',
+    path: '/',
+    url: '/',
+    headers: {},
+    ip: '127.0.0.1',
+    proxied: false,
+    secure: false,
+    params: {},
+    query: {},
+    cookies: {},
+    body: null,
+    route: null,
+    ...over,
+  };
 }
 
 describe('rate limit keys', () => {
@@ -204,7 +257,11 @@ describe('rate limit keys', () => {
   test('remembered guard keys are the guard keys, and their number stays bounded', () => {
     const keys = new GuardKeys(5, 60);
     const route = 'GET /users/:id';
-    for (const r of [request({ path: '/users/7', route, ip: '10.0.0.1' }), request({ path: '/b', ip: '2001:db8::1' }), request({ path: '/b', ip: '10.0.0.1' })]) {
+    for (const r of [
+      request({ path: '/users/7', route, ip: '10.0.0.1' }),
+      request({ path: '/b', ip: '2001:db8::1' }),
+      request({ path: '/b', ip: '10.0.0.1' }),
+    ]) {
       assert.equal(keys.of(r), guardKey(r, 5, 60));
       assert.equal(keys.of(r), guardKey(r, 5, 60), 'the second time, from memory');
     }
@@ -280,13 +337,22 @@ describe('rate_limit guard', () => {
 
   test('bad guard arguments are invalid_argument errors', async () => {
     const g = await guard(() => 0);
-    assert.equal(codeOf(() => g.fn(g.ctx(), [0, 10], { mode: 'required' })), 'invalid_argument');
-    assert.equal(codeOf(() => g.fn(g.ctx(), [5, -1], { mode: 'required' })), 'invalid_argument');
+    assert.equal(
+      codeOf(() => g.fn(g.ctx(), [0, 10], { mode: 'required' })),
+      'invalid_argument',
+    );
+    assert.equal(
+      codeOf(() => g.fn(g.ctx(), [5, -1], { mode: 'required' })),
+      'invalid_argument',
+    );
   });
 
   test('an unreachable store: 503 store_unavailable by default; failOpen lets the request through without headers', async () => {
     const g = await guard(() => 0, TEST_APP, unreachableStore());
-    await assert.rejects(Promise.resolve(g.fn(g.ctx(), [2, 10], { mode: 'required' })), (e: unknown) => e instanceof RvmError && e.code === 'store_unavailable');
+    await assert.rejects(
+      Promise.resolve(g.fn(g.ctx(), [2, 10], { mode: 'required' })),
+      (e: unknown) => e instanceof RvmError && e.code === 'store_unavailable',
+    );
     const open = await guard(() => 0, { ...TEST_APP, config: { rateLimit: { failOpen: true } } }, unreachableStore());
     const ctx = open.ctx();
     assert.equal(await open.fn(ctx, [2, 10], { mode: 'required' }), undefined);
@@ -304,7 +370,10 @@ describe('rate_limit guard', () => {
 
   test('meta documents 429 with its headers', async () => {
     const g = await guard(() => 0);
-    assert.deepEqual(g.meta.params.map((p) => p.name), ['limit', 'window_seconds']);
+    assert.deepEqual(
+      g.meta.params.map((p) => p.name),
+      ['limit', 'window_seconds'],
+    );
     const r = g.meta.responses!.find((x) => x.status === 429)!;
     assert.equal(r.code, 'too_many_requests');
     assert.ok(r.headers!.includes('Retry-After'));

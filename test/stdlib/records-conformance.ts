@@ -117,7 +117,17 @@ async function rejectsWith(answer: unknown, kind: new (...args: never[]) => Erro
 }
 
 const FIXTURE: Row[] = [
-  { name: 'Ada', email: 'ada@x.io', age: 36, score: 9.5, active: true, born: '1815-12-10', seen: '2024-01-02T03:04:05.006Z', tags: ['math', 'poet'], meta: { a: 1 } },
+  {
+    name: 'Ada',
+    email: 'ada@x.io',
+    age: 36,
+    score: 9.5,
+    active: true,
+    born: '1815-12-10',
+    seen: '2024-01-02T03:04:05.006Z',
+    tags: ['math', 'poet'],
+    meta: { a: 1 },
+  },
   { name: 'alan', email: 'alan@x.io', age: 41, score: 7, active: false, born: '1912-06-23', seen: null, tags: ['math', 1, true], meta: null },
   { name: 'Grace', email: null, age: 85, score: -0.5, active: true, born: null, seen: '2023-05-01T00:00:00.000Z', tags: [], meta: { nested: [1, { b: 'c' }] } },
   { name: '100%_sure\\', email: "o'brien@x.io", age: null, score: null, active: true, born: '2000-02-29', seen: null, tags: ['%', '_'], meta: null },
@@ -192,7 +202,20 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
         assert.match(row.id as string, UUID_V7);
         assert.match(row.created_at as string, ISO_MS);
         assert.equal(row.updated_at, row.created_at);
-        assert.deepEqual(row, { id: row.id, name: 'Ada', email: null, age: 36, score: null, active: true, born: null, seen: null, tags: null, meta: null, created_at: row.created_at, updated_at: row.updated_at });
+        assert.deepEqual(row, {
+          id: row.id,
+          name: 'Ada',
+          email: null,
+          age: 36,
+          score: null,
+          active: true,
+          born: null,
+          seen: null,
+          tags: null,
+          meta: null,
+          created_at: row.created_at,
+          updated_at: row.updated_at,
+        });
         assert.deepEqual(Object.keys(row), ['id', 'name', 'email', 'age', 'score', 'active', 'born', 'seen', 'tags', 'meta', 'created_at', 'updated_at']);
         assert.deepEqual(await store.find('people', row.id as string), row);
         assert.deepEqual(await store.find('people', (row.id as string).toUpperCase()), row);
@@ -236,7 +259,11 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
         for (const filter of FILTERS) {
           const got = await store.select('people', { filter, order: [], limit: MAX_LIMIT, offset: 0 });
           const want = rows.filter((r) => matches(r, filter));
-          assert.deepEqual(got.map((r) => r.name), want.map((r) => r.name), JSON.stringify(filter));
+          assert.deepEqual(
+            got.map((r) => r.name),
+            want.map((r) => r.name),
+            JSON.stringify(filter),
+          );
           assert.equal(await store.count('people', filter), want.length, JSON.stringify(filter));
         }
       } finally {
@@ -247,13 +274,36 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
     test('order (mixed directions, nulls, id last), limit and offset', async () => {
       const { store, rows } = await seeded(makeStore);
       try {
-        const orders: OrderKey[][] = [[], [{ field: 'age', desc: true }], [{ field: 'age', desc: false }, { field: 'name', desc: true }], [{ field: 'name', desc: false }], [{ field: 'score', desc: true }, { field: 'born', desc: false }], [{ field: 'id', desc: true }, { field: 'name', desc: false }]];
+        const orders: OrderKey[][] = [
+          [],
+          [{ field: 'age', desc: true }],
+          [
+            { field: 'age', desc: false },
+            { field: 'name', desc: true },
+          ],
+          [{ field: 'name', desc: false }],
+          [
+            { field: 'score', desc: true },
+            { field: 'born', desc: false },
+          ],
+          [
+            { field: 'id', desc: true },
+            { field: 'name', desc: false },
+          ],
+        ];
         for (const order of orders) {
           const want = [...rows].sort(compareRows(order));
           const all = await store.select('people', { filter: {}, order, limit: MAX_LIMIT, offset: 0 });
-          assert.deepEqual(all.map((r) => r.id), want.map((r) => r.id), JSON.stringify(order));
+          assert.deepEqual(
+            all.map((r) => r.id),
+            want.map((r) => r.id),
+            JSON.stringify(order),
+          );
           const slice = await store.select('people', { filter: {}, order, limit: 2, offset: 3 });
-          assert.deepEqual(slice.map((r) => r.id), want.slice(3, 5).map((r) => r.id));
+          assert.deepEqual(
+            slice.map((r) => r.id),
+            want.slice(3, 5).map((r) => r.id),
+          );
         }
         assert.deepEqual(await store.select('people', { filter: {}, order: [], limit: 5, offset: 100 }), []);
       } finally {
@@ -267,7 +317,20 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
         await store.sync([PEOPLE], { allowDestructive: false });
         const rows: Row[] = [];
         for (let i = 0; i < 23; i++) rows.push(await store.insert('people', { name: `n${i % 3}`, age: i % 4 === 0 ? null : i % 2, active: i % 5 === 0 }));
-        const orders: OrderKey[][] = [[], [{ field: 'age', desc: false }], [{ field: 'age', desc: true }], [{ field: 'age', desc: true }, { field: 'name', desc: false }], [{ field: 'name', desc: true }, { field: 'age', desc: false }, { field: 'active', desc: true }]];
+        const orders: OrderKey[][] = [
+          [],
+          [{ field: 'age', desc: false }],
+          [{ field: 'age', desc: true }],
+          [
+            { field: 'age', desc: true },
+            { field: 'name', desc: false },
+          ],
+          [
+            { field: 'name', desc: true },
+            { field: 'age', desc: false },
+            { field: 'active', desc: true },
+          ],
+        ];
         for (const order of orders) {
           const want = [...rows].sort(compareRows(order)).map((r) => r.id);
           const seen: StoredValue[] = [];
@@ -289,8 +352,14 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
       const { store, rows } = await seeded(makeStore);
       try {
         await rejectsWith(store.insert('people', { name: 'x', email: 'ada@x.io' }), ConflictError, 'conflict');
-        await assert.rejects(async () => store.insert('people', { name: 'x', email: 'ada@x.io' }), (e: unknown) => (e as ConflictError).field === 'email');
-        await assert.rejects(async () => store.update('people', rows[1]!.id as string, { email: 'ada@x.io' }), (e: unknown) => e instanceof ConflictError && e.field === 'email');
+        await assert.rejects(
+          async () => store.insert('people', { name: 'x', email: 'ada@x.io' }),
+          (e: unknown) => (e as ConflictError).field === 'email',
+        );
+        await assert.rejects(
+          async () => store.update('people', rows[1]!.id as string, { email: 'ada@x.io' }),
+          (e: unknown) => e instanceof ConflictError && e.field === 'email',
+        );
         await store.insert('people', { name: 'y', email: null });
         assert.equal(await store.count('people', {}), rows.length + 1);
       } finally {
@@ -326,19 +395,38 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
     test('sync creates, is idempotent, adds optional and defaulted columns, withholds destructive changes and applies them when allowed', async () => {
       const store = await makeStore();
       try {
-        const v1: TableSpec = { name: 'notes', file: 'app/notes.rvm', line: 2, col: 1, columns: [{ name: 'title', type: 'text', optional: false, unique: false, index: false }, { name: 'body', type: 'text', optional: true, unique: false, index: false }] };
+        const v1: TableSpec = {
+          name: 'notes',
+          file: 'app/notes.rvm',
+          line: 2,
+          col: 1,
+          columns: [
+            { name: 'title', type: 'text', optional: false, unique: false, index: false },
+            { name: 'body', type: 'text', optional: true, unique: false, index: false },
+          ],
+        };
         assert.deepEqual((await store.sync([v1], { allowDestructive: false })).withheld, []);
         assert.deepEqual(await store.sync([v1], { allowDestructive: false }), { applied: [], withheld: [] });
         const first = await store.insert('notes', { title: 't', body: 'b' });
 
         const v2: TableSpec = {
           ...v1,
-          columns: [...v1.columns, { name: 'stars', type: 'int', optional: true, unique: false, index: true }, { name: 'pinned', type: 'bool', optional: false, default: false, unique: false, index: false }],
+          columns: [
+            ...v1.columns,
+            { name: 'stars', type: 'int', optional: true, unique: false, index: true },
+            { name: 'pinned', type: 'bool', optional: false, default: false, unique: false, index: false },
+          ],
         };
         const added = await store.sync([v2], { allowDestructive: false });
         assert.equal(added.withheld.length, 0);
         assert.ok(added.applied.length >= 3, added.applied.join('; '));
-        assert.deepEqual(await store.find('notes', first.id as string), { ...first, stars: null, pinned: false, created_at: first.created_at, updated_at: first.updated_at });
+        assert.deepEqual(await store.find('notes', first.id as string), {
+          ...first,
+          stars: null,
+          pinned: false,
+          created_at: first.created_at,
+          updated_at: first.updated_at,
+        });
 
         const v3: TableSpec = {
           ...v1,
@@ -380,9 +468,21 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
     test('a new required field without default is added to an empty table; dropped decorators drop their index', async () => {
       const store = await makeStore();
       try {
-        const v1: TableSpec = { name: 'tags', file: 'f', line: 1, col: 1, columns: [{ name: 'label', type: 'text', optional: false, unique: true, index: false }] };
+        const v1: TableSpec = {
+          name: 'tags',
+          file: 'f',
+          line: 1,
+          col: 1,
+          columns: [{ name: 'label', type: 'text', optional: false, unique: true, index: false }],
+        };
         await store.sync([v1], { allowDestructive: false });
-        const v2: TableSpec = { ...v1, columns: [{ name: 'label', type: 'text', optional: false, unique: false, index: false }, { name: 'kind', type: 'text', optional: false, unique: false, index: false }] };
+        const v2: TableSpec = {
+          ...v1,
+          columns: [
+            { name: 'label', type: 'text', optional: false, unique: false, index: false },
+            { name: 'kind', type: 'text', optional: false, unique: false, index: false },
+          ],
+        };
         const plan = await store.sync([v2], { allowDestructive: false });
         assert.deepEqual(plan.withheld, []);
         await store.insert('tags', { label: 'a', kind: 'k' });
@@ -511,11 +611,21 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
           file: 'odd.rvm',
           line: 1,
           col: 1,
-          columns: ['__proto__', 'constructor', 'toString'].map((name) => ({ name, type: 'text' as const, optional: true, unique: name === 'constructor', index: false })),
+          columns: ['__proto__', 'constructor', 'toString'].map((name) => ({
+            name,
+            type: 'text' as const,
+            optional: true,
+            unique: name === 'constructor',
+            index: false,
+          })),
         };
         await store.sync([odd], { allowDestructive: false });
         const row = await store.insert('odd', JSON.parse('{"__proto__": "p", "constructor": "c"}') as Row);
-        for (const found of [row, (await store.find('odd', row.id as string))!, (await store.select('odd', { filter: {}, order: [], limit: 1, offset: 0 }))[0]!]) {
+        for (const found of [
+          row,
+          (await store.find('odd', row.id as string))!,
+          (await store.select('odd', { filter: {}, order: [], limit: 1, offset: 0 }))[0]!,
+        ]) {
           assert.equal(Object.getPrototypeOf(found), Object.prototype);
           // biome-ignore lint/suspicious/noProto: the record field named __proto__, an own property, is what this reads
           assert.deepEqual([Object.hasOwn(found, '__proto__'), found.__proto__, found.constructor, found.toString], [true, 'p', 'c', null]);
@@ -539,7 +649,10 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
         for (const id of ids) assert.match(id, UUID_V7);
         assert.deepEqual([...ids].sort(), ids);
         const listed = await store.select('people', { filter: {}, order: [], limit: 100, offset: 0 });
-        assert.deepEqual(listed.map((r) => r.id), ids);
+        assert.deepEqual(
+          listed.map((r) => r.id),
+          ids,
+        );
       } finally {
         await store.close();
       }
@@ -547,36 +660,65 @@ export function recordsConformance(name: string, makeStore: () => Promise<Record
 
     test('hostile text in every value, filter key, operator and order position is inert (property)', async () => {
       const { store, rows } = await seeded(makeStore);
-      const fragments = fc.constantFrom("'", '"', ';', '--', '/*', '*/', '%', '_', '\\', "' OR '1'='1", '); DROP TABLE people; --', '$1', '?', '`', 'Ada', 'a', '\u2028', '😀');
-      const hostile = fc.array(fc.oneof(fragments, fc.string({ unit: 'grapheme', maxLength: 6 })), { maxLength: 5 }).map((parts) => parts.join(''))
+      const fragments = fc.constantFrom(
+        "'",
+        '"',
+        ';',
+        '--',
+        '/*',
+        '*/',
+        '%',
+        '_',
+        '\\',
+        "' OR '1'='1",
+        '); DROP TABLE people; --',
+        '$1',
+        '?',
+        '`',
+        'Ada',
+        'a',
+        '\u2028',
+        '😀',
+      );
+      const hostile = fc
+        .array(fc.oneof(fragments, fc.string({ unit: 'grapheme', maxLength: 6 })), { maxLength: 5 })
+        .map((parts) => parts.join(''))
         .filter((text) => !text.includes('\u0000'));
       const coded = (e: unknown) => e instanceof InvalidQueryError || e instanceof ConflictError || e instanceof DatabaseUnavailableError;
       try {
         await fc.assert(
-          fc.asyncProperty(hostile, fc.constantFrom('eq', 'ne', 'contains', 'starts_with', 'gt', 'in'), fc.constantFrom('name', 'email'), async (text, op, field) => {
-            const filter: Filter = { [field]: { [op]: op === 'in' ? [text] : text } };
-            const got = await store.select('people', { filter, order: [{ field: 'name', desc: false }], limit: MAX_LIMIT, offset: 0 });
-            const want = [...rows].filter((r) => matches(r, filter)).sort(compareRows([{ field: 'name', desc: false }]));
-            assert.deepEqual(got.map((r) => r.id), want.map((r) => r.id));
-            for (const attempt of [
-              () => store.select('people', { filter: { [text]: 'x' }, order: [], limit: 5, offset: 0 }),
-              () => store.select('people', { filter: { name: { [text]: 'x' } }, order: [], limit: 5, offset: 0 }),
-              () => store.select('people', { filter: {}, order: [{ field: text, desc: true }], limit: 5, offset: 0 }),
-              () => store.count('people', { age: text }),
-            ]) {
-              try {
-                await attempt();
-              } catch (error) {
-                assert.ok(coded(error), String(error));
+          fc.asyncProperty(
+            hostile,
+            fc.constantFrom('eq', 'ne', 'contains', 'starts_with', 'gt', 'in'),
+            fc.constantFrom('name', 'email'),
+            async (text, op, field) => {
+              const filter: Filter = { [field]: { [op]: op === 'in' ? [text] : text } };
+              const got = await store.select('people', { filter, order: [{ field: 'name', desc: false }], limit: MAX_LIMIT, offset: 0 });
+              const want = [...rows].filter((r) => matches(r, filter)).sort(compareRows([{ field: 'name', desc: false }]));
+              assert.deepEqual(
+                got.map((r) => r.id),
+                want.map((r) => r.id),
+              );
+              for (const attempt of [
+                () => store.select('people', { filter: { [text]: 'x' }, order: [], limit: 5, offset: 0 }),
+                () => store.select('people', { filter: { name: { [text]: 'x' } }, order: [], limit: 5, offset: 0 }),
+                () => store.select('people', { filter: {}, order: [{ field: text, desc: true }], limit: 5, offset: 0 }),
+                () => store.count('people', { age: text }),
+              ]) {
+                try {
+                  await attempt();
+                } catch (error) {
+                  assert.ok(coded(error), String(error));
+                }
               }
-            }
-            const id = (await store.insert('people', { name: text, email: null, tags: [text], meta: { [text]: text } }))!.id as string;
-            const back = await store.find('people', id);
-            assert.equal(back!.name, text);
-            assert.deepEqual(back!.tags, [text]);
-            assert.deepEqual(back!.meta, { [text]: text });
-            assert.equal(await store.delete('people', id), true);
-          }),
+              const id = (await store.insert('people', { name: text, email: null, tags: [text], meta: { [text]: text } }))!.id as string;
+              const back = await store.find('people', id);
+              assert.equal(back!.name, text);
+              assert.deepEqual(back!.tags, [text]);
+              assert.deepEqual(back!.meta, { [text]: text });
+              assert.equal(await store.delete('people', id), true);
+            },
+          ),
           { numRuns: 60 },
         );
         assert.equal(await store.count('people', {}), rows.length);

@@ -76,7 +76,10 @@ describe('memory store', () => {
     await s.insert('Person', { age: 2 });
     await s.insert('Person', { age: 3 });
     const other = await s.insert('Person', { email: 'c@d.co', age: 4 });
-    await assert.rejects(async () => s.insert('Person', { email: 'a@b.co', age: 5 }), (e: unknown) => e instanceof ConflictError && e.field === 'email');
+    await assert.rejects(
+      async () => s.insert('Person', { email: 'a@b.co', age: 5 }),
+      (e: unknown) => e instanceof ConflictError && e.field === 'email',
+    );
     await assert.rejects(async () => s.update('Person', other.id as string, { email: 'a@b.co' }), ConflictError);
     assert.equal(await s.count('Person', {}), 4);
   });
@@ -152,7 +155,13 @@ describe('memory store', () => {
     const s = new MemoryStore();
     const odd: TableSpec = {
       name: 'Odd',
-      columns: ['__proto__', 'constructor', 'toString'].map((name) => ({ name, type: 'text' as const, optional: true, unique: name === 'constructor', index: false })),
+      columns: ['__proto__', 'constructor', 'toString'].map((name) => ({
+        name,
+        type: 'text' as const,
+        optional: true,
+        unique: name === 'constructor',
+        index: false,
+      })),
       file: 'odd.rvm',
       line: 1,
       col: 1,
@@ -174,7 +183,10 @@ describe('memory store', () => {
     assert.deepEqual((await s.diff([PEOPLE])).applied, ['create table Person']);
     await s.sync([PEOPLE], { allowDestructive: false });
     await s.insert('Person', { age: 1 });
-    const wider: TableSpec = { ...PEOPLE, columns: [...PEOPLE.columns, { name: 'level', type: 'int', optional: true, unique: false, index: false, default: 3 }] };
+    const wider: TableSpec = {
+      ...PEOPLE,
+      columns: [...PEOPLE.columns, { name: 'level', type: 'int', optional: true, unique: false, index: false, default: 3 }],
+    };
     assert.deepEqual((await s.diff([wider])).applied, ['add column Person.level']);
     await s.sync([wider], { allowDestructive: false });
     assert.equal((await s.select('Person', query()))[0]!.level, 3);

@@ -37,7 +37,10 @@ const dates = fc.constantFrom('1999-12-31', '2000-01-01', '2000-02-29', '2024-06
 const datetimes = fc.constantFrom('2024-01-02T03:04:05.006Z', '2024-01-02T03:04:05.007Z', '2023-05-01T00:00:00.000Z', '2024-06-01T10:00:00.000Z');
 const listItems = fc.oneof(texts, fc.integer({ min: -2, max: 2 }), fc.boolean());
 const lists = fc.array(listItems, { maxLength: 3 });
-const objects = fc.dictionary(fc.constantFrom('k', 'j', 'x y'), fc.oneof(texts, fc.integer({ min: 0, max: 3 }), fc.constant(null)), { maxKeys: 2, noNullPrototype: true });
+const objects = fc.dictionary(fc.constantFrom('k', 'j', 'x y'), fc.oneof(texts, fc.integer({ min: 0, max: 3 }), fc.constant(null)), {
+  maxKeys: 2,
+  noNullPrototype: true,
+});
 
 /** A value for each field (null where the field is optional). */
 const VALUES: Record<string, fc.Arbitrary<StoredValue>> = {
@@ -52,7 +55,15 @@ const VALUES: Record<string, fc.Arbitrary<StoredValue>> = {
   meta: fc.option(objects, { freq: 4 }),
 };
 /** Scalars a filter compares each field with. */
-const SCALARS: Record<string, fc.Arbitrary<StoredValue>> = { name: texts, email: emails, age: ints, score: numbers, active: fc.boolean(), born: dates, seen: datetimes };
+const SCALARS: Record<string, fc.Arbitrary<StoredValue>> = {
+  name: texts,
+  email: emails,
+  age: ints,
+  score: numbers,
+  active: fc.boolean(),
+  born: dates,
+  seen: datetimes,
+};
 const ORDERABLE = ['name', 'email', 'age', 'score', 'active', 'born', 'seen'];
 
 const fieldsArb = fc.record(VALUES, { requiredKeys: ['name'] }) as fc.Arbitrary<Row>;
@@ -65,7 +76,11 @@ const changesArb = fc.record(VALUES, { requiredKeys: [] }).map((changes) => {
 
 /** One condition on `field`: plain equality, or an operator object (one or two operators). */
 function conditionArb(field: string): fc.Arbitrary<StoredValue | Partial<Record<FilterOp, StoredValue>>> {
-  if (field === 'tags') return fc.oneof(listItems.map((v) => ({ contains: v })), fc.boolean().map((b) => ({ is_null: b })));
+  if (field === 'tags')
+    return fc.oneof(
+      listItems.map((v) => ({ contains: v })),
+      fc.boolean().map((b) => ({ is_null: b })),
+    );
   if (field === 'meta') return fc.boolean().map((b) => ({ is_null: b }));
   const scalar = SCALARS[field]!;
   const ops: [FilterOp, fc.Arbitrary<StoredValue>][] = [
@@ -86,11 +101,15 @@ function conditionArb(field: string): fc.Arbitrary<StoredValue | Partial<Record<
 
 const filterArb: fc.Arbitrary<Filter> = fc
   .uniqueArray(fc.constantFrom(...Object.keys(VALUES)), { maxLength: 2 })
-  .chain((fields) => (fields.length === 0 ? fc.constant({}) : fc.tuple(...fields.map(conditionArb)).map((conds) => Object.fromEntries(fields.map((f, i) => [f, conds[i]!])) as Filter)));
-const orderArb: fc.Arbitrary<OrderKey[]> = fc.uniqueArray(
-  fc.record({ field: fc.constantFrom(...ORDERABLE), desc: fc.boolean() }),
-  { maxLength: 3, selector: (k) => k.field },
-);
+  .chain((fields) =>
+    fields.length === 0
+      ? fc.constant({})
+      : fc.tuple(...fields.map(conditionArb)).map((conds) => Object.fromEntries(fields.map((f, i) => [f, conds[i]!])) as Filter),
+  );
+const orderArb: fc.Arbitrary<OrderKey[]> = fc.uniqueArray(fc.record({ field: fc.constantFrom(...ORDERABLE), desc: fc.boolean() }), {
+  maxLength: 3,
+  selector: (k) => k.field,
+});
 
 /** A command of a sequence; `key` picks among the logical rows made so far (deleted ones too). */
 type Command =
@@ -165,7 +184,8 @@ async function outcome(run: () => Promise<unknown>): Promise<Outcome> {
 /** Applies one command to one subject, the answer made comparable. */
 async function apply(subject: Subject, command: Command): Promise<Outcome> {
   const { store, ids } = subject;
-  const idOf = (key: number): string => (ids.length === 0 ? '01900000-0000-7000-8000-000000000000' : (ids[key % ids.length] ?? '01900000-0000-7000-8000-000000000000'));
+  const idOf = (key: number): string =>
+    ids.length === 0 ? '01900000-0000-7000-8000-000000000000' : (ids[key % ids.length] ?? '01900000-0000-7000-8000-000000000000');
   switch (command.kind) {
     case 'insert':
       return outcome(async () => {
@@ -186,7 +206,13 @@ async function apply(subject: Subject, command: Command): Promise<Outcome> {
         const pages: unknown[] = [];
         let after: StoredValue[] | undefined;
         for (let i = 0; i < command.pages; i++) {
-          const rows = await store.select('items', { filter: command.filter, order: command.order, limit: command.limit, offset: i === 0 ? command.offset : 0, ...(after ? { after } : {}) });
+          const rows = await store.select('items', {
+            filter: command.filter,
+            order: command.order,
+            limit: command.limit,
+            offset: i === 0 ? command.offset : 0,
+            ...(after ? { after } : {}),
+          });
           pages.push(rows.map((r) => logical(subject, r)));
           if (rows.length < command.limit) break;
           after = afterRow(command.order, rows[rows.length - 1]!);
@@ -293,7 +319,10 @@ test('the model runner notices a store that answers differently', () =>
       await runSequence(list, commands);
       // A write the model does not see: the next query must tell them apart.
       await list[1]!.store.update('items', list[1]!.ids[0]!, { age: 3 });
-      await assert.rejects(runSequence(list, [{ kind: 'select', filter: { age: { gt: 1 } }, order: [], limit: 5, offset: 0, pages: 1 }]), /sqlite differs from memory/);
+      await assert.rejects(
+        runSequence(list, [{ kind: 'select', filter: { age: { gt: 1 } }, order: [], limit: 5, offset: 0, pages: 1 }]),
+        /sqlite differs from memory/,
+      );
       await assert.rejects(runSequence(list, [{ kind: 'find', key: 0 }]), /sqlite differs/);
     } finally {
       await closeSubjects(list);
@@ -310,7 +339,12 @@ type Move = { kind: 'transfer'; from: number; to: number; amount: number } | { k
 
 const ACCOUNTS = 3;
 const moveArb: fc.Arbitrary<Move> = fc.oneof(
-  fc.record({ kind: fc.constant('transfer' as const), from: fc.integer({ min: 1, max: 2 }), to: fc.integer({ min: 1, max: 2 }), amount: fc.integer({ min: 1, max: 9 }) }),
+  fc.record({
+    kind: fc.constant('transfer' as const),
+    from: fc.integer({ min: 1, max: 2 }),
+    to: fc.integer({ min: 1, max: 2 }),
+    amount: fc.integer({ min: 1, max: 9 }),
+  }),
   fc.record({ kind: fc.constant('withdraw' as const), from: fc.constant(0), amount: fc.constant(10) }),
 );
 

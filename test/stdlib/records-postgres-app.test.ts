@@ -95,7 +95,13 @@ test('create, find, where, page, update, delete, a rolled-back transaction and a
   try {
     assert.deepEqual(app.announcements, [{ label: 'Database', text: `PostgreSQL 127.0.0.1:${server().port}${new URL(url).pathname}, pool 10` }]);
     const ids: Record<string, string> = {};
-    for (const [name, balance] of [['ann', 50], ['bob', 150], ['cy', 300], ['dee', 100], ['eve', 0]] as const) {
+    for (const [name, balance] of [
+      ['ann', 50],
+      ['bob', 150],
+      ['cy', 300],
+      ['dee', 100],
+      ['eve', 0],
+    ] as const) {
       const res = await inject(app, { method: 'POST', url: '/accounts', body: { name, balance } });
       assert.equal(res.status, 201, res.body);
       assert.equal(res.json().tier, 'basic');
@@ -107,7 +113,10 @@ test('create, find, where, page, update, delete, a rolled-back transaction and a
     assert.equal((await inject(app, { url: '/accounts/01a2138b-6e37-72cd-a27e-3352189097b9' })).status, 404);
     assert.equal((await inject(app, { url: '/accounts/not-a-uuid' })).status, 404);
 
-    assert.deepEqual((await inject(app, { url: '/rich' })).json().map((a: { name: string }) => a.name), ['cy', 'bob', 'dee']);
+    assert.deepEqual(
+      (await inject(app, { url: '/rich' })).json().map((a: { name: string }) => a.name),
+      ['cy', 'bob', 'dee'],
+    );
     assert.deepEqual((await inject(app, { url: '/pages' })).json(), [['ann', 'bob'], ['cy', 'dee'], ['eve']]);
 
     const patched = await inject(app, { method: 'PATCH', url: `/accounts/${ids.eve}`, body: { balance: 7 } });
@@ -150,7 +159,10 @@ test('on PostgreSQL too, a withheld change stops the start at the type, and rvm 
   writeFileSync(join(dir, 'app.rvm'), APP.replace('balance: int @min(0)', 'balance: number @min(0)'));
   await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), settings }), (e: unknown) => {
     assert.ok(e instanceof DiagnosticError);
-    assert.deepEqual(e.diagnostics.map((d) => [d.code, d.file, d.line, d.col]), [['E_SCHEMA_WITHHELD', 'app.rvm', 1, 1]]);
+    assert.deepEqual(
+      e.diagnostics.map((d) => [d.code, d.file, d.line, d.col]),
+      [['E_SCHEMA_WITHHELD', 'app.rvm', 1, 1]],
+    );
     assert.match(e.diagnostics[0]!.message, /field 'balance' changed from int to number/);
     return true;
   });
@@ -181,7 +193,12 @@ test('text on PostgreSQL: stored exactly as written; NUL, a lone surrogate and a
     await refused(JSON.stringify({ name: 'a\u0000b', balance: 1 }), 'name', 'no_nul');
     await refused(JSON.stringify({ name: 'é'.repeat(MAX_INDEXED_TEXT_BYTES / 2) + 'x', balance: 1 }), 'name', 'max_indexed_bytes');
     // Built by the route from request text: the lone half of a pair.
-    const lone = await inject(app, { method: 'POST', url: '/accounts', body: '{"name":"\\ud83d","balance":1}', headers: { 'content-type': 'application/json' } });
+    const lone = await inject(app, {
+      method: 'POST',
+      url: '/accounts',
+      body: '{"name":"\\ud83d","balance":1}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.deepEqual([lone.status, lone.json().code], [400, 'invalid_text']);
     const atLimit = await inject(app, { method: 'POST', url: '/accounts', body: { name: 'é'.repeat(MAX_INDEXED_TEXT_BYTES / 2), balance: 1 } });
     assert.equal(atLimit.status, 201, atLimit.body);

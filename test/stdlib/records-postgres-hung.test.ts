@@ -122,7 +122,10 @@ test('the cluster stopped: reads and transactions answer 503 database_unavailabl
     await whileHung(async () => {
       // One takes the pool's idle connection (no answer: the query timeout), the other opens a new one (no answer: the connect timeout).
       const bound = Math.max(QUERY_TIMEOUT_MS, CONNECT_TIMEOUT_MS) + SLACK_MS;
-      const [read, transaction] = await Promise.all([timed(inject(app, { url: `/notes/${id}` }), bound + SLACK_MS), timed(inject(app, { method: 'POST', url: `/notes/${id}/touch` }), bound + SLACK_MS)]);
+      const [read, transaction] = await Promise.all([
+        timed(inject(app, { url: `/notes/${id}` }), bound + SLACK_MS),
+        timed(inject(app, { method: 'POST', url: `/notes/${id}/touch` }), bound + SLACK_MS),
+      ]);
       assertUnavailable(read, bound, 'a read');
       assertUnavailable(transaction, bound, 'a transaction');
       // The connection that timed out was discarded: the next request opens a new one (the connect timeout), instead of queueing behind the unanswered query.
@@ -151,7 +154,13 @@ test("a transaction whose connection hangs fails within the store's query timeou
   await admin.end();
   const statementTimeoutMs = 300;
   const store = new PostgresStore({ connectionString: server().url, schema: 'hung_tx', statementTimeoutMs, connectTimeoutMs: 500, max: 2 });
-  const NOTES: TableSpec = { name: 'notes', file: 'app/notes.rvm', line: 1, col: 1, columns: [{ name: 'title', type: 'text', optional: false, unique: false, index: false }] };
+  const NOTES: TableSpec = {
+    name: 'notes',
+    file: 'app/notes.rvm',
+    line: 1,
+    col: 1,
+    columns: [{ name: 'title', type: 'text', optional: false, unique: false, index: false }],
+  };
   try {
     await store.sync([NOTES], { allowDestructive: false });
     const id = (await store.insert('notes', { title: 'n' })).id as string;
@@ -167,7 +176,10 @@ test("a transaction whose connection hangs fails within the store's query timeou
       );
       assert.ok(found.value instanceof DatabaseUnavailableError, `the read failed as unavailable within ${bound} ms, got ${String(found.value)}`);
       // Its client is discarded without a ROLLBACK the hung server would not answer either.
-      const rolledBack = await timed(tx.rollback().then(() => 'done'), statementTimeoutMs);
+      const rolledBack = await timed(
+        tx.rollback().then(() => 'done'),
+        statementTimeoutMs,
+      );
       assert.equal(rolledBack.value, 'done', `the rollback took ${rolledBack.ms.toFixed(0)} ms`);
     });
     // Resumed: the store serves again, on fresh connections.

@@ -41,7 +41,10 @@ test(`each PostgreSQL outage logs its cause once and its end once, however many 
       await server().stopAsync();
       for (let i = 0; i < FAILED_PER_OUTAGE; i++) {
         const res = await inject(app, { url: path });
-        assert.deepEqual({ status: res.status, body: res.json() }, { status: 503, body: { error: 'The database is unavailable', code: 'database_unavailable' } });
+        assert.deepEqual(
+          { status: res.status, body: res.json() },
+          { status: 503, body: { error: 'The database is unavailable', code: 'database_unavailable' } },
+        );
       }
       await server().startAsync();
       const deadline = Date.now() + RECOVERY_MS;

@@ -115,8 +115,21 @@ test('40 concurrent withdrawals of 10 from a balance of 100: exactly 10 pay out,
   const app = await serve(t);
   const id = await account(app, 'ann', 100);
   const answers = await Promise.all(Array.from({ length: 40 }, () => inject(app, { method: 'POST', url: `/withdraw/${id}` })));
-  assert.deepEqual(statuses(answers), { 200: 10, 409: 30 }, answers.filter((a) => a.status !== 200 && a.status !== 409).map((a) => a.body).join('\n'));
-  assert.deepEqual(answers.filter((a) => a.status === 200).map((a) => a.json()).sort((a, b) => a - b), [0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
+  assert.deepEqual(
+    statuses(answers),
+    { 200: 10, 409: 30 },
+    answers
+      .filter((a) => a.status !== 200 && a.status !== 409)
+      .map((a) => a.body)
+      .join('\n'),
+  );
+  assert.deepEqual(
+    answers
+      .filter((a) => a.status === 200)
+      .map((a) => a.json())
+      .sort((a, b) => a - b),
+    [0, 10, 20, 30, 40, 50, 60, 70, 80, 90],
+  );
   assert.equal(await balanceOf(app, id), 0);
 });
 
@@ -124,7 +137,15 @@ test('300 concurrent increments in transactions end at exactly 300', async (t) =
   const app = await serve(t);
   const id = await account(app, 'counter', 0);
   const answers = await Promise.all(Array.from({ length: 300 }, () => inject(app, { method: 'POST', url: `/increment/${id}` })));
-  assert.deepEqual(statuses(answers), { 200: 300 }, answers.filter((a) => a.status !== 200).map((a) => a.body).slice(0, 3).join('\n'));
+  assert.deepEqual(
+    statuses(answers),
+    { 200: 300 },
+    answers
+      .filter((a) => a.status !== 200)
+      .map((a) => a.body)
+      .slice(0, 3)
+      .join('\n'),
+  );
   assert.equal(await balanceOf(app, id), 300);
 });
 
@@ -133,9 +154,19 @@ test('50 transfers A→B and 50 B→A at once all answer 200 (no deadlock, no 50
   const a = await account(app, 'a', 1000);
   const b = await account(app, 'b', 1000);
   const answers = await Promise.all(
-    Array.from({ length: 100 }, (_, i) => inject(app, { method: 'POST', url: '/transfer', body: i % 2 === 0 ? { from: a, to: b, amount: 3 } : { from: b, to: a, amount: 5 } })),
+    Array.from({ length: 100 }, (_, i) =>
+      inject(app, { method: 'POST', url: '/transfer', body: i % 2 === 0 ? { from: a, to: b, amount: 3 } : { from: b, to: a, amount: 5 } }),
+    ),
   );
-  assert.deepEqual(statuses(answers), { 200: 100 }, answers.filter((r) => r.status !== 200).map((r) => r.body).slice(0, 3).join('\n'));
+  assert.deepEqual(
+    statuses(answers),
+    { 200: 100 },
+    answers
+      .filter((r) => r.status !== 200)
+      .map((r) => r.body)
+      .slice(0, 3)
+      .join('\n'),
+  );
   assert.deepEqual([await balanceOf(app, a), await balanceOf(app, b)], [1000 - 50 * 3 + 50 * 5, 1000 + 50 * 3 - 50 * 5]);
 });
 

@@ -38,7 +38,19 @@ function setup(store: RecordStore = new MemoryStore()) {
 /** A store whose every operation fails as a database that is down. */
 function downStore(): RecordStore {
   const down = () => Promise.reject(new DatabaseUnavailableError('connection refused'));
-  return { kind: 'down', insert: down, update: down, delete: down, find: down, select: down, count: down, sync: down, diff: down, begin: down, close: async () => {} };
+  return {
+    kind: 'down',
+    insert: down,
+    update: down,
+    delete: down,
+    find: down,
+    select: down,
+    count: down,
+    sync: down,
+    diff: down,
+    begin: down,
+    close: async () => {},
+  };
 }
 
 describe('records provider', () => {
@@ -46,7 +58,11 @@ describe('records provider', () => {
     const { call } = setup();
     const ctx = fakeContext();
     assert.equal(await call('create', ctx, { title: 'too long' }), HALT);
-    assert.deepEqual(ctx.answers[0], { status: 422, kind: 'json', body: { error: 'Validation failed', code: 'validation_failed', details: [{ field: 'title', rule: 'max', message: 'must be at most 5 characters' }] } });
+    assert.deepEqual(ctx.answers[0], {
+      status: 422,
+      kind: 'json',
+      body: { error: 'Validation failed', code: 'validation_failed', details: [{ field: 'title', rule: 'max', message: 'must be at most 5 characters' }] },
+    });
     const ctx2 = fakeContext();
     assert.equal(await call('create', ctx2, { title: 'ok', colour: 'red' }), HALT);
     assert.deepEqual((ctx2.answers[0]!.body as { details: unknown }).details, [{ field: 'colour', rule: 'unknown_field', message: 'is not a field of Note' }]);
@@ -64,7 +80,7 @@ describe('records provider', () => {
     assert.match(ctx2.failures[0]!.message, /did you mean 'title'/);
   });
 
-  test('the request\'s data as it came is refused as a write and as an operator object (400 invalid_query)', async () => {
+  test("the request's data as it came is refused as a write and as an operator object (400 invalid_query)", async () => {
     const { call } = setup();
     const sent = JSON.parse('{"title":"x","where":{"title":{"ne":null}}}') as { title: Value; where: { title: Value } };
     const ctx = fakeContext({ request: { body: sent } });
@@ -109,19 +125,31 @@ describe('records provider', () => {
     assert.equal(await store.count('Note', { title: 'kept?' }), 0);
   });
 
-  test('a second begin in one request is nested_transaction; rollback raises the block\'s error again', async () => {
+  test("a second begin in one request is nested_transaction; rollback raises the block's error again", async () => {
     const { provider } = setup();
     const ctx = fakeContext();
     await provider.begin(ctx);
-    assert.throws(() => provider.begin(ctx), (e: unknown) => e instanceof RvmError && e.code === 'nested_transaction');
-    await assert.rejects(Promise.resolve(provider.rollback(ctx, { message: 'boom', code: 'division_by_zero' })), (e: unknown) => e instanceof RvmError && e.code === 'division_by_zero' && e.message === 'boom');
+    assert.throws(
+      () => provider.begin(ctx),
+      (e: unknown) => e instanceof RvmError && e.code === 'nested_transaction',
+    );
+    await assert.rejects(
+      Promise.resolve(provider.rollback(ctx, { message: 'boom', code: 'division_by_zero' })),
+      (e: unknown) => e instanceof RvmError && e.code === 'division_by_zero' && e.message === 'boom',
+    );
     await provider.begin(ctx);
     await provider.commit(ctx);
   });
 
   test('save and delete take records only', () => {
     const { provider } = setup();
-    assert.throws(() => provider.save(fakeContext(), { title: 'x' }), (e: unknown) => e instanceof RvmError && e.code === 'not_a_record');
-    assert.throws(() => provider.delete(fakeContext(), 'x'), (e: unknown) => e instanceof RvmError && e.code === 'not_a_record');
+    assert.throws(
+      () => provider.save(fakeContext(), { title: 'x' }),
+      (e: unknown) => e instanceof RvmError && e.code === 'not_a_record',
+    );
+    assert.throws(
+      () => provider.delete(fakeContext(), 'x'),
+      (e: unknown) => e instanceof RvmError && e.code === 'not_a_record',
+    );
   });
 });

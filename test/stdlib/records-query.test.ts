@@ -49,7 +49,11 @@ function problem(run: () => unknown): QueryProblem {
 
 describe('record queries', () => {
   test('a filter names declared fields (and id, created_at, updated_at), with the nearest name', () => {
-    assert.deepEqual(walkFilter(shape, { email: 'a', id: 'x', created_at: { gt: '2026-01-01T00:00:00.000Z' } }), { email: 'a', id: 'x', created_at: { gt: '2026-01-01T00:00:00.000Z' } });
+    assert.deepEqual(walkFilter(shape, { email: 'a', id: 'x', created_at: { gt: '2026-01-01T00:00:00.000Z' } }), {
+      email: 'a',
+      id: 'x',
+      created_at: { gt: '2026-01-01T00:00:00.000Z' },
+    });
     const p = problem(() => walkFilter(shape, { emial: 'a' }));
     assert.match(p.message, /'emial' is not a field of User/);
     assert.equal(p.hint, "did you mean 'email'?");
@@ -76,7 +80,10 @@ describe('record queries', () => {
 
   test('options: order keys, a limit from 1 to MAX_LIMIT, an offset, a cursor; unknown names with a hint', () => {
     const o = walkOptions(shape, { order: ['-age', 'email'], limit: MAX_LIMIT, offset: 3 });
-    assert.deepEqual(o.order, [{ field: 'age', desc: true }, { field: 'email', desc: false }]);
+    assert.deepEqual(o.order, [
+      { field: 'age', desc: true },
+      { field: 'email', desc: false },
+    ]);
     assert.equal(o.limit, MAX_LIMIT);
     assert.equal(walkOptions(shape, null).limit, 50);
     assert.match(problem(() => walkOptions(shape, { limit: MAX_LIMIT + 1 })).message, /from 1 to 1000/);
@@ -86,7 +93,7 @@ describe('record queries', () => {
     assert.equal(problem(() => walkOptions(shape, { lmit: 3 })).hint, "did you mean 'limit'?");
   });
 
-  test('fields given to create or update: declared ones, never the store\'s own', () => {
+  test("fields given to create or update: declared ones, never the store's own", () => {
     walkFields(shape, { email: UNKNOWN, age: 3, tags: ['a'] }, 'User.create');
     assert.equal(problem(() => walkFields(shape, { emial: UNKNOWN }, 'User.create')).hint, "did you mean 'email'?");
     assert.match(problem(() => walkFields(shape, { id: 'x' }, 'User.create')).message, /set by the store/);
@@ -94,7 +101,10 @@ describe('record queries', () => {
   });
 
   test('at run time a problem is InvalidQueryError (400 invalid_query), with the hint in its message', () => {
-    assert.throws(() => buildQuery(shape, { emial: 'x' }, null, WALK), (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query' && /did you mean 'email'/.test(e.message));
+    assert.throws(
+      () => buildQuery(shape, { emial: 'x' }, null, WALK),
+      (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query' && /did you mean 'email'/.test(e.message),
+    );
   });
 
   test('an operator object from the request is refused; one the code wrote is honoured, even holding request values', () => {
@@ -106,7 +116,10 @@ describe('record queries', () => {
     assert.deepEqual(walkFilter(shape, { email: { ne: null } }, walk), { email: { ne: null } });
     const validated = { role: { in: ['a'] } } as Value as { role: Value };
     const fromValidated: RequestWalk = { requestOrigin: (v) => (v === validated.role ? 'validated' : null), app: TEST_APP };
-    assert.ok(problem(() => walkFilter(shape, { email: validated.role }, fromValidated)), 'validated data chooses no operator either');
+    assert.ok(
+      problem(() => walkFilter(shape, { email: validated.role }, fromValidated)),
+      'validated data chooses no operator either',
+    );
   });
 
   test('a @hidden field is compared only for equality or is_null, and never orders', () => {
@@ -132,10 +145,25 @@ describe('record queries', () => {
     const prod = invalidQuery(near, false).message;
     assert.match(dev, /fields are id, email/);
     assert.equal(prod, "filter field 'secre' is not a field of User");
-    assert.match(invalidQuery(problem(() => walkFilter(shape, { emial: 'x' })), false).message, /^filter field 'emial' is not a field of User$/);
-    assert.throws(() => buildQuery(shape, { emial: 'x' }, null, { ...WALK, app: { ...TEST_APP, dev: false } }), (e: unknown) => e instanceof InvalidQueryError && !e.message.includes('email'));
+    assert.match(
+      invalidQuery(
+        problem(() => walkFilter(shape, { emial: 'x' })),
+        false,
+      ).message,
+      /^filter field 'emial' is not a field of User$/,
+    );
+    assert.throws(
+      () => buildQuery(shape, { emial: 'x' }, null, { ...WALK, app: { ...TEST_APP, dev: false } }),
+      (e: unknown) => e instanceof InvalidQueryError && !e.message.includes('email'),
+    );
     // A hint about operators names no field: it stays.
-    assert.match(invalidQuery(problem(() => walkFilter(shape, { email: { start_with: 'a' } })), false).message, /did you mean 'starts_with'/);
+    assert.match(
+      invalidQuery(
+        problem(() => walkFilter(shape, { email: { start_with: 'a' } })),
+        false,
+      ).message,
+      /did you mean 'starts_with'/,
+    );
   });
 
   test('a write given the request data as it came is a compile-time problem saying to validate it', () => {
@@ -148,7 +176,7 @@ describe('record queries', () => {
     assert.deepEqual(walkFilter(shape, new RawRequestArg('request.query')), {}, 'a filter from the request is checked at run time');
   });
 
-  test('buildQuery decodes `after` with the stores\' cursor; a damaged or foreign one is invalid_query saying what to pass', () => {
+  test("buildQuery decodes `after` with the stores' cursor; a damaged or foreign one is invalid_query saying what to pass", () => {
     const cursor = encodeCursor([{ field: 'age', desc: true }], { age: 40, id: 'abc', email: 'x' }, SECRET);
     assert.deepEqual(buildQuery(shape, {}, { order: '-age', after: cursor }, WALK).after, [40, 'abc']);
     for (const [options, why] of [
@@ -158,7 +186,8 @@ describe('record queries', () => {
     ] as const) {
       assert.throws(
         () => buildQuery(shape, {}, options, WALK),
-        (e: unknown) => e instanceof InvalidQueryError && e.message.includes(why) && e.message.endsWith("in option 'after' (pass page().next as it is, with the same order)"),
+        (e: unknown) =>
+          e instanceof InvalidQueryError && e.message.includes(why) && e.message.endsWith("in option 'after' (pass page().next as it is, with the same order)"),
         why,
       );
     }
@@ -180,10 +209,23 @@ describe('record value', () => {
     assert.equal(r.get('age'), 4);
     assert.equal(r.get('admin'), null);
     assert.equal(r.id, null);
-    assert.throws(() => r.set('agee', 1), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && /did you mean 'age'/.test(e.message));
-    assert.throws(() => r.get('nope'), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field');
-    assert.throws(() => r.get('secrett'), (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && !e.message.includes("'secret'"), 'the nearest name is never a @hidden field');
-    assert.throws(() => r.set('id', 'x'), (e: unknown) => e instanceof RvmError && e.code === 'read_only');
+    assert.throws(
+      () => r.set('agee', 1),
+      (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && /did you mean 'age'/.test(e.message),
+    );
+    assert.throws(
+      () => r.get('nope'),
+      (e: unknown) => e instanceof RvmError && e.code === 'unknown_field',
+    );
+    assert.throws(
+      () => r.get('secrett'),
+      (e: unknown) => e instanceof RvmError && e.code === 'unknown_field' && !e.message.includes("'secret'"),
+      'the nearest name is never a @hidden field',
+    );
+    assert.throws(
+      () => r.set('id', 'x'),
+      (e: unknown) => e instanceof RvmError && e.code === 'read_only',
+    );
     assert.deepEqual(r.fields(), { email: 'a@b.co', age: 4 });
   });
 });

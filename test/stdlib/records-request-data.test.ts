@@ -187,7 +187,9 @@ function requestDataCases(served: () => Served): void {
   test('at any depth, through a variable, and from the validated body too', async () => {
     const s = served();
     refused(await send(s, 'POST', '/login-deep', { who: { email: { ne: null } } }));
-    assert.deepEqual((await send(s, 'POST', '/login-deep', { who: { email: 'bob@example.com' } })).body, [{ ...((await send(s, 'POST', '/login', { email: 'bob@example.com' })).body as object) }]);
+    assert.deepEqual((await send(s, 'POST', '/login-deep', { who: { email: 'bob@example.com' } })).body, [
+      { ...((await send(s, 'POST', '/login', { email: 'bob@example.com' })).body as object) },
+    ]);
     refused(await send(s, 'POST', '/login-validated', { email: { ne: null } }));
   });
 
@@ -219,8 +221,14 @@ function requestDataCases(served: () => Served): void {
 
   test('a failed write names visible fields only: a @hidden one the route left unset is logged, not answered', async () => {
     const s = served();
-    assert.deepEqual(await send(s, 'POST', '/keys', { label: 'k' }), { status: 422, body: { error: 'Validation failed', code: 'validation_failed', details: [] } });
-    assert.ok(s.logger.lines.some((l) => l.includes("Key: the @hidden field 'key_hash' is required (required)")), s.logger.lines.join('\n'));
+    assert.deepEqual(await send(s, 'POST', '/keys', { label: 'k' }), {
+      status: 422,
+      body: { error: 'Validation failed', code: 'validation_failed', details: [] },
+    });
+    assert.ok(
+      s.logger.lines.some((l) => l.includes("Key: the @hidden field 'key_hash' is required (required)")),
+      s.logger.lines.join('\n'),
+    );
   });
 
   test('a @hidden field is found by equality, never by a range, a prefix or a list, and never orders', async () => {
@@ -241,7 +249,7 @@ function requestDataCases(served: () => Served): void {
     assert.doesNotMatch(decoded, /hash-of/);
     assert.deepEqual((JSON.parse(decoded) as { v: unknown[] }).v[0], 'ada');
     const second = await send(s, 'GET', `/page?after=${next}`);
-    assert.equal(((second.body as { items: { name: string }[] }).items[0]!).name, 'bob');
+    assert.equal((second.body as { items: { name: string }[] }).items[0]!.name, 'bob');
     // The client rewrites the values to jump or probe, keeping the signature; or signs nothing.
     const altered = Buffer.from(JSON.stringify({ o: 'name,id', v: ['bob', '00000000-0000-7000-8000-000000000000'] })).toString('base64url');
     refused(await send(s, 'GET', `/page?after=${altered}.${mac}`), /invalid cursor: not made by this app/);

@@ -69,7 +69,10 @@ async function seed(dir: string, env: Record<string, string>, people: Record<str
 async function assertStartStops(dir: string, env: Record<string, string>, message: RegExp, hint: RegExp): Promise<void> {
   await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), settings: { env } }), (e: unknown) => {
     assert.ok(e instanceof DiagnosticError, String(e));
-    assert.deepEqual(e.diagnostics.map((d) => [d.code, d.file, d.line, d.col]), [['E_SCHEMA_WITHHELD', 'people.rvm', 1, 1]]);
+    assert.deepEqual(
+      e.diagnostics.map((d) => [d.code, d.file, d.line, d.col]),
+      [['E_SCHEMA_WITHHELD', 'people.rvm', 1, 1]],
+    );
     assert.match(e.diagnostics[0]!.message, message);
     assert.match(e.diagnostics[0]!.hint ?? '', hint);
     return true;
@@ -77,17 +80,27 @@ async function assertStartStops(dir: string, env: Record<string, string>, messag
 }
 
 for (const backend of BACKENDS) {
-  test(`${backend.name}: @unique added over repeated values stops the start and db diff with a diagnostic naming the field, apply --allow-destructive too; without it again, every row is there`, { timeout: 60_000 }, async (t) => {
+  test(`${backend.name}: @unique added over repeated values stops the start and db diff with a diagnostic naming the field, apply --allow-destructive too; without it again, every row is there`, {
+    timeout: 60_000,
+  }, async (t) => {
     const env = await backend.env();
     const dir = appDir(t, 'Person', 'type Person {\n  email: text\n  nick?: text\n}\n');
     await seed(dir, env, [{ email: 'a@example.com' }, { email: 'a@example.com' }, { email: 'b@example.com' }]);
     writeFileSync(join(dir, 'people.rvm'), 'type Person {\n  email: text @unique\n  nick?: text @unique\n}\n');
 
     const problem = /field 'email' is @unique, but values of it repeat in Person \(its unique index cannot be made\)/;
-    await assertStartStops(dir, env, problem, /make the email values of Person distinct, or remove @unique; the repeated ones: SELECT "email", count\(\*\) FROM "Person"/);
+    await assertStartStops(
+      dir,
+      env,
+      problem,
+      /make the email values of Person distinct, or remove @unique; the repeated ones: SELECT "email", count\(\*\) FROM "Person"/,
+    );
     const diff = await db(env, 'diff', dir);
     assert.equal(diff.status, 0, diff.stderr);
-    assert.match(diff.stdout, new RegExp(`^ {2}people\\.rvm:1:1 Person: ${problem.source}.*\\(not applied by --allow-destructive either: make the email values`, 'm'));
+    assert.match(
+      diff.stdout,
+      new RegExp(`^ {2}people\\.rvm:1:1 Person: ${problem.source}.*\\(not applied by --allow-destructive either: make the email values`, 'm'),
+    );
     assert.doesNotMatch(diff.stdout, /nick/, 'nulls never repeat: the index on nick is made');
     const forced = await db(env, 'apply', dir, '--allow-destructive');
     assert.equal(forced.status, 1, `${forced.stdout}${forced.stderr}`);
@@ -104,7 +117,9 @@ for (const backend of BACKENDS) {
     }
   });
 
-  test(`${backend.name}: a type renamed only in letter case (user → User) stops the start and db diff naming the table; renamed back, its rows are there`, { timeout: 60_000 }, async (t) => {
+  test(`${backend.name}: a type renamed only in letter case (user → User) stops the start and db diff naming the table; renamed back, its rows are there`, {
+    timeout: 60_000,
+  }, async (t) => {
     const env = await backend.env();
     const dir = appDir(t, 'user', 'type user {\n  email: text\n}\n');
     await seed(dir, env, [{ email: 'a@example.com' }]);

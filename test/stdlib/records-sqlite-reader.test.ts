@@ -67,7 +67,10 @@ describe('sqlite reader processes', () => {
       for (const [what, read] of [
         ['a scan of a contains filter', (s: SqliteStore) => s.select('people', page({ filter: { name: { contains: 'd' } } }))],
         ['a sort of every row', (s: SqliteStore) => s.select('people', page({ order: [{ field: 'name', desc: false }] }))],
-        ['an indexed filter sorted on another field', (s: SqliteStore) => s.select('people', page({ filter: { age: 36 }, order: [{ field: 'name', desc: false }] }))],
+        [
+          'an indexed filter sorted on another field',
+          (s: SqliteStore) => s.select('people', page({ filter: { age: 36 }, order: [{ field: 'name', desc: false }] })),
+        ],
         ['a count', (s: SqliteStore) => s.count('people', { age: 36 })],
       ] as const) {
         const other = new SqliteStore(tempFile());
@@ -101,7 +104,7 @@ describe('sqlite reader processes', () => {
     }
   });
 
-  test('a listing on a reader whose rows pass the charge\'s `most` is refused by the reader: no row reaches the server to be charged', async () => {
+  test("a listing on a reader whose rows pass the charge's `most` is refused by the reader: no row reaches the server to be charged", async () => {
     const store = new SqliteStore(tempFile());
     try {
       await store.sync([PEOPLE], { allowDestructive: false });
@@ -146,7 +149,10 @@ describe('sqlite reader processes', () => {
     const requests = Array.from({ length: SQLITE_READERS + SQLITE_READ_QUEUE }, () => new AbortController());
     try {
       const held = requests.map((request) => r.read(ENDLESS, [], true, { signal: request.signal }).catch((e: unknown) => e));
-      await assert.rejects(r.read('SELECT 1', [], true), (e: unknown) => e instanceof StoreOverloadedError && e.code === 'overloaded' && e.retryAfterS === SQLITE_READ_RETRY_AFTER_S);
+      await assert.rejects(
+        r.read('SELECT 1', [], true),
+        (e: unknown) => e instanceof StoreOverloadedError && e.code === 'overloaded' && e.retryAfterS === SQLITE_READ_RETRY_AFTER_S,
+      );
       assert.equal(r.readerCount, SQLITE_READERS);
       // One waiting read abandoned frees its place in the queue.
       requests.at(-1)!.abort(deadline());
@@ -162,7 +168,11 @@ describe('sqlite reader processes', () => {
   });
 
   test('a reader that cannot open the file fails its read and is not started again and again', async () => {
-    const r = new SqliteReader({ path: join(tmpdir(), 'rvm-reader-no-such-folder', 'data.sqlite'), busyTimeoutMs: 100, statementCacheSize: STATEMENT_CACHE_SIZE });
+    const r = new SqliteReader({
+      path: join(tmpdir(), 'rvm-reader-no-such-folder', 'data.sqlite'),
+      busyTimeoutMs: 100,
+      statementCacheSize: STATEMENT_CACHE_SIZE,
+    });
     try {
       await assert.rejects(r.read('SELECT 1', [], true), /unable to open|SQLITE_CANTOPEN|directory does not exist/i);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -191,7 +201,12 @@ describe('sqlite reader processes', () => {
       const running = where(first, NOTE, { title: { contains: 'a' } });
       const second = fakeContext();
       assert.equal(await where(second, NOTE, { title: { contains: 'a' } }), HALT);
-      assert.deepEqual(second.failures[0], { status: 503, message: 'The server is busy; try again shortly', code: 'overloaded', headers: { 'retry-after': String(SQLITE_READ_RETRY_AFTER_S) } });
+      assert.deepEqual(second.failures[0], {
+        status: 503,
+        message: 'The server is busy; try again shortly',
+        code: 'overloaded',
+        headers: { 'retry-after': String(SQLITE_READ_RETRY_AFTER_S) },
+      });
       assert.deepEqual(await running, []);
     } finally {
       await store.close();

@@ -37,18 +37,29 @@ test('a cursor round-trips; garbage, another order, or an over-long cursor is In
   const cursor = encodeCursor(order, row, SECRET);
   assert.match(cursor, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
   assert.deepEqual(decodeCursor(cursor, order, SECRET), [3, row.id]);
-  assert.deepEqual(decodeCursor(cursor, [...order, { field: 'id', desc: true }], SECRET), [3, row.id], 'id last is implied, in the direction of the key before it');
-  const invalid = (value: unknown, ord = order) => assert.throws(() => decodeCursor(value, ord, SECRET), (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query');
+  assert.deepEqual(
+    decodeCursor(cursor, [...order, { field: 'id', desc: true }], SECRET),
+    [3, row.id],
+    'id last is implied, in the direction of the key before it',
+  );
+  const invalid = (value: unknown, ord = order) =>
+    assert.throws(
+      () => decodeCursor(value, ord, SECRET),
+      (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query',
+    );
   invalid(encodeCursor(order, row, SECRET), [{ field: 'age', desc: false }]);
   invalid(cursor, [...order, { field: 'id', desc: false }]);
-  for (const bad of ['', '!!!', 'e30', Buffer.from('[1]').toString('base64url'), Buffer.from('{"o":"age","v":[1]}').toString('base64url'), 42, null]) invalid(bad);
-  fc.assert(fc.property(fc.string(), (text) => {
-    try {
-      decodeCursor(text, order, SECRET);
-    } catch (error) {
-      assert.ok(error instanceof InvalidQueryError);
-    }
-  }));
+  for (const bad of ['', '!!!', 'e30', Buffer.from('[1]').toString('base64url'), Buffer.from('{"o":"age","v":[1]}').toString('base64url'), 42, null])
+    invalid(bad);
+  fc.assert(
+    fc.property(fc.string(), (text) => {
+      try {
+        decodeCursor(text, order, SECRET);
+      } catch (error) {
+        assert.ok(error instanceof InvalidQueryError);
+      }
+    }),
+  );
   const long = encodeCursor(order, { ...row, age: 'x'.repeat(10_000) }, SECRET);
   invalid(long);
   const padded = (n: number) => encodeCursor(order, { ...row, age: 'y'.repeat(n) }, SECRET);
@@ -63,7 +74,11 @@ test('a cursor is signed with the app secret: a forged, altered or foreign-signe
   const row = { id: '01900000-0000-7000-8000-000000000000', age: 3 };
   const cursor = encodeCursor(order, row, SECRET);
   const [payload, mac] = cursor.split('.') as [string, string];
-  const refused = (value: string, why: RegExp) => assert.throws(() => decodeCursor(value, order, SECRET), (e: unknown) => e instanceof InvalidQueryError && why.test(e.message));
+  const refused = (value: string, why: RegExp) =>
+    assert.throws(
+      () => decodeCursor(value, order, SECRET),
+      (e: unknown) => e instanceof InvalidQueryError && why.test(e.message),
+    );
   // The values changed (a later page skipped to, or a value probed), the signature kept.
   const altered = Buffer.from(JSON.stringify({ o: 'age,id', v: [99, row.id] })).toString('base64url');
   refused(`${altered}.${mac}`, /not made by this app/);
@@ -82,8 +97,20 @@ test('values never reach the SQL text, on either dialect', () => {
   fc.assert(
     fc.property(fc.string({ minLength: 3 }), (text) => {
       for (const dialect of [sqliteDialect, postgresDialect]) {
-        const statement = selectStatement(dialect, table, { filter: { name: { contains: text, ne: text }, email: { in: [text] } }, order: [{ field: 'name', desc: true }], limit: 5, offset: 0, after: [text, '01900000-0000-7000-8000-000000000000'] });
-        const other = selectStatement(dialect, table, { filter: { name: { contains: 'abc', ne: 'abc' }, email: { in: ['abc'] } }, order: [{ field: 'name', desc: true }], limit: 5, offset: 0, after: ['abc', '01900000-0000-7000-8000-000000000000'] });
+        const statement = selectStatement(dialect, table, {
+          filter: { name: { contains: text, ne: text }, email: { in: [text] } },
+          order: [{ field: 'name', desc: true }],
+          limit: 5,
+          offset: 0,
+          after: [text, '01900000-0000-7000-8000-000000000000'],
+        });
+        const other = selectStatement(dialect, table, {
+          filter: { name: { contains: 'abc', ne: 'abc' }, email: { in: ['abc'] } },
+          order: [{ field: 'name', desc: true }],
+          limit: 5,
+          offset: 0,
+          after: ['abc', '01900000-0000-7000-8000-000000000000'],
+        });
         assert.equal(statement.sql, other.sql, 'one shape, one text');
       }
     }),

@@ -93,7 +93,10 @@ test('timestamptz text in UTC is rewritten as pg parses it; finer digits are cut
   for (let ms = 0; ms < 1000; ms++) {
     const fraction = String(ms).padStart(3, '0').replace(/0+$/, '');
     const text = `2026-11-25 09:05:03${fraction ? `.${fraction}` : ''}+00`;
-    assert.equal(timestamptzIso(text, () => assert.fail(`${text} went to the parser`)), (pgParse(text) as Date).toISOString());
+    assert.equal(
+      timestamptzIso(text, () => assert.fail(`${text} went to the parser`)),
+      (pgParse(text) as Date).toISOString(),
+    );
   }
   assert.equal(timestamptzIso('0099-01-01 00:00:00+00', pgParse), '0099-01-01T00:00:00.000Z');
   assert.equal(timestamptzIso('2026-11-25 09:05:03.1239+00', pgParse), '2026-11-25T09:05:03.123Z');

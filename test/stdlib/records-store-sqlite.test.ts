@@ -72,7 +72,10 @@ test('a statement waiting on an open transaction gives up after lockWaitMs with 
     await store.sync([PEOPLE], { allowDestructive: false });
     const tx = await store.begin();
     const started = Date.now();
-    await assert.rejects(async () => store.count('people', {}), (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable');
+    await assert.rejects(
+      async () => store.count('people', {}),
+      (e: unknown) => e instanceof DatabaseUnavailableError && e.code === 'database_unavailable',
+    );
     assert.ok(Date.now() - started >= 45);
     await tx.commit();
     assert.equal(await store.count('people', {}), 0);
@@ -89,7 +92,10 @@ test('a second process holding the write lock past busy_timeout is DatabaseUnava
     await store.sync([PEOPLE], { allowDestructive: false });
     const other = new Database(path);
     other.exec('BEGIN IMMEDIATE');
-    await assert.rejects(async () => store.insert('people', { name: 'x' }), (e: unknown) => e instanceof DatabaseUnavailableError);
+    await assert.rejects(
+      async () => store.insert('people', { name: 'x' }),
+      (e: unknown) => e instanceof DatabaseUnavailableError,
+    );
     other.exec('ROLLBACK');
     other.close();
     assert.equal((await store.insert('people', { name: 'x' })).name, 'x');
@@ -116,14 +122,24 @@ test('an @index field listed in creation order, and the whole table in creation 
     for (const [query, index] of [
       [{ filter: { age: 30 }, order: newest, limit: 20, offset: 0 }, 'people_age_idx'],
       [{ filter: {}, order: newest, limit: 20, offset: 0 }, 'people_created_at_idx'],
-      [{ filter: { age: 30 }, order: newest, limit: 20, offset: 0, after: ['2026-11-25T09:05:03.007Z', '01900000-0000-7000-8000-000000000000'] }, 'people_age_idx'],
+      [
+        { filter: { age: 30 }, order: newest, limit: 20, offset: 0, after: ['2026-11-25T09:05:03.007Z', '01900000-0000-7000-8000-000000000000'] },
+        'people_age_idx',
+      ],
     ] as const) {
       const steps = plan(query as Query);
-      assert.ok(steps.some((s) => s.includes(`INDEX ${index}`)), `${JSON.stringify(query)} uses ${index}: ${steps.join('; ')}`);
+      assert.ok(
+        steps.some((s) => s.includes(`INDEX ${index}`)),
+        `${JSON.stringify(query)} uses ${index}: ${steps.join('; ')}`,
+      );
       // Nothing is sorted: the index gives the order, ties included (id follows the last key's direction).
       assert.ok(!steps.some((s) => s.includes('TEMP B-TREE')), `${JSON.stringify(query)} sorts: ${steps.join('; ')}`);
       // After a cursor the index is entered at the cursor, not read from its start.
-      if ('after' in query) assert.ok(steps.some((s) => /created_at<\?/.test(s)), `${JSON.stringify(query)} does not seek to the cursor: ${steps.join('; ')}`);
+      if ('after' in query)
+        assert.ok(
+          steps.some((s) => /created_at<\?/.test(s)),
+          `${JSON.stringify(query)} does not seek to the cursor: ${steps.join('; ')}`,
+        );
     }
     raw.close();
   } finally {

@@ -14,7 +14,15 @@ import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { loadSettings } from '../../vm/runtime/config.js';
-import { MAX_PG_POOL_SIZE, MIN_PG_POOL_PER_WORKER, SQLITE_PATH, SQLITE_PATH_ENV, databaseTarget, openStoreCount, poolPerWorker } from '../../stdlib/records/database.js';
+import {
+  MAX_PG_POOL_SIZE,
+  MIN_PG_POOL_PER_WORKER,
+  SQLITE_PATH,
+  SQLITE_PATH_ENV,
+  databaseTarget,
+  openStoreCount,
+  poolPerWorker,
+} from '../../stdlib/records/database.js';
 import { PG_CONNECT_TIMEOUT_MS, PG_POOL_SIZE, PG_STATEMENT_TIMEOUT_MS } from '../../stdlib/records/postgres.js';
 import { tempApp } from '../support/temp-app.js';
 
@@ -157,8 +165,18 @@ function settingsOf(t: { after(fn: () => void): void }, config: unknown, env: Re
 }
 
 test('DATABASE_URL (the environment first, then database.url) chooses PostgreSQL; the start line never shows the password', (t) => {
-  const fromEnv = databaseTarget(settingsOf(t, { database: { url: 'postgres://x@elsewhere/other' } }, { DATABASE_URL: 'postgres://app:s3cret@db.example:5433/shop' }).settings);
-  assert.deepEqual(fromEnv, { kind: 'postgres', url: 'postgres://app:s3cret@db.example:5433/shop', pool: PG_POOL_SIZE, connectTimeoutMs: PG_CONNECT_TIMEOUT_MS, statementTimeoutMs: PG_STATEMENT_TIMEOUT_MS, shown: 'postgres db.example:5433/shop', line: `PostgreSQL db.example:5433/shop, pool ${PG_POOL_SIZE}` });
+  const fromEnv = databaseTarget(
+    settingsOf(t, { database: { url: 'postgres://x@elsewhere/other' } }, { DATABASE_URL: 'postgres://app:s3cret@db.example:5433/shop' }).settings,
+  );
+  assert.deepEqual(fromEnv, {
+    kind: 'postgres',
+    url: 'postgres://app:s3cret@db.example:5433/shop',
+    pool: PG_POOL_SIZE,
+    connectTimeoutMs: PG_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: PG_STATEMENT_TIMEOUT_MS,
+    shown: 'postgres db.example:5433/shop',
+    line: `PostgreSQL db.example:5433/shop, pool ${PG_POOL_SIZE}`,
+  });
   const fromConfig = databaseTarget(settingsOf(t, { database: { url: 'postgres://u:pw@h/d', pool: 3 } }, {}).settings);
   assert.equal(fromConfig.kind, 'postgres');
   assert.equal(fromConfig.shown, 'postgres h/d');
@@ -192,7 +210,10 @@ test(`database.pool is what one machine opens: under N workers each gets an even
 });
 
 test(`database.pool is 1 to MAX_PG_POOL_SIZE (${MAX_PG_POOL_SIZE}) per process`, (t) => {
-  assert.equal((databaseTarget(settingsOf(t, { database: { pool: MAX_PG_POOL_SIZE } }, { DATABASE_URL: 'postgres://h/d' }).settings) as { pool: number }).pool, MAX_PG_POOL_SIZE);
+  assert.equal(
+    (databaseTarget(settingsOf(t, { database: { pool: MAX_PG_POOL_SIZE } }, { DATABASE_URL: 'postgres://h/d' }).settings) as { pool: number }).pool,
+    MAX_PG_POOL_SIZE,
+  );
   for (const pool of [MAX_PG_POOL_SIZE + 1, 0, 2.5, '4']) {
     assert.throws(() => databaseTarget(settingsOf(t, { database: { pool } }, {}).settings), /database\.pool/);
   }
@@ -204,7 +225,10 @@ test('database.connectTimeoutMs and database.statementTimeoutMs replace the defa
   assert.deepEqual([(target as { connectTimeoutMs: number }).connectTimeoutMs, (target as { statementTimeoutMs: number }).statementTimeoutMs], [700, 300]);
   for (const key of ['connectTimeoutMs', 'statementTimeoutMs']) {
     for (const value of [0, -5, 2.5, '300']) {
-      assert.throws(() => databaseTarget(settingsOf(t, { database: { [key]: value } }, { DATABASE_URL: 'postgres://h/d' }).settings), new RegExp(`"database\\.${key}" must be a whole number of milliseconds above 0`));
+      assert.throws(
+        () => databaseTarget(settingsOf(t, { database: { [key]: value } }, { DATABASE_URL: 'postgres://h/d' }).settings),
+        new RegExp(`"database\\.${key}" must be a whole number of milliseconds above 0`),
+      );
     }
   }
 });
@@ -231,13 +255,20 @@ test(`the SQLite file's path: ${SQLITE_PATH_ENV} first, then database.sqlite, el
   for (const sqlite of ['', 3, null]) {
     assert.throws(() => databaseTarget(settingsOf(t, { database: { sqlite } }, {}).settings), /"database\.sqlite" must be the path of a file/);
   }
-  assert.equal(databaseTarget(settingsOf(t, { database: { sqlite: 'x.db' } }, { DATABASE_URL: 'postgres://h/d' }).settings).kind, 'postgres', 'DATABASE_URL still chooses PostgreSQL');
+  assert.equal(
+    databaseTarget(settingsOf(t, { database: { sqlite: 'x.db' } }, { DATABASE_URL: 'postgres://h/d' }).settings).kind,
+    'postgres',
+    'DATABASE_URL still chooses PostgreSQL',
+  );
 });
 
 test(`an app keeps its records in the file database.sqlite or ${SQLITE_PATH_ENV} names, and nothing in .rvm/data.sqlite`, async (t) => {
   const elsewhere = tempApp(t);
   const dir = tempApp(t, { 'user.rvm': USER, 'routes.rvm': ROUTES, 'rvm.config.json': JSON.stringify({ database: { sqlite: 'data/app.db' } }) });
-  for (const [env, file] of [[{}, join(dir, 'data', 'app.db')], [{ [SQLITE_PATH_ENV]: join(elsewhere, 'env.db') }, join(elsewhere, 'env.db')]] as const) {
+  for (const [env, file] of [
+    [{}, join(dir, 'data', 'app.db')],
+    [{ [SQLITE_PATH_ENV]: join(elsewhere, 'env.db') }, join(elsewhere, 'env.db')],
+  ] as const) {
     const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env } });
     try {
       assert.deepEqual(app.announcements, [{ label: 'Database', text: `SQLite ${file}` }]);

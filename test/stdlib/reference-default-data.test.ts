@@ -25,7 +25,10 @@ test('a list or object @default is the OpenAPI default of its field, in 3.1 and 
   assert.deepEqual(build.diagnostics, []);
   const app = introspectBuild(build);
   const field = app.routes()[0]!.body!.find((f) => f.name === 'tags')!;
-  assert.deepEqual(field.decorators.map((d) => [d.name, d.args]), [['default', [['x', 'y']]]]);
+  assert.deepEqual(
+    field.decorators.map((d) => [d.name, d.args]),
+    [['default', [['x', 'y']]]],
+  );
   for (const version of ['3.1', '3.0'] as const) {
     const doc = buildOpenApi(app, { version }) as Record<string, any>;
     await assertValidOpenApi(doc, `OpenAPI ${version}`);

@@ -63,7 +63,9 @@ const FIELDS = `
 
 let dir: string;
 let app: Awaited<ReturnType<typeof loadApp>>;
-let doc: { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> }; parameters?: { name: string; schema: unknown }[] }>> };
+let doc: {
+  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> }; parameters?: { name: string; schema: unknown }[] }>>;
+};
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rvm-ref-examples-'));

@@ -57,7 +57,10 @@ test('a fn that fails adds its status to every caller, transitively, once, recur
     assert.equal(res.status, 200);
     const doc = JSON.parse(res.body) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
     // Every operation also lists the 4XX range of requests refused before any route runs.
-    const statuses = (path: string, method: string) => Object.keys(doc.paths[path]![method]!.responses).filter((s) => s !== '4XX').sort();
+    const statuses = (path: string, method: string) =>
+      Object.keys(doc.paths[path]![method]!.responses)
+        .filter((s) => s !== '4XX')
+        .sort();
     assert.deepEqual(statuses('/items/{id}', 'get'), ['200', '404']);
     // A DELETE may carry a body: what reading it fails with is listed (openapi-responses.ts BODY_METHODS).
     assert.deepEqual(statuses('/items/{id}', 'delete'), ['204', '400', '404', '413', '415']);

@@ -118,7 +118,8 @@ describe('the document follows values', () => {
   test("@returns naming a type no file declares is E_RETURNS_TAG at the tag's line, with the nearest type as a hint; one in another file is fine", async (t) => {
     const dir = tempApp(t, {
       'types.rvm': 'type Task {\n  title: text\n}\n',
-      'routes.rvm': '/// One.\n/// @returns 200 Tsak\nroute GET /one {\n  response.ok({})\n}\n\n/// Two.\n/// @returns 200 [Task]\nroute GET /two {\n  response.ok([])\n}\n',
+      'routes.rvm':
+        '/// One.\n/// @returns 200 Tsak\nroute GET /one {\n  response.ok({})\n}\n\n/// Two.\n/// @returns 200 [Task]\nroute GET /two {\n  response.ok([])\n}\n',
     });
     const build = await buildApp(dir, { cache: false });
     const found = build.diagnostics.filter((d) => d.code === 'E_RETURNS_TAG');

@@ -80,9 +80,19 @@ describe('the OpenAPI document passes a standard validator', () => {
     const app = await loadApp(copy.dir, { cache: false });
     try {
       const sent = { email: 'ada@example.com', password: 'correct horse', age: 30 };
-      const json = await inject(app, { method: 'POST', url: '/api/signup', headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/json' }, body: JSON.stringify(sent) });
+      const json = await inject(app, {
+        method: 'POST',
+        url: '/api/signup',
+        headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/json' },
+        body: JSON.stringify(sent),
+      });
       assert.equal(json.status, 201, json.body);
-      const form = await inject(app, { method: 'POST', url: '/api/signup', headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...sent, age: '30' }).toString() });
+      const form = await inject(app, {
+        method: 'POST',
+        url: '/api/signup',
+        headers: { 'x-api-key': 'showcase-key', 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...sent, age: '30' }).toString(),
+      });
       assert.equal(form.status, 201, form.body);
     } finally {
       await app.close();
@@ -146,10 +156,13 @@ describe('the mapping', () => {
   });
 
   test('a summary is the first sentence across line breaks; the rest is the description', () => {
-    assert.deepEqual(docParts('Signs in: checks the password, then issues a JWT,\nboth in the cookie (e.g. for browsers) and in the body.\nTen attempts a minute.'), {
-      summary: 'Signs in: checks the password, then issues a JWT, both in the cookie (e.g. for browsers) and in the body.',
-      description: 'Ten attempts a minute.',
-    });
+    assert.deepEqual(
+      docParts('Signs in: checks the password, then issues a JWT,\nboth in the cookie (e.g. for browsers) and in the body.\nTen attempts a minute.'),
+      {
+        summary: 'Signs in: checks the password, then issues a JWT, both in the cookie (e.g. for browsers) and in the body.',
+        description: 'Ten attempts a minute.',
+      },
+    );
     assert.deepEqual(docParts('Version 1.5 is out! Read on'), { summary: 'Version 1.5 is out!', description: 'Read on' });
     assert.deepEqual(docParts('A heading without a stop\n\nThe body.'), { summary: 'A heading without a stop', description: 'The body.' });
     assert.deepEqual(docParts('One sentence.'), { summary: 'One sentence.', description: '' });
@@ -172,7 +185,10 @@ describe('the mapping', () => {
   test('query fields become query parameters with their validators as keywords', () => {
     const params = op('get', '/items').parameters as Doc[];
     const by = (name: string) => params.find((p) => p.name === name)!;
-    assert.deepEqual(params.map((p) => p.in), Array(7).fill('query'));
+    assert.deepEqual(
+      params.map((p) => p.in),
+      Array(7).fill('query'),
+    );
     assert.equal(by('q').required, false);
     assert.equal(by('q').description, 'Search text.');
     assert.equal(by('q').schema.minLength, 1);
@@ -207,7 +223,10 @@ describe('the mapping', () => {
     assert.equal(p.blob.contentEncoding, 'base64');
     assert.equal(p.flag.type, 'boolean');
     assert.equal(p.extra.type, 'object');
-    assert.deepEqual(p.name['x-rvm-decorators'].map((d: Doc) => d.name), ['minLength', 'alpha']);
+    assert.deepEqual(
+      p.name['x-rvm-decorators'].map((d: Doc) => d.name),
+      ['minLength', 'alpha'],
+    );
     assert.equal(p.name['x-rvm-type'], 'text');
     assert.equal(op('post', '/items')['x-rvm-body-kind'], 'json');
     assert.equal(op('get', '/items')['x-rvm-body-kind'], null);
@@ -255,7 +274,10 @@ describe('the mapping', () => {
 
   test('x-rvm-guards carry every guard with its arguments, mode, origin and responses', () => {
     const guards = op('post', '/items')['x-rvm-guards'] as Doc[];
-    assert.deepEqual(guards.map((g) => g.name), ['auth', 'role', 'rate_limit', 'csrf']);
+    assert.deepEqual(
+      guards.map((g) => g.name),
+      ['auth', 'role', 'rate_limit', 'csrf'],
+    );
     assert.deepEqual(guards[1]!.args, ['admin', 'editor']);
     assert.deepEqual(guards[2]!.args, [10, 60]);
     assert.deepEqual(guards[0]!.security, [{ name: 'bearerAuth' }, { name: 'cookieAuth' }]);
@@ -263,10 +285,19 @@ describe('the mapping', () => {
     assert.ok((guards[2]!.responses as Doc[]).some((r) => r.status === 429 && r.code === 'too_many_requests'));
     const photo = op('put', '/items/{id}/photo')['x-rvm-guards'] as Doc[];
     const minAge = photo.find((g) => g.name === 'min_age')!;
-    assert.deepEqual([minAge.args, minAge.source, minAge.origin, minAge.doc], [[18], 'app', 'guards.rvm:9', 'Lets through only callers who are at least n years old.']);
+    assert.deepEqual(
+      [minAge.args, minAge.source, minAge.origin, minAge.doc],
+      [[18], 'app', 'guards.rvm:9', 'Lets through only callers who are at least n years old.'],
+    );
     const optional = (op('get', '/files/{path}')['x-rvm-guards'] as Doc[])[0]!;
     assert.deepEqual([optional.mode, optional.responses], ['optional', []]);
-    assert.deepEqual((op('delete', '/items/{id}')['x-rvm-guards'] as Doc[]).map((g) => g.args), [['10.0.0.0/8', '127.0.0.1'], ['08:00', '18:00']]);
+    assert.deepEqual(
+      (op('delete', '/items/{id}')['x-rvm-guards'] as Doc[]).map((g) => g.args),
+      [
+        ['10.0.0.0/8', '127.0.0.1'],
+        ['08:00', '18:00'],
+      ],
+    );
   });
 
   test('responses: inferred successes plus guard, validation and body errors with codes and headers', () => {
@@ -282,7 +313,14 @@ describe('the mapping', () => {
     assert.deepEqual(codes('400'), ['bad_request', 'invalid_json']);
     assert.equal(r['401'].content['application/json'].schema.allOf[0].$ref, '#/components/schemas/Error');
     assert.ok(r['401'].headers['WWW-Authenticate']);
-    assert.deepEqual(Object.keys(r['429'].headers).sort(), ['RateLimit', 'RateLimit-Limit', 'RateLimit-Policy', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']);
+    assert.deepEqual(Object.keys(r['429'].headers).sort(), [
+      'RateLimit',
+      'RateLimit-Limit',
+      'RateLimit-Policy',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Retry-After',
+    ]);
     assert.deepEqual(r['422'].content['application/json'].schema, { $ref: '#/components/schemas/ValidationError' });
     assert.match(r['403'].description, /guard `csrf` → `csrf_invalid`/);
     assert.match(r['401'].description, /guard `auth`, guard `role` → `unauthorized`/, 'one line for the guards sharing an error');
@@ -291,7 +329,8 @@ describe('the mapping', () => {
   });
 
   test("every operation lists what any request is refused with before its route runs; a redirect-only route the target's answer", () => {
-    for (const { method, path, op: o } of operations(doc)) assert.deepEqual(o.responses['4XX'], { $ref: '#/components/responses/RequestRefused' }, `${method} ${path}`);
+    for (const { method, path, op: o } of operations(doc))
+      assert.deepEqual(o.responses['4XX'], { $ref: '#/components/responses/RequestRefused' }, `${method} ${path}`);
     const refused = doc.components.responses.RequestRefused;
     assert.deepEqual(refused.content['application/json'].schema.allOf[1].properties.code.enum, ['bad_request', 'request_timeout', 'headers_too_large']);
     assert.match(refused.description, /400 `bad_request`, 408 `request_timeout`, 431 `headers_too_large`/);
@@ -320,7 +359,10 @@ route GET /a/:format {
     assert.deepEqual(ok.content['text/plain'].schema, { type: 'string' });
     assert.deepEqual(ok.content['text/html'].schema, { type: 'string' });
     assert.equal(ok.content['application/json'].schema.type, 'object', 'the JSON body is not mixed with the text ones');
-    assert.equal(ok.description, 'OK\n\n- `response.text` (line 4): `text/plain`\n- `response.html` (line 7): `text/html`\n- `response.ok` (line 9): `application/json`');
+    assert.equal(
+      ok.description,
+      'OK\n\n- `response.text` (line 4): `text/plain`\n- `response.html` (line 7): `text/html`\n- `response.ok` (line 9): `application/json`',
+    );
   });
 
   test('info.license from rvm.config.json: 3.1 names the SPDX identifier, 3.0 its SPDX page', async (t) => {
@@ -367,7 +409,8 @@ route GET /a/:format {
     const claims = doc30.paths['/claims'].post.responses;
     assert.deepEqual(claims['200'].content['application/json'].schema, { enum: [null], nullable: true });
     const text = JSON.stringify(doc30);
-    for (const keyword of ['"const":', '"contentMediaType":', '"contentEncoding":', '"contains":', '"formatExclusiveMaximum":', '"examples":[']) assert.ok(!text.includes(keyword), `no ${keyword}`);
+    for (const keyword of ['"const":', '"contentMediaType":', '"contentEncoding":', '"contains":', '"formatExclusiveMaximum":', '"examples":['])
+      assert.ok(!text.includes(keyword), `no ${keyword}`);
     const blob = doc30.paths['/items'].post.requestBody.content['application/json'].schema.properties.blob;
     assert.equal(blob.format, 'byte');
   });
@@ -553,7 +596,12 @@ describe('serving the document', () => {
   const ROUTE_V1 = `/// Version one.\nroute GET /a {\n  response.ok({ n: 1 })\n}\n`;
   const ROUTE_V2 = `/// Version two.\nroute GET /a {\n  response.ok({ n: 2 })\n}\nroute GET /b {\n  response.ok(2)\n}\n`;
 
-  async function withApp(t: TestCleanup, files: Record<string, string>, options: { dev: boolean; logger?: CaptureLogger }, body: (app: App, dir: string) => Promise<void>): Promise<void> {
+  async function withApp(
+    t: TestCleanup,
+    files: Record<string, string>,
+    options: { dev: boolean; logger?: CaptureLogger },
+    body: (app: App, dir: string) => Promise<void>,
+  ): Promise<void> {
     const dir = tempApp(t, files);
     const instance = await loadApp(dir, { cache: false, dev: options.dev, logger: options.logger ?? captureLogger() });
     try {
@@ -611,7 +659,11 @@ describe('serving the document', () => {
       app.watch();
       for (let i = 0; i < 3; i++) writeFileSync(join(dir, 'plugin.mjs'), `${plugin}// ${i}\n`);
       for (let i = 0; i < 100 && !log.lines.some((l) => l.includes('plugin.mjs changed')); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      assert.equal(log.lines.filter((l) => l.includes('plugin.mjs changed: plugins are loaded once per process; restart rvm run')).length, 1, log.lines.join('\n'));
+      assert.equal(
+        log.lines.filter((l) => l.includes('plugin.mjs changed: plugins are loaded once per process; restart rvm run')).length,
+        1,
+        log.lines.join('\n'),
+      );
     });
   });
 
@@ -709,9 +761,19 @@ describe('serving the document', () => {
   });
 
   test('a malformed reference config is a plugin setup error', async (t) => {
-    for (const reference of ['"yes"', '{"enabled": "yes"}', '{"basci": {}}', '{"basic": {"user": "a"}}', '{"basic": {"user": "a", "password_secret": "../x"}}']) {
+    for (const reference of [
+      '"yes"',
+      '{"enabled": "yes"}',
+      '{"basci": {}}',
+      '{"basic": {"user": "a"}}',
+      '{"basic": {"user": "a", "password_secret": "../x"}}',
+    ]) {
       const dir = tempApp(t, { 'a.rvm': ROUTE_V1, 'rvm.config.json': `{"reference": ${reference}}` });
-      await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger() }), (e: Error & { code?: string }) => e.code === 'E_PLUGIN_SETUP' || e.code === 'E_CONFIG', reference);
+      await assert.rejects(
+        loadApp(dir, { cache: false, logger: captureLogger() }),
+        (e: Error & { code?: string }) => e.code === 'E_PLUGIN_SETUP' || e.code === 'E_CONFIG',
+        reference,
+      );
     }
   });
 

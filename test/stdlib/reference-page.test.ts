@@ -70,7 +70,15 @@ describe('the page', () => {
     assert.equal(res.status, 200);
     assert.match(header(res, 'content-type'), /^text\/html/);
     const csp = header(res, 'content-security-policy');
-    for (const directive of ["script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' data:", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"]) {
+    for (const directive of [
+      "script-src 'self'",
+      "style-src 'self'",
+      "connect-src 'self'",
+      "img-src 'self' data:",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "form-action 'none'",
+    ]) {
       assert.ok(csp.includes(directive), `CSP has ${directive}`);
     }
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
@@ -154,16 +162,51 @@ describe('building the bundle', () => {
   const template = '<link href="{{asset:a.css}}"><script type="module" src="{{asset:a.js}}"></script>';
 
   test('a module hash covers what it imports: changing a dependency changes the importer URL', () => {
-    const one = buildBundle(new Map([['index.html', template], ['a.css', 'x{}'], ['a.js', "import { b } from './b.js';"], ['b.js', 'export const b = 1;']]));
-    const two = buildBundle(new Map([['index.html', template], ['a.css', 'x{}'], ['a.js', "import { b } from './b.js';"], ['b.js', 'export const b = 2;']]));
+    const one = buildBundle(
+      new Map([
+        ['index.html', template],
+        ['a.css', 'x{}'],
+        ['a.js', "import { b } from './b.js';"],
+        ['b.js', 'export const b = 1;'],
+      ]),
+    );
+    const two = buildBundle(
+      new Map([
+        ['index.html', template],
+        ['a.css', 'x{}'],
+        ['a.js', "import { b } from './b.js';"],
+        ['b.js', 'export const b = 2;'],
+      ]),
+    );
     assert.notEqual(one.assets.get('a.js')!.hash, two.assets.get('a.js')!.hash);
     assert.match(one.assets.get('a.js')!.body, /from '\/_app\/rest-api\/assets\/b\.js\?v=[0-9a-f]{8}'/);
     assert.notEqual(one.html.body, two.html.body);
   });
 
   test('a missing asset or an import cycle fails at load, not in the browser', () => {
-    assert.throws(() => buildBundle(new Map([['index.html', template], ['a.css', ''], ['a.js', "import './missing.js';"]])), /missing\.js/);
-    assert.throws(() => buildBundle(new Map([['index.html', template], ['a.css', ''], ['a.js', "import './b.js';"], ['b.js', "import './a.js';"]])), /cycle/);
+    assert.throws(
+      () =>
+        buildBundle(
+          new Map([
+            ['index.html', template],
+            ['a.css', ''],
+            ['a.js', "import './missing.js';"],
+          ]),
+        ),
+      /missing\.js/,
+    );
+    assert.throws(
+      () =>
+        buildBundle(
+          new Map([
+            ['index.html', template],
+            ['a.css', ''],
+            ['a.js', "import './b.js';"],
+            ['b.js', "import './a.js';"],
+          ]),
+        ),
+      /cycle/,
+    );
     assert.throws(() => buildBundle(new Map([['index.html', '{{asset:gone.css}}']])), /gone\.css/);
   });
 });
@@ -194,7 +237,9 @@ describe('rendering app text', () => {
     assert.match(html, /&lt;script&gt;alert\(&#39;x&#39;\)&lt;\/script&gt;/);
     assert.match(html, /<code class="dec"[^>]*>@min\(3\)<\/code>/);
     assert.match(html, /<label for="in-post-items-body-0">name<\/label>/);
-    const diag = renderDiagnostics([{ file: 'a.rvm', line: 2, col: 5, code: 'E_X', message: '<img src=x onerror=alert(1)>', sourceLine: 'route <x>', hint: 'try "y"' }]);
+    const diag = renderDiagnostics([
+      { file: 'a.rvm', line: 2, col: 5, code: 'E_X', message: '<img src=x onerror=alert(1)>', sourceLine: 'route <x>', hint: 'try "y"' },
+    ]);
     assert.doesNotMatch(diag, /<img|<x>/);
     assert.match(diag, /a\.rvm:2:5/);
     assert.match(diag, /route &lt;x&gt;\n {4}\^/);

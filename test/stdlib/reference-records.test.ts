@@ -100,8 +100,10 @@ describe('records in the OpenAPI document', () => {
     assert.deepEqual(okSchema(doc30, '/maybe/{id}', 'get', '200'), { allOf: [{ $ref: '#/components/schemas/User' }], type: 'object', nullable: true });
   });
 
-  test('a type declared in the route\'s own file is referenced too; without types it stays inline, unmarked', async (t) => {
-    const app = await introspect(t, { 'notes.rvm': `type Note {\n  body: text\n  secret: text @hidden\n}\n\nroute GET /notes/:id {\n  response.ok(Note.create({ body: 'b', secret: 's' }))\n}\n` });
+  test("a type declared in the route's own file is referenced too; without types it stays inline, unmarked", async (t) => {
+    const app = await introspect(t, {
+      'notes.rvm': `type Note {\n  body: text\n  secret: text @hidden\n}\n\nroute GET /notes/:id {\n  response.ok(Note.create({ body: 'b', secret: 's' }))\n}\n`,
+    });
     const doc = buildOpenApi(app, { version: '3.1' }) as Doc;
     assert.deepEqual(okSchema(doc, '/notes/{id}', 'get', '200'), { $ref: '#/components/schemas/Note' });
     const { types: _types, ...withoutTypes } = app;
@@ -113,7 +115,7 @@ describe('records in the OpenAPI document', () => {
     assert.equal(inline['x-rvm-record'], undefined);
   });
 
-  test('the reference page shows a record answer by its type name with the schema\'s fields, hidden ones absent', async (t) => {
+  test("the reference page shows a record answer by its type name with the schema's fields, hidden ones absent", async (t) => {
     const doc = buildOpenApi(await introspect(t, RECORDS_APP), { version: '3.1' }) as Doc;
     const asset = async <T>(name: string): Promise<T> => (await import(new URL(`../../../stdlib/reference/assets/${name}`, import.meta.url).href)) as T;
     const { routesOf } = await asset<{ routesOf(doc: unknown): { key: string }[] }>('model.js');

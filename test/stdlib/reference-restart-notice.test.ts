@@ -15,7 +15,8 @@ import { tempApp } from '../support/temp-app.js';
 
 type Doc = Record<string, any>;
 
-const PLUGIN = "export default { name: 'greeter', version: '1.0.0', setup(rvm) { rvm.native('greet', () => 'hi', { params: [], returns: 'text', doc: 'Says hi.' }) } }\n";
+const PLUGIN =
+  "export default { name: 'greeter', version: '1.0.0', setup(rvm) { rvm.native('greet', () => 'hi', { params: [], returns: 'text', doc: 'Says hi.' }) } }\n";
 const ROUTE = 'route GET /a {\n  response.ok({ a: greet() })\n}\n';
 const WITH_PLUGIN = { 'a.rvm': ROUTE, 'plugins/greeter.mjs': PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./plugins/greeter.mjs'] }) };
 /** How long a watcher event may take to arrive. */
@@ -73,7 +74,12 @@ describe('reference: the restart notice after a plugin file changed', () => {
 
   for (const lists of [false, true]) {
     test(`tests and scripts are no plugins: editing them never asks for a restart (an app that lists ${lists ? 'a plugin' : 'none'})`, async (t) => {
-      const files = { 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n', 'test/app.test.mjs': '// a test\n', 'scripts/seed.mjs': '// a script\n', 'helper.js': '// a helper\n' };
+      const files = {
+        'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n',
+        'test/app.test.mjs': '// a test\n',
+        'scripts/seed.mjs': '// a script\n',
+        'helper.js': '// a helper\n',
+      };
       const dir = tempApp(t, lists ? { ...WITH_PLUGIN, ...files } : files);
       const log = captureLogger();
       const app = await loadApp(dir, { cache: false, dev: true, logger: log });

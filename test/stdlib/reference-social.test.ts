@@ -64,7 +64,20 @@ describe('the reference of social-login routes', () => {
     for (const path of ['/auth/google/callback', '/auth/github/callback']) {
       const responses = doc.paths[path].get.responses;
       assert.ok(responses['200'].headers['Set-Cookie'], path);
-      assert.deepEqual(codes(responses['400']).sort(), ['oauth_code_missing', 'oauth_cookie_invalid', 'oauth_cookie_missing', 'oauth_exchange_failed', 'oauth_invalid_id_token', 'oauth_provider_error', 'oauth_replayed', 'oauth_state_mismatch'], path);
+      assert.deepEqual(
+        codes(responses['400']).sort(),
+        [
+          'oauth_code_missing',
+          'oauth_cookie_invalid',
+          'oauth_cookie_missing',
+          'oauth_exchange_failed',
+          'oauth_invalid_id_token',
+          'oauth_provider_error',
+          'oauth_replayed',
+          'oauth_state_mismatch',
+        ],
+        path,
+      );
       assert.deepEqual(codes(responses['403']), ['oauth_denied']);
       assert.deepEqual(codes(responses['502']), ['oauth_provider_unavailable']);
       assert.deepEqual(codes(responses['504']), ['oauth_provider_timeout']);

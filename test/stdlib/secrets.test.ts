@@ -114,7 +114,10 @@ describe('secrets in an app', () => {
 
   test('log(secret(...)) writes [secret]', async () => {
     assert.equal((await inject(app, { url: '/log' })).status, 200);
-    assert.ok(appLog.some((l) => l === 'the key is [secret]'), appLog.join('\n'));
+    assert.ok(
+      appLog.some((l) => l === 'the key is [secret]'),
+      appLog.join('\n'),
+    );
     assert.deepEqual(leaked(), []);
   });
 
@@ -186,7 +189,19 @@ describe('secrets in an app', () => {
 
 describe('which environment variables are secret', () => {
   test('by name', () => {
-    for (const name of ['JWT_SECRET', 'GITHUB_TOKEN', 'STRIPE_API_KEY', 'DB_PASSWORD', 'SMTP_PASS', 'MYSQL_PWD', 'PRIVATE_KEY_PEM', 'GOOGLE_APPLICATION_CREDENTIALS', 'SENTRY_DSN', 'basic_auth', 'api_key']) {
+    for (const name of [
+      'JWT_SECRET',
+      'GITHUB_TOKEN',
+      'STRIPE_API_KEY',
+      'DB_PASSWORD',
+      'SMTP_PASS',
+      'MYSQL_PWD',
+      'PRIVATE_KEY_PEM',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+      'SENTRY_DSN',
+      'basic_auth',
+      'api_key',
+    ]) {
       assert.equal(isSecretEnv(name, 'v'), true, name);
     }
     for (const name of ['PUBLIC_URL', 'PORT', 'NODE_ENV', 'HOST', 'LOG_LEVEL']) assert.equal(isSecretEnv(name, 'v'), false, name);

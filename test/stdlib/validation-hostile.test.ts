@@ -34,24 +34,98 @@ const HOSTILE: Record<string, Hostile> = {
   required: { cases: [[run('a'), true]] },
   default: { args: ['x'], cases: [[run('a'), true]] },
   same: { args: ['other'], cases: [[run('a'), false]] },
-  min: { args: [3], cases: [[run('😀'), true], [run('\uD83D'), true]] },
+  min: {
+    args: [3],
+    cases: [
+      [run('😀'), true],
+      [run('\uD83D'), true],
+    ],
+  },
   max: { args: [3], cases: [[run('😀'), false]] },
   range: { args: [1, 10], cases: [[run('a'), false]] },
   minLength: { args: [1], cases: [[run('a'), true]] },
   maxLength: { args: [10], cases: [[run('a'), false]] },
-  length: { args: [M], cases: [[run('a'), true], [run('😀', 2 * M), true], [run('a') + '!', false]] },
+  length: {
+    args: [M],
+    cases: [
+      [run('a'), true],
+      [run('😀', 2 * M), true],
+      [run('a') + '!', false],
+    ],
+  },
   one_of: { args: ['a', 'b'], cases: [[run('a'), false]] },
   not_one_of: { args: ['a', 'b'], cases: [[run('a'), true]] },
-  regex: { args: ['^(a+)+$'], cases: [[run('a') + '!', false], [run('a'), false]] },
-  starts_with: { args: ['ab'], cases: [[run('a'), false], [run('ab'), true]] },
-  ends_with: { args: ['ab'], cases: [[run('a') + 'b', true], [run('ab') + 'a', false]] },
-  contains: { args: ['aab'], cases: [[run('a'), false], [run('a') + 'b', true], [run('ab'), false]] },
-  alpha: { cases: [[run('a'), true], [run('a') + '1', false], [run('é') + '!', false], [run('a\u0301'), true], ['\u0301' + run('a'), false]] },
-  alphanumeric: { cases: [[run('a1'), true], [run('a1') + '!', false], [run('٣a\u0301'), true], [run('a') + ' ', false]] },
-  numeric: { cases: [[run('1'), true], [run('1') + 'a', false], [run('١'), false]] },
-  lowercase: { cases: [[run('a'), true], [run('a') + 'A', false]] },
-  uppercase: { cases: [[run('A'), true], [run('A') + 'a', false]] },
-  hex: { cases: [[run('f0'), true], [run('f') + 'g', false]] },
+  regex: {
+    args: ['^(a+)+$'],
+    cases: [
+      [run('a') + '!', false],
+      [run('a'), false],
+    ],
+  },
+  starts_with: {
+    args: ['ab'],
+    cases: [
+      [run('a'), false],
+      [run('ab'), true],
+    ],
+  },
+  ends_with: {
+    args: ['ab'],
+    cases: [
+      [run('a') + 'b', true],
+      [run('ab') + 'a', false],
+    ],
+  },
+  contains: {
+    args: ['aab'],
+    cases: [
+      [run('a'), false],
+      [run('a') + 'b', true],
+      [run('ab'), false],
+    ],
+  },
+  alpha: {
+    cases: [
+      [run('a'), true],
+      [run('a') + '1', false],
+      [run('é') + '!', false],
+      [run('a\u0301'), true],
+      ['\u0301' + run('a'), false],
+    ],
+  },
+  alphanumeric: {
+    cases: [
+      [run('a1'), true],
+      [run('a1') + '!', false],
+      [run('٣a\u0301'), true],
+      [run('a') + ' ', false],
+    ],
+  },
+  numeric: {
+    cases: [
+      [run('1'), true],
+      [run('1') + 'a', false],
+      [run('١'), false],
+    ],
+  },
+  lowercase: {
+    cases: [
+      [run('a'), true],
+      [run('a') + 'A', false],
+    ],
+  },
+  uppercase: {
+    cases: [
+      [run('A'), true],
+      [run('A') + 'a', false],
+    ],
+  },
+  hex: {
+    cases: [
+      [run('f0'), true],
+      [run('f') + 'g', false],
+    ],
+  },
   base64: {
     cases: [
       [run('A'), true],
@@ -64,8 +138,25 @@ const HOSTILE: Record<string, Hostile> = {
       [run('AA==', M), false],
     ],
   },
-  json: { cases: [['"' + run('a') + '"', true], [run('['), false], [run('[', M / 2) + run(']', M / 2), true], ['"' + run('\\') + '"', true], [run('{"a":'), false]] },
-  slug: { cases: [[run('a'), true], [run('a-') + 'a', true], [run('a-'), false], [run('a') + '!', false], [run('a--'), false], [run('a-', M - 1) + '_', false]] },
+  json: {
+    cases: [
+      ['"' + run('a') + '"', true],
+      [run('['), false],
+      [run('[', M / 2) + run(']', M / 2), true],
+      ['"' + run('\\') + '"', true],
+      [run('{"a":'), false],
+    ],
+  },
+  slug: {
+    cases: [
+      [run('a'), true],
+      [run('a-') + 'a', true],
+      [run('a-'), false],
+      [run('a') + '!', false],
+      [run('a--'), false],
+      [run('a-', M - 1) + '_', false],
+    ],
+  },
   email: {
     cases: [
       [run('a') + '@example.com', false],
@@ -75,18 +166,97 @@ const HOSTILE: Record<string, Hostile> = {
       [run('!#$%'), false],
     ],
   },
-  url: { cases: [['http://' + run('a'), false], ['http://x.com/' + run('a'), false], [run('http://'), false], ['http://' + run('a', 2000), true]] },
-  phone: { cases: [[run('1'), false], [run('+1 '), false], [run('(1-'), false], [run('1 .'), false]] },
-  uuid: { cases: [[run('0'), false], [run('0-'), false], ['123e4567-e89b-12d3-a456-426614174000' + run('0'), false]] },
-  credit_card: { cases: [[run('4'), false], [run('4 '), false], [run('4-'), false], [run('4 -'), false]] },
-  ip: { cases: [[run('1.'), false], [run(':'), false], [run('1:'), false], [run('f'), false], ['::ffff:' + run('1.'), false]] },
-  ipv4: { cases: [[run('1.'), false], [run('255.'), false], [run('1'), false]] },
-  ipv6: { cases: [[run(':'), false], [run('ffff:'), false], [run('::1'), false]] },
-  hostname: { cases: [[run('a.'), false], [run('a'), false], [run('a-'), false], [run('a', 63) + '.' + run('b', 63), true]] },
-  date: { cases: [[run('2024-'), false], [run('1'), false], ['2024-01-01' + run(' '), false]] },
-  datetime: { cases: [[run('2024-01-01T'), false], ['2024-01-01T00:00:00.' + run('1'), false], [run('1'), false], ['2024-01-01T00:00:00' + run('+00:00'), false]] },
-  before: { args: ['2024-01-01'], cases: [[run('2023-'), false], ['2023-12-31T00:00:00.' + run('9'), false]] },
-  after: { args: ['2024-01-01'], cases: [[run('2025-'), false], ['2025-01-01T00:00:00' + run('Z'), false]] },
+  url: {
+    cases: [
+      ['http://' + run('a'), false],
+      ['http://x.com/' + run('a'), false],
+      [run('http://'), false],
+      ['http://' + run('a', 2000), true],
+    ],
+  },
+  phone: {
+    cases: [
+      [run('1'), false],
+      [run('+1 '), false],
+      [run('(1-'), false],
+      [run('1 .'), false],
+    ],
+  },
+  uuid: {
+    cases: [
+      [run('0'), false],
+      [run('0-'), false],
+      ['123e4567-e89b-12d3-a456-426614174000' + run('0'), false],
+    ],
+  },
+  credit_card: {
+    cases: [
+      [run('4'), false],
+      [run('4 '), false],
+      [run('4-'), false],
+      [run('4 -'), false],
+    ],
+  },
+  ip: {
+    cases: [
+      [run('1.'), false],
+      [run(':'), false],
+      [run('1:'), false],
+      [run('f'), false],
+      ['::ffff:' + run('1.'), false],
+    ],
+  },
+  ipv4: {
+    cases: [
+      [run('1.'), false],
+      [run('255.'), false],
+      [run('1'), false],
+    ],
+  },
+  ipv6: {
+    cases: [
+      [run(':'), false],
+      [run('ffff:'), false],
+      [run('::1'), false],
+    ],
+  },
+  hostname: {
+    cases: [
+      [run('a.'), false],
+      [run('a'), false],
+      [run('a-'), false],
+      [run('a', 63) + '.' + run('b', 63), true],
+    ],
+  },
+  date: {
+    cases: [
+      [run('2024-'), false],
+      [run('1'), false],
+      ['2024-01-01' + run(' '), false],
+    ],
+  },
+  datetime: {
+    cases: [
+      [run('2024-01-01T'), false],
+      ['2024-01-01T00:00:00.' + run('1'), false],
+      [run('1'), false],
+      ['2024-01-01T00:00:00' + run('+00:00'), false],
+    ],
+  },
+  before: {
+    args: ['2024-01-01'],
+    cases: [
+      [run('2023-'), false],
+      ['2023-12-31T00:00:00.' + run('9'), false],
+    ],
+  },
+  after: {
+    args: ['2024-01-01'],
+    cases: [
+      [run('2025-'), false],
+      ['2025-01-01T00:00:00' + run('Z'), false],
+    ],
+  },
 };
 
 describe('built-in validators on 1 MB hostile inputs', () => {

@@ -20,7 +20,17 @@ const on = (type: FieldType, ...args: Literal[]): Case => ({ type, args });
 /** Representative argument lists per validator and applicable type. */
 const CASES: Record<string, Case[]> = {
   required: ALL.map((t) => on(t)),
-  default: [on('text', 'x'), on('int', 5), on('number', 1.5), on('bool', true), on('date', '2024-01-01'), on('datetime', '2024-01-01T00:00:00Z'), on('list', null), on('object', null), on('text', null)],
+  default: [
+    on('text', 'x'),
+    on('int', 5),
+    on('number', 1.5),
+    on('bool', true),
+    on('date', '2024-01-01'),
+    on('datetime', '2024-01-01T00:00:00Z'),
+    on('list', null),
+    on('object', null),
+    on('text', null),
+  ],
   same: ['text', 'int', 'number', 'bool', 'list', 'object', 'date', 'datetime'].map((t) => on(t as FieldType, 'password')),
   min: [on('int', 5), on('int', -3.5), on('number', 0), on('number', -1e6), on('text', 0), on('text', 8), on('list', 2)],
   max: [on('int', 10), on('number', 2.5), on('text', 3), on('list', 0), on('list', 4)],
@@ -29,9 +39,26 @@ const CASES: Record<string, Case[]> = {
   maxLength: [on('text', 5), on('text', 0), on('list', 2)],
   length: [on('text', 6), on('text', 0), on('list', 3)],
   multiple_of: [on('int', 5), on('int', 0.5), on('int', 2.5), on('int', 1), on('number', 0.1), on('number', 3), on('number', 0.25), on('number', 1e-7)],
-  one_of: [on('text', 'user', 'admin'), on('int', 1, 2, 3), on('number', 0.5, 1), on('bool', true), on('bool', true, false), on('date', '2024-01-01', '2024-01-02')],
+  one_of: [
+    on('text', 'user', 'admin'),
+    on('int', 1, 2, 3),
+    on('number', 0.5, 1),
+    on('bool', true),
+    on('bool', true, false),
+    on('date', '2024-01-01', '2024-01-02'),
+  ],
   not_one_of: [on('text', 'root', 'admin'), on('int', 0), on('number', 1.5), on('bool', false), on('date', '2024-01-01')],
-  regex: [text(['^[a-z]+$']), text(['\\d{3}']), text(['^[A-Z]{2}-\\d{4}$']), text(['colou?r']), text(['.*']), text(['^\\p{Lu}']), text(['(?i)^colou?r$']), text(['^\\pL+$']), text(['^[[:alpha:]]+\\z'])],
+  regex: [
+    text(['^[a-z]+$']),
+    text(['\\d{3}']),
+    text(['^[A-Z]{2}-\\d{4}$']),
+    text(['colou?r']),
+    text(['.*']),
+    text(['^\\p{Lu}']),
+    text(['(?i)^colou?r$']),
+    text(['^\\pL+$']),
+    text(['^[[:alpha:]]+\\z']),
+  ],
   starts_with: [text(['ab']), text(['x'])],
   ends_with: [text(['.com']), text(['x'])],
   contains: [text(['@']), text(['ab']), on('list', 'a'), on('list', 1), on('list', null), on('list', true)],
@@ -55,8 +82,24 @@ const CASES: Record<string, Case[]> = {
   hostname: [text()],
   date: [text()],
   datetime: [text()],
-  before: [on('date', '2024-01-01'), on('datetime', '2024-01-01T12:00:00Z'), on('text', '2000-06-15'), on('date', 'now'), on('datetime', 'now'), on('text', 'now'), on('date', '2024-01-01T12:00:00+02:00')],
-  after: [on('date', '2024-01-01'), on('datetime', '2024-01-01T12:00:00Z'), on('text', '2000-06-15'), on('date', 'now'), on('datetime', 'now'), on('text', 'now'), on('date', '2024-01-01T12:00:00+02:00')],
+  before: [
+    on('date', '2024-01-01'),
+    on('datetime', '2024-01-01T12:00:00Z'),
+    on('text', '2000-06-15'),
+    on('date', 'now'),
+    on('datetime', 'now'),
+    on('text', 'now'),
+    on('date', '2024-01-01T12:00:00+02:00'),
+  ],
+  after: [
+    on('date', '2024-01-01'),
+    on('datetime', '2024-01-01T12:00:00Z'),
+    on('text', '2000-06-15'),
+    on('date', 'now'),
+    on('datetime', 'now'),
+    on('text', 'now'),
+    on('date', '2024-01-01T12:00:00+02:00'),
+  ],
   image: [on('file')],
   document: [on('file')],
   mime: [on('file', 'image/png'), on('file', 'image/*'), on('file', 'application/pdf', 'text/plain'), on('file', 'application/octet-stream')],
@@ -90,7 +133,11 @@ describe('validation arbitraries agree with the checks', () => {
       assert.ok(spec.arbitraries, `${name} has no arbitraries`);
       const cases = CASES[name];
       assert.ok(cases && cases.length > 0, `${name} has no property cases`);
-      for (const type of spec.types) assert.ok(cases.some((c) => c.type === type), `${name} has no case for ${type}`);
+      for (const type of spec.types)
+        assert.ok(
+          cases.some((c) => c.type === type),
+          `${name} has no case for ${type}`,
+        );
     }
   });
 

@@ -36,7 +36,10 @@ describe('@regex in an app', () => {
     const ms = performance.now() - start;
     assert.equal(res.status, 422);
     assert.equal(res.json().code, 'validation_failed');
-    assert.deepEqual(res.json().details.map((d: { field: string; rule: string }) => `${d.field}:${d.rule}`), ['v:regex']);
+    assert.deepEqual(
+      res.json().details.map((d: { field: string; rule: string }) => `${d.field}:${d.rule}`),
+      ['v:regex'],
+    );
     assert.ok(ms < 200, `took ${ms} ms`);
   });
 
@@ -45,7 +48,10 @@ describe('@regex in an app', () => {
     assert.equal(ok.status, 200);
     const bad = await inject(app, { method: 'POST', url: '/v', body: { v: 'aaa', w: 'nope' } });
     assert.equal(bad.status, 422);
-    assert.deepEqual(bad.json().details.map((d: { field: string }) => d.field), ['w']);
+    assert.deepEqual(
+      bad.json().details.map((d: { field: string }) => d.field),
+      ['w'],
+    );
   });
 });
 

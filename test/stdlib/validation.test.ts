@@ -11,8 +11,53 @@ import { MAX_REGEX_INPUT_LENGTH, MAX_PATTERN_LENGTH } from '../../stdlib/validat
 import { uploadedFromBytes, type FieldType, type Literal, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { TEST_APP } from '../../plugins/testing.js';
 
-const SEED_NAMED = ['required', 'email', 'url', 'phone', 'uuid', 'min', 'max', 'minLength', 'range', 'regex', 'one_of', 'default', 'credit_card', 'ip', 'ipv4', 'ipv6', 'slug', 'alphanumeric', 'image', 'document', 'max_size', 'extension'];
-const OTHERS = ['maxLength', 'length', 'alpha', 'numeric', 'lowercase', 'uppercase', 'starts_with', 'ends_with', 'contains', 'not_one_of', 'hex', 'base64', 'json', 'date', 'datetime', 'before', 'after', 'hostname', 'multiple_of', 'same', 'mime'];
+const SEED_NAMED = [
+  'required',
+  'email',
+  'url',
+  'phone',
+  'uuid',
+  'min',
+  'max',
+  'minLength',
+  'range',
+  'regex',
+  'one_of',
+  'default',
+  'credit_card',
+  'ip',
+  'ipv4',
+  'ipv6',
+  'slug',
+  'alphanumeric',
+  'image',
+  'document',
+  'max_size',
+  'extension',
+];
+const OTHERS = [
+  'maxLength',
+  'length',
+  'alpha',
+  'numeric',
+  'lowercase',
+  'uppercase',
+  'starts_with',
+  'ends_with',
+  'contains',
+  'not_one_of',
+  'hex',
+  'base64',
+  'json',
+  'date',
+  'datetime',
+  'before',
+  'after',
+  'hostname',
+  'multiple_of',
+  'same',
+  'mime',
+];
 
 /** An upload of the sniffed `mime` kind, named `name`, `size` bytes long (at least its signature). */
 function upload(mime: string, name: string, size = 0): Value {
@@ -45,7 +90,16 @@ const EXAMPLES: Example[] = [
   { name: 'min', args: [5], type: 'int', ok: [5, 6, 1e9], bad: [4, -5] },
   { name: 'min', args: [0.5], type: 'number', ok: [0.5, 0.51], bad: [0.49, -1] },
   { name: 'min', args: [3], ok: ['abc', '日本語', '👍👍👍', 'abcd'], bad: ['ab', '👍👍', ''] },
-  { name: 'min', args: [2], type: 'list', ok: [[1, 2], [1, 2, 3]], bad: [[], [1]] },
+  {
+    name: 'min',
+    args: [2],
+    type: 'list',
+    ok: [
+      [1, 2],
+      [1, 2, 3],
+    ],
+    bad: [[], [1]],
+  },
   { name: 'max', args: [10], type: 'int', ok: [10, -10], bad: [11] },
   { name: 'max', args: [3], ok: ['abc', '👍👍👍', ''], bad: ['abcd', '👍👍👍👍'] },
   { name: 'max', args: [1], type: 'list', ok: [[], ['a']], bad: [['a', 'b']] },
@@ -69,15 +123,81 @@ const EXAMPLES: Example[] = [
   { name: 'one_of', args: [true], type: 'bool', ok: [true], bad: [false] },
   { name: 'not_one_of', args: ['root', 'admin'], ok: ['user', 'Root', ''], bad: ['root', 'admin'] },
   { name: 'not_one_of', args: ['2024-01-01'], type: 'date', ok: ['2024-01-02'], bad: ['2024-01-01'] },
-  { name: 'email', ok: ['a@example.com', 'first.last+tag@sub.example.co', "o'brien@example.ie", `${'a'.repeat(64)}@example.com`, `a@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(60)}`], bad: ['', 'a@b', 'a@localhost', 'a..b@example.com', '.a@example.com', 'a.@example.com', 'a b@example.com', 'a@-x.com', `${'a'.repeat(65)}@example.com`, `a@${'b'.repeat(64)}.com`, 'ü@example.com', `a@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(61)}`] },
-  { name: 'url', ok: ['http://example.com', 'https://example.com/a?b=c#d', 'https://localhost:3000', 'HTTPS://EXAMPLE.COM', 'http://192.168.0.1/x', 'https://例え.jp/'], bad: ['', 'example.com', 'ftp://example.com', 'http://', 'http:///x', 'https://exa mple.com', 'javascript:alert(1)', '//example.com', 'http:example.com', ' http://example.com', `https://example.com/${'a'.repeat(2100)}`] },
-  { name: 'phone', ok: ['+14155552671', '+1 (555) 123-4567', '555.123.4567', '1234567', '+' + '1'.repeat(15), '(020) 7946 0958'], bad: ['', '123456', '1'.repeat(16), '+', '555-CALL', '++15551234567', '555---1234567', '1234567-'] },
-  { name: 'uuid', ok: ['123e4567-e89b-12d3-a456-426614174000', '123E4567-E89B-12D3-A456-426614174000', '00000000-0000-0000-0000-000000000000', '01890a5d-ac96-774b-bcce-b302099a8057'], bad: ['', '123e4567e89b12d3a456426614174000', '{123e4567-e89b-12d3-a456-426614174000}', '123e4567-e89b-12d3-a456-42661417400g', 'urn:uuid:123e4567-e89b-12d3-a456-426614174000'] },
-  { name: 'credit_card', ok: ['4111111111111111', '4111 1111 1111 1111', '4111-1111-1111-1111', '378282246310005', '6011111111111117'], bad: ['', '4111111111111112', '4111  1111 1111 1111', '41111111111', '4111-1111-1111-111a'] },
+  {
+    name: 'email',
+    ok: [
+      'a@example.com',
+      'first.last+tag@sub.example.co',
+      "o'brien@example.ie",
+      `${'a'.repeat(64)}@example.com`,
+      `a@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(60)}`,
+    ],
+    bad: [
+      '',
+      'a@b',
+      'a@localhost',
+      'a..b@example.com',
+      '.a@example.com',
+      'a.@example.com',
+      'a b@example.com',
+      'a@-x.com',
+      `${'a'.repeat(65)}@example.com`,
+      `a@${'b'.repeat(64)}.com`,
+      'ü@example.com',
+      `a@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(61)}`,
+    ],
+  },
+  {
+    name: 'url',
+    ok: ['http://example.com', 'https://example.com/a?b=c#d', 'https://localhost:3000', 'HTTPS://EXAMPLE.COM', 'http://192.168.0.1/x', 'https://例え.jp/'],
+    bad: [
+      '',
+      'example.com',
+      'ftp://example.com',
+      'http://',
+      'http:///x',
+      'https://exa mple.com',
+      'javascript:alert(1)',
+      '//example.com',
+      'http:example.com',
+      ' http://example.com',
+      `https://example.com/${'a'.repeat(2100)}`,
+    ],
+  },
+  {
+    name: 'phone',
+    ok: ['+14155552671', '+1 (555) 123-4567', '555.123.4567', '1234567', '+' + '1'.repeat(15), '(020) 7946 0958'],
+    bad: ['', '123456', '1'.repeat(16), '+', '555-CALL', '++15551234567', '555---1234567', '1234567-'],
+  },
+  {
+    name: 'uuid',
+    ok: [
+      '123e4567-e89b-12d3-a456-426614174000',
+      '123E4567-E89B-12D3-A456-426614174000',
+      '00000000-0000-0000-0000-000000000000',
+      '01890a5d-ac96-774b-bcce-b302099a8057',
+    ],
+    bad: [
+      '',
+      '123e4567e89b12d3a456426614174000',
+      '{123e4567-e89b-12d3-a456-426614174000}',
+      '123e4567-e89b-12d3-a456-42661417400g',
+      'urn:uuid:123e4567-e89b-12d3-a456-426614174000',
+    ],
+  },
+  {
+    name: 'credit_card',
+    ok: ['4111111111111111', '4111 1111 1111 1111', '4111-1111-1111-1111', '378282246310005', '6011111111111117'],
+    bad: ['', '4111111111111112', '4111  1111 1111 1111', '41111111111', '4111-1111-1111-111a'],
+  },
   { name: 'ip', ok: ['127.0.0.1', '::1', '2001:db8::8a2e:370:7334', '::ffff:192.0.2.1'], bad: ['', '256.0.0.1', '01.0.0.1', 'fe80::1%eth0', 'localhost'] },
   { name: 'ipv4', ok: ['0.0.0.0', '255.255.255.255'], bad: ['::1', '1.2.3', '1.2.3.04', '1.2.3.4 '] },
   { name: 'ipv6', ok: ['::', '::1', '1:2:3:4:5:6:7:8'], bad: ['127.0.0.1', '1::2::3', 'fe80::1%eth0', '1:2:3:4:5:6:7:8:9'] },
-  { name: 'hostname', ok: ['localhost', 'example.com', 'example.com.', 'xn--fsq.jp', '1.example', 'a-b.c'], bad: ['', '-a.com', 'a-.com', 'a..com', 'a_b.com', `${'a'.repeat(64)}.com`, 'ä.com', '.'] },
+  {
+    name: 'hostname',
+    ok: ['localhost', 'example.com', 'example.com.', 'xn--fsq.jp', '1.example', 'a-b.c'],
+    bad: ['', '-a.com', 'a-.com', 'a..com', 'a_b.com', `${'a'.repeat(64)}.com`, 'ä.com', '.'],
+  },
   { name: 'slug', ok: ['a', 'hello-world', 'post-2024'], bad: ['', 'Hello', 'a--b', '-a', 'a-', 'a_b', 'crème'] },
   { name: 'alpha', ok: ['abc', 'Zoë', 'Zoe\u0308', 'Жюль', '漢字'], bad: ['', 'abc1', 'a b', 'a-b', '\u0308a'] },
   { name: 'alphanumeric', ok: ['abc123', 'Ünïcode9', '٣'], bad: ['', 'a b', 'a_b', 'a!'] },
@@ -92,22 +212,72 @@ const EXAMPLES: Example[] = [
   { name: 'hex', ok: ['0', 'deadBEEF', '0123456789abcdef'], bad: ['', '0x1f', 'g', 'ab cd'] },
   { name: 'base64', ok: ['QQ==', 'QUI=', 'QUJD', 'SGVsbG8gd29ybGQ=', '+/+/'], bad: ['', 'QQ', 'QQ=', 'Q===', '-_-_', 'QU JD', 'QUJD\n'] },
   { name: 'json', ok: ['{}', '[1,2]', '"x"', '3', 'null', ' {"a": 1} '], bad: ['', '{', "{'a':1}", 'NaN', '[1,]', 'undefined'] },
-  { name: 'date', ok: ['2024-02-29', '2000-02-29', '0001-01-01', '9999-12-31'], bad: ['', '2023-02-29', '1900-02-29', '2024-13-01', '2024-04-31', '2024-1-1', '2024-01-01T00:00:00Z', '2024/01/01'] },
-  { name: 'datetime', ok: ['2024-05-01T12:30:00Z', '2024-05-01t12:30:00z', '2024-05-01 12:30+02:00', '2024-05-01T12:30:00.123456789-05:00', '2024-05-01T12:30:00+0530'], bad: ['', '2024-05-01', '2024-05-01T12:30:00', '2024-05-01T24:00:00Z', '2024-05-01T12:60:00Z', '2016-12-31T23:59:60Z', '2024-02-30T00:00:00Z', '2024-05-01T12:30:00+24:00'] },
+  {
+    name: 'date',
+    ok: ['2024-02-29', '2000-02-29', '0001-01-01', '9999-12-31'],
+    bad: ['', '2023-02-29', '1900-02-29', '2024-13-01', '2024-04-31', '2024-1-1', '2024-01-01T00:00:00Z', '2024/01/01'],
+  },
+  {
+    name: 'datetime',
+    ok: ['2024-05-01T12:30:00Z', '2024-05-01t12:30:00z', '2024-05-01 12:30+02:00', '2024-05-01T12:30:00.123456789-05:00', '2024-05-01T12:30:00+0530'],
+    bad: [
+      '',
+      '2024-05-01',
+      '2024-05-01T12:30:00',
+      '2024-05-01T24:00:00Z',
+      '2024-05-01T12:60:00Z',
+      '2016-12-31T23:59:60Z',
+      '2024-02-30T00:00:00Z',
+      '2024-05-01T12:30:00+24:00',
+    ],
+  },
   { name: 'before', args: ['2024-01-01'], type: 'date', ok: ['2023-12-31', '1999-01-01'], bad: ['2024-01-01', '2024-01-02'] },
-  { name: 'before', args: ['2024-01-01T00:00:00Z'], type: 'datetime', ok: ['2023-12-31T23:59:59.999Z', '2024-01-01T00:30:00+01:00'], bad: ['2024-01-01T00:00:00Z', '2024-01-01T01:00:00+01:00', '2024-01-01T00:00:00.001Z'] },
+  {
+    name: 'before',
+    args: ['2024-01-01T00:00:00Z'],
+    type: 'datetime',
+    ok: ['2023-12-31T23:59:59.999Z', '2024-01-01T00:30:00+01:00'],
+    bad: ['2024-01-01T00:00:00Z', '2024-01-01T01:00:00+01:00', '2024-01-01T00:00:00.001Z'],
+  },
   { name: 'before', args: ['now'], type: 'date', ok: ['2000-01-01'], bad: ['9999-01-01'] },
   { name: 'before', args: ['2024-01-01'], type: 'text', ok: ['2023-12-31', '2023-12-31T23:59:59Z'], bad: ['2024-01-01', 'yesterday', ''] },
   { name: 'after', args: ['2024-01-01'], type: 'date', ok: ['2024-01-02'], bad: ['2024-01-01', '2023-12-31'] },
   { name: 'after', args: ['now'], type: 'datetime', ok: ['9999-01-01T00:00:00Z'], bad: ['2000-01-01T00:00:00Z'] },
   { name: 'same', args: ['password'], ok: [], bad: [] },
-  { name: 'image', type: 'file', ok: [upload(PNG, 'a.png'), upload('image/jpeg', 'x.jpg'), upload('image/gif', 'x'), upload('image/webp', 'x.webp'), upload(PNG, 'renamed.pdf')], bad: [upload(PDF, 'a.png'), upload('text/plain', 'a.png'), upload('application/octet-stream', 'a.png'), uploadedFromBytes('empty.png', new Uint8Array(0))] },
-  { name: 'document', type: 'file', ok: [upload(PDF, 'a.pdf'), upload('application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'a.docx'), upload('application/vnd.oasis.opendocument.text', 'a.odt'), upload('text/plain', 'a.txt')], bad: [upload(PNG, 'a.pdf'), upload('application/zip', 'a.docx'), upload('application/octet-stream', 'a.pdf')] },
+  {
+    name: 'image',
+    type: 'file',
+    ok: [upload(PNG, 'a.png'), upload('image/jpeg', 'x.jpg'), upload('image/gif', 'x'), upload('image/webp', 'x.webp'), upload(PNG, 'renamed.pdf')],
+    bad: [upload(PDF, 'a.png'), upload('text/plain', 'a.png'), upload('application/octet-stream', 'a.png'), uploadedFromBytes('empty.png', new Uint8Array(0))],
+  },
+  {
+    name: 'document',
+    type: 'file',
+    ok: [
+      upload(PDF, 'a.pdf'),
+      upload('application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'a.docx'),
+      upload('application/vnd.oasis.opendocument.text', 'a.odt'),
+      upload('text/plain', 'a.txt'),
+    ],
+    bad: [upload(PNG, 'a.pdf'), upload('application/zip', 'a.docx'), upload('application/octet-stream', 'a.pdf')],
+  },
   { name: 'mime', args: ['image/png', 'application/pdf'], type: 'file', ok: [upload(PNG, 'a'), upload(PDF, 'a')], bad: [upload('image/jpeg', 'a.png')] },
   { name: 'mime', args: ['image/*'], type: 'file', ok: [upload('image/heic', 'a'), upload('image/x-icon', 'a')], bad: [upload(PDF, 'a.png')] },
   { name: 'max_size', args: ['1KB'], type: 'file', ok: [upload(PNG, 'a.png', 1024), upload(PNG, 'a.png', 100)], bad: [upload(PNG, 'a.png', 1025)] },
-  { name: 'max_size', args: ['100'], type: 'file', ok: [upload('text/plain', 'a.txt', 100), uploadedFromBytes('e', new Uint8Array(0))], bad: [upload('text/plain', 'a.txt', 101)] },
-  { name: 'extension', args: ['png', '.JPG'], type: 'file', ok: [upload(PDF, 'a.png'), upload(PDF, 'A.PNG'), upload(PDF, 'photo.jpg'), upload(PDF, 'dir/x.Jpg')], bad: [upload(PNG, 'a.pngx'), upload(PNG, 'png'), upload(PNG, '.png'), upload(PNG, 'a.png.exe'), upload(PNG, 'a.png/x')] },
+  {
+    name: 'max_size',
+    args: ['100'],
+    type: 'file',
+    ok: [upload('text/plain', 'a.txt', 100), uploadedFromBytes('e', new Uint8Array(0))],
+    bad: [upload('text/plain', 'a.txt', 101)],
+  },
+  {
+    name: 'extension',
+    args: ['png', '.JPG'],
+    type: 'file',
+    ok: [upload(PDF, 'a.png'), upload(PDF, 'A.PNG'), upload(PDF, 'photo.jpg'), upload(PDF, 'dir/x.Jpg')],
+    bad: [upload(PNG, 'a.pngx'), upload(PNG, 'png'), upload(PNG, '.png'), upload(PNG, 'a.png.exe'), upload(PNG, 'a.png/x')],
+  },
   { name: 'extension', args: ['tar.gz'], type: 'file', ok: [upload(PDF, 'a.tar.gz')], bad: [upload(PDF, 'a.gz'), upload(PDF, '.tar.gz')] },
 ];
 
@@ -183,7 +353,10 @@ describe('validation plugin: accepts and rejects at the edges', () => {
 
   test('every example set covers all 43 validators', () => {
     const covered = new Set(EXAMPLES.map((e) => e.name));
-    assert.deepEqual(VALIDATOR_NAMES.filter((n) => !covered.has(n)), []);
+    assert.deepEqual(
+      VALIDATOR_NAMES.filter((n) => !covered.has(n)),
+      [],
+    );
   });
 });
 

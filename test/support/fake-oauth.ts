@@ -26,7 +26,13 @@ export const FAKE_CLIENT_SECRET = 'secret-456';
 export const FAKE_PEOPLE = {
   google: { sub: '109876543210', email: 'ada@example.com', email_verified: true, name: 'Ada Lovelace', picture: 'https://example.com/ada.png' },
   github: { id: 583231, login: 'octocat', name: 'The Octocat', avatar_url: 'https://example.com/octocat.png', email: 'octo@example.com' },
-  microsoft: { tid: '9188040d-6c67-4c5b-b112-36a304b66dad', oid: '00000000-0000-0000-66f3-3332eca7ea81', sub: 'AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ', email: 'grace@example.com', name: 'Grace Hopper' },
+  microsoft: {
+    tid: '9188040d-6c67-4c5b-b112-36a304b66dad',
+    oid: '00000000-0000-0000-66f3-3332eca7ea81',
+    sub: 'AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ',
+    email: 'grace@example.com',
+    name: 'Grace Hopper',
+  },
 } as const;
 
 /** Knobs a test turns to make the fake misbehave like a real provider can. */
@@ -146,7 +152,8 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
       provider === 'google'
         ? { email: person.email, email_verified: behaviour.googleEmailVerified, name: person.name, picture: FAKE_PEOPLE.google.picture }
         : { tid: FAKE_PEOPLE.microsoft.tid, oid: FAKE_PEOPLE.microsoft.oid, email: person.email, name: person.name };
-    const issuer = provider === 'google' ? behaviour.googleIssuer : (behaviour.microsoftIssuer ?? `https://login.microsoftonline.com/${FAKE_PEOPLE.microsoft.tid}/v2.0`);
+    const issuer =
+      provider === 'google' ? behaviour.googleIssuer : (behaviour.microsoftIssuer ?? `https://login.microsoftonline.com/${FAKE_PEOPLE.microsoft.tid}/v2.0`);
     const nonceClaim = behaviour.nonce ?? nonce;
     if (nonceClaim !== null) claims.nonce = nonceClaim;
     return new SignJWT(claims)
@@ -164,7 +171,8 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     if (query.get('client_id') !== FAKE_CLIENT_ID) return json(res, 400, { error: 'invalid_client' });
     if (redirectUri !== redirects.get(provider)) return json(res, 400, { error: 'redirect_uri_mismatch', got: redirectUri });
     if (query.get('response_type') !== 'code') return json(res, 400, { error: 'unsupported_response_type' });
-    if (query.get('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(query.get('code_challenge') ?? '')) return json(res, 400, { error: 'invalid_request', detail: 'PKCE S256 required' });
+    if (query.get('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(query.get('code_challenge') ?? ''))
+      return json(res, 400, { error: 'invalid_request', detail: 'PKCE S256 required' });
     if (provider !== 'github' && !query.get('nonce')) return json(res, 400, { error: 'invalid_request', detail: 'nonce required' });
     const back = new URL(redirectUri);
     back.searchParams.set('state', query.get('state') ?? '');
@@ -183,7 +191,8 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     if (behaviour.tokenDelayMs > 0) await new Promise((r) => setTimeout(r, behaviour.tokenDelayMs));
     // GitHub answers failures with 200 and an `error` field; the OIDC providers with 400.
     const fail = (error: string) => json(res, provider === 'github' ? 200 : 400, { error, error_description: `fake: ${error}` });
-    if (form.get('client_id') !== FAKE_CLIENT_ID || form.get('client_secret') !== FAKE_CLIENT_SECRET) return fail(provider === 'github' ? 'incorrect_client_credentials' : 'invalid_client');
+    if (form.get('client_id') !== FAKE_CLIENT_ID || form.get('client_secret') !== FAKE_CLIENT_SECRET)
+      return fail(provider === 'github' ? 'incorrect_client_credentials' : 'invalid_client');
     if (provider !== 'github' && form.get('grant_type') !== 'authorization_code') return fail('unsupported_grant_type');
     const code = form.get('code') ?? '';
     const grant = grants.get(code);
@@ -191,7 +200,8 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     if (grant === undefined || grant.provider !== provider) return fail(provider === 'github' ? 'bad_verification_code' : 'invalid_grant');
     if (form.get('redirect_uri') !== grant.redirectUri) return fail(provider === 'github' ? 'redirect_uri_mismatch' : 'invalid_grant');
     const verifier = form.get('code_verifier') ?? '';
-    if (b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge) return fail(provider === 'github' ? 'bad_verification_code' : 'invalid_grant');
+    if (b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge)
+      return fail(provider === 'github' ? 'bad_verification_code' : 'invalid_grant');
     const accessToken = b64url(randomBytes(24));
     tokens.set(accessToken, provider);
     const body: Record<string, unknown> = { access_token: accessToken, token_type: provider === 'github' ? 'bearer' : 'Bearer', scope: 'openid email profile' };
@@ -224,10 +234,17 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
       case 'userinfo': {
         if (!bearer(req, provider)) return json(res, 401, { error: 'invalid_token' });
         const p = provider === 'google' ? FAKE_PEOPLE.google : FAKE_PEOPLE.microsoft;
-        return json(res, 200, provider === 'google' ? { ...p, sub: behaviour.googleSub ?? p.sub, email_verified: behaviour.googleEmailVerified } : { sub: p.sub, email: p.email, name: p.name, picture: 'https://graph.microsoft.com/v1.0/me/photo/$value' });
+        return json(
+          res,
+          200,
+          provider === 'google'
+            ? { ...p, sub: behaviour.googleSub ?? p.sub, email_verified: behaviour.googleEmailVerified }
+            : { sub: p.sub, email: p.email, name: p.name, picture: 'https://graph.microsoft.com/v1.0/me/photo/$value' },
+        );
       }
       case 'user':
-        if (!req.headers['user-agent']) return json(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
+        if (!req.headers['user-agent'])
+          return json(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
         if (!bearer(req, 'github')) return json(res, 401, { message: 'Bad credentials' });
         return json(res, 200, { ...FAKE_PEOPLE.github, email: behaviour.githubPublicEmail });
       case 'emails':
@@ -257,7 +274,12 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     env(provider) {
       const P = provider.toUpperCase();
       const base = `${url}/${provider}`;
-      const common = { [`${P}_CLIENT_ID`]: FAKE_CLIENT_ID, [`${P}_CLIENT_SECRET`]: FAKE_CLIENT_SECRET, [`${P}_AUTH_URL`]: `${base}/authorize`, [`${P}_TOKEN_URL`]: `${base}/token` };
+      const common = {
+        [`${P}_CLIENT_ID`]: FAKE_CLIENT_ID,
+        [`${P}_CLIENT_SECRET`]: FAKE_CLIENT_SECRET,
+        [`${P}_AUTH_URL`]: `${base}/authorize`,
+        [`${P}_TOKEN_URL`]: `${base}/token`,
+      };
       if (provider === 'github') return { ...common, GITHUB_USER_URL: `${base}/user`, GITHUB_EMAILS_URL: `${base}/emails` };
       return { ...common, [`${P}_USERINFO_URL`]: `${base}/userinfo`, [`${P}_JWKS_URL`]: `${base}/jwks` };
     },
@@ -311,7 +333,12 @@ route GET /auth/${p}/callback {
  * Serves the app in `dir` against `fake`: every provider configured in `env` (read per request),
  * `PUBLIC_URL` set once the server listens, and each provider told to expect the callback there.
  */
-export async function serveAgainstFake(fake: FakeOAuth, dir: string, env: Record<string, string>, logger: Logger = captureLogger()): Promise<{ app: App; server: RunningServer }> {
+export async function serveAgainstFake(
+  fake: FakeOAuth,
+  dir: string,
+  env: Record<string, string>,
+  logger: Logger = captureLogger(),
+): Promise<{ app: App; server: RunningServer }> {
   Object.assign(env, fake.env('google'), fake.env('github'), fake.env('microsoft'));
   const app = await loadApp(dir, { cache: false, logger, settings: { env } });
   const server = await startServer(app, { port: 0, host: '127.0.0.1' });

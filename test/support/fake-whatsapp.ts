@@ -55,7 +55,11 @@ const VERSION = 'v23.0';
 
 function cloudError(res: ServerResponse, status: number, code: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ error: { message, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details: message }, fbtrace_id: 'AbCdEf123' } }));
+  res.end(
+    JSON.stringify({
+      error: { message, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details: message }, fbtrace_id: 'AbCdEf123' },
+    }),
+  );
 }
 
 const E164 = /^\+[1-9][0-9]{7,14}$/;
@@ -141,10 +145,17 @@ export async function startFakeWhatsApp(options: { token?: string; phoneNumberId
       res.end('<html>maintenance</html>');
       return;
     }
-    if (behaviour !== undefined && 'error' in behaviour) return cloudError(res, STATUS_BY_CODE[behaviour.error] ?? 400, behaviour.error, `error ${behaviour.error}`);
+    if (behaviour !== undefined && 'error' in behaviour)
+      return cloudError(res, STATUS_BY_CODE[behaviour.error] ?? 400, behaviour.error, `error ${behaviour.error}`);
     if (behaviour !== undefined && 'delayMs' in behaviour) await new Promise((r) => setTimeout(r, behaviour.delayMs));
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ messaging_product: 'whatsapp', contacts: [{ input: message.to, wa_id: message.to.slice(1) }], messages: [{ id: `wamid.fake${++sequence}` }] }));
+    res.end(
+      JSON.stringify({
+        messaging_product: 'whatsapp',
+        contacts: [{ input: message.to, wa_id: message.to.slice(1) }],
+        messages: [{ id: `wamid.fake${++sequence}` }],
+      }),
+    );
   };
 
   const server: Server = createServer((req, res) => {

@@ -45,12 +45,15 @@ export function pair(line: string): string {
 /** One request to 127.0.0.1:`port` on `agent` (keep-alive connections shared by a load), a JSON body when given; the status and the body text. */
 export function send(agent: Agent, port: number, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path, method, agent, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.once('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
@@ -97,7 +100,10 @@ export function sendFresh(url: string, options: { method?: string; body?: unknow
 }
 
 /** Sends to every URL at once, each on its own connection; the replies in the same order. */
-export function sendAll(urls: readonly string[], options: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number }): Promise<Reply[]> {
+export function sendAll(
+  urls: readonly string[],
+  options: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs: number },
+): Promise<Reply[]> {
   return Promise.all(urls.map((url) => sendFresh(url, options)));
 }
 

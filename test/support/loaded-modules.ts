@@ -30,7 +30,11 @@ export function loadedPackages(file: string): string[] {
 
 /** How many modules of rvm itself (its dist/ folder) the recorded process loaded. */
 export function loadedOwnModules(file: string): number {
-  const own = new Set(readFileSync(file, 'utf8').split('\n').filter((line) => /\/dist\/.*\.js$/.test(line) && !line.includes('/node_modules/')));
+  const own = new Set(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => /\/dist\/.*\.js$/.test(line) && !line.includes('/node_modules/')),
+  );
   return own.size;
 }
 
@@ -39,5 +43,12 @@ const file = process.env[FILE_VARIABLE];
 if (file !== undefined) {
   register(new URL('./loaded-modules-hooks.js', import.meta.url), { data: { file } });
   const cache = createRequire(import.meta.url).cache;
-  process.on('exit', () => appendFileSync(file, Object.keys(cache).map((path) => `${pathToFileURL(path).href}\n`).join('')));
+  process.on('exit', () =>
+    appendFileSync(
+      file,
+      Object.keys(cache)
+        .map((path) => `${pathToFileURL(path).href}\n`)
+        .join(''),
+    ),
+  );
 }

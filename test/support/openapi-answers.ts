@@ -99,7 +99,8 @@ export class AnswerLog {
     const operation = doc.paths?.[route.openapiPath]?.[method.toLowerCase()] as Doc | undefined;
     if (operation === undefined) return `no operation ${method.toLowerCase()} ${route.openapiPath}`;
     const response = (operation.responses?.[String(answer.status)] ?? operation.responses?.default) as Doc | undefined;
-    if (response === undefined) return `status ${answer.status} is not documented for ${method} ${route.openapiPath} (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`;
+    if (response === undefined)
+      return `status ${answer.status} is not documented for ${method} ${route.openapiPath} (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`;
     const mediaType = answer.contentType?.split(';')[0].trim().toLowerCase();
     if (answer.body === '' || answer.method === 'HEAD') return null;
     if (mediaType === undefined) return 'a body without a content-type';
@@ -116,7 +117,8 @@ export class AnswerLog {
 /** The route serving `method url`: of those matching, the one with the fewest dynamic segments. */
 function routeOf(patterns: readonly RoutePattern[], method: string, url: string): RouteInfo | undefined {
   const path = url.split('?')[0]!;
-  return patterns.filter((p) => (p.route.method === method || p.route.method === 'ANY') && p.pattern.test(path)).sort((a, b) => a.dynamic - b.dynamic)[0]?.route;
+  return patterns.filter((p) => (p.route.method === method || p.route.method === 'ANY') && p.pattern.test(path)).sort((a, b) => a.dynamic - b.dynamic)[0]
+    ?.route;
 }
 
 function routePattern(route: RouteInfo): RoutePattern {

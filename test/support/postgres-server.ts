@@ -38,10 +38,14 @@ export interface PostgresServer {
 
 /** The bin directory of the newest installed PostgreSQL, or an error saying how to install one. */
 export function findPostgresBin(): string {
-  const versions = existsSync(PG_ROOT) ? readdirSync(PG_ROOT).filter((v) => existsSync(join(PG_ROOT, v, 'bin', 'initdb')) && existsSync(join(PG_ROOT, v, 'bin', 'pg_ctl'))) : [];
+  const versions = existsSync(PG_ROOT)
+    ? readdirSync(PG_ROOT).filter((v) => existsSync(join(PG_ROOT, v, 'bin', 'initdb')) && existsSync(join(PG_ROOT, v, 'bin', 'pg_ctl')))
+    : [];
   versions.sort((a, b) => Number(b) - Number(a));
   if (versions.length === 0) {
-    throw new Error(`PostgreSQL is not installed (no ${PG_ROOT}/*/bin/initdb): run .ci/run, which installs Debian's postgresql package, or apt-get install postgresql`);
+    throw new Error(
+      `PostgreSQL is not installed (no ${PG_ROOT}/*/bin/initdb): run .ci/run, which installs Debian's postgresql package, or apt-get install postgresql`,
+    );
   }
   return join(PG_ROOT, versions[0]!, 'bin');
 }
@@ -60,7 +64,8 @@ const PG_RUN_TIMEOUT_MS = (PG_CTL_WAIT_SECONDS + 10) * 1000;
 function pgRun(program: string, args: string[]): void {
   const [command, argv] = pgCommand(program, args);
   const result = spawnSync(command, argv, { encoding: 'utf8', timeout: PG_RUN_TIMEOUT_MS });
-  if (result.status !== 0) throw new Error(`${basename(program)} ${args.join(' ')} failed (${result.status ?? result.signal}): ${result.stderr || result.stdout || result.error}`);
+  if (result.status !== 0)
+    throw new Error(`${basename(program)} ${args.join(' ')} failed (${result.status ?? result.signal}): ${result.stderr || result.stdout || result.error}`);
 }
 
 /** As pgRun, without blocking the event loop. */

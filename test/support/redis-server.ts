@@ -61,11 +61,30 @@ function ping(port: number): Promise<boolean> {
 /** Starts and returns a throwaway server. */
 export async function startRedis(): Promise<RedisServer> {
   if (!existsSync(REDIS_SERVER_BIN)) {
-    throw new Error(`Redis is not installed (no ${REDIS_SERVER_BIN}): run .ci/run, which installs Debian's redis-server package, or apt-get install redis-server`);
+    throw new Error(
+      `Redis is not installed (no ${REDIS_SERVER_BIN}): run .ci/run, which installs Debian's redis-server package, or apt-get install redis-server`,
+    );
   }
   const dir = mkdtempSync(join(tmpdir(), 'rvm-redis-'));
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--daemonize', 'no', '--logfile', join(dir, 'log')];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--protected-mode',
+    'yes',
+    '--daemonize',
+    'no',
+    '--logfile',
+    join(dir, 'log'),
+  ];
   let child: ChildProcess | null = null;
 
   const start = async (): Promise<void> => {

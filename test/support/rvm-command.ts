@@ -34,6 +34,11 @@ export async function rvm(argv: readonly string[], env: NodeJS.ProcessEnv = {}):
 
 /** Runs `rvm ...argv` as its own process (the binary), in `cwd`, with `env` over this process's environment. */
 export function rvmProcess(argv: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): RvmResult {
-  const r = spawnSync(process.execPath, [RVM_CLI, ...argv], { cwd: options.cwd, encoding: 'utf8', env: { ...process.env, RVM_DEBUG: '', ...options.env }, timeout: SPAWNED_TIMEOUT_MS });
+  const r = spawnSync(process.execPath, [RVM_CLI, ...argv], {
+    cwd: options.cwd,
+    encoding: 'utf8',
+    env: { ...process.env, RVM_DEBUG: '', ...options.env },
+    timeout: SPAWNED_TIMEOUT_MS,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

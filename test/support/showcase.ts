@@ -23,9 +23,18 @@ export const DEMO_ACCOUNTS = {
  * sends. showcase-auth checks the originals against DEMO_ACCOUNTS' passwords.
  */
 export const DEMO_HASHES: ReadonlyMap<string, string> = new Map([
-  ['$argon2id$v=19$m=65536,t=3,p=4$X3nKg9OrNPC/VGqwuFmVow$GyeEpkoqnzh+6trT9nunQMf8yWRXNA7l5WJMDI8xzQ8', '$argon2id$v=19$m=8,t=1,p=1$8O6JgE3os/3bZ9SppdVLZQ$5UOH1z9FhKckj6uHTecjoxpqDvxlb6BVxg1auQv/gCQ'],
-  ['$argon2id$v=19$m=65536,t=3,p=4$TYatFlii/XAqgHdEyDp1SQ$Z+PlovLAmbExmYxvmltVePLKr8ASU/seYYBt56aOqXg', '$argon2id$v=19$m=8,t=1,p=1$LKO4Y5gvR3ev9jzB/CYFAw$Q7p+qzvweLnL5Zu8dq/SNGVD9Vcu/mVEEnDsBWp8KLw'],
-  ['$argon2id$v=19$m=65536,t=3,p=4$Qz+U0XaaYKa3MlQjPvG9jw$9JPUSCGosF2Mk4ReuoRtn7HpEBQ+puGGFF8Lz4oXh3g', '$argon2id$v=19$m=8,t=1,p=1$jqC3q0Nb3QvGoC3ycGMEaQ$FtNVGeHBBGI5aWAAYd+Dwbpy9oL69tBwvOIV03CP8Ek'],
+  [
+    '$argon2id$v=19$m=65536,t=3,p=4$X3nKg9OrNPC/VGqwuFmVow$GyeEpkoqnzh+6trT9nunQMf8yWRXNA7l5WJMDI8xzQ8',
+    '$argon2id$v=19$m=8,t=1,p=1$8O6JgE3os/3bZ9SppdVLZQ$5UOH1z9FhKckj6uHTecjoxpqDvxlb6BVxg1auQv/gCQ',
+  ],
+  [
+    '$argon2id$v=19$m=65536,t=3,p=4$TYatFlii/XAqgHdEyDp1SQ$Z+PlovLAmbExmYxvmltVePLKr8ASU/seYYBt56aOqXg',
+    '$argon2id$v=19$m=8,t=1,p=1$LKO4Y5gvR3ev9jzB/CYFAw$Q7p+qzvweLnL5Zu8dq/SNGVD9Vcu/mVEEnDsBWp8KLw',
+  ],
+  [
+    '$argon2id$v=19$m=65536,t=3,p=4$Qz+U0XaaYKa3MlQjPvG9jw$9JPUSCGosF2Mk4ReuoRtn7HpEBQ+puGGFF8Lz4oXh3g',
+    '$argon2id$v=19$m=8,t=1,p=1$jqC3q0Nb3QvGoC3ycGMEaQ$FtNVGeHBBGI5aWAAYd+Dwbpy9oL69tBwvOIV03CP8Ek',
+  ],
 ]);
 
 const ARGON2_HASH = /\$argon2id\$[^']+/g;

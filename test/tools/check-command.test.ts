@@ -74,11 +74,18 @@ describe('rvm check: every diagnostic in one run', () => {
     });
     const r = await check(target);
     assert.equal(r.status, 1, r.stdout);
-    assert.deepEqual(r.heads, ['a.rvm:2:7 E_EXPECTED_EXPRESSION', 'api/c.rvm:2:7 E_UNDEFINED_NAME', 'b.rvm:3:16 E_UNKNOWN_VALIDATOR', 'b.rvm:5:15 E_UNKNOWN_FUNCTION']);
+    assert.deepEqual(r.heads, [
+      'a.rvm:2:7 E_EXPECTED_EXPRESSION',
+      'api/c.rvm:2:7 E_UNDEFINED_NAME',
+      'b.rvm:3:16 E_UNKNOWN_VALIDATOR',
+      'b.rvm:5:15 E_UNKNOWN_FUNCTION',
+    ]);
   });
 
   test('a syntax error in GET /y does not hide the unknown function in GET /x before it', async () => {
-    const target = app(dir, 'xy', { 'app.rvm': 'route GET /x {\n  response.ok(jsn_parse(request.query.raw))\n}\n\nroute GET /y {\n  response.ok((1 + ))\n}\n' });
+    const target = app(dir, 'xy', {
+      'app.rvm': 'route GET /x {\n  response.ok(jsn_parse(request.query.raw))\n}\n\nroute GET /y {\n  response.ok((1 + ))\n}\n',
+    });
     const r = await check(target);
     assert.equal(r.status, 1, r.stdout);
     assert.deepEqual(r.heads, ['app.rvm:2:15 E_UNKNOWN_FUNCTION', 'app.rvm:6:20 E_EXPECTED_EXPRESSION']);
@@ -86,12 +93,13 @@ describe('rvm check: every diagnostic in one run', () => {
 
   test('arity messages read "takes 1 argument" / "takes 2 arguments" for fns, guards, natives and validators alike', async () => {
     const target = app(dir, 'arity', {
-      'app.rvm': [
-        'fn one(a) {\n  return a\n}',
-        'fn two(a, b) {\n  return a\n}',
-        'guard_definition staff(role) {\n}',
-        'route POST /x {\n  guard staff\n  validate {\n    n: int @min()\n    s: text @range(1)\n  }\n  response.ok([one(1, 2), two(1), len()])\n}',
-      ].join('\n') + '\n',
+      'app.rvm':
+        [
+          'fn one(a) {\n  return a\n}',
+          'fn two(a, b) {\n  return a\n}',
+          'guard_definition staff(role) {\n}',
+          'route POST /x {\n  guard staff\n  validate {\n    n: int @min()\n    s: text @range(1)\n  }\n  response.ok([one(1, 2), two(1), len()])\n}',
+        ].join('\n') + '\n',
     });
     const r = await check(target);
     assert.equal(r.status, 1, r.stdout);
@@ -113,7 +121,10 @@ describe('rvm check: every diagnostic in one run', () => {
     });
     await assert.rejects(loadApp(target, { cache: false, logger: captureLogger() }), (e: unknown) => {
       assert.ok(e instanceof DiagnosticError);
-      assert.deepEqual(e.diagnostics.map((d) => `${d.file}:${d.line} ${d.code}`), ['a.rvm:5 E_EXPECTED_EXPRESSION', 'b.rvm:2 E_UNKNOWN_FUNCTION']);
+      assert.deepEqual(
+        e.diagnostics.map((d) => `${d.file}:${d.line} ${d.code}`),
+        ['a.rvm:5 E_EXPECTED_EXPRESSION', 'b.rvm:2 E_UNKNOWN_FUNCTION'],
+      );
       return true;
     });
   });

@@ -44,7 +44,11 @@ describe('rvm: help, version and usage errors', () => {
   });
 
   test('help COMMAND and COMMAND --help show its options', async () => {
-    for (const args of [['help', 'run'], ['run', '--help'], ['run', '-h']]) {
+    for (const args of [
+      ['help', 'run'],
+      ['run', '--help'],
+      ['run', '-h'],
+    ]) {
       const r = await rvm(args);
       assert.equal(r.status, 0);
       assert.match(r.stdout, /^Usage: rvm run/);
@@ -87,7 +91,7 @@ describe('rvm: help, version and usage errors', () => {
   test('check, routes, openapi and fuzz default to the current folder, as run does', async () => {
     const app = mkdtempSync(join(tmpdir(), 'rvm-cwd-'));
     try {
-      writeFileSync(join(app, 'a.rvm'), "route GET /here { response.ok({ here: true }) }\n");
+      writeFileSync(join(app, 'a.rvm'), 'route GET /here { response.ok({ here: true }) }\n');
       // The binary, started in the app: the only way to give a command its own working directory.
       const inApp = (args: string[]) => rvmProcess(args, { cwd: app });
       assert.equal(inApp(['check']).status, 0);
@@ -152,7 +156,10 @@ describe('rvm on an app', () => {
   test('check: a guard the app has not configured is a located warning (its requests would answer 500), gone once configured', async () => {
     const guarded = join(dir, 'guarded');
     mkdirSync(guarded, { recursive: true });
-    writeFileSync(join(guarded, 'me.rvm'), 'route GET /me {\n  guard auth\n  response.ok(auth_user())\n}\nroute GET /partner {\n  guard api_key\n  response.ok({})\n}\nroute GET /again {\n  guard auth\n  response.ok({})\n}\n');
+    writeFileSync(
+      join(guarded, 'me.rvm'),
+      'route GET /me {\n  guard auth\n  response.ok(auth_user())\n}\nroute GET /partner {\n  guard api_key\n  response.ok({})\n}\nroute GET /again {\n  guard auth\n  response.ok({})\n}\n',
+    );
     const r = await rvm(['check', guarded], { JWT_SECRET: '', API_KEYS: '' });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /^me\.rvm:2:9: warning W_NOT_CONFIGURED: authentication is not configured: set the JWT_SECRET/m);
@@ -194,7 +201,11 @@ describe('rvm on an app', () => {
   });
 
   test('routes, compile and run on a broken app print diagnostics on stderr and exit 1', async () => {
-    for (const args of [['routes', broken], ['compile', broken, '-o', join(dir, 'never.rvmb')], ['run', broken, '--port', '0']]) {
+    for (const args of [
+      ['routes', broken],
+      ['compile', broken, '-o', join(dir, 'never.rvmb')],
+      ['run', broken, '--port', '0'],
+    ]) {
       const r = await rvm(args);
       assert.equal(r.status, 1);
       assert.match(r.stderr, /bad\.rvm:\d+:\d+: error E_[A-Z_]+/);
@@ -238,7 +249,10 @@ describe('rvm on an app', () => {
     const good = readFileSync(join(dir, 'app.rvmb'));
     const damaged = join(dir, 'damaged.rvmb');
     writeFileSync(damaged, good.subarray(0, good.length - 10));
-    for (const args of [['disasm', damaged], ['run', damaged, '--port', '0']]) {
+    for (const args of [
+      ['disasm', damaged],
+      ['run', damaged, '--port', '0'],
+    ]) {
       const line = oneLineError(await rvm(args), 1);
       assert.ok(line.includes('damaged.rvmb'), line);
     }
@@ -316,7 +330,7 @@ describe('rvm on an app', () => {
   });
 
   test('run --prod refuses passwords hashed at test cost, in one process and before forking workers', async (t) => {
-    const testCost = tempApp(t, { 'app.rvm': "route GET / { response.ok({}) }\n", 'rvm.config.json': '{"passwords": {"cost": "test"}}' });
+    const testCost = tempApp(t, { 'app.rvm': 'route GET / { response.ok({}) }\n', 'rvm.config.json': '{"passwords": {"cost": "test"}}' });
     for (const workers of [[], ['--workers', '2']]) {
       assert.match(oneLineError(await rvm(['run', testCost, '--prod', '--port', '0', ...workers]), 1), /"passwords": \{"cost": "test"\} .*--prod refuses it/);
     }

@@ -13,8 +13,9 @@ import { captureLogger } from '../../vm/runtime/log.js';
 import { rvm, type RvmResult } from '../support/rvm-command.js';
 import { tempApp } from '../support/temp-app.js';
 
-const USER = "type User {\n  email: text @unique\n  age?: int\n}\n";
-const ROUTES = "route POST /users {\n  validate {\n    email: text\n    age?: int\n  }\n  response.created(User.create(body))\n}\nroute GET /users {\n  response.ok(User.count())\n}\n";
+const USER = 'type User {\n  email: text @unique\n  age?: int\n}\n';
+const ROUTES =
+  'route POST /users {\n  validate {\n    email: text\n    age?: int\n  }\n  response.created(User.create(body))\n}\nroute GET /users {\n  response.ok(User.count())\n}\n';
 
 /** Runs `rvm db ...args` without DATABASE_URL (the app's SQLite file). */
 function db(...args: string[]): Promise<RvmResult> {
@@ -64,7 +65,10 @@ test('rvm db diff lists a withheld change at its type with its SQL; apply withou
   const diff = await db('diff', dir);
   assert.equal(diff.status, 0, diff.stderr);
   assert.match(diff.stdout, /^would apply: nothing$/m);
-  assert.match(diff.stdout, /^withheld \(rvm db apply --allow-destructive applies them\):\n {2}user\.rvm:1:1 User: field 'age' changed from int to text .*\(destructive\)$/m);
+  assert.match(
+    diff.stdout,
+    /^withheld \(rvm db apply --allow-destructive applies them\):\n {2}user\.rvm:1:1 User: field 'age' changed from int to text .*\(destructive\)$/m,
+  );
   assert.match(diff.stdout, /^ {4}ALTER TABLE "User" DROP COLUMN "age";$/m);
 
   const withheld = await db('apply', dir);
@@ -90,7 +94,7 @@ test('rvm db refuses an unknown action and --allow-destructive with diff (exit 2
   const dir = tempApp(t, USER_APP);
   assert.equal((await db('drop', dir)).status, 2);
   assert.equal((await db('diff', dir, '--allow-destructive')).status, 2);
-  const plain = tempApp(t, { 'a.rvm': "route GET /a {\n  response.ok(1)\n}\n" });
+  const plain = tempApp(t, { 'a.rvm': 'route GET /a {\n  response.ok(1)\n}\n' });
   const r = await db('diff', plain);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /no record types/);

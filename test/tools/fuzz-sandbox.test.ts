@@ -57,7 +57,10 @@ describe('rvm fuzz against a throwaway database', () => {
     assert.equal(report.error, null);
     assert.deepEqual(report.findings, []);
     assert.equal(report.routes[0]!.valid.accepted, 10);
-    const seen = readFileSync(probe, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { dir: string; url: string | null });
+    const seen = readFileSync(probe, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { dir: string; url: string | null });
     assert.ok(seen.length >= 1);
     for (const s of seen) {
       assert.notEqual(s.dir, dir);
@@ -75,7 +78,7 @@ describe('rvm fuzz against a throwaway database', () => {
     const sandbox = makeSandbox(dir, { DATABASE_URL: 'postgres://x/y', SQLITE_PATH: '/var/lib/app/data.sqlite', HOME: '/home/x' });
     assert.deepEqual(sandbox.env, { HOME: '/home/x' });
     assert.deepEqual(JSON.parse(readFileSync(join(sandbox.dir, 'rvm.config.json'), 'utf8')), { database: { pool: 4 }, bodyLimit: '2mb' });
-    assert.deepEqual(JSON.parse(readFileSync(join(dir, 'rvm.config.json'), 'utf8')), config, 'the app\'s own config is untouched');
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, 'rvm.config.json'), 'utf8')), config, "the app's own config is untouched");
     sandbox.remove();
   });
 

@@ -142,7 +142,10 @@ describe('rvm fuzz on the showcase', () => {
 });
 
 describe('rvm fuzz on a buggy app', () => {
-  const dir = tempApp({ after }, { 'routes.rvm': BUGGY_ROUTES, 'lenient.mjs': LENIENT_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./lenient.mjs'] }) });
+  const dir = tempApp(
+    { after },
+    { 'routes.rvm': BUGGY_ROUTES, 'lenient.mjs': LENIENT_PLUGIN, 'rvm.config.json': JSON.stringify({ plugins: ['./lenient.mjs'] }) },
+  );
   let report: FuzzReport;
   before(async () => {
     report = await fuzzApp(dir, { runs: RUNS, seed: 11 });
@@ -151,11 +154,7 @@ describe('rvm fuzz on a buggy app', () => {
   test('exits 1 with one finding of each kind, on the right route and field', () => {
     assert.equal(report.exitCode, 1);
     const found = report.findings.map((f) => `${f.kind} ${f.route} ${f.field ?? '-'} ${f.mutation ?? '-'}`).sort();
-    assert.deepEqual(found, [
-      'invalid_accepted POST /even n rejected by @even',
-      'server_error POST /divide - -',
-      'valid_refused POST /quantity q -',
-    ]);
+    assert.deepEqual(found, ['invalid_accepted POST /even n rejected by @even', 'server_error POST /divide - -', 'valid_refused POST /quantity q -']);
   });
 
   test('a finding carries the status, the body, the log line and a curl command that reproduces it', () => {
@@ -225,7 +224,10 @@ describe('rvm fuzz with uploads', () => {
       },
       {},
     );
-    assert.equal(toCurl(request), `curl -i -X POST 'http://127.0.0.1:3000/avatar' --form-string 'name=O'\\''Brien' -F 'avatar=@'<(printf %s iVBORw== | base64 -d)';filename=a.png'`);
+    assert.equal(
+      toCurl(request),
+      `curl -i -X POST 'http://127.0.0.1:3000/avatar' --form-string 'name=O'\\''Brien' -F 'avatar=@'<(printf %s iVBORw== | base64 -d)';filename=a.png'`,
+    );
   });
 
   test('shell quoting keeps control characters readable', () => {
@@ -248,11 +250,14 @@ describe('rvm fuzz with uploads', () => {
 
 describe('rvm fuzz on apps that cannot run', () => {
   test('an app that does not compile: its diagnostics and exit 1, nothing sent', async (t) => {
-    const dir = tempApp(t, { 'bad.rvm': "route POST /x {\n  validate {\n    email: text @emial\n  }\n  response.ok(body)\n}\n" });
+    const dir = tempApp(t, { 'bad.rvm': 'route POST /x {\n  validate {\n    email: text @emial\n  }\n  response.ok(body)\n}\n' });
     const lines: string[] = [];
     const report = await fuzzApp(dir, { runs: 5, seed: 1, log: (l) => lines.push(l) });
     assert.equal(report.exitCode, 1);
-    assert.deepEqual(report.diagnostics.map((d) => d.code), ['E_UNKNOWN_VALIDATOR']);
+    assert.deepEqual(
+      report.diagnostics.map((d) => d.code),
+      ['E_UNKNOWN_VALIDATOR'],
+    );
     assert.deepEqual(report.routes, []);
     assert.match(lines.join('\n'), /E_UNKNOWN_VALIDATOR/);
   });

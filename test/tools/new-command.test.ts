@@ -63,7 +63,10 @@ describe('rvm new: the app it writes', () => {
       const dir = join(tmp, 'app');
       createApp(dir);
       const build = await buildApp(dir, { cache: false });
-      assert.deepEqual(build.diagnostics.map((d) => `${d.code} ${d.file}:${d.line} ${d.message}`), []);
+      assert.deepEqual(
+        build.diagnostics.map((d) => `${d.code} ${d.file}:${d.line} ${d.message}`),
+        [],
+      );
       assert.ok(build.linked !== null);
       assert.deepEqual(build.linked.routes.map((r) => `${r.meta.method} ${r.meta.path}`).sort(), ['GET /hello', 'POST /hello']);
     }));
@@ -90,7 +93,10 @@ describe('rvm new: the app it writes', () => {
         assert.equal(refused.status, 422);
         const body = refused.json() as { code: string; details: { field: string; rule: string }[] };
         assert.equal(body.code, 'validation_failed');
-        assert.deepEqual(body.details.map((d) => d.field), ['name']);
+        assert.deepEqual(
+          body.details.map((d) => d.field),
+          ['name'],
+        );
         const reference = (await inject(app, { url: '/_app/rest-api/openapi.json' })).json() as { info: { title: string; version: string } };
         assert.deepEqual(reference.info, { ...reference.info, title: 'app', version: NEW_APP_VERSION });
       } finally {
@@ -136,7 +142,10 @@ describe('rvm new: refusal', () => {
       mkdirSync(dir);
       writeFileSync(join(dir, 'hello.rvm'), 'route GET /mine { response.ok(1) }\n');
       const before = snapshot(dir);
-      assert.throws(() => createApp(dir), (e: unknown) => e instanceof AppExistsError && e.code === 'E_APP_EXISTS' && /not empty/.test(e.message));
+      assert.throws(
+        () => createApp(dir),
+        (e: unknown) => e instanceof AppExistsError && e.code === 'E_APP_EXISTS' && /not empty/.test(e.message),
+      );
       assert.deepEqual(snapshot(dir), before);
     }));
 
@@ -159,7 +168,10 @@ describe('rvm new: refusal', () => {
     withTemp((tmp) => {
       const file = join(tmp, 'app');
       writeFileSync(file, 'mine');
-      assert.throws(() => createApp(file), (e: unknown) => e instanceof AppExistsError && e.code === 'E_APP_EXISTS');
+      assert.throws(
+        () => createApp(file),
+        (e: unknown) => e instanceof AppExistsError && e.code === 'E_APP_EXISTS',
+      );
       assert.equal(readFileSync(file, 'utf8'), 'mine');
     }));
 

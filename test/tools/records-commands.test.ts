@@ -12,7 +12,6 @@ import { buildApp } from '../../tools/host.js';
 import { typeRows } from '../../tools/commands/routes.js';
 import { rvm } from '../support/rvm-command.js';
 
-
 const TYPES = `type User {
   email: text @email @unique
   name: text

@@ -30,13 +30,21 @@ export function handModule(file = 'api/users.rvm'): CompiledModule {
         maxStack: 2,
         // prettier-ignore
         code: Int32Array.from([
-          Op.LOAD_AMBIENT, 2, //  0
-          Op.GET_FIELD, 0, //     2
-          Op.STORE_LOCAL, 0, //   4
-          Op.CONST, 0, //         6
-          Op.LOAD_LOCAL, 0, //    8
-          Op.OBJECT, 1, //       10
-          Op.CALL, 0, 1, //      12
+          Op.LOAD_AMBIENT,
+          2, //  0
+          Op.GET_FIELD,
+          0, //     2
+          Op.STORE_LOCAL,
+          0, //   4
+          Op.CONST,
+          0, //         6
+          Op.LOAD_LOCAL,
+          0, //    8
+          Op.OBJECT,
+          1, //       10
+          Op.CALL,
+          0,
+          1, //      12
           Op.POP, //             15
           Op.NULL, //            16
           Op.RETURN, //          17
@@ -112,7 +120,18 @@ export function handModule(file = 'api/users.rvm'): CompiledModule {
     types: [
       {
         name: 'User',
-        fields: [{ name: 'email', type: 'text', optional: false, required: true, decorators: [{ name: 'email', args: [], line: 9, col: 16 }], doc: null, line: 9, col: 3 }],
+        fields: [
+          {
+            name: 'email',
+            type: 'text',
+            optional: false,
+            required: true,
+            decorators: [{ name: 'email', args: [], line: 9, col: 16 }],
+            doc: null,
+            line: 9,
+            col: 3,
+          },
+        ],
         doc: 'A user',
         line: 8,
         col: 1,

@@ -22,7 +22,11 @@ export const callN = (f: string, args: A.Expr[] = [], p = P0): A.CallExpr => cal
 export const callM = (x: string, m: string, args: A.Expr[] = [], p = P0): A.CallExpr => call(member(name(x, p), m, p), args, p);
 export const tmpl = (parts: (string | A.Expr)[], p = P0): A.TemplateExpr => ({ kind: 'Template', parts, ...p });
 export const list = (items: A.Expr[], p = P0): A.ListExpr => ({ kind: 'List', items, ...p });
-export const obj = (entries: [string, A.Expr][], p = P0): A.ObjectExpr => ({ kind: 'Object', entries: entries.map(([key, value]) => ({ key, value, ...p })), ...p });
+export const obj = (entries: [string, A.Expr][], p = P0): A.ObjectExpr => ({
+  kind: 'Object',
+  entries: entries.map(([key, value]) => ({ key, value, ...p })),
+  ...p,
+});
 
 export const block = (body: A.Stmt[], p = P0): A.Block => ({ kind: 'Block', body, ...p });
 export const assign = (target: string | A.NameExpr | A.MemberExpr | A.IndexExpr, value: A.Expr, p = P0): A.AssignStmt => ({
@@ -64,12 +68,7 @@ export const tryS = (body: A.Stmt[], errName: string, handler: A.Stmt[], p = P0)
 });
 export const resp = (entries: [string, A.Expr][], p = P0): A.ResponseStmt => ({ kind: 'Response', fields: obj(entries, p), ...p });
 
-export const field = (
-  n: string,
-  type: string,
-  options: { optional?: boolean; decorators?: A.Decorator[]; doc?: string } = {},
-  p = P0,
-): A.FieldDecl => ({
+export const field = (n: string, type: string, options: { optional?: boolean; decorators?: A.Decorator[]; doc?: string } = {}, p = P0): A.FieldDecl => ({
   name: n,
   optional: options.optional ?? false,
   type,
@@ -86,7 +85,9 @@ export function segments(path: string): A.PathSegment[] {
   return path
     .split('/')
     .filter((s) => s !== '')
-    .map((s) => (s.startsWith(':') ? { kind: 'param', value: s.slice(1) } : s.startsWith('*') ? { kind: 'wildcard', value: s.slice(1) } : { kind: 'static', value: s }));
+    .map((s) =>
+      s.startsWith(':') ? { kind: 'param', value: s.slice(1) } : s.startsWith('*') ? { kind: 'wildcard', value: s.slice(1) } : { kind: 'static', value: s },
+    );
 }
 
 export const route = (

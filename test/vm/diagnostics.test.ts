@@ -25,12 +25,18 @@ describe('sortDiagnostics', () => {
       diagnostic('E_X', 'other', at('a.rvm', 1, 1)),
       diagnostic('E_Y', 'same', at('a.rvm', 1, 1)),
     ];
-    assert.deepEqual(sortDiagnostics(list).map((d) => `${d.code} ${d.message}`), ['E_X same', 'E_X other', 'E_Y same']);
+    assert.deepEqual(
+      sortDiagnostics(list).map((d) => `${d.code} ${d.message}`),
+      ['E_X same', 'E_X other', 'E_Y same'],
+    );
   });
 
   test('DiagnosticError keeps and prints its diagnostics sorted', () => {
     const e = new DiagnosticError([diagnostic('E_B', 'b', at('b.rvm', 1, 1)), diagnostic('E_A', 'a', at('a.rvm', 5, 1))]);
-    assert.deepEqual(e.diagnostics.map((d) => d.code), ['E_A', 'E_B']);
+    assert.deepEqual(
+      e.diagnostics.map((d) => d.code),
+      ['E_A', 'E_B'],
+    );
     assert.ok(e.message.indexOf('E_A') < e.message.indexOf('E_B'));
   });
 });

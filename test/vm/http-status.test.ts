@@ -12,7 +12,10 @@ import { STATUS_ASSET_PATH, renderStatusAsset } from '../../tools/gen-status-ass
 
 test('statuses are listed once, ascending', () => {
   const statuses = STATUSES.map((s) => s.status);
-  assert.deepEqual(statuses, [...new Set(statuses)].sort((a, b) => a - b));
+  assert.deepEqual(
+    statuses,
+    [...new Set(statuses)].sort((a, b) => a - b),
+  );
 });
 
 test("an error status's default code is a catalogue entry answering that status", () => {
@@ -43,7 +46,10 @@ test('reason phrases are the RFC 9110 ones, unnamed statuses have none', () => {
 });
 
 test("the reference page's reason phrases are generated from the table", async () => {
-  assert.ok(readFileSync(STATUS_ASSET_PATH, 'utf8') === renderStatusAsset(), 'stdlib/reference/assets/statuses.js is out of date: run `npx tsc -p . && node dist/tools/gen-status-asset.js`');
+  assert.ok(
+    readFileSync(STATUS_ASSET_PATH, 'utf8') === renderStatusAsset(),
+    'stdlib/reference/assets/statuses.js is out of date: run `npx tsc -p . && node dist/tools/gen-status-asset.js`',
+  );
   const render = (await import(new URL('../../../stdlib/reference/assets/render.js', import.meta.url).href)) as { reason(status: number): string };
   for (const s of STATUSES) assert.equal(render.reason(s.status), s.reason);
   assert.equal(render.reason(299), '');

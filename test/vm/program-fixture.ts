@@ -13,7 +13,18 @@ import type { Value } from '../../vm/values.js';
 export function chunk(code: number[], options: Partial<ChunkData> = {}): ChunkData {
   const lines: number[] = [];
   code.forEach((_, i) => lines.push(i, i + 1, 1));
-  return { name: 'test', kind: 'fn', arity: 0, slots: 0, maxStack: 16, code: Int32Array.from(code), consts: [], lines: Int32Array.from(lines), refs: [], ...options };
+  return {
+    name: 'test',
+    kind: 'fn',
+    arity: 0,
+    slots: 0,
+    maxStack: 16,
+    code: Int32Array.from(code),
+    consts: [],
+    lines: Int32Array.from(lines),
+    refs: [],
+    ...options,
+  };
 }
 
 /** The chunks as one program, every chunk bound, natives by index. */

@@ -59,6 +59,9 @@ describe('readRegularFile', () => {
   });
 
   test('errors of the open itself are thrown as they are', () => {
-    assert.throws(() => readRegularFile(join(dir, 'missing'), 10), (e: NodeJS.ErrnoException) => e.code === 'ENOENT');
+    assert.throws(
+      () => readRegularFile(join(dir, 'missing'), 10),
+      (e: NodeJS.ErrnoException) => e.code === 'ENOENT',
+    );
   });
 });

@@ -14,4 +14,3 @@ export function plantSpecial(dir: string, name: string, kind: 'fifo' | 'dev-zero
   else mkdirSync(path);
   return path;
 }
-

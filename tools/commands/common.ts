@@ -90,7 +90,10 @@ export function parseArgs(argv: readonly string[], spec: CommandSpec): ParsedArg
     const written = eq < 0 ? arg : arg.slice(0, eq);
     const flag = arg.startsWith('--') ? known.find((f) => `--${f.name}` === written) : known.find((f) => f.short !== undefined && `-${f.short}` === written);
     if (!flag) {
-      const suggestion = nearest(written, known.map((f) => `--${f.name}`));
+      const suggestion = nearest(
+        written,
+        known.map((f) => `--${f.name}`),
+      );
       const hint = suggestion ? ` (did you mean '${suggestion}'?)` : ` (see 'rvm help ${spec.name}')`;
       throw new UsageError(`unknown flag '${written}' for 'rvm ${spec.name}'${hint}`);
     }
@@ -138,7 +141,6 @@ export function out(io: CliIo, text: string): void {
 export function err(io: CliIo, text: string): void {
   io.stderr.write(lines(text));
 }
-
 
 /** The rvm package version, read from package.json (without loading the runtime). */
 export function rvmVersion(): string {

@@ -42,7 +42,10 @@ export function commandHelp(c: CommandSpec): string {
 
 /** The "unknown command" usage error, with a suggestion when one is close. */
 export function unknownCommand(name: string, commands: readonly CommandSpec[]): UsageError {
-  const suggestion = nearest(name, commands.map((c) => c.name));
+  const suggestion = nearest(
+    name,
+    commands.map((c) => c.name),
+  );
   return new UsageError(`unknown command '${name}' ${suggestion ? `(did you mean '${suggestion}'?)` : "(see 'rvm help')"}`);
 }
 

@@ -66,7 +66,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "show (diff) or apply the schema changes of an app's records (default: .)",
     description:
       "Compares the app's types with its database (the one 'rvm run' uses: .rvm/data.sqlite, SQLITE_PATH or database.sqlite, or DATABASE_URL) and prints the plan:\n" +
-      "the changes a start applies by itself, and those it withholds (a field removed, a type changed…) with their SQL.\n" +
+      'the changes a start applies by itself, and those it withholds (a field removed, a type changed…) with their SQL.\n' +
       "'apply' makes the additive changes; withheld ones only with --allow-destructive (else it lists them and exits 1).",
     flags: [{ name: 'allow-destructive', doc: 'apply: also make withheld changes (columns and their data are dropped)' }],
     run: async (args: ParsedArgs, io: CliIo) => (await import('./db.js')).dbCommand(args, io),

@@ -50,7 +50,14 @@ export function typeRows(modules: readonly CompiledModule[]): string[][] {
 /** Aligns rows into columns two spaces apart, with no trailing blanks. */
 export function formatTable(rows: readonly string[][]): string {
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  return rows.map((row) => row.map((c, col) => (col === row.length - 1 ? c : c.padEnd(widths[col]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((c, col) => (col === row.length - 1 ? c : c.padEnd(widths[col]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** Runs `rvm routes`. */

@@ -78,7 +78,9 @@ export const EPHEMERAL_SECRET_WARNING =
  */
 function refuseTestSettings(o: RunOptions, settings: AppSettings): void {
   if (o.prod && passwordCost(settings) === 'test') {
-    throw new CliError('rvm.config.json: "passwords": {"cost": "test"} hashes passwords at the smallest Argon2 cost, for tests only: --prod refuses it (remove the setting)');
+    throw new CliError(
+      'rvm.config.json: "passwords": {"cost": "test"} hashes passwords at the smallest Argon2 cost, for tests only: --prod refuses it (remove the setting)',
+    );
   }
 }
 
@@ -158,7 +160,13 @@ async function serve(o: RunOptions, io: CliIo, workerStore?: WorkerStore): Promi
     await running.close();
     await app.close();
   };
-  return { running: { url: running.url, port: running.port, server: running.server, close }, log: app.log, reference: referenceAccess(app.settings).enabled, store: app.storeDescription, announced: [...app.announcements] };
+  return {
+    running: { url: running.url, port: running.port, server: running.server, close },
+    log: app.log,
+    reference: referenceAccess(app.settings).enabled,
+    store: app.storeDescription,
+    announced: [...app.announcements],
+  };
 }
 
 /**

@@ -188,7 +188,15 @@ export function encodeModule(m: CompiledModule): Uint8Array {
   const chunks = m.chunks.map((c) => pack({ ...c, code: int32Bytes(c.code), lines: int32Bytes(c.lines) }));
   const routes = m.routes.map((r) => ({ ...r, responses: pack(r.responses) }));
   const callables = (list: CallableMeta[]) => list.map((c) => (c.responses === undefined ? c : { ...c, responses: pack(c.responses) }));
-  const body: Record<string, unknown> = { file: m.file, chunks, routes, functions: callables(m.functions), guards: callables(m.guards), types: m.types, middleware: m.middleware };
+  const body: Record<string, unknown> = {
+    file: m.file,
+    chunks,
+    routes,
+    functions: callables(m.functions),
+    guards: callables(m.guards),
+    types: m.types,
+    middleware: m.middleware,
+  };
   if (m.middlewareMeta !== undefined) body.middlewareMeta = { ...m.middlewareMeta, responses: pack(m.middlewareMeta.responses) };
   return encodeEnvelope(ARTEFACT_MAGIC, { compiler, sourceHash, plugins }, body);
 }
@@ -228,7 +236,10 @@ export function decodeCachedModule(bytes: Uint8Array, expect: { compiler: string
     for (const c of b.functions) unpackOnFirstRead(c, 'responses', unpack);
     for (const c of b.guards) unpackOnFirstRead(c, 'responses', unpack);
     if (b.middlewareMeta !== undefined) unpackOnFirstRead(b.middlewareMeta, 'responses', unpack);
-    return { ...b, header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: expect.compiler, sourceHash: expect.sourceHash, plugins: expect.plugins } };
+    return {
+      ...b,
+      header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: expect.compiler, sourceHash: expect.sourceHash, plugins: expect.plugins },
+    };
   } catch {
     return null;
   }
@@ -507,10 +518,12 @@ function checkCode(c: ChunkData, at: string): void {
     const operands = code.subarray(pc + 1, pc + INSTRUCTION_SIZE[op]!);
     // A counted instruction takes its values from the stack, so it can't take more than the
     // chunk's stack holds; this keeps a damaged count from reaching below the frame.
-    if (typeof info.pop === 'string' && info.push - stackEffect(op, operands) > c.maxStack) corrupt(`${at} at ${pc}: ${info.name} takes more values than the chunk stack holds (${c.maxStack})`);
+    if (typeof info.pop === 'string' && info.push - stackEffect(op, operands) > c.maxStack)
+      corrupt(`${at} at ${pc}: ${info.name} takes more values than the chunk stack holds (${c.maxStack})`);
     const refAt = info.operands.findIndex((o) => o.kind === 'ref');
     const argcAt = info.operands.findIndex((o) => o.name === 'argc');
-    if (refAt >= 0 && argcAt >= 0 && c.refs[operands[refAt]!]!.argc !== operands[argcAt]) corrupt(`${at} at ${pc}: ${info.name} argc differs from its call reference`);
+    if (refAt >= 0 && argcAt >= 0 && c.refs[operands[refAt]!]!.argc !== operands[argcAt])
+      corrupt(`${at} at ${pc}: ${info.name} argc differs from its call reference`);
     last = op;
     pc += INSTRUCTION_SIZE[op]!;
   }

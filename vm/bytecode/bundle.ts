@@ -51,7 +51,11 @@ export interface LoadedBundle extends Bundle {
 /** Encodes a bundle. `compiler` is the writing rvm's version, `createdAt` defaults to now. */
 export function encodeBundle(bundle: Bundle, compiler: string, createdAt = new Date().toISOString()): Uint8Array {
   const header = { compiler, createdAt, modules: bundle.modules.length };
-  const body = { config: bundle.config, plugins: bundle.plugins.map(({ spec, name, version, from }) => ({ spec, name, version, from })), modules: bundle.modules.map(encodeModule) };
+  const body = {
+    config: bundle.config,
+    plugins: bundle.plugins.map(({ spec, name, version, from }) => ({ spec, name, version, from })),
+    modules: bundle.modules.map(encodeModule),
+  };
   return encodeEnvelope(BUNDLE_MAGIC, header, body);
 }
 
@@ -157,4 +161,3 @@ function ioReason(e: unknown): string {
   if (code === 'EISDIR') return 'is a directory';
   return e instanceof Error ? e.message : String(e);
 }
-

@@ -162,7 +162,10 @@ export class ChunkCompiler {
         if (this.kind !== 'fn' && this.kind !== 'guard') {
           this.reporter.error(DIAG.E_RETURN_OUTSIDE_FN, `'return' is only allowed in a fn or guard_definition`, stmt, { length: 6 });
         } else if (this.inTransaction) {
-          this.reporter.error(DIAG.E_TRANSACTION, `'return' cannot leave a transaction block`, stmt, { length: 6, hint: 'keep the result in a variable and return after the block' });
+          this.reporter.error(DIAG.E_TRANSACTION, `'return' cannot leave a transaction block`, stmt, {
+            length: 6,
+            hint: 'keep the result in a variable and return after the block',
+          });
         }
         this.transfer(() => {
           if (stmt.value) this.expr(stmt.value);
@@ -330,7 +333,10 @@ export class ChunkCompiler {
    */
   private transactionStmt(stmt: Stmt & { kind: 'Transaction' }): void {
     if (this.inTransaction) {
-      this.reporter.error(DIAG.E_TRANSACTION, 'a transaction block cannot be nested in another', stmt, { length: 11, hint: 'the outer block already makes its statements one transaction' });
+      this.reporter.error(DIAG.E_TRANSACTION, 'a transaction block cannot be nested in another', stmt, {
+        length: 11,
+        hint: 'the outer block already makes its statements one transaction',
+      });
     }
     this.recordStep('transaction.begin', 0, stmt);
     const depth = this.emitter.depth;

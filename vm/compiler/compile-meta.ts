@@ -209,7 +209,8 @@ export function stateFieldsSet(node: unknown): string[] {
     if (stmt.kind !== 'Assign') return;
     const target = stmt.target!;
     const key = constantKey(target);
-    if (key !== null && (target.kind === 'Member' || target.kind === 'Index') && target.object.kind === 'Name' && target.object.name === 'state') fields.add(key);
+    if (key !== null && (target.kind === 'Member' || target.kind === 'Index') && target.object.kind === 'Name' && target.object.name === 'state')
+      fields.add(key);
   });
   return [...fields];
 }
@@ -253,7 +254,12 @@ export function declaredResponses(lines: readonly DocLine[], types: ReadonlyMap<
       declared.push({ status, source: RETURNS_TAG, contentType: 'application/json', schema, line: line.line });
     } catch (e) {
       if (!(e instanceof TagError)) throw e;
-      reporter.error(DIAG.E_RETURNS_TAG, e.message, { line: line.line, col: line.col + e.offset }, { hint: `write e.g. '${RETURNS_TAG} 200 { id: text, done?: bool }' or '${RETURNS_TAG} 200 [Task]'` });
+      reporter.error(
+        DIAG.E_RETURNS_TAG,
+        e.message,
+        { line: line.line, col: line.col + e.offset },
+        { hint: `write e.g. '${RETURNS_TAG} 200 { id: text, done?: bool }' or '${RETURNS_TAG} 200 [Task]'` },
+      );
     }
   }
   return declared;

@@ -5,7 +5,17 @@
 import { createHash } from 'node:crypto';
 import type { Decl, FileNode, Pos, RouteDecl } from '../front/ast.js';
 import { ChunkCompiler, type TopLevelKind } from './chunk-compiler.js';
-import { Reporter, credentialsRead, declaredResponses, stateFieldsSet, docWithoutTags, fieldMetas, guardMetas, openapiPath, pathParams } from './compile-meta.js';
+import {
+  Reporter,
+  credentialsRead,
+  declaredResponses,
+  stateFieldsSet,
+  docWithoutTags,
+  fieldMetas,
+  guardMetas,
+  openapiPath,
+  pathParams,
+} from './compile-meta.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { inferCallable, inferResponses, mergeResponses } from './infer.js';
 import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
@@ -48,14 +58,23 @@ export function sourceHash(source: string): string {
 export function compileModule(ast: FileNode, source: string, options: CompileOptions, broken: readonly BrokenDecl[] = []): CompileResult {
   const reporter = new Reporter(ast.file, source);
   const skipped = new Set(broken.map((b) => b.decl));
-  const { kinds: topLevel, duplicates } = collectTopLevel(ast.decls.filter((d) => !skipped.has(d)), reporter);
+  const { kinds: topLevel, duplicates } = collectTopLevel(
+    ast.decls.filter((d) => !skipped.has(d)),
+    reporter,
+  );
   // A second declaration of a name is reported once, here: it is not compiled to clash again at link.
   const decls = ast.decls.filter((d) => !skipped.has(d) && !duplicates.has(d));
   // Broken ones are not compared for duplicates: their remains would only add noise.
   for (const b of broken) if (b.kind !== null && b.name !== null && !topLevel.has(b.name)) topLevel.set(b.name, b.kind);
   const types = new Map<string, FieldMeta[]>();
   const module: CompiledModule = {
-    header: { magic: ARTEFACT_MAGIC, format: FORMAT_VERSION, compiler: options.compilerVersion, sourceHash: sourceHash(source), plugins: options.pluginsFingerprint },
+    header: {
+      magic: ARTEFACT_MAGIC,
+      format: FORMAT_VERSION,
+      compiler: options.compilerVersion,
+      sourceHash: sourceHash(source),
+      plugins: options.pluginsFingerprint,
+    },
     file: ast.file,
     chunks: [],
     routes: [],

@@ -111,7 +111,11 @@ function isNullSchema(schema: JsonSchema): boolean {
 export function resultTypeSchema(declared: string): JsonSchema | null {
   const maybeNull = declared.endsWith('?');
   const word = maybeNull ? declared.slice(0, -1) : declared;
-  const schema = RESULT_WORDS.has(word) ? RESULT_WORDS.get(word)! : (FIELD_TYPES as readonly string[]).includes(word) ? fieldTypeSchema(word as FieldType) : null;
+  const schema = RESULT_WORDS.has(word)
+    ? RESULT_WORDS.get(word)!
+    : (FIELD_TYPES as readonly string[]).includes(word)
+      ? fieldTypeSchema(word as FieldType)
+      : null;
   if (schema === null) return null;
   return maybeNull ? nullable(schema) : schema;
 }

@@ -16,18 +16,7 @@ export type { Constant, Literal, HttpMethod, FieldType, PathSegment } from '../l
 export { isLiteral } from '../lang.js';
 export { HTTP_METHODS, FIELD_TYPES } from '../lang.js';
 
-export type Expr =
-  | LiteralExpr
-  | TemplateExpr
-  | ListExpr
-  | ObjectExpr
-  | NameExpr
-  | UnaryExpr
-  | BinaryExpr
-  | LogicalExpr
-  | MemberExpr
-  | IndexExpr
-  | CallExpr;
+export type Expr = LiteralExpr | TemplateExpr | ListExpr | ObjectExpr | NameExpr | UnaryExpr | BinaryExpr | LogicalExpr | MemberExpr | IndexExpr | CallExpr;
 
 /** `12`, `1.5`, `'text'`, `"text"` without interpolation, `true`, `false`, `null`. */
 export interface LiteralExpr extends Pos {

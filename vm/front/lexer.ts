@@ -24,8 +24,34 @@ const moo = createRequire(import.meta.url)('moo') as typeof Moo;
 
 /** The punctuation tokens; each is its own token type. */
 export const PUNCTUATION = [
-  '==', '!=', '<=', '>=', '&&', '||', '??',
-  '=', '<', '>', '+', '-', '*', '/', '%', '!', '.', ',', ':', ';', '(', ')', '[', ']', '{', '}', '?', '@',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '??',
+  '=',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '!',
+  '.',
+  ',',
+  ':',
+  ';',
+  '(',
+  ')',
+  '[',
+  ']',
+  '{',
+  '}',
+  '?',
+  '@',
 ] as const;
 
 export type Punctuation = (typeof PUNCTUATION)[number];
@@ -142,7 +168,14 @@ const LEXER = moo.states(
 );
 
 const ESCAPES: Record<string, string> = {
-  n: '\n', t: '\t', r: '\r', '0': '\0', '\\': '\\', "'": "'", '"': '"', $: '$',
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '0': '\0',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  $: '$',
 };
 
 /** Tokens and lexical diagnostics of one source file. */
@@ -218,7 +251,7 @@ class Tokenizer {
         this.emit('string', t, this.decode(t.text.slice(1, -1), t, 1));
         return;
       case 'unterminated_string':
-        this.report(DIAG.E_UNTERMINATED_STRING, "unterminated text: missing closing \"'\"", t, t.text.length, "close the text with \"'\" on the same line");
+        this.report(DIAG.E_UNTERMINATED_STRING, 'unterminated text: missing closing "\'"', t, t.text.length, 'close the text with "\'" on the same line');
         this.emit('string', t, this.decode(t.text.slice(1).replace(/\\$/, ''), t, 1));
         return;
       case 'template_start':
@@ -299,7 +332,7 @@ class Tokenizer {
   private unterminatedTemplate(): void {
     const top = this.open.pop();
     if (!top) return;
-    this.report(DIAG.E_UNTERMINATED_STRING, 'unterminated text: missing closing \'"\'', top.token, 1, 'close the text with \'"\' on the same line');
+    this.report(DIAG.E_UNTERMINATED_STRING, "unterminated text: missing closing '\"'", top.token, 1, "close the text with '\"' on the same line");
     const last = this.tokens[this.tokens.length - 1]!;
     this.synthetic('template_end', last.line, last.col + last.text.length);
   }
@@ -308,7 +341,7 @@ class Tokenizer {
   private closeOpenTemplates(line: number, col: number): void {
     const outer = this.open.find((o) => o.kind === 'T');
     this.truncated ||= outer !== undefined;
-    if (outer) this.report(DIAG.E_UNTERMINATED_STRING, 'unterminated text: missing closing \'"\'', outer.token, 1, 'close the text with \'"\'');
+    if (outer) this.report(DIAG.E_UNTERMINATED_STRING, "unterminated text: missing closing '\"'", outer.token, 1, "close the text with '\"'");
     while (this.open.length > 0) {
       const top = this.open.pop()!;
       this.synthetic(top.kind === 'T' ? 'template_end' : 'interp_end', line, col);
@@ -334,7 +367,7 @@ class Tokenizer {
         continue;
       }
       const at = { line: t.line, col: t.col + lead + i - 1 };
-      this.report(DIAG.E_BAD_ESCAPE, `unknown escape '\\${next}'`, at, 2, "known escapes: \\n \\t \\r \\0 \\\\ \\' \\\" \\$");
+      this.report(DIAG.E_BAD_ESCAPE, `unknown escape '\\${next}'`, at, 2, 'known escapes: \\n \\t \\r \\0 \\\\ \\\' \\" \\$');
       out += '\\' + next;
     }
     return out;

@@ -29,8 +29,25 @@ export const MAX_DIAGNOSTICS = 50;
 
 /** Words that are keywords everywhere; they can never name a variable. */
 export const RESERVED = new Set([
-  'if', 'else', 'for', 'in', 'while', 'break', 'continue', 'return', 'fail', 'save', 'delete',
-  'try', 'catch', 'true', 'false', 'null', 'and', 'or', 'not',
+  'if',
+  'else',
+  'for',
+  'in',
+  'while',
+  'break',
+  'continue',
+  'return',
+  'fail',
+  'save',
+  'delete',
+  'try',
+  'catch',
+  'true',
+  'false',
+  'null',
+  'and',
+  'or',
+  'not',
 ]);
 
 /** Words that start a top-level declaration. */
@@ -276,7 +293,14 @@ export class Parser {
       if (type === 'invalid' || (type === 'eof' && this.quietAtEof)) return;
     }
     if (this.diagnostics.length >= MAX_DIAGNOSTICS) {
-      this.diagnostics.push(diagnostic(DIAG.E_TOO_MANY_ERRORS, `too many errors; stopped after ${MAX_DIAGNOSTICS}`, { file: this.file, line: at.line, col: at.col }, { source: this.source }));
+      this.diagnostics.push(
+        diagnostic(
+          DIAG.E_TOO_MANY_ERRORS,
+          `too many errors; stopped after ${MAX_DIAGNOSTICS}`,
+          { file: this.file, line: at.line, col: at.col },
+          { source: this.source },
+        ),
+      );
       throw new TooManyErrors();
     }
     const length = options.length ?? (token ? firstLineLength(token) : 1);

@@ -160,7 +160,7 @@ function objectKey(p: Parser, t: Token): string {
     p.advance();
     const key = template(p, t);
     if (key.kind === 'Literal' && typeof key.value === 'string') return key.value;
-    p.fail('an object key cannot interpolate', t, "use a single-quoted key, or build the object with computed keys in code");
+    p.fail('an object key cannot interpolate', t, 'use a single-quoted key, or build the object with computed keys in code');
   }
   return p.fail(`expected a key or '}' in the object, found ${describe(t)}`, t);
 }

@@ -143,8 +143,17 @@ function field(p: Parser, doc: string | null): FieldDecl {
 
 /** Names other languages use for the field types. */
 const TYPE_ALIASES: Record<string, string> = {
-  string: 'text', str: 'text', integer: 'int', float: 'number', double: 'number', decimal: 'number',
-  boolean: 'bool', array: 'list', map: 'object', dict: 'object', timestamp: 'datetime',
+  string: 'text',
+  str: 'text',
+  integer: 'int',
+  float: 'number',
+  double: 'number',
+  decimal: 'number',
+  boolean: 'bool',
+  array: 'list',
+  map: 'object',
+  dict: 'object',
+  timestamp: 'datetime',
 };
 
 function typeHint(name: string): string {

@@ -163,7 +163,8 @@ function forStatement(p: Parser): Stmt {
   const first = p.expectName('a loop variable', "after 'for'");
   const second = p.accept(',') ? p.expectName('a second loop variable', "after ','") : null;
   const t = p.peek();
-  if (t.type !== 'word' || t.value !== 'in') p.fail(`expected 'in' after the loop variable, found ${describe(t)}`, t, "write 'for x in list {' or 'for k, v in object {'");
+  if (t.type !== 'word' || t.value !== 'in')
+    p.fail(`expected 'in' after the loop variable, found ${describe(t)}`, t, "write 'for x in list {' or 'for k, v in object {'");
   p.advance();
   const iterable = condition(p);
   const body = block(p, "the 'for' body", 'after the loop iterable');

@@ -9,16 +9,7 @@
 import { HTTP_METHODS, type Decl, type DocLine, type FileNode, type HttpMethod, type Param, type Pos, type RouteDecl } from './ast.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { tokenize, type Token } from './lexer.js';
-import {
-  DECLARATION_WORDS,
-  joinDoc,
-  describe,
-  MAX_DIAGNOSTICS,
-  MAX_SOURCE_BYTES,
-  ParseError,
-  Parser,
-  TooManyErrors,
-} from './parser-base.js';
+import { DECLARATION_WORDS, joinDoc, describe, MAX_DIAGNOSTICS, MAX_SOURCE_BYTES, ParseError, Parser, TooManyErrors } from './parser-base.js';
 import { parseRoutePath } from './parser-path.js';
 import { fieldList, fieldSection, guardLine, guardsBlock, sectionAt } from './parser-sections.js';
 import { block, statement } from './parser-stmt.js';
@@ -53,7 +44,11 @@ export function parse(file: string, source: string): ParseResult {
   const ast: FileNode = { kind: 'File', file, decls: [] };
   if (source.length > MAX_SOURCE_BYTES / 3 && Buffer.byteLength(source, 'utf8') > MAX_SOURCE_BYTES) {
     const message = `file is larger than ${MAX_SOURCE_BYTES} bytes`;
-    return { ast, diagnostics: [diagnostic(DIAG.E_FILE_TOO_LARGE, message, { file, line: 1, col: 1 }, { hint: 'split it into several route files' })], broken: [] };
+    return {
+      ast,
+      diagnostics: [diagnostic(DIAG.E_FILE_TOO_LARGE, message, { file, line: 1, col: 1 }, { hint: 'split it into several route files' })],
+      broken: [],
+    };
   }
   const lexed = tokenize(file, source);
   const p = new Parser(file, source, lexed.tokens, lexed.diagnostics.slice());
@@ -377,10 +372,16 @@ class Declarations {
     const kw = p.advance();
     let keep = true;
     if (!this.inMiddlewareFile) {
-      p.report(DIAG.E_MIDDLEWARE_FILE, `'middleware' is only allowed in a file named ${MIDDLEWARE_FILE}`, kw, { hint: `move it to ${MIDDLEWARE_FILE} in this folder`, length: kw.text.length });
+      p.report(DIAG.E_MIDDLEWARE_FILE, `'middleware' is only allowed in a file named ${MIDDLEWARE_FILE}`, kw, {
+        hint: `move it to ${MIDDLEWARE_FILE} in this folder`,
+        length: kw.text.length,
+      });
       keep = false;
     } else if (this.middleware) {
-      p.report(DIAG.E_DUPLICATE_MIDDLEWARE, `a second 'middleware' block in ${MIDDLEWARE_FILE}`, kw, { hint: `merge it into the first, at ${this.middleware.line}:${this.middleware.col}`, length: kw.text.length });
+      p.report(DIAG.E_DUPLICATE_MIDDLEWARE, `a second 'middleware' block in ${MIDDLEWARE_FILE}`, kw, {
+        hint: `merge it into the first, at ${this.middleware.line}:${this.middleware.col}`,
+        length: kw.text.length,
+      });
       keep = false;
     } else {
       this.middleware = kw;

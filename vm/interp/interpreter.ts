@@ -668,4 +668,3 @@ function trace(frame: Frame, ip: number, stack: Value[], sp: number): void {
   const shown = stack.slice(frame.base, sp).map((v) => (typeof v === 'object' && v !== null && 'items' in (v as object) ? '<iter>' : toText(v)));
   process.stderr.write(`[trace] ${frame.chunk.data.name} ${String(ip).padStart(4, '0')} ${OPCODES[op]?.name ?? op} stack=[${shown.join(', ')}]\n`);
 }
-

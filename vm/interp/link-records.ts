@@ -99,13 +99,22 @@ export class RecordLinker {
     const records = this.registry.records;
     const length = r.name.length;
     if (records === null) {
-      report.push(diagnostic(DIAG.E_UNKNOWN_FUNCTION, `'${r.name}': no plugin of this app provides records`, at, { length, hint: 'the standard records plugin answers Type.method calls' }));
+      report.push(
+        diagnostic(DIAG.E_UNKNOWN_FUNCTION, `'${r.name}': no plugin of this app provides records`, at, {
+          length,
+          hint: 'the standard records plugin answers Type.method calls',
+        }),
+      );
       return null;
     }
     const method = records.methods.get(name);
     if (method === undefined) {
       const names = [...records.methods.keys()];
-      const hint = didYouMean(r.name, names.map((m) => `${type.name}.${m}`)) ?? `record methods are ${names.join(', ')}`;
+      const hint =
+        didYouMean(
+          r.name,
+          names.map((m) => `${type.name}.${m}`),
+        ) ?? `record methods are ${names.join(', ')}`;
       report.push(diagnostic(DIAG.E_UNKNOWN_FUNCTION, `type '${type.name}' has no method '${name}'`, at, { length, hint }));
       return null;
     }
@@ -114,7 +123,7 @@ export class RecordLinker {
       report.push(diagnostic(DIAG.E_ARITY, `'${r.name}' ${takesArguments(arity)}, got ${r.argc}`, at, { length }));
       return null;
     }
-    const problem = r.args === undefined ? null : records.provider.checkCall?.(type, name, r.args.map(knownArg)) ?? null;
+    const problem = r.args === undefined ? null : (records.provider.checkCall?.(type, name, r.args.map(knownArg)) ?? null);
     if (problem !== null) {
       report.push(diagnostic(DIAG.E_RECORD_QUERY, `${r.name}(): ${problem.message}`, at, { length, hint: problem.hint }));
       return null;
@@ -133,14 +142,19 @@ export class RecordLinker {
     if (records === null) {
       // One diagnostic per statement: a transaction's commit and rollback steps add none.
       if (step.step !== 'commit' && step.step !== 'rollback') {
-        report.push(diagnostic(DIAG.E_UNKNOWN_FUNCTION, `${step.what} needs records, and no plugin of this app provides them`, at, { length: step.what.length - 2 }));
+        report.push(
+          diagnostic(DIAG.E_UNKNOWN_FUNCTION, `${step.what} needs records, and no plugin of this app provides them`, at, { length: step.what.length - 2 }),
+        );
       }
       return null;
     }
     const provider = records.provider;
     const name = step.step;
     // `save`, `delete` and `rollback` take the value on the stack; `begin` and `commit` none.
-    const fn: NativeFn = step.argc === 0 ? (ctx) => provider[name as 'begin' | 'commit'](ctx) : (ctx, value) => provider[name as 'save' | 'delete' | 'rollback'](ctx, value ?? null);
+    const fn: NativeFn =
+      step.argc === 0
+        ? (ctx) => provider[name as 'begin' | 'commit'](ctx)
+        : (ctx, value) => provider[name as 'save' | 'delete' | 'rollback'](ctx, value ?? null);
     return { key: `record ${r.name}`, fn };
   }
 }

@@ -55,7 +55,17 @@ function at(chunk: LinkedChunk, ref: CallRef): { file: string; line: number; col
 }
 
 /** Stands in for the data of a chunk not bound yet (lazy linking). */
-const UNBOUND: ChunkData = Object.freeze({ name: '(unbound)', kind: 'fn', arity: 0, slots: 0, maxStack: 0, code: new Int32Array(0), consts: [], lines: new Int32Array(0), refs: [] });
+const UNBOUND: ChunkData = Object.freeze({
+  name: '(unbound)',
+  kind: 'fn',
+  arity: 0,
+  slots: 0,
+  maxStack: 0,
+  code: new Int32Array(0),
+  consts: [],
+  lines: new Int32Array(0),
+  refs: [],
+});
 
 /**
  * Links `modules` against the plugins in `registry`; `lazy` only for an app proven to link (see
@@ -124,7 +134,9 @@ export function link(
   for (const [name, c] of callables) {
     const native = registry.natives.get(name);
     if (c.kind === 'fn' && native) {
-      diagnostics.push(diagnostic(DIAG.E_DUPLICATE_NAME, `fn '${name}' clashes with the native of plugin '${native.plugin}'`, { file: c.file, line: c.line, col: 1 }));
+      diagnostics.push(
+        diagnostic(DIAG.E_DUPLICATE_NAME, `fn '${name}' clashes with the native of plugin '${native.plugin}'`, { file: c.file, line: c.line, col: 1 }),
+      );
     }
   }
 
@@ -227,7 +239,8 @@ export function link(
       for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
         if (code[ip] !== Op.CALL) continue;
         const ref = data.refs[code[ip + 1]!]!;
-        const bound = ref.kind === 'guard' ? bindGuard(ref, chunk, report) : ref.kind === 'record' ? bindStep(ref, chunk, report) : bindCall(ref, chunk, report);
+        const bound =
+          ref.kind === 'guard' ? bindGuard(ref, chunk, report) : ref.kind === 'record' ? bindStep(ref, chunk, report) : bindCall(ref, chunk, report);
         if (bound === null) continue;
         code[ip] = bound.op;
         code[ip + 1] = bound.index;

@@ -46,7 +46,12 @@ export function findRouteFiles(dir: string): RouteFiles {
   const root = realpathSync(dir);
   const skip = (rel: string, why: string) =>
     warnings.push(
-      diagnostic(DIAG.W_LINK_SKIPPED, `the symbolic link '${rel}' is not followed: ${why}`, { file: rel, line: 1, col: 1 }, { severity: 'warning', hint: 'move the files into the app, or remove the link' }),
+      diagnostic(
+        DIAG.W_LINK_SKIPPED,
+        `the symbolic link '${rel}' is not followed: ${why}`,
+        { file: rel, line: 1, col: 1 },
+        { severity: 'warning', hint: 'move the files into the app, or remove the link' },
+      ),
     );
   // `rel` is the folder relative to `dir` with `/` separators ('' at the root); `walking` the real
   // paths of it and the folders holding it; the directory entries carry their type, so only a

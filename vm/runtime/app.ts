@@ -47,7 +47,13 @@ const RELOAD_DEBOUNCE_MS = 20;
  * Errors that are limits of the machine (the request used too much): answered 500 with their own
  * code even in production, as they tell nothing secret.
  */
-const LIMIT_ERRORS: ReadonlySet<string> = new Set([RUNTIME.cpu_budget_exceeded, RUNTIME.fuel_exhausted, RUNTIME.call_depth_exceeded, RUNTIME.text_too_long, RUNTIME.list_too_long]);
+const LIMIT_ERRORS: ReadonlySet<string> = new Set([
+  RUNTIME.cpu_budget_exceeded,
+  RUNTIME.fuel_exhausted,
+  RUNTIME.call_depth_exceeded,
+  RUNTIME.text_too_long,
+  RUNTIME.list_too_long,
+]);
 
 /**
  * Failures of a service the app depends on, answered with their own status and body rather than
@@ -155,8 +161,16 @@ function compileFile(dir: string, file: string, registry: PluginRegistry, option
 
 /** Every validation diagnostic of `modules` (unknown validators, bad arguments, contradictory bounds…), with source lines. */
 function checkValidation(modules: readonly CompiledModule[], registry: PluginRegistry, sources: ReadonlyMap<string, string>): Diagnostic[] {
-  const { diagnostics } = planValidation(modules.flatMap((m) => m.routes.map((meta) => ({ meta, file: m.file }))), registry);
-  diagnostics.push(...planTypes(modules.flatMap((m) => m.types.map((meta) => ({ meta, file: m.file }))), registry));
+  const { diagnostics } = planValidation(
+    modules.flatMap((m) => m.routes.map((meta) => ({ meta, file: m.file }))),
+    registry,
+  );
+  diagnostics.push(
+    ...planTypes(
+      modules.flatMap((m) => m.types.map((meta) => ({ meta, file: m.file }))),
+      registry,
+    ),
+  );
   return withSourceLines(diagnostics, sources);
 }
 
@@ -200,7 +214,10 @@ function linkModules(
     }
   }
   withSourceLines(diagnostics, sources);
-  return { diagnostics, linked: errorsIn(diagnostics).length === 0 ? { program, routes, router, rootMiddleware: assembled.rootMiddleware, validation: plans } : null };
+  return {
+    diagnostics,
+    linked: errorsIn(diagnostics).length === 0 ? { program, routes, router, rootMiddleware: assembled.rootMiddleware, validation: plans } : null,
+  };
 }
 
 /**

@@ -12,7 +12,6 @@ import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
 import { readRegularFile } from '../regular-file.js';
 import { DIAG } from '../errors.js';
 
-
 /** A bad rvm.config.json or config env var: a user error with a one-line message. */
 export class ConfigError extends Error {
   readonly code = DIAG.E_CONFIG;
@@ -104,7 +103,11 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
   if (config.plugins !== undefined && !(Array.isArray(config.plugins) && config.plugins.every((p) => typeof p === 'string'))) {
     throw new ConfigError(`${file}: plugins must be a list of package names or paths`);
   }
-  if (config.reference !== undefined && typeof config.reference !== 'boolean' && (typeof config.reference !== 'object' || config.reference === null || Array.isArray(config.reference))) {
+  if (
+    config.reference !== undefined &&
+    typeof config.reference !== 'boolean' &&
+    (typeof config.reference !== 'object' || config.reference === null || Array.isArray(config.reference))
+  ) {
     throw new ConfigError(`${file}: reference must be true, false or an object`);
   }
 
@@ -121,7 +124,16 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
   }
   const workers = overrides.workers ?? 1;
   if (!Number.isInteger(workers) || workers < 1) throw new ConfigError(`workers must be a whole number of at least 1, got ${JSON.stringify(workers)}`);
-  return Object.freeze({ dir: appDir, dev: overrides.dev ?? false, bodyLimit, trustProxy, limits, config: Object.freeze(config), secrets: createSecretSource(appDir, env), workers });
+  return Object.freeze({
+    dir: appDir,
+    dev: overrides.dev ?? false,
+    bodyLimit,
+    trustProxy,
+    limits,
+    config: Object.freeze(config),
+    secrets: createSecretSource(appDir, env),
+    workers,
+  });
 }
 
 /** The parsed config object; `{}` when the file does not exist. */
@@ -157,7 +169,8 @@ export function parseLimits(value: unknown, base: Limits = DEFAULT_LIMITS): Limi
   for (const [key, raw] of Object.entries(value)) {
     if (!Object.hasOwn(base, key)) return `limits.${key} is not a limit (known: ${Object.keys(base).join(', ')})`;
     const n = SIZES.has(key as keyof Limits) ? parseSize(raw) : typeof raw === 'number' ? raw : null;
-    if (n === null || !Number.isSafeInteger(n) || n <= 0) return `limits.${key} must be a positive whole number${SIZES.has(key as keyof Limits) ? ' of bytes (or text like "256mb")' : ''}, got ${JSON.stringify(raw)}`;
+    if (n === null || !Number.isSafeInteger(n) || n <= 0)
+      return `limits.${key} must be a positive whole number${SIZES.has(key as keyof Limits) ? ' of bytes (or text like "256mb")' : ''}, got ${JSON.stringify(raw)}`;
     out[key] = n;
   }
   return Object.freeze(out) as unknown as Limits;

@@ -4,7 +4,17 @@
  * first read, so a handler that touches nothing pays for nothing.
  */
 import { PassThrough } from 'node:stream';
-import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type KeyValueStore, type RequestInfo, type RequestOrigin, type ResponseStream } from '../../plugins/contract.js';
+import {
+  HALT,
+  type AppSettings,
+  type BodyKind,
+  type CallContext,
+  type Halt,
+  type KeyValueStore,
+  type RequestInfo,
+  type RequestOrigin,
+  type ResponseStream,
+} from '../../plugins/contract.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { HTTP, RUNTIME } from '../errors.js';
 import { type Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
@@ -51,7 +61,11 @@ interface BodySlot {
 export const MAX_REQUEST_ID_LENGTH = 128;
 
 /** Distinguishes ids of different processes (workers) behind one log. */
-const ID_PREFIX = (process.pid % 1296).toString(36).padStart(2, '0') + Math.floor(Math.random() * 1296).toString(36).padStart(2, '0');
+const ID_PREFIX =
+  (process.pid % 1296).toString(36).padStart(2, '0') +
+  Math.floor(Math.random() * 1296)
+    .toString(36)
+    .padStart(2, '0');
 let idCounter = 0;
 
 /** A fresh request id: process prefix plus a base-36 counter. */
@@ -507,7 +521,8 @@ export class RequestContext implements VmHost {
     if (this._rawBodyValue !== UNSET) return this._rawBodyValue;
     // The compiler reads the body before every `body` and `request.body` it sees; only a copy of
     // `request` read before the route's guards gets here first.
-    if (this.slot.parsed === null) throw new RvmError("the body is not read yet: write `request.body` or `body` where you use it, not through a copy of `request`", RUNTIME.body_not_read);
+    if (this.slot.parsed === null)
+      throw new RvmError('the body is not read yet: write `request.body` or `body` where you use it, not through a copy of `request`', RUNTIME.body_not_read);
     // Parsed bodies are already language values: JSON.parse makes plain data (a `__proto__` key
     // is an own data property), forms and multipart are built proto-safe; no copy is needed.
     this._rawBodyValue = (this.request.body ?? null) as Value;

@@ -17,7 +17,6 @@ import { answered, finalize, release, type Result } from './answer.js';
 import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget } from './types.js';
 import type { AbandonReason, Watched } from './watchdog.js';
 
-
 /**
  * A body left unread (a guard refused, 404, 405) up to this size is read and dropped by node so
  * the connection can carry the next request; a bigger or chunked one closes the connection
@@ -195,7 +194,11 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
     const chain = path.startsWith(BUILTIN_PREFIX) ? NO_MIDDLEWARE : app.rootMiddleware;
     if (chain.length === 0) return catalogueResponse(HTTP.not_found);
     const ctx = new RequestContext(incoming, path, rawQuery, {}, app);
-    return answered(app, ctx, app.around(ctx, chain, () => ctx.respond(HTTP.not_found.status, catalogueBody(HTTP.not_found) as unknown as Value)));
+    return answered(
+      app,
+      ctx,
+      app.around(ctx, chain, () => ctx.respond(HTTP.not_found.status, catalogueBody(HTTP.not_found) as unknown as Value)),
+    );
   }
   if (match.kind === 'method_not_allowed') return unmatchedMethod(app, incoming, path, rawQuery, match.allowed);
   // The body is read by the route itself, after its guards (READ_BODY).
@@ -244,7 +247,8 @@ function unmatchedMethod(app: AppHandle, incoming: IncomingRequest, path: string
   const some = app.router.match(allowed[0]!, path);
   if (some.kind !== 'found') return catalogueResponse(HTTP.not_found);
   const chain = some.value.middleware;
-  if (!preflight && chain.length === 0) return catalogueResponse(HTTP.method_not_allowed, `Method ${incoming.method} not allowed`, { allow: methods.join(', ') });
+  if (!preflight && chain.length === 0)
+    return catalogueResponse(HTTP.method_not_allowed, `Method ${incoming.method} not allowed`, { allow: methods.join(', ') });
   const ctx = new RequestContext(incoming, path, rawQuery, some.params, app, NO_BODY, some.value);
   const answer = (): void => {
     ctx.response.setHeader('allow', methods.join(', '));

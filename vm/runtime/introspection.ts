@@ -3,15 +3,7 @@
  * routes with their guards, fields and inferred responses, straight from the compiled metadata
  * and the plugins' validator and guard meta — the docs are what the server runs.
  */
-import type {
-  AppIntrospection,
-  AppSettings,
-  DecoratorInfo,
-  DiagnosticInfo,
-  FieldInfo,
-  RouteInfo,
-  TypeInfo,
-} from '../../plugins/contract.js';
+import type { AppIntrospection, AppSettings, DecoratorInfo, DiagnosticInfo, FieldInfo, RouteInfo, TypeInfo } from '../../plugins/contract.js';
 import type { JsonSchema } from '../bytecode/module.js';
 import { isLiteral } from '../lang.js';
 import type { PluginRegistry } from '../../plugins/registry.js';

@@ -78,14 +78,24 @@ export function assembleRoutes(
         if (meta?.checkSetup === undefined || setupChecked.has(use.name)) continue;
         setupChecked.add(use.name);
         const setup = meta.checkSetup(registry.app);
-        if (setup) diagnostics.push(diagnostic(DIAG.W_NOT_CONFIGURED, setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }));
+        if (setup)
+          diagnostics.push(
+            diagnostic(DIAG.W_NOT_CONFIGURED, setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }),
+          );
       }
       for (const declared of r.responses) {
         if (declared.source !== RETURNS_TAG) continue;
         for (const name of recordTypesIn(declared.schema)) {
           if (typeNames.has(name)) continue;
           const hint = didYouMean(name, [...typeNames]);
-          diagnostics.push(diagnostic(DIAG.E_RETURNS_TAG, `'${name}' is no type of this app, nor a result type`, { file: m.file, line: declared.line, col: 1 }, { hint: hint ?? `declare it with 'type ${name} { … }', or write a result type (text, int, object, …)` }));
+          diagnostics.push(
+            diagnostic(
+              DIAG.E_RETURNS_TAG,
+              `'${name}' is no type of this app, nor a result type`,
+              { file: m.file, line: declared.line, col: 1 },
+              { hint: hint ?? `declare it with 'type ${name} { … }', or write a result type (text, int, object, …)` },
+            ),
+          );
         }
       }
       const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
@@ -125,7 +135,8 @@ function resolveGuard(
       description: `${r.source} on line ${r.line}`,
     }));
     // So may the fns it calls, however deep,
-    for (const r of calledResponses(own.chunk, callables, dataOf)) responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
+    for (const r of calledResponses(own.chunk, callables, dataOf))
+      responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
     // and the natives it or they call: auth_user() answers 401, and makes the guard require its schemes.
     const security = new Map<string, SecuritySchemeSpec>();
     for (const native of calledNatives(own.chunk, callables, dataOf, registry)) {
@@ -138,7 +149,15 @@ function resolveGuard(
     return guard;
   }
   const plugin = registry.guards.get(name);
-  const guard: GuardInfo = { name, args, mode, source: 'plugin', origin: plugin?.plugin ?? '', doc: plugin?.meta.doc ?? null, responses: [...(plugin?.meta.responses ?? [])] };
+  const guard: GuardInfo = {
+    name,
+    args,
+    mode,
+    source: 'plugin',
+    origin: plugin?.plugin ?? '',
+    doc: plugin?.meta.doc ?? null,
+    responses: [...(plugin?.meta.responses ?? [])],
+  };
   const security = plugin?.meta.security;
   if (security !== undefined) guard.security = Array.isArray(security) ? [...security] : [security];
   // An optional guard never rejects.
@@ -166,10 +185,19 @@ function middlewareInfo(
   if (meta !== undefined && responses.some((r) => r.status === HTTP.unauthorized.status)) {
     const where = `${file} answers 401 without it${meta.doc === null ? '.' : `: ${meta.doc}`}`;
     for (const header of meta.headers) {
-      if (header === 'authorization') security.set(MIDDLEWARE_BEARER, { name: MIDDLEWARE_BEARER, scheme: { type: 'http', scheme: 'bearer', description: `A token sent as Authorization: Bearer <token>; ${where}` } });
-      else security.set(header, { name: header, scheme: { type: 'apiKey', in: 'header', name: header, description: `Sent as the ${header} header; ${where}` } });
+      if (header === 'authorization')
+        security.set(MIDDLEWARE_BEARER, {
+          name: MIDDLEWARE_BEARER,
+          scheme: { type: 'http', scheme: 'bearer', description: `A token sent as Authorization: Bearer <token>; ${where}` },
+        });
+      else
+        security.set(header, { name: header, scheme: { type: 'apiKey', in: 'header', name: header, description: `Sent as the ${header} header; ${where}` } });
     }
-    for (const cookie of meta.cookies) security.set(`cookie.${cookie}`, { name: `cookie.${cookie}`, scheme: { type: 'apiKey', in: 'cookie', name: cookie, description: `Sent as the ${cookie} cookie; ${where}` } });
+    for (const cookie of meta.cookies)
+      security.set(`cookie.${cookie}`, {
+        name: `cookie.${cookie}`,
+        scheme: { type: 'apiKey', in: 'cookie', name: cookie, description: `Sent as the ${cookie} cookie; ${where}` },
+      });
   }
   return { file, line: meta?.line ?? 0, doc: meta?.doc ?? null, responses, natives, security: [...security.values()] };
 }
@@ -179,7 +207,12 @@ function middlewareInfo(
  * recursion ends), with the `fn` each came from (null for `chunk` itself). One walk serves the
  * route's reference entries: the responses of the fns and the natives it reaches.
  */
-function reachable(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, visit: (ref: ChunkData['refs'][number], fn: LinkedCallable | undefined) => void): void {
+function reachable(
+  chunk: number,
+  callables: ReadonlyMap<string, LinkedCallable>,
+  dataOf: (chunk: number) => ChunkData,
+  visit: (ref: ChunkData['refs'][number], fn: LinkedCallable | undefined) => void,
+): void {
   const seen = new Set<number>([chunk]);
   const pending = [chunk];
   while (pending.length > 0) {
@@ -201,13 +234,29 @@ function reachable(chunk: number, callables: ReadonlyMap<string, LinkedCallable>
  * security schemes or credentials they issue (`auth_google_callback()`: its coded errors and
  * `Set-Cookie`), each once.
  */
-function calledNatives(chunk: number, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): CalledNativeInfo[] {
+function calledNatives(
+  chunk: number,
+  callables: ReadonlyMap<string, LinkedCallable>,
+  dataOf: (chunk: number) => ChunkData,
+  registry: PluginRegistry,
+): CalledNativeInfo[] {
   const out = new Map<string, CalledNativeInfo>();
   reachable(chunk, callables, dataOf, (ref, callee) => {
     if (callee !== undefined) return;
     const meta = registry.natives.get(ref.name)?.meta ?? recordMethodOf(ref.name, registry);
-    if (meta === undefined || out.has(ref.name) || (meta.responses === undefined && meta.headers === undefined && meta.security === undefined && meta.issues === undefined)) return;
-    out.set(ref.name, { name: ref.name, responses: [...(meta.responses ?? [])], headers: [...(meta.headers ?? [])], security: [...(meta.security ?? [])], issues: [...(meta.issues ?? [])] });
+    if (
+      meta === undefined ||
+      out.has(ref.name) ||
+      (meta.responses === undefined && meta.headers === undefined && meta.security === undefined && meta.issues === undefined)
+    )
+      return;
+    out.set(ref.name, {
+      name: ref.name,
+      responses: [...(meta.responses ?? [])],
+      headers: [...(meta.headers ?? [])],
+      security: [...(meta.security ?? [])],
+      issues: [...(meta.issues ?? [])],
+    });
   });
   return [...out.values()];
 }
@@ -241,7 +290,12 @@ function calledResponses(chunk: number, callables: ReadonlyMap<string, LinkedCal
  * A route's responses: its own and its fns', each call's mark resolved (resolveCalls); a status
  * the route declares with `@returns` is that declaration alone.
  */
-function routeResponses(own: readonly ResponseMeta[], called: readonly ResponseMeta[], callables: ReadonlyMap<string, LinkedCallable>, registry: PluginRegistry): ResponseMeta[] {
+function routeResponses(
+  own: readonly ResponseMeta[],
+  called: readonly ResponseMeta[],
+  callables: ReadonlyMap<string, LinkedCallable>,
+  registry: PluginRegistry,
+): ResponseMeta[] {
   const declared = new Set(own.filter((r) => r.source === RETURNS_TAG).map((r) => r.status));
   const kept = [...own, ...called].filter((r) => !declared.has(r.status) || r.source === RETURNS_TAG);
   return mergeResponses(kept.map((r) => ({ ...r, schema: resolveCalls(r.schema, callables, registry) })));
@@ -253,7 +307,12 @@ function routeResponses(own: readonly ResponseMeta[], called: readonly ResponseM
  * recursion, is `{}`), or by the schema of the type the native declares it returns (`int?`); `{}`
  * when neither says. A copy: the compiled schemas are shared.
  */
-export function resolveCalls(schema: JsonSchema, callables: ReadonlyMap<string, LinkedCallable>, registry: PluginRegistry, resolving: ReadonlySet<string> = new Set()): JsonSchema {
+export function resolveCalls(
+  schema: JsonSchema,
+  callables: ReadonlyMap<string, LinkedCallable>,
+  registry: PluginRegistry,
+  resolving: ReadonlySet<string> = new Set(),
+): JsonSchema {
   const resolve = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(resolve);
     if (value === null || typeof value !== 'object') return value;

@@ -89,7 +89,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const makeSecurityRoom = (key: string): void => {
     const [oldest, slot] = security.entries().next().value as [string, Slot];
     if (slot.expires > now()) {
-      throw new StoreFullError(`the store holds ${maxSecurityKeys} live security keys (store.maxSecurityKeys); '${key}' is refused rather than one of them forgotten`);
+      throw new StoreFullError(
+        `the store holds ${maxSecurityKeys} live security keys (store.maxSecurityKeys); '${key}' is refused rather than one of them forgotten`,
+      );
     }
     security.delete(oldest);
   };

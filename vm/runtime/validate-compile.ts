@@ -51,7 +51,9 @@ export function compileFirstPass(fields: readonly CompilableField[], coerce: Coe
     lines.push(`  if (v${i} === undefined) (errors ??= []).push({ field: N[${i}], rule: 'type', message: T[${i}] });`, '  else {');
     // Every failing rule is reported, not only the first.
     field.rules.forEach((_, r) => {
-      lines.push(`    if (!R[${i}][${r}].check(v${i}, out)) (errors ??= []).push({ field: N[${i}], rule: R[${i}][${r}].name, message: R[${i}][${r}].message });`);
+      lines.push(
+        `    if (!R[${i}][${r}].check(v${i}, out)) (errors ??= []).push({ field: N[${i}], rule: R[${i}][${r}].name, message: R[${i}][${r}].message });`,
+      );
     });
     lines.push('  }');
     lines.push('}');
@@ -59,7 +61,17 @@ export function compileFirstPass(fields: readonly CompilableField[], coerce: Coe
     lines.push(`if (v${i} !== undefined) ${store};`);
   });
   lines.push('return { out, errors };');
-  const factory = new Function('F', 'R', 'N', 'T', 'coerce', 'copy', 'hasOwn', 'defineData', `return function firstPass(input, fromText) {\n${lines.join('\n')}\n};`);
+  const factory = new Function(
+    'F',
+    'R',
+    'N',
+    'T',
+    'coerce',
+    'copy',
+    'hasOwn',
+    'defineData',
+    `return function firstPass(input, fromText) {\n${lines.join('\n')}\n};`,
+  );
   return factory(
     fields.map((f) => f.fallback),
     fields.map((f) => f.rules),

@@ -252,7 +252,9 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
     const isDefault = name === 'default';
     // A @default list or object is checked against the field type below; validators see literals only.
     const args = d.args.every(isLiteral) ? d.args : null;
-    const problem = decoratorArgsProblem(d.name, isDefault ? DEFAULT_PARAMS : spec.params, d.args, isDefault) ?? (args === null ? null : spec.checkArgs?.(args, field.type) ?? null);
+    const problem =
+      decoratorArgsProblem(d.name, isDefault ? DEFAULT_PARAMS : spec.params, d.args, isDefault) ??
+      (args === null ? null : (spec.checkArgs?.(args, field.type) ?? null));
     if (problem !== null) {
       const { message, hint } = typeof problem === 'string' ? { message: problem, hint: undefined } : problem;
       report(ctx, isDefault ? DIAG.E_BAD_DEFAULT : DIAG.E_VALIDATOR_ARGS, message, d, hint);
@@ -271,7 +273,12 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
       if (b?.max !== undefined && b.max < acc.max) Object.assign(acc, { max: b.max, maxAt: d });
       bounds.set(dimension, acc);
       if (acc.min > acc.max) {
-        report(ctx, DIAG.E_CONTRADICTORY_BOUNDS, `@${d.name} contradicts @${(acc.minAt === d ? acc.maxAt : acc.minAt)!.name} on '${field.name}': no ${dimension} is at least ${acc.min} and at most ${acc.max}`, d);
+        report(
+          ctx,
+          DIAG.E_CONTRADICTORY_BOUNDS,
+          `@${d.name} contradicts @${(acc.minAt === d ? acc.maxAt : acc.minAt)!.name} on '${field.name}': no ${dimension} is at least ${acc.min} and at most ${acc.max}`,
+          d,
+        );
         break;
       }
     }
@@ -281,7 +288,8 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
   if (defaultAt !== null) {
     const value = defaultAt.args[0] ?? null;
     fallback = value === null ? null : coerce(field.type, value, false);
-    if (fallback === undefined) report(ctx, DIAG.E_BAD_DEFAULT, `@default(${JSON.stringify(value)}) is not ${/^[aeiou]/.test(field.type) ? 'an' : 'a'} ${field.type}`, defaultAt);
+    if (fallback === undefined)
+      report(ctx, DIAG.E_BAD_DEFAULT, `@default(${JSON.stringify(value)}) is not ${/^[aeiou]/.test(field.type) ? 'an' : 'a'} ${field.type}`, defaultAt);
   }
   for (const { d, args, spec, name } of uses) {
     if (PRESENCE.has(name)) continue;
@@ -292,7 +300,8 @@ function planField(field: FieldMeta, ctx: PlanContext, uploads: Record<string, n
   }
   if (fallback !== undefined && fallback !== null && defaultAt !== null) {
     const refused = rules.find((r) => !r.check(fallback!, {})) ?? crossRules.find((r) => !r.check(fallback!, { [field.name]: fallback! }));
-    if (refused) report(ctx, DIAG.E_BAD_DEFAULT, `@default(${JSON.stringify(defaultAt.args[0])}) fails @${refused.name} of its own field: ${refused.message}`, defaultAt);
+    if (refused)
+      report(ctx, DIAG.E_BAD_DEFAULT, `@default(${JSON.stringify(defaultAt.args[0])}) fails @${refused.name} of its own field: ${refused.message}`, defaultAt);
   }
   if (uploads !== null && field.type === 'file' && uploads[field.name] === undefined) uploads[field.name] = DEFAULT_MAX_FILE_BYTES;
   return { name: field.name, type: field.type, required: field.required, fallback, rules, crossRules, inherited: field.name in Object.prototype };
@@ -362,7 +371,8 @@ export function typeValidation(registry: PluginRegistry): TypeValidation {
         const planned = planType(meta, { registry, file, diagnostics });
         plan = diagnostics.length > 0 ? diagnostics[0]!.message : planned;
       }
-      if (typeof plan === 'string') throw new RvmError(`validation of type ${meta.name} does not compile against the loaded plugins: ${plan}`, HTTP.internal_error.code);
+      if (typeof plan === 'string')
+        throw new RvmError(`validation of type ${meta.name} does not compile against the loaded plugins: ${plan}`, HTTP.internal_error.code);
       return validateFields(plan, input, false);
     };
   };
@@ -387,7 +397,8 @@ export class ValidationPlans {
   /** The plan of `route`, or null when it validates nothing; throws when it does not compile. */
   of(route: RouteMeta): RouteValidation | null {
     const plan = this.planOf(route);
-    if (typeof plan === 'string') throw new RvmError(`validation of ${route.method} ${route.path} does not compile against the loaded plugins: ${plan}`, HTTP.internal_error.code);
+    if (typeof plan === 'string')
+      throw new RvmError(`validation of ${route.method} ${route.path} does not compile against the loaded plugins: ${plan}`, HTTP.internal_error.code);
     return plan;
   }
 
@@ -427,7 +438,11 @@ export class ValidationPlans {
       ctx.validated(result.value);
     } else {
       const result = validateFields(fields, ctx.request.query, true);
-      if (result.errors !== null) return reject(ctx, result.errors.map((e) => ({ ...e, field: `query.${e.field}` })));
+      if (result.errors !== null)
+        return reject(
+          ctx,
+          result.errors.map((e) => ({ ...e, field: `query.${e.field}` })),
+        );
       ctx.setQueryValue(result.value);
     }
   }

@@ -3,7 +3,16 @@
  * flow cookie set) and `auth_<p>_callback()` (state checked, code exchanged, the profile
  * returned) for Google, GitHub and Microsoft. Every failure is a coded answer (SocialFailure).
  */
-import { HTTP, constantTimeEqual, setCookie, type CallContext, type ErrorResponseSpec, type Halt, type HttpErrorEntry, type PluginApi } from '../../../plugins/sdk.js';
+import {
+  HTTP,
+  constantTimeEqual,
+  setCookie,
+  type CallContext,
+  type ErrorResponseSpec,
+  type Halt,
+  type HttpErrorEntry,
+  type PluginApi,
+} from '../../../plugins/sdk.js';
 import { FLOW_TTL_MS, flowCookieName, openFlow, sealFlow, type FlowState } from './flow-cookie.js';
 import { SocialFailure, loadOauth } from './provider-http.js';
 import { NotConfigured, PROVIDERS, providerConfig, type ProviderConfig, type ProviderName } from './providers.js';
@@ -54,7 +63,13 @@ function configOf(ctx: CallContext, provider: ProviderName): ProviderConfig {
 function writeFlowCookie(ctx: CallContext, config: ProviderConfig, value: string, maxAgeSeconds: number): void {
   const callback = new URL(config.redirectUri);
   // Secure follows where the browser will send it back: an https callback, or a request that came over TLS.
-  setCookie(ctx, flowCookieName(config.provider), value, { httpOnly: true, sameSite: 'Lax', path: callback.pathname, maxAge: maxAgeSeconds, secure: callback.protocol === 'https:' || ctx.request.secure });
+  setCookie(ctx, flowCookieName(config.provider), value, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    path: callback.pathname,
+    maxAge: maxAgeSeconds,
+    secure: callback.protocol === 'https:' || ctx.request.secure,
+  });
 }
 
 /** Runs a native's body, answering a SocialFailure as its coded error. */

@@ -40,7 +40,9 @@ async function oidcProfile(ctx: CallContext, config: ProviderConfig, tokens: Exc
   const sub = claims.sub as string;
   const as: OAuth.AuthorizationServer = { issuer: String(claims.iss), userinfo_endpoint: config.userinfoUrl };
   const client: OAuth.Client = { client_id: config.clientId };
-  const response = await callProvider('the userinfo endpoint', () => oauth.userInfoRequest(as, client, tokens.accessToken, requestOptions(oauth, ctx, config.userinfoUrl)));
+  const response = await callProvider('the userinfo endpoint', () =>
+    oauth.userInfoRequest(as, client, tokens.accessToken, requestOptions(oauth, ctx, config.userinfoUrl)),
+  );
   if (response.status !== 200) throw new SocialFailure(HTTP.oauth_provider_unavailable, `the userinfo endpoint answered ${response.status}`);
   let info: OAuth.UserInfoResponse;
   try {
@@ -55,16 +57,32 @@ async function oidcProfile(ctx: CallContext, config: ProviderConfig, tokens: Exc
     const oid = text(claims.oid);
     if (tid === null || oid === null) throw new SocialFailure(HTTP.oauth_invalid_id_token, 'the Microsoft ID token carries no tid and oid');
     // Microsoft calls `email` mutable and does not verify it for every account type; its photo needs the access token.
-    return { provider: 'microsoft', id: `${tid}:${oid}`, email: text(merged.email), email_verified: merged.email_verified === true, name: text(merged.name), avatar_url: null };
+    return {
+      provider: 'microsoft',
+      id: `${tid}:${oid}`,
+      email: text(merged.email),
+      email_verified: merged.email_verified === true,
+      name: text(merged.name),
+      avatar_url: null,
+    };
   }
-  return { provider: 'google', id: sub, email: text(merged.email), email_verified: merged.email_verified === true, name: text(merged.name), avatar_url: text(merged.picture) };
+  return {
+    provider: 'google',
+    id: sub,
+    email: text(merged.email),
+    email_verified: merged.email_verified === true,
+    name: text(merged.name),
+    avatar_url: text(merged.picture),
+  };
 }
 
 /** One GitHub API call with the headers GitHub requires. */
 async function githubGet(ctx: CallContext, url: string, accessToken: string, what: string): Promise<unknown> {
   const oauth = await loadOauth();
   const headers = new Headers({ accept: 'application/vnd.github+json', 'user-agent': GITHUB_USER_AGENT });
-  const response = await callProvider(what, () => oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), headers, null, requestOptions(oauth, ctx, url)));
+  const response = await callProvider(what, () =>
+    oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), headers, null, requestOptions(oauth, ctx, url)),
+  );
   if (response.status !== 200) throw new SocialFailure(HTTP.oauth_provider_unavailable, `${what} answered ${response.status}`);
   return jsonBody(response, what);
 }
@@ -73,7 +91,8 @@ async function githubGet(ctx: CallContext, url: string, accessToken: string, wha
 async function githubProfile(ctx: CallContext, config: ProviderConfig, accessToken: string): Promise<SocialProfile> {
   const user = await githubGet(ctx, config.userinfoUrl, accessToken, 'GitHub /user');
   const fields = typeof user === 'object' && user !== null ? (user as Record<string, unknown>) : {};
-  if (typeof fields.id !== 'number' || !Number.isSafeInteger(fields.id)) throw new SocialFailure(HTTP.oauth_provider_unavailable, 'GitHub /user answered without a numeric id');
+  if (typeof fields.id !== 'number' || !Number.isSafeInteger(fields.id))
+    throw new SocialFailure(HTTP.oauth_provider_unavailable, 'GitHub /user answered without a numeric id');
   let email = text(fields.email);
   // GitHub lets a user show only a verified address as their public e-mail.
   let verified = email !== null;
@@ -83,5 +102,12 @@ async function githubProfile(ctx: CallContext, config: ProviderConfig, accessTok
     email = primary === undefined ? null : text(primary.email);
     verified = email !== null;
   }
-  return { provider: 'github', id: String(fields.id), email, email_verified: verified, name: text(fields.name) ?? text(fields.login), avatar_url: text(fields.avatar_url) };
+  return {
+    provider: 'github',
+    id: String(fields.id),
+    email,
+    email_verified: verified,
+    name: text(fields.name) ?? text(fields.login),
+    avatar_url: text(fields.avatar_url),
+  };
 }

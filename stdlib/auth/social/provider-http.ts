@@ -39,7 +39,11 @@ export class SocialFailure extends Error {
  * oauth4webapi's per-request options for a call to `url`: it ends after PROVIDER_TIMEOUT_MS, or
  * when the request is aborted, and its answer is read under MAX_PROVIDER_ANSWER_BYTES.
  */
-export function requestOptions(oauth: typeof OAuth, ctx: CallContext, url: string): { signal: AbortSignal; [OAuth.allowInsecureRequests]: boolean; [OAuth.customFetch]: typeof cappedFetch } {
+export function requestOptions(
+  oauth: typeof OAuth,
+  ctx: CallContext,
+  url: string,
+): { signal: AbortSignal; [OAuth.allowInsecureRequests]: boolean; [OAuth.customFetch]: typeof cappedFetch } {
   // A timer of our own rather than AbortSignal.timeout(): AbortSignal.any() holds its sources
   // weakly, and a timeout signal nothing else references can be collected before it fires (seen
   // under load: a hung provider was waited for past the limit). The timer holds the controller.
@@ -63,7 +67,8 @@ async function cappedFetch(url: string, options: OAuth.CustomFetchOptions<string
   const response = await fetch(url, options as RequestInit);
   if (response.body === null) return response;
   const bytes = await readCapped(response.body, MAX_PROVIDER_ANSWER_BYTES);
-  if (bytes === null) throw new SocialFailure(HTTP.oauth_provider_answer_too_large, `${new URL(url).pathname} answered more than ${MAX_PROVIDER_ANSWER_BYTES} bytes`);
+  if (bytes === null)
+    throw new SocialFailure(HTTP.oauth_provider_answer_too_large, `${new URL(url).pathname} answered more than ${MAX_PROVIDER_ANSWER_BYTES} bytes`);
   return new Response(bytes, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 

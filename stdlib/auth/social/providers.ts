@@ -121,7 +121,8 @@ function endpoint(variable: string, url: string): string {
   } catch {
     throw new NotConfigured(`${variable} is not a URL`);
   }
-  if (parsed.protocol !== 'https:' && !isLoopbackHttp(url)) throw new NotConfigured(`${variable} must be an https URL (plain http only on 127.0.0.1 or localhost)`);
+  if (parsed.protocol !== 'https:' && !isLoopbackHttp(url))
+    throw new NotConfigured(`${variable} must be an https URL (plain http only on 127.0.0.1 or localhost)`);
   return parsed.href;
 }
 
@@ -141,7 +142,8 @@ export function providerConfig(provider: ProviderName, secrets: SecretSource): P
     throw new NotConfigured(`${provider} sign-in needs ${spec.env}_CLIENT_ID and ${spec.env}_CLIENT_SECRET`);
   }
   const tenant = provider === 'microsoft' ? (env('TENANT') ?? DEFAULT_MICROSOFT_TENANT) : '';
-  if (provider === 'microsoft' && !TENANT_PATTERN.test(tenant)) throw new NotConfigured('MICROSOFT_TENANT must be a tenant id, a domain, common, organizations or consumers');
+  if (provider === 'microsoft' && !TENANT_PATTERN.test(tenant))
+    throw new NotConfigured('MICROSOFT_TENANT must be a tenant id, a domain, common, organizations or consumers');
   return {
     provider,
     oidc: spec.oidc,
@@ -151,7 +153,10 @@ export function providerConfig(provider: ProviderName, secrets: SecretSource): P
     redirectUri: redirectUri(provider, spec.env, secrets),
     authUrl: endpoint(`${spec.env}_AUTH_URL`, env('AUTH_URL') ?? spec.authUrl(tenant)),
     tokenUrl: endpoint(`${spec.env}_TOKEN_URL`, env('TOKEN_URL') ?? spec.tokenUrl(tenant)),
-    userinfoUrl: provider === 'github' ? endpoint('GITHUB_USER_URL', env('USER_URL') ?? spec.userinfoUrl) : endpoint(`${spec.env}_USERINFO_URL`, env('USERINFO_URL') ?? spec.userinfoUrl),
+    userinfoUrl:
+      provider === 'github'
+        ? endpoint('GITHUB_USER_URL', env('USER_URL') ?? spec.userinfoUrl)
+        : endpoint(`${spec.env}_USERINFO_URL`, env('USERINFO_URL') ?? spec.userinfoUrl),
     emailsUrl: provider === 'github' ? endpoint('GITHUB_EMAILS_URL', env('EMAILS_URL') ?? GITHUB_EMAILS_URL) : '',
     jwksUrl: spec.oidc ? endpoint(`${spec.env}_JWKS_URL`, env('JWKS_URL') ?? spec.jwksUrl(tenant)) : '',
     tenant,
@@ -167,7 +172,10 @@ function redirectUri(provider: ProviderName, prefix: string, secrets: SecretSour
   const explicit = secrets.env(`${prefix}_REDIRECT_URI`)?.trim();
   if (explicit) return absoluteHttpUrl(`${prefix}_REDIRECT_URI`, explicit);
   const origin = secrets.env(PUBLIC_URL_ENV)?.trim();
-  if (!origin) throw new NotConfigured(`${provider} sign-in needs ${prefix}_REDIRECT_URI or ${PUBLIC_URL_ENV} (this server's public origin, e.g. https://app.example.com)`);
+  if (!origin)
+    throw new NotConfigured(
+      `${provider} sign-in needs ${prefix}_REDIRECT_URI or ${PUBLIC_URL_ENV} (this server's public origin, e.g. https://app.example.com)`,
+    );
   const base = absoluteHttpUrl(PUBLIC_URL_ENV, origin);
   return new URL(`/auth/${provider}/callback`, base).href;
 }

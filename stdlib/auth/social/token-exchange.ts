@@ -64,7 +64,8 @@ export async function exchangeCode(ctx: CallContext, config: ProviderConfig, flo
     throw new SocialFailure(HTTP.oauth_exchange_failed, `the token endpoint refused the code${reason}`);
   }
   if (!config.oidc) {
-    if (typeof fields.access_token !== 'string' || fields.access_token === '') throw new SocialFailure(HTTP.oauth_provider_unavailable, 'the token endpoint answered without an access token');
+    if (typeof fields.access_token !== 'string' || fields.access_token === '')
+      throw new SocialFailure(HTTP.oauth_provider_unavailable, 'the token endpoint answered without an access token');
     return { accessToken: fields.access_token, idClaims: null };
   }
   const as = authorizationServer(config, expectedIssuer(config, peekClaims(fields.id_token)));

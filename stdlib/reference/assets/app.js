@@ -49,7 +49,8 @@ async function fetchSpec() {
 /** The list state a re-render must keep: expanded routes, focus, scroll. */
 function captureView() {
   const expanded = [];
-  for (const [anchor, li] of state.items) if (li.querySelector('.route-toggle')?.getAttribute('aria-expanded') === 'true') expanded.push(state.byAnchor.get(anchor)?.id);
+  for (const [anchor, li] of state.items)
+    if (li.querySelector('.route-toggle')?.getAttribute('aria-expanded') === 'true') expanded.push(state.byAnchor.get(anchor)?.id);
   return { expanded: expanded.filter(Boolean), focus: document.activeElement?.id || null, scroll: window.scrollY };
 }
 

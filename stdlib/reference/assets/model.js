@@ -21,7 +21,10 @@ export function esc(value) {
 /** `get-items-id` from an operationId (or method and path): lower-case words joined by dashes. */
 export function anchorFor(operationId, method, path) {
   const raw = operationId || `${method} ${path}`;
-  const words = String(raw).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const words = String(raw)
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return words || 'route';
 }
 
@@ -128,7 +131,8 @@ export function authOf(doc, route) {
   const schemes = doc.components?.securitySchemes ?? {};
   const used = [];
   for (const req of requirements) for (const name of Object.keys(req ?? {})) if (schemes[name]) used.push(deref(doc, schemes[name]));
-  const bearer = used.some((s) => s.type === 'http' && String(s.scheme).toLowerCase() === 'bearer') || used.some((s) => s.type === 'oauth2' || s.type === 'openIdConnect');
+  const bearer =
+    used.some((s) => s.type === 'http' && String(s.scheme).toLowerCase() === 'bearer') || used.some((s) => s.type === 'oauth2' || s.type === 'openIdConnect');
   const apiKeys = used.filter((s) => s.type === 'apiKey').map((s) => ({ in: s.in, name: s.name }));
   const answers401 = route.guards.some((g) => Array.isArray(g?.responses) && g.responses.some((r) => Number(r.status) === 401));
   return { bearer: bearer || (used.length === 0 && answers401), apiKeys };
@@ -144,14 +148,28 @@ export function fieldsOf(doc, route) {
     if (p.in !== 'path' && p.in !== 'query') continue;
     const schema = deref(doc, p.schema ?? {});
     const decorators = p['x-rvm-decorators'] ?? schema['x-rvm-decorators'] ?? [];
-    fields.push({ loc: p.in, name: p.name, schema, required: p.in === 'path' || p.required === true, description: p.description ?? schema.description ?? '', decorators });
+    fields.push({
+      loc: p.in,
+      name: p.name,
+      schema,
+      required: p.in === 'path' || p.required === true,
+      description: p.description ?? schema.description ?? '',
+      decorators,
+    });
   }
   const body = route.body;
   if (body) {
     const required = new Set(Array.isArray(body.schema.required) ? body.schema.required : []);
     for (const [name, raw] of Object.entries(body.schema.properties ?? {})) {
       const schema = deref(doc, raw);
-      fields.push({ loc: 'body', name, schema, required: required.has(name), description: schema.description ?? '', decorators: schema['x-rvm-decorators'] ?? [] });
+      fields.push({
+        loc: 'body',
+        name,
+        schema,
+        required: required.has(name),
+        description: schema.description ?? '',
+        decorators: schema['x-rvm-decorators'] ?? [],
+      });
     }
   }
   return fields;

@@ -1,7 +1,19 @@
 // HTML for the route list, a route's details, schemas and diagnostics. Everything that comes
 // from the app (names, doc comments, examples) goes through esc(). Builds strings; no DOM.
 import { esc, fieldsOf, needsCsrf } from './model.js';
-import { constraints, decoratorText, deref, exampleFor, fieldExamples, flatten, isFileSchema, MAX_SCHEMA_DEPTH, refName, schemaType, typeLabel } from './schema.js';
+import {
+  constraints,
+  decoratorText,
+  deref,
+  exampleFor,
+  fieldExamples,
+  flatten,
+  isFileSchema,
+  MAX_SCHEMA_DEPTH,
+  refName,
+  schemaType,
+  typeLabel,
+} from './schema.js';
 import { SNIPPET_LANGUAGES } from './snippets.js';
 import { REASONS } from './statuses.js';
 
@@ -41,7 +53,9 @@ export function renderGroups(groups) {
   const out = [];
   for (const [i, g] of groups.entries()) {
     const id = `group-${i}`;
-    out.push(`<section class="group" aria-labelledby="${id}" data-group="${esc(g.tag)}"><h2 id="${id}" class="group-title">${esc(g.tag)}</h2><ul class="route-list">`);
+    out.push(
+      `<section class="group" aria-labelledby="${id}" data-group="${esc(g.tag)}"><h2 id="${id}" class="group-title">${esc(g.tag)}</h2><ul class="route-list">`,
+    );
     for (const r of g.routes) out.push(routeItem(r));
     out.push('</ul></section>');
   }
@@ -51,7 +65,10 @@ export function renderGroups(groups) {
 function routeItem(r) {
   const a = r.anchor;
   const summary = r.summary && r.summary !== r.key ? `<span class="route-summary">${esc(r.summary)}</span>` : '';
-  const locks = r.guards.length > 0 ? `<span class="route-guards"><span class="visually-hidden">guards:</span> ${r.guards.map((g) => `<span class="chip">${esc(g.name)}</span>`).join(' ')}</span>` : '';
+  const locks =
+    r.guards.length > 0
+      ? `<span class="route-guards"><span class="visually-hidden">guards:</span> ${r.guards.map((g) => `<span class="chip">${esc(g.name)}</span>`).join(' ')}</span>`
+      : '';
   return (
     `<li class="route" id="${a}" data-route="${esc(r.key)}" data-anchor="${a}">` +
     `<h3 class="route-head"><button type="button" class="route-toggle" aria-expanded="false" aria-controls="details-${a}" data-testid="route-toggle">` +
@@ -105,9 +122,10 @@ function guardsSection(route) {
     const call = Array.isArray(g.args) && g.args.length > 0 ? `${g.name}(${g.args.map((a) => JSON.stringify(a)).join(', ')})` : g.name;
     const detail = guardDetail(g);
     const origin = g.source === 'app' ? `defined at ${g.origin}` : `from plugin ${g.origin}`;
-    const answers = Array.isArray(g.responses) && g.responses.length > 0
-      ? `<ul class="guard-answers">${g.responses.map((r) => `<li><span class="status ${statusClass(r.status)}">${esc(r.status)}</span> <code>${esc(r.code)}</code> ${esc(r.description)}</li>`).join('')}</ul>`
-      : '';
+    const answers =
+      Array.isArray(g.responses) && g.responses.length > 0
+        ? `<ul class="guard-answers">${g.responses.map((r) => `<li><span class="status ${statusClass(r.status)}">${esc(r.status)}</span> <code>${esc(r.code)}</code> ${esc(r.description)}</li>`).join('')}</ul>`
+        : '';
     return (
       `<li class="guard" data-guard="${esc(g.name)}"><div class="guard-head"><code>${esc(call)}</code>` +
       `<span class="${g.mode === 'optional' ? 'opt' : 'req'}">${esc(g.mode ?? 'required')}</span>` +
@@ -166,7 +184,9 @@ function examplesHtml(media) {
   const examples = media?.examples && typeof media.examples === 'object' ? Object.entries(media.examples) : [];
   if (media?.example !== undefined) examples.unshift(['example', { value: media.example }]);
   if (examples.length === 0) return '';
-  const items = examples.map(([name, ex]) => `<p class="note">${esc(ex?.summary || name)}</p><pre tabindex="0">${esc(JSON.stringify(ex?.value ?? null, null, 2))}</pre>`);
+  const items = examples.map(
+    ([name, ex]) => `<p class="note">${esc(ex?.summary || name)}</p><pre tabindex="0">${esc(JSON.stringify(ex?.value ?? null, null, 2))}</pre>`,
+  );
   return `<details class="examples"><summary>Example${examples.length === 1 ? '' : 's'} (${examples.length})</summary>${items.join('')}</details>`;
 }
 
@@ -227,10 +247,13 @@ function inputHtml(route, f, i, value, placeholder) {
   if (isFileSchema(f.schema)) return `<input type="file" ${attrs}>`;
   if (type === 'boolean' || Array.isArray(f.schema.enum)) {
     const options = type === 'boolean' ? [true, false] : f.schema.enum;
-    const opts = [`<option value="">(not sent)</option>`, ...options.map((o) => {
-      const text = typeof o === 'string' ? o : JSON.stringify(o);
-      return `<option value="${esc(text)}"${text === value ? ' selected' : ''}>${esc(text)}</option>`;
-    })];
+    const opts = [
+      `<option value="">(not sent)</option>`,
+      ...options.map((o) => {
+        const text = typeof o === 'string' ? o : JSON.stringify(o);
+        return `<option value="${esc(text)}"${text === value ? ' selected' : ''}>${esc(text)}</option>`;
+      }),
+    ];
     return `<select ${attrs}>${opts.join('')}</select>`;
   }
   if (f.loc === 'body' && (type === 'object' || type === 'array')) {
@@ -295,9 +318,22 @@ export function renderDetails(doc, route) {
     `<a class="permalink" href="#${route.anchor}" data-testid="permalink">Link to this route</a></div>` +
     (description ? `<div class="doc">${docHtml(description)}</div>` : '') +
     guardsSection(route) +
-    fieldSection(doc, 'Path parameters', fields.filter((f) => f.loc === 'path')) +
-    fieldSection(doc, 'Query parameters', fields.filter((f) => f.loc === 'query')) +
-    fieldSection(doc, 'Body', fields.filter((f) => f.loc === 'body'), bodyNote) +
+    fieldSection(
+      doc,
+      'Path parameters',
+      fields.filter((f) => f.loc === 'path'),
+    ) +
+    fieldSection(
+      doc,
+      'Query parameters',
+      fields.filter((f) => f.loc === 'query'),
+    ) +
+    fieldSection(
+      doc,
+      'Body',
+      fields.filter((f) => f.loc === 'body'),
+      bodyNote,
+    ) +
     responsesSection(doc, route) +
     tryItSection(doc, route, fields) +
     snippetsSection(route)
@@ -319,10 +355,13 @@ export function renderDiagnostics(errors) {
   if (!Array.isArray(errors) || errors.length === 0) return '';
   const items = errors.map((d) => {
     const where = `${d.file ?? '?'}:${d.line ?? '?'}:${d.col ?? '?'}`;
-    const caret = typeof d.sourceLine === 'string' ? `<pre class="diag-source">${esc(d.sourceLine)}\n${' '.repeat(Math.max(0, Number(d.col ?? 1) - 1))}^</pre>` : '';
+    const caret =
+      typeof d.sourceLine === 'string' ? `<pre class="diag-source">${esc(d.sourceLine)}\n${' '.repeat(Math.max(0, Number(d.col ?? 1) - 1))}^</pre>` : '';
     return (
       `<li class="diag" data-testid="diagnostic"><p><code class="diag-where">${esc(where)}</code> <strong class="diag-code">${esc(d.code ?? '')}</strong> ${esc(d.message ?? '')}</p>` +
-      caret + (d.hint ? `<p class="diag-hint">${esc(d.hint)}</p>` : '') + `</li>`
+      caret +
+      (d.hint ? `<p class="diag-hint">${esc(d.hint)}</p>` : '') +
+      `</li>`
     );
   });
   return `<section class="diag-box" aria-labelledby="diag-title"><h2 id="diag-title">The app failed to compile — the last good version is still serving</h2><ul>${items.join('')}</ul></section>`;

@@ -70,7 +70,7 @@ export function isFileSchema(schema) {
 export function typeLabel(doc, raw) {
   const schema = flatten(doc, raw);
   if (isFileSchema(schema)) return 'file';
-  const named = refName(raw) ?? (Array.isArray(raw?.allOf) ? raw.allOf.map(refName).find(Boolean) ?? null : null);
+  const named = refName(raw) ?? (Array.isArray(raw?.allOf) ? (raw.allOf.map(refName).find(Boolean) ?? null) : null);
   const type = schemaType(schema);
   if (type === 'array') {
     const items = schema.items ? typeLabel(doc, schema.items) : 'any';
@@ -232,8 +232,10 @@ function baseText(schema, name) {
 }
 
 function numberExample(schema, integer) {
-  let lo = typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum + (integer ? 1 : 0.5) : null;
-  const hi = typeof schema.maximum === 'number' ? schema.maximum : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum - (integer ? 1 : 0.5) : null;
+  let lo =
+    typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum + (integer ? 1 : 0.5) : null;
+  const hi =
+    typeof schema.maximum === 'number' ? schema.maximum : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum - (integer ? 1 : 0.5) : null;
   let value = lo ?? (hi !== null ? Math.min(hi, 1) : 1);
   if (integer) value = Math.ceil(value);
   const step = typeof schema.multipleOf === 'number' && schema.multipleOf > 0 ? schema.multipleOf : null;

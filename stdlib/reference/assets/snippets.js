@@ -78,7 +78,10 @@ const SHORT_ESCAPES = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** A single-quoted JavaScript string literal. */
 export function jsString(text) {
-  return `'${String(text).replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(CONTROL, (c) => SHORT_ESCAPES[c] ?? hex(c))}'`;
+  return `'${String(text)
+    .replace(/\\/g, '\\\\')
+    .replace(/'/g, "\\'")
+    .replace(CONTROL, (c) => SHORT_ESCAPES[c] ?? hex(c))}'`;
 }
 
 /** A single-quoted Dart string literal (`$` escaped: Dart interpolates it). */
@@ -176,7 +179,7 @@ export function fetchSnippet(req) {
     pre.push('const form = new FormData();');
     for (const [name, value] of body.fields) pre.push(`form.append(${jsString(name)}, ${jsString(value)});`);
     if (body.files.length > 0) {
-      pre.push("// In a browser, append the File of an <input type=\"file\"> instead of openAsBlob (Node 20).");
+      pre.push('// In a browser, append the File of an <input type="file"> instead of openAsBlob (Node 20).');
       pre.push("const { openAsBlob } = await import('node:fs');");
       for (const [name, file] of body.files) pre.push(`form.append(${jsString(name)}, await openAsBlob(${jsString(file)}), ${jsString(file)});`);
     }
@@ -236,7 +239,8 @@ export function dartSnippet(req) {
     } else {
       lines.push(`${I}final request = http.Request(${dartString(method)}, uri);`);
       if (headers.length > 0) lines.push(`${I}request.headers.addAll(${dartMap(headers, I)});`);
-      if (bodyArg !== null) lines.push(body?.kind === 'form' && hasUniqueNames(body.fields) ? `${I}request.bodyFields = ${bodyArg};` : `${I}request.body = ${bodyArg};`);
+      if (bodyArg !== null)
+        lines.push(body?.kind === 'form' && hasUniqueNames(body.fields) ? `${I}request.bodyFields = ${bodyArg};` : `${I}request.body = ${bodyArg};`);
       lines.push(`${I}final response = await http.Response.fromStream(await request.send());`);
     }
   }

@@ -141,8 +141,7 @@ export function readRequest(doc, route, root, auth, csrfToken, origin) {
       // A list is sent as the key repeated (`?tag=a&tag=b`); the input takes it comma-separated.
       if (schemaType(f.schema) === 'array') for (const part of text.split(',')) query.push([f.name, part.trim()]);
       else query.push([f.name, text]);
-    }
-    else if (route.body?.kind === 'json') {
+    } else if (route.body?.kind === 'json') {
       const parsed = jsonValue(text, f.schema);
       if ('error' in parsed) errors.push([f.name, parsed.error]);
       else jsonBody[f.name] = parsed.value;

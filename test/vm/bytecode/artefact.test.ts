@@ -152,7 +152,16 @@ describe('artefact validation', () => {
   test('a record call ref and argument shapes round-trip', () => {
     const m = handModule();
     const ref = m.chunks[0]!.refs[0]!;
-    ref.args = [{ k: 'o', e: [['email', { k: 'u' }], ['age', { k: 'c', v: { gte: 18 } }]] }, { k: 'l', i: [{ k: 'c', v: '-age' }] }];
+    ref.args = [
+      {
+        k: 'o',
+        e: [
+          ['email', { k: 'u' }],
+          ['age', { k: 'c', v: { gte: 18 } }],
+        ],
+      },
+      { k: 'l', i: [{ k: 'c', v: '-age' }] },
+    ];
     m.chunks[2]!.refs.push({ name: 'save', kind: 'record', argc: 1, line: 9, col: 3 });
     const back = decodeModule(encodeModule(m));
     assert.deepEqual(back.chunks[0]!.refs[0]!.args, ref.args);

@@ -57,7 +57,11 @@ describe('bundle', () => {
   });
 
   test('a FIFO, a symlink to /dev/zero, a directory or a file over MAX_BUNDLE_BYTES is refused at once, never read', () => {
-    for (const [kind, why] of [['fifo', 'a FIFO'], ['dev-zero', 'a device'], ['directory', 'a directory']] as const) {
+    for (const [kind, why] of [
+      ['fifo', 'a FIFO'],
+      ['dev-zero', 'a device'],
+      ['directory', 'a directory'],
+    ] as const) {
       const path = plantSpecial(dir, `special-${kind}.rvmb`, kind);
       const e = refusal(() => readBundle(path));
       assert.equal(e.code, 'E_ARTEFACT_UNREADABLE', kind);
@@ -118,7 +122,14 @@ describe('bundle', () => {
   });
 
   test('a body of the wrong shape is refused', () => {
-    for (const body of [null, [], { config: null, modules: [1] }, { config: 'x', modules: [] }, { config: [1], modules: [] }, { config: null, modules: [42] }]) {
+    for (const body of [
+      null,
+      [],
+      { config: null, modules: [1] },
+      { config: 'x', modules: [] },
+      { config: [1], modules: [] },
+      { config: null, modules: [42] },
+    ]) {
       // The header claims as many modules as the body lists, except where the list is the damage.
       const count = Array.isArray(body) || body === null || body.modules[0] === 1 ? 0 : body.modules.length;
       const header = { compiler: '0.1.0', createdAt: '2024-01-01T00:00:00.000Z', modules: count };

@@ -26,7 +26,10 @@ describe('decorator arguments: list and object literals of constants', () => {
   test('an item that is not a constant is E_NOT_CONSTANT at that item, once', () => {
     const { module, diagnostics } = field('@default([1, [request.ip]])');
     assert.equal(module, null);
-    assert.deepEqual(diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_NOT_CONSTANT@3:27']);
+    assert.deepEqual(
+      diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_NOT_CONSTANT@3:27'],
+    );
   });
 
   test('round trip through the artefact, and the format was bumped for it', () => {
@@ -46,6 +49,9 @@ describe('decorator arguments: list and object literals of constants', () => {
     assert.deepEqual(back.routes[0]!.body![0]!.decorators[0]!.args, atLimit.module!.routes[0]!.body![0]!.decorators[0]!.args);
     const over = field(`@default(${nested(MAX_CONSTANT_DEPTH + 1)})`);
     assert.equal(over.module, null);
-    assert.deepEqual(over.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_TOO_DEEP@3:22']);
+    assert.deepEqual(
+      over.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_TOO_DEEP@3:22'],
+    );
   });
 });

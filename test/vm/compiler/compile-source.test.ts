@@ -88,22 +88,43 @@ route GET /items {
 describe('compileSource', () => {
   test('compiles a realistic file; every chunk has maxStack equal to the true depth over all paths', () => {
     const { module, diagnostics } = compileSource('app/users.rvm', APP, OPTIONS);
-    assert.deepEqual(diagnostics.filter((d) => d.severity === 'error'), []);
+    assert.deepEqual(
+      diagnostics.filter((d) => d.severity === 'error'),
+      [],
+    );
     assert.ok(module);
     assert.equal(module.header.sourceHash, sourceHash(APP));
-    assert.deepEqual(module.chunks.map((c) => c.name), ['fn slugify', 'fn total', 'guard min_age', 'route POST /api/users', 'route GET /users/:id', 'route GET /items']);
+    assert.deepEqual(
+      module.chunks.map((c) => c.name),
+      ['fn slugify', 'fn total', 'guard min_age', 'route POST /api/users', 'route GET /users/:id', 'route GET /items'],
+    );
     for (const chunk of module.chunks) {
       const depth = simulateMaxStack(chunk);
       assert.ok(chunk.maxStack >= depth, `${chunk.name}: maxStack ${chunk.maxStack} < ${depth}`);
       assert.equal(chunk.maxStack, depth, chunk.name);
     }
     const [create, show, items] = module.routes;
-    assert.deepEqual(create!.guards.map((g) => [g.name, g.args, g.mode]), [['auth', [], 'required'], ['rate_limit', [100, 60], 'required']]);
-    assert.deepEqual(create!.responses.map((r) => r.status), [201, 422]);
+    assert.deepEqual(
+      create!.guards.map((g) => [g.name, g.args, g.mode]),
+      [
+        ['auth', [], 'required'],
+        ['rate_limit', [100, 60], 'required'],
+      ],
+    );
+    assert.deepEqual(
+      create!.responses.map((r) => r.status),
+      [201, 422],
+    );
     assert.deepEqual((create!.responses[0]!.schema.properties as object & Record<string, unknown>).password_hash, undefined);
     assert.deepEqual(show!.params, ['id']);
-    assert.deepEqual(show!.responses.map((r) => r.status), [200, 404]);
-    assert.deepEqual(items!.responses.map((r) => r.status), [200, 400, 422]);
+    assert.deepEqual(
+      show!.responses.map((r) => r.status),
+      [200, 404],
+    );
+    assert.deepEqual(
+      items!.responses.map((r) => r.status),
+      [200, 400, 422],
+    );
     assert.equal(module.types[0]!.doc?.includes('registered user'), true);
   });
 
@@ -111,16 +132,26 @@ describe('compileSource', () => {
     const source = 'fn f() {\n  x = y + 1\n}\n';
     const { module, diagnostics } = compileSource('app/a.rvm', source, OPTIONS);
     assert.equal(module, null);
-    assert.deepEqual(diagnostics.map((d) => [d.code, d.file, d.line, d.col, d.sourceLine]), [['E_UNDEFINED_NAME', 'app/a.rvm', 2, 7, '  x = y + 1']]);
+    assert.deepEqual(
+      diagnostics.map((d) => [d.code, d.file, d.line, d.col, d.sourceLine]),
+      [['E_UNDEFINED_NAME', 'app/a.rvm', 2, 7, '  x = y + 1']],
+    );
   });
 
   test('a syntax error hides nothing: the declarations that parsed are compiled, and only a partial module results', () => {
-    const source = 'route GET /x {\n  log(nope)\n}\nroute GET /y {\n  y = (1 + )\n  response.ok(y)\n}\nfn f(a b) {\n}\nroute GET /z {\n  response.ok(f(1))\n}\n';
+    const source =
+      'route GET /x {\n  log(nope)\n}\nroute GET /y {\n  y = (1 + )\n  response.ok(y)\n}\nfn f(a b) {\n}\nroute GET /z {\n  response.ok(f(1))\n}\n';
     const { module, partial, unparsed, diagnostics } = compileSource('app/c.rvm', source, OPTIONS);
     assert.equal(module, null, 'never a runnable module');
     // /y's broken statement leaves `y` unset: no E_UNDEFINED_NAME for it.
-    assert.deepEqual(diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_EXPECTED_EXPRESSION@5:12', 'E_UNEXPECTED_TOKEN@8:8', 'E_UNDEFINED_NAME@2:7']);
-    assert.deepEqual(partial.routes.map((r) => r.path), ['/x', '/z']);
+    assert.deepEqual(
+      diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_EXPECTED_EXPRESSION@5:12', 'E_UNEXPECTED_TOKEN@8:8', 'E_UNDEFINED_NAME@2:7'],
+    );
+    assert.deepEqual(
+      partial.routes.map((r) => r.path),
+      ['/x', '/z'],
+    );
     assert.deepEqual(partial.functions, []);
     assert.deepEqual(unparsed, ['f']);
   });
@@ -128,13 +159,22 @@ describe('compileSource', () => {
   test('a second declaration of a name is reported once and not compiled (it would clash again at link)', () => {
     const { module, partial, diagnostics } = compileSource('app/d.rvm', 'fn twice() {\n  return 1\n}\nfn twice() {\n  return 2\n}\n', OPTIONS);
     assert.equal(module, null);
-    assert.deepEqual(diagnostics.map((d) => d.code), ['E_DUPLICATE_DECL']);
-    assert.deepEqual(partial.functions.map((f) => f.line), [1]);
+    assert.deepEqual(
+      diagnostics.map((d) => d.code),
+      ['E_DUPLICATE_DECL'],
+    );
+    assert.deepEqual(
+      partial.functions.map((f) => f.line),
+      [1],
+    );
   });
 
   test('a call of something not callable leaves no call for the linker to report again', () => {
     const { partial, diagnostics } = compileSource('app/e.rvm', 'route GET / {\n  n = 1\n  n(2)\n}\n', OPTIONS);
-    assert.deepEqual(diagnostics.map((d) => d.code), ['E_NOT_CALLABLE']);
+    assert.deepEqual(
+      diagnostics.map((d) => d.code),
+      ['E_NOT_CALLABLE'],
+    );
     assert.deepEqual(partial.chunks[0]!.refs, []);
     assert.equal(partial.chunks[0]!.maxStack, simulateMaxStack(partial.chunks[0]!));
   });

@@ -82,19 +82,45 @@ describe('module shape', () => {
 
 describe('expressions', () => {
   test('literals, lists, objects and constant dedup', () => {
-    assert.deepEqual(
-      body([b.expr(b.list([lit(1), lit('a'), lit(1), lit(true), lit(false), lit(null), lit('1')]))]),
-      ['CONST 1', 'CONST "a"', 'CONST 1', 'TRUE', 'FALSE', 'NULL', 'CONST "1"', 'LIST 7', 'POP'],
-    );
+    assert.deepEqual(body([b.expr(b.list([lit(1), lit('a'), lit(1), lit(true), lit(false), lit(null), lit('1')]))]), [
+      'CONST 1',
+      'CONST "a"',
+      'CONST 1',
+      'TRUE',
+      'FALSE',
+      'NULL',
+      'CONST "1"',
+      'LIST 7',
+      'POP',
+    ]);
     const chunk = fnChunk([b.expr(b.list([lit(1), lit('a'), lit(1), lit('1')]))]);
     assert.deepEqual(chunk.consts, [1, 'a', '1']);
-    assert.deepEqual(body([b.expr(b.obj([['a', lit(1)], ['b', lit(2)]]))]), ['CONST "a"', 'CONST 1', 'CONST "b"', 'CONST 2', 'OBJECT 2', 'POP']);
+    assert.deepEqual(
+      body([
+        b.expr(
+          b.obj([
+            ['a', lit(1)],
+            ['b', lit(2)],
+          ]),
+        ),
+      ]),
+      ['CONST "a"', 'CONST 1', 'CONST "b"', 'CONST 2', 'OBJECT 2', 'POP'],
+    );
   });
 
   test('unary and binary operators map to their opcodes', () => {
     const ops: [A.BinaryOp, string][] = [
-      ['+', 'ADD'], ['-', 'SUB'], ['*', 'MUL'], ['/', 'DIV'], ['%', 'MOD'],
-      ['==', 'EQ'], ['!=', 'NE'], ['<', 'LT'], ['<=', 'LE'], ['>', 'GT'], ['>=', 'GE'],
+      ['+', 'ADD'],
+      ['-', 'SUB'],
+      ['*', 'MUL'],
+      ['/', 'DIV'],
+      ['%', 'MOD'],
+      ['==', 'EQ'],
+      ['!=', 'NE'],
+      ['<', 'LT'],
+      ['<=', 'LE'],
+      ['>', 'GT'],
+      ['>=', 'GE'],
     ];
     for (const [op, opcode] of ops) {
       assert.deepEqual(body([b.expr(b.bin(op, name('x'), name('y')))], ['x', 'y']), ['LOAD_LOCAL 0', 'LOAD_LOCAL 1', opcode, 'POP']);
@@ -104,7 +130,11 @@ describe('expressions', () => {
   });
 
   test('logical operators keep-and-jump to the end', () => {
-    for (const [op, opcode] of [['&&', 'JUMP_IF_FALSE_OR_POP'], ['||', 'JUMP_IF_TRUE_OR_POP'], ['??', 'JUMP_IF_NOT_NULL_OR_POP']] as const) {
+    for (const [op, opcode] of [
+      ['&&', 'JUMP_IF_FALSE_OR_POP'],
+      ['||', 'JUMP_IF_TRUE_OR_POP'],
+      ['??', 'JUMP_IF_NOT_NULL_OR_POP'],
+    ] as const) {
       // x, JUMP end, y, end: POP; offsets: LOAD(0) JUMP(2) LOAD(4) POP(6)
       assert.deepEqual(body([b.expr(b.logic(op, name('x'), name('y')))], ['x', 'y']), ['LOAD_LOCAL 0', `${opcode} @6`, 'LOAD_LOCAL 1', 'POP']);
     }
@@ -117,15 +147,22 @@ describe('expressions', () => {
     assert.deepEqual(body([b.expr(b.member(name('request'), 'body'))]), ['READ_BODY', 'LOAD_AMBIENT 0', 'GET_FIELD "body"', 'POP']);
     assert.deepEqual(body([b.expr(b.index(name('request'), lit('body')))]), ['READ_BODY', 'LOAD_AMBIENT 0', 'CONST "body"', 'GET_INDEX', 'POP']);
     assert.deepEqual(body([b.expr(b.member(name('request'), 'headers'))]), ['LOAD_AMBIENT 0', 'GET_FIELD "headers"', 'POP']);
-    assert.deepEqual(
-      body([b.expr(b.list(['params', 'query', 'response'].map((n) => name(n))))]),
-      ['LOAD_AMBIENT 2', 'LOAD_AMBIENT 3', 'LOAD_AMBIENT 4', 'LIST 3', 'POP'],
-    );
+    assert.deepEqual(body([b.expr(b.list(['params', 'query', 'response'].map((n) => name(n))))]), [
+      'LOAD_AMBIENT 2',
+      'LOAD_AMBIENT 3',
+      'LOAD_AMBIENT 4',
+      'LIST 3',
+      'POP',
+    ]);
   });
 
   test('templates merge text and folded parts', () => {
     assert.deepEqual(body([b.expr(b.tmpl(['a', b.bin('+', lit(1), lit(2)), 'b', name('x'), '!']))], ['x']), [
-      'CONST "a3b"', 'LOAD_LOCAL 0', 'CONST "!"', 'TEMPLATE 3', 'POP',
+      'CONST "a3b"',
+      'LOAD_LOCAL 0',
+      'CONST "!"',
+      'TEMPLATE 3',
+      'POP',
     ]);
     assert.deepEqual(body([b.expr(b.tmpl(['n=', lit(null), ' ', lit(true)]))]), ['CONST "n=null true"', 'POP']);
     assert.deepEqual(body([b.expr(b.tmpl([name('x')]))], ['x']), ['LOAD_LOCAL 0', 'TEMPLATE 1', 'POP']);
@@ -187,11 +224,7 @@ describe('locals and scopes', () => {
   });
 
   test('slots of ended blocks are reused; slots = most live at once', () => {
-    const chunk = fnChunk([
-      b.ifS(lit(true), [b.assign('a', lit(1)), b.assign('b', lit(2))]),
-      b.ifS(lit(true), [b.assign('c', lit(3))]),
-      b.assign('d', lit(4)),
-    ]);
+    const chunk = fnChunk([b.ifS(lit(true), [b.assign('a', lit(1)), b.assign('b', lit(2))]), b.ifS(lit(true), [b.assign('c', lit(3))]), b.assign('d', lit(4))]);
     const stores = listing(chunk).filter((l) => l.startsWith('STORE_LOCAL'));
     assert.deepEqual(stores, ['STORE_LOCAL 0', 'STORE_LOCAL 1', 'STORE_LOCAL 0', 'STORE_LOCAL 0']);
     assert.equal(chunk.slots, 2);
@@ -199,7 +232,10 @@ describe('locals and scopes', () => {
 
   test('an assignment inside a block to an outer name stores the outer slot', () => {
     const lines = body([b.assign('x', lit(1)), b.whileS(name('x'), [b.assign('x', lit(0))])]);
-    assert.deepEqual(lines.filter((l) => l.startsWith('STORE')), ['STORE_LOCAL 0', 'STORE_LOCAL 0']);
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('STORE')),
+      ['STORE_LOCAL 0', 'STORE_LOCAL 0'],
+    );
   });
 
   test('a block-local is gone after its block', () => {
@@ -213,7 +249,10 @@ describe('locals and scopes', () => {
 
   test('reading before the first assignment is undefined, with a did-you-mean over locals and ambient names', () => {
     const result = compile([b.fn('f', ['count'], [b.assign('x', name('x', at(2, 5))), b.expr(name('cuont', at(3, 1))), b.expr(name('requets', at(4, 1)))])]);
-    assert.deepEqual(result.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_UNDEFINED_NAME@2:5', 'E_UNDEFINED_NAME@3:1', 'E_UNDEFINED_NAME@4:1']);
+    assert.deepEqual(
+      result.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_UNDEFINED_NAME@2:5', 'E_UNDEFINED_NAME@3:1', 'E_UNDEFINED_NAME@4:1'],
+    );
     assert.match(result.diagnostics[1]!.hint ?? '', /count/);
     assert.match(result.diagnostics[2]!.hint ?? '', /request/);
   });
@@ -235,7 +274,6 @@ describe('locals and scopes', () => {
       ['E_NOT_A_VALUE@5:2', 'E_NOT_A_VALUE@6:2', 'E_NOT_A_VALUE@7:2'],
     );
   });
-
 });
 
 describe('calls', () => {
@@ -252,12 +290,16 @@ describe('calls', () => {
   test('other callees are not callable', () => {
     assert.deepEqual(
       codes([
-        b.fn('f', ['local'], [
-          b.expr(b.call(b.member(b.member(name('a'), 'b'), 'c', at(2, 1)), [], at(2, 1))),
-          b.expr(b.call(b.callN('g', [], at(3, 1)), [], at(3, 1))),
-          b.expr(b.call(b.member(name('local'), 'm', at(4, 1)), [], at(4, 1))),
-          b.expr(b.call(name('local', at(5, 1)), [], at(5, 1))),
-        ]),
+        b.fn(
+          'f',
+          ['local'],
+          [
+            b.expr(b.call(b.member(b.member(name('a'), 'b'), 'c', at(2, 1)), [], at(2, 1))),
+            b.expr(b.call(b.callN('g', [], at(3, 1)), [], at(3, 1))),
+            b.expr(b.call(b.member(name('local'), 'm', at(4, 1)), [], at(4, 1))),
+            b.expr(b.call(name('local', at(5, 1)), [], at(5, 1))),
+          ],
+        ),
       ]),
       ['E_NOT_CALLABLE@2:1', 'E_NOT_CALLABLE@3:1', 'E_NOT_CALLABLE@4:1', 'E_NOT_CALLABLE@5:1'],
     );
@@ -350,24 +392,68 @@ describe('control flow', () => {
     assert.deepEqual(body([b.ret()]), ['NULL', 'RETURN']);
     assert.deepEqual(body([b.fail(lit(403), lit('no'))]), ['CONST 403', 'CONST "no"', 'FAIL']);
     assert.deepEqual(body([b.fail(lit(400))]), ['CONST 400', 'NULL', 'FAIL']);
-    const route = ok([b.route('GET', '/', [b.resp([['status', lit(401)], ['json', b.obj([['error', lit('x')]])]])])]).chunks[0]!;
-    assert.deepEqual(listing(route), ['READ_BODY', 'CONST "status"', 'CONST 401', 'CONST "json"', 'CONST "error"', 'CONST "x"', 'OBJECT 1', 'OBJECT 2', 'RESPOND', 'NULL', 'RETURN']);
+    const route = ok([
+      b.route('GET', '/', [
+        b.resp([
+          ['status', lit(401)],
+          ['json', b.obj([['error', lit('x')]])],
+        ]),
+      ]),
+    ]).chunks[0]!;
+    assert.deepEqual(listing(route), [
+      'READ_BODY',
+      'CONST "status"',
+      'CONST 401',
+      'CONST "json"',
+      'CONST "error"',
+      'CONST "x"',
+      'OBJECT 1',
+      'OBJECT 2',
+      'RESPOND',
+      'NULL',
+      'RETURN',
+    ]);
   });
 
   test('break/continue outside a loop and return outside a fn', () => {
     assert.deepEqual(codes([b.fn('f', [], [b.brk(at(2, 3)), b.cont(at(3, 3))])]), ['E_BREAK_OUTSIDE_LOOP@2:3', 'E_BREAK_OUTSIDE_LOOP@3:3']);
-    assert.deepEqual(codes([b.route('GET', '/', [b.ret(null, at(4, 5))]), b.middleware([b.ret(lit(1), at(7, 2))])]), ['E_RETURN_OUTSIDE_FN@4:5', 'E_RETURN_OUTSIDE_FN@7:2']);
+    assert.deepEqual(codes([b.route('GET', '/', [b.ret(null, at(4, 5))]), b.middleware([b.ret(lit(1), at(7, 2))])]), [
+      'E_RETURN_OUTSIDE_FN@4:5',
+      'E_RETURN_OUTSIDE_FN@7:2',
+    ]);
     assert.deepEqual(codes([b.guardDef('g', [], [b.ret(lit(true))])]), []);
   });
 
   test('response fields: unknown keys and more than one body kind', () => {
-    const bad = b.resp([['status', lit(200)], ['jsn', lit(1)]], at(3, 1));
+    const bad = b.resp(
+      [
+        ['status', lit(200)],
+        ['jsn', lit(1)],
+      ],
+      at(3, 1),
+    );
     bad.fields.entries[1]!.line = 3;
     bad.fields.entries[1]!.col = 20;
     const result = compile([b.route('GET', '/', [bad])]);
-    assert.deepEqual(result.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_BAD_RESPONSE_FIELD@3:20']);
+    assert.deepEqual(
+      result.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_BAD_RESPONSE_FIELD@3:20'],
+    );
     assert.match(result.diagnostics[0]!.hint ?? '', /json/);
-    assert.deepEqual(codes([b.route('GET', '/', [b.resp([['json', lit(1)], ['text', lit('x')]], at(5, 2))])]), ['E_BAD_RESPONSE_FIELD@5:2']);
+    assert.deepEqual(
+      codes([
+        b.route('GET', '/', [
+          b.resp(
+            [
+              ['json', lit(1)],
+              ['text', lit('x')],
+            ],
+            at(5, 2),
+          ),
+        ]),
+      ]),
+      ['E_BAD_RESPONSE_FIELD@5:2'],
+    );
   });
 });
 
@@ -411,9 +497,21 @@ describe('routes', () => {
     ]);
     const chunk = m.chunks[0]!;
     assert.deepEqual(listing(chunk), [
-      'CALL auth/0', 'POP', 'CONST 100', 'CONST 60', 'CALL rate_limit/2', 'POP',
+      'CALL auth/0',
+      'POP',
+      'CONST 100',
+      'CONST 60',
+      'CALL rate_limit/2',
+      'POP',
       // The body is read after the guards, once: the handler's `body` needs no READ_BODY of its own.
-      'READ_BODY', 'VALIDATE 0', 'VALIDATE 1', 'LOAD_AMBIENT 1', 'CALL response.ok/1', 'POP', 'NULL', 'RETURN',
+      'READ_BODY',
+      'VALIDATE 0',
+      'VALIDATE 1',
+      'LOAD_AMBIENT 1',
+      'CALL response.ok/1',
+      'POP',
+      'NULL',
+      'RETURN',
     ]);
     assert.deepEqual(chunk.refs.slice(0, 2), [
       { name: 'auth', kind: 'guard', argc: 0, line: 2, col: 3, mode: 'optional' },
@@ -429,8 +527,14 @@ describe('routes', () => {
       { name: 'auth', args: [], mode: 'optional', line: 2, col: 3 },
       { name: 'rate_limit', args: [100, 60], mode: 'required', line: 3, col: 3 },
     ]);
-    assert.deepEqual(r.body!.map((f) => [f.name, f.type, f.required, f.decorators.map((d) => d.name)]), [['email', 'text', true, ['email']]]);
-    assert.deepEqual(r.query!.map((f) => [f.name, f.optional, f.required]), [['page', true, false]]);
+    assert.deepEqual(
+      r.body!.map((f) => [f.name, f.type, f.required, f.decorators.map((d) => d.name)]),
+      [['email', 'text', true, ['email']]],
+    );
+    assert.deepEqual(
+      r.query!.map((f) => [f.name, f.optional, f.required]),
+      [['page', true, false]],
+    );
   });
 
   test('field required = not optional and no @default; decorator args folded', () => {
@@ -444,8 +548,14 @@ describe('routes', () => {
       }),
     ]);
     const body = m.routes[0]!.body!;
-    assert.deepEqual(body.map((f) => f.required), [false, true, false]);
-    assert.deepEqual(body[0]!.decorators.map((d) => d.args), [['user'], ['user', 'admin']]);
+    assert.deepEqual(
+      body.map((f) => f.required),
+      [false, true, false],
+    );
+    assert.deepEqual(
+      body[0]!.decorators.map((d) => d.args),
+      [['user'], ['user', 'admin']],
+    );
     assert.deepEqual(body[1]!.decorators[0]!.args, [18, 120]);
     assert.equal(m.routes[0]!.openapiPath, '/');
   });
@@ -466,7 +576,10 @@ describe('routes', () => {
     // Duplicate routes are the router's diagnostic at link time (E_DUPLICATE_ROUTE); a second
     // middleware block, duplicate fields and parameters are the parser's.
     const result = compile([b.fn('a', [], [], at(1)), b.typeDecl('a', [], at(4)), b.route('GET', '/x', []), b.route('POST', '/x', [])]);
-    assert.deepEqual(result.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_DUPLICATE_DECL@4:1']);
+    assert.deepEqual(
+      result.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_DUPLICATE_DECL@4:1'],
+    );
     assert.match(result.diagnostics[0]!.message, /line 1.*line 4/);
   });
 });
@@ -497,22 +610,47 @@ describe('stack safety', () => {
     const handler: A.Stmt[] = [
       b.assign('total', lit(0)),
       b.forS('i', 'item', b.member(name('body'), 'items'), [
-        b.ifS(b.logic('&&', name('item'), b.bin('>', b.member(name('item'), 'qty'), lit(0))), [
-          b.assign('total', b.bin('+', name('total'), b.bin('*', b.member(name('item'), 'qty'), b.logic('??', b.member(name('item'), 'price'), lit(1))))),
-        ], [b.cont()]),
+        b.ifS(
+          b.logic('&&', name('item'), b.bin('>', b.member(name('item'), 'qty'), lit(0))),
+          [b.assign('total', b.bin('+', name('total'), b.bin('*', b.member(name('item'), 'qty'), b.logic('??', b.member(name('item'), 'price'), lit(1)))))],
+          [b.cont()],
+        ),
         b.tryS([b.assign('x', b.callN('risky', [name('i'), b.list([name('total'), b.obj([['a', name('item')]])])])), b.ifS(name('x'), [b.brk()])], 'err', [
           b.expr(b.callN('log', [b.tmpl(['failed: ', b.member(name('err'), 'message')])])),
         ]),
         b.forS(null, 'c', lit('abc'), [b.whileS(b.logic('||', name('c'), lit(false)), [b.brk()])]),
       ]),
       b.ifS(b.bin('==', name('total'), lit(0)), [b.fail(lit(400), lit('empty'))]),
-      b.expr(b.callM('response', 'ok', [b.obj([['total', name('total')], ['items', b.index(b.member(name('body'), 'items'), lit(0))]])])),
+      b.expr(
+        b.callM('response', 'ok', [
+          b.obj([
+            ['total', name('total')],
+            ['items', b.index(b.member(name('body'), 'items'), lit(0))],
+          ]),
+        ]),
+      ),
     ];
     const m = ok([
       b.route('POST', '/orders', handler, { guards: [b.guardUse('auth')], validate: [b.field('items', 'list')] }),
-      b.fn('risky', ['a', 'b'], [b.whileS(name('a'), [b.assign('a', b.bin('-', name('a'), lit(1))), b.ifS(name('b'), [b.ret(name('a'))])]), b.ret(b.logic('??', name('b'), name('a')))]),
-      b.guardDef('premium', [], [b.assign('u', b.callN('auth_user')), b.ifS(b.un('!', b.member(name('u'), 'plan')), [b.fail(lit(403), lit('Premium required'))])]),
-      b.middleware([b.expr(b.callN('next')), b.ifS(b.bin('>=', b.member(name('response'), 'status'), lit(500)), [b.resp([['status', lit(500)], ['text', lit('x')]])])]),
+      b.fn(
+        'risky',
+        ['a', 'b'],
+        [b.whileS(name('a'), [b.assign('a', b.bin('-', name('a'), lit(1))), b.ifS(name('b'), [b.ret(name('a'))])]), b.ret(b.logic('??', name('b'), name('a')))],
+      ),
+      b.guardDef(
+        'premium',
+        [],
+        [b.assign('u', b.callN('auth_user')), b.ifS(b.un('!', b.member(name('u'), 'plan')), [b.fail(lit(403), lit('Premium required'))])],
+      ),
+      b.middleware([
+        b.expr(b.callN('next')),
+        b.ifS(b.bin('>=', b.member(name('response'), 'status'), lit(500)), [
+          b.resp([
+            ['status', lit(500)],
+            ['text', lit('x')],
+          ]),
+        ]),
+      ]),
     ]);
     assert.equal(m.chunks.length, 4);
     for (const chunk of m.chunks) {

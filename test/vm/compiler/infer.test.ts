@@ -10,7 +10,11 @@ import { at, lit, name } from '../ast-builders.js';
 
 const OPTIONS = { compilerVersion: '0', pluginsFingerprint: '' };
 
-const USER_FIELDS = [b.field('email', 'text'), b.field('name', 'text', { optional: true }), b.field('password_hash', 'text', { decorators: [b.dec('hidden')] })];
+const USER_FIELDS = [
+  b.field('email', 'text'),
+  b.field('name', 'text', { optional: true }),
+  b.field('password_hash', 'text', { decorators: [b.dec('hidden')] }),
+];
 const USER_SCHEMA = {
   type: 'object',
   properties: {
@@ -66,8 +70,13 @@ describe('response helpers', () => {
   }
 
   const errors: [string, number][] = [
-    ['bad_request', 400], ['unauthorized', 401], ['forbidden', 403], ['not_found', 404],
-    ['conflict', 409], ['unprocessable', 422], ['too_many_requests', 429],
+    ['bad_request', 400],
+    ['unauthorized', 401],
+    ['forbidden', 403],
+    ['not_found', 404],
+    ['conflict', 409],
+    ['unprocessable', 422],
+    ['too_many_requests', 429],
   ];
   for (const [helper, status] of errors) {
     test(`response.${helper} → ${status} with the error body`, () => {
@@ -100,11 +109,19 @@ describe('value schemas', () => {
   });
 
   test('object and list literals', () => {
-    assert.deepEqual(schemaOf(b.obj([['a', lit(1)], ['b', b.obj([])]])), {
-      type: 'object',
-      properties: { a: { type: 'integer', example: 1 }, b: { type: 'object', properties: {} } },
-      required: ['a', 'b'],
-    });
+    assert.deepEqual(
+      schemaOf(
+        b.obj([
+          ['a', lit(1)],
+          ['b', b.obj([])],
+        ]),
+      ),
+      {
+        type: 'object',
+        properties: { a: { type: 'integer', example: 1 }, b: { type: 'object', properties: {} } },
+        required: ['a', 'b'],
+      },
+    );
     assert.deepEqual(schemaOf(b.list([lit('x'), lit('y')])), { type: 'array', items: { type: 'string' } });
     assert.deepEqual(schemaOf(b.list([lit('x'), lit('x')])), { type: 'array', items: { type: 'string', example: 'x' } });
     assert.deepEqual(schemaOf(b.list([lit('x'), lit(1)])), { type: 'array', items: {} });
@@ -120,7 +137,14 @@ describe('value schemas', () => {
   });
 
   test('body is the validated fields; body.field is that field', () => {
-    const validate = [b.field('email', 'text'), b.field('age', 'int', { optional: true }), b.field('avatar', 'file'), b.field('role', 'text', { decorators: [b.dec('default', [lit('user')])] }), b.field('born', 'date'), b.field('at', 'datetime')];
+    const validate = [
+      b.field('email', 'text'),
+      b.field('age', 'int', { optional: true }),
+      b.field('avatar', 'file'),
+      b.field('role', 'text', { decorators: [b.dec('default', [lit('user')])] }),
+      b.field('born', 'date'),
+      b.field('at', 'datetime'),
+    ];
     assert.deepEqual(schemaOf(name('body'), [], { validate }), {
       type: 'object',
       properties: {
@@ -181,14 +205,28 @@ describe('collecting responses', () => {
       b.ifS(name('request'), [b.fail(lit(403), lit('Premium required'), at(2))], null, at(2)),
       b.forS(null, 'x', name('query'), [b.expr(b.callM('response', 'ok', [lit('a')], at(3)))]),
       b.tryS([b.expr(b.callM('response', 'ok', [lit('b')], at(4)))], 'e', [b.expr(b.callM('response', 'ok', [lit('a')], at(5)))]),
-      b.resp([['status', lit(401)], ['json', b.obj([['error', lit('x')]])]], at(6)),
+      b.resp(
+        [
+          ['status', lit(401)],
+          ['json', b.obj([['error', lit('x')]])],
+        ],
+        at(6),
+      ),
     ]);
-    assert.deepEqual(list.map((r) => [r.status, r.source, r.line]), [
-      [200, 'response.ok', 3],
-      [401, 'response {}', 6],
-      [403, 'fail', 2],
-    ]);
-    assert.deepEqual(list[0]!.schema, { anyOf: [{ type: 'string', example: 'a' }, { type: 'string', example: 'b' }] });
+    assert.deepEqual(
+      list.map((r) => [r.status, r.source, r.line]),
+      [
+        [200, 'response.ok', 3],
+        [401, 'response {}', 6],
+        [403, 'fail', 2],
+      ],
+    );
+    assert.deepEqual(list[0]!.schema, {
+      anyOf: [
+        { type: 'string', example: 'a' },
+        { type: 'string', example: 'b' },
+      ],
+    });
     assert.deepEqual(list[1]!.schema, { type: 'object', properties: { error: { type: 'string', example: 'x' } }, required: ['error'] });
     assert.equal(list[1]!.contentType, 'application/json');
     assert.deepEqual(list[2]!.schema, ERROR_BODY_SCHEMA);
@@ -197,7 +235,16 @@ describe('collecting responses', () => {
   test('response statements: default status, text and html, no body', () => {
     const r = (entries: [string, A.Expr][]) => responses([b.resp(entries)])[0]!;
     assert.deepEqual([r([['json', lit(1)]]).status, r([['json', lit(1)]]).contentType], [200, 'application/json']);
-    assert.deepEqual([r([['status', lit(500)], ['text', lit('x')]]).status, r([['text', lit('x')]]).contentType], [500, 'text/plain']);
+    assert.deepEqual(
+      [
+        r([
+          ['status', lit(500)],
+          ['text', lit('x')],
+        ]).status,
+        r([['text', lit('x')]]).contentType,
+      ],
+      [500, 'text/plain'],
+    );
     assert.equal(r([['html', lit('x')]]).contentType, 'text/html');
     assert.deepEqual(r([['status', lit(204)]]), { status: 204, source: 'response {}', contentType: null, schema: {}, line: 1 });
   });
@@ -210,28 +257,40 @@ describe('collecting responses', () => {
     assert.deepEqual(statuses([b.expr(b.callM('response', 'ok', [lit(1)]))]), ['200 response.ok']);
     assert.deepEqual(statuses([b.fail(lit(400))]), ['400 fail']);
     assert.deepEqual(statuses([b.resp([['status', lit(201)]])]), ['201 response {}']);
-    assert.deepEqual(
-      statuses([b.ifS(name('request'), [b.expr(b.callM('response', 'ok', [lit(1)]))], [b.fail(lit(404))])]),
-      ['200 response.ok', '404 fail'],
-    );
+    assert.deepEqual(statuses([b.ifS(name('request'), [b.expr(b.callM('response', 'ok', [lit(1)]))], [b.fail(lit(404))])]), ['200 response.ok', '404 fail']);
   });
 
   test('validate or query adds the 422 validation error', () => {
     const list = responses([b.expr(b.callM('response', 'created', [name('body')]))], { validate: [b.field('a', 'text')] });
-    assert.deepEqual(list.map((r) => r.status), [201, 422]);
+    assert.deepEqual(
+      list.map((r) => r.status),
+      [201, 422],
+    );
     assert.deepEqual(list[1]!.schema, VALIDATION_ERROR_SCHEMA);
     assert.equal(list[1]!.source, 'validate');
-    assert.deepEqual(responses([b.fail(lit(400))], { query: [b.field('q', 'text')] }).map((r) => r.status), [400, 422]);
+    assert.deepEqual(
+      responses([b.fail(lit(400))], { query: [b.field('q', 'text')] }).map((r) => r.status),
+      [400, 422],
+    );
   });
 
   test('identical schemas of one status merge into one', () => {
-    const list = responses([b.ifS(name('request'), [b.expr(b.callM('response', 'not_found', [lit('a')]))]), b.expr(b.callM('response', 'not_found', [lit('b')]))]);
-    assert.deepEqual(list.map((r) => r.status), [404]);
+    const list = responses([
+      b.ifS(name('request'), [b.expr(b.callM('response', 'not_found', [lit('a')]))]),
+      b.expr(b.callM('response', 'not_found', [lit('b')])),
+    ]);
+    assert.deepEqual(
+      list.map((r) => r.status),
+      [404],
+    );
     assert.deepEqual(list[0]!.schema, ERROR_BODY_SCHEMA);
   });
 
   test('a constant fail status folds; a runtime one is left out', () => {
-    assert.deepEqual(responses([b.fail(b.bin('+', lit(400), lit(3)))]).map((r) => r.status), [403]);
+    assert.deepEqual(
+      responses([b.fail(b.bin('+', lit(400), lit(3)))]).map((r) => r.status),
+      [403],
+    );
     assert.deepEqual(responses([b.fail(b.member(name('request'), 'x'))]), []);
   });
 });
@@ -257,7 +316,12 @@ describe('following values', () => {
     };
     assert.deepEqual(returnsOf([b.ret(b.obj([['n', lit(1)]]))]), { type: 'object', properties: { n: { type: 'integer', example: 1 } }, required: ['n'] });
     assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret(lit('a'))]), b.ret(lit('b'))]), { type: 'string' });
-    assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret(lit('a'))]), b.ret(lit(1))]), { anyOf: [{ type: 'string', example: 'a' }, { type: 'integer', example: 1 }] });
+    assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret(lit('a'))]), b.ret(lit(1))]), {
+      anyOf: [
+        { type: 'string', example: 'a' },
+        { type: 'integer', example: 1 },
+      ],
+    });
     assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret(lit('a'))])]), { type: ['string', 'null'], example: 'a' });
     assert.deepEqual(returnsOf([b.ifS(name('x'), [b.ret()]), b.ret(b.callN('g'))]), { anyOf: [{ 'x-rvm-call': 'g' }, { type: 'null' }] });
     assert.deepEqual(returnsOf([]), { type: 'null' });
@@ -316,7 +380,10 @@ describe('@returns', () => {
         required: ['id', 'tags', 'task'],
       },
     });
-    assert.deepEqual(route.responses.map((r) => `${r.status} ${r.source}`), ['200 @returns', '404 @returns']);
+    assert.deepEqual(
+      route.responses.map((r) => `${r.status} ${r.source}`),
+      ['200 @returns', '404 @returns'],
+    );
   });
 
   test('a type of another file is a mark the reference resolves', () => {
@@ -360,7 +427,12 @@ describe('@returns', () => {
 function recordOf(type: string) {
   return {
     type: 'object',
-    properties: { id: { type: 'string', format: 'uuid' }, title: { type: 'string' }, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } },
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      title: { type: 'string' },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+    },
     required: ['id', 'title', 'created_at', 'updated_at'],
     'x-rvm-record': type,
   };

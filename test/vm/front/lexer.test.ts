@@ -22,10 +22,44 @@ function at(tokens: Token[], type: string, value?: string): Token {
 describe('lexer: tokens and positions', () => {
   test('words, numbers and punctuation, longest match first', () => {
     assert.deepEqual(kinds('a == b != c <= d >= e && f || g ?? h'), [
-      'word:a', '==', 'word:b', '!=', 'word:c', '<=', 'word:d', '>=', 'word:e', '&&', 'word:f', '||', 'word:g', '??', 'word:h',
+      'word:a',
+      '==',
+      'word:b',
+      '!=',
+      'word:c',
+      '<=',
+      'word:d',
+      '>=',
+      'word:e',
+      '&&',
+      'word:f',
+      '||',
+      'word:g',
+      '??',
+      'word:h',
     ]);
     assert.deepEqual(kinds('= < > + - * / % ! . , : ; ( ) [ ] { } ? @'), [
-      '=', '<', '>', '+', '-', '*', '/', '%', '!', '.', ',', ':', ';', '(', ')', '[', ']', '{', '}', '?', '@',
+      '=',
+      '<',
+      '>',
+      '+',
+      '-',
+      '*',
+      '/',
+      '%',
+      '!',
+      '.',
+      ',',
+      ':',
+      ';',
+      '(',
+      ')',
+      '[',
+      ']',
+      '{',
+      '}',
+      '?',
+      '@',
     ]);
   });
 
@@ -37,19 +71,35 @@ describe('lexer: tokens and positions', () => {
     const { tokens } = tokenize('t.rvm', 'x = 1\n  y = foo(2)\n');
     const pos = tokens.map((t) => `${t.type}@${t.line}:${t.col}`);
     assert.deepEqual(pos, [
-      'word@1:1', '=@1:3', 'number@1:5', 'newline@1:6',
-      'word@2:3', '=@2:5', 'word@2:7', '(@2:10', 'number@2:11', ')@2:12', 'newline@2:13', 'eof@3:1',
+      'word@1:1',
+      '=@1:3',
+      'number@1:5',
+      'newline@1:6',
+      'word@2:3',
+      '=@2:5',
+      'word@2:7',
+      '(@2:10',
+      'number@2:11',
+      ')@2:12',
+      'newline@2:13',
+      'eof@3:1',
     ]);
     assert.equal(at(tokens, 'word', 'foo').offset, 12);
   });
 
   test('CRLF line endings count as one newline', () => {
     const { tokens } = tokenize('t.rvm', 'a\r\nb');
-    assert.deepEqual(tokens.map((t) => `${t.type}@${t.line}:${t.col}`), ['word@1:1', 'newline@1:2', 'word@2:1', 'eof@2:2']);
+    assert.deepEqual(
+      tokens.map((t) => `${t.type}@${t.line}:${t.col}`),
+      ['word@1:1', 'newline@1:2', 'word@2:1', 'eof@2:2'],
+    );
   });
 
   test('the token list always ends with eof', () => {
-    assert.deepEqual(tokenize('t.rvm', '').tokens.map((t) => t.type), ['eof']);
+    assert.deepEqual(
+      tokenize('t.rvm', '').tokens.map((t) => t.type),
+      ['eof'],
+    );
   });
 });
 
@@ -64,7 +114,10 @@ describe('lexer: comments', () => {
 
   test('block comments are skipped and their lines counted', () => {
     const { tokens } = tokenize('t.rvm', 'a /* one\ntwo\nthree */ b\nc');
-    assert.deepEqual(tokens.map((t) => `${t.type}@${t.line}:${t.col}`), ['word@1:1', 'newline@1:3', 'word@3:10', 'newline@3:11', 'word@4:1', 'eof@4:2']);
+    assert.deepEqual(
+      tokens.map((t) => `${t.type}@${t.line}:${t.col}`),
+      ['word@1:1', 'newline@1:3', 'word@3:10', 'newline@3:11', 'word@4:1', 'eof@4:2'],
+    );
   });
 
   test('a block comment on one line separates nothing', () => {
@@ -80,16 +133,25 @@ describe('lexer: strings', () => {
   test('single-quoted strings decode escapes and never interpolate', () => {
     const { tokens, diagnostics } = tokenize('t.rvm', "'a\\n\\t\\\\\\'\\\"\\$\\r\\0' 'Your code is {code}' '${x}'");
     assert.deepEqual(diagnostics, []);
-    assert.deepEqual(tokens.slice(0, 3).map((t) => [t.type, t.value]), [
-      ['string', 'a\n\t\\\'"$\r\0'],
-      ['string', 'Your code is {code}'],
-      ['string', '${x}'],
-    ]);
+    assert.deepEqual(
+      tokens.slice(0, 3).map((t) => [t.type, t.value]),
+      [
+        ['string', 'a\n\t\\\'"$\r\0'],
+        ['string', 'Your code is {code}'],
+        ['string', '${x}'],
+      ],
+    );
   });
 
   test('double-quoted strings become template token sequences', () => {
     assert.deepEqual(kinds('"Hello ${name}!"'), [
-      'template_start:"', 'template_text:Hello ', 'interp_start:${', 'word:name', 'interp_end:}', 'template_text:!', 'template_end:"',
+      'template_start:"',
+      'template_text:Hello ',
+      'interp_start:${',
+      'word:name',
+      'interp_end:}',
+      'template_text:!',
+      'template_end:"',
     ]);
     assert.deepEqual(kinds('"plain \\"quoted\\" $5"'), ['template_start:"', 'template_text:plain "quoted" $5', 'template_end:"']);
     assert.deepEqual(kinds('"a\\${b}"'), ['template_start:"', 'template_text:a${b}', 'template_end:"']);
@@ -97,24 +159,58 @@ describe('lexer: strings', () => {
 
   test('interpolations track nested braces and nested strings', () => {
     assert.deepEqual(kinds('"${ {a: 1}.a }"'), [
-      'template_start:"', 'interp_start:${', '{', 'word:a', ':', 'number:1', '}', '.', 'word:a', 'interp_end:}', 'template_end:"',
+      'template_start:"',
+      'interp_start:${',
+      '{',
+      'word:a',
+      ':',
+      'number:1',
+      '}',
+      '.',
+      'word:a',
+      'interp_end:}',
+      'template_end:"',
     ]);
     assert.deepEqual(kinds('"x${ "y${z}" }w"'), [
-      'template_start:"', 'template_text:x', 'interp_start:${',
-      'template_start:"', 'template_text:y', 'interp_start:${', 'word:z', 'interp_end:}', 'template_end:"',
-      'interp_end:}', 'template_text:w', 'template_end:"',
+      'template_start:"',
+      'template_text:x',
+      'interp_start:${',
+      'template_start:"',
+      'template_text:y',
+      'interp_start:${',
+      'word:z',
+      'interp_end:}',
+      'template_end:"',
+      'interp_end:}',
+      'template_text:w',
+      'template_end:"',
     ]);
   });
 
   test('code after a template is lexed normally again', () => {
     assert.deepEqual(kinds('x = "${a}" + {b: 1}'), [
-      'word:x', '=', 'template_start:"', 'interp_start:${', 'word:a', 'interp_end:}', 'template_end:"', '+', '{', 'word:b', ':', 'number:1', '}',
+      'word:x',
+      '=',
+      'template_start:"',
+      'interp_start:${',
+      'word:a',
+      'interp_end:}',
+      'template_end:"',
+      '+',
+      '{',
+      'word:b',
+      ':',
+      'number:1',
+      '}',
     ]);
   });
 
   test('unknown escapes are reported at the backslash', () => {
     const { tokens, diagnostics } = tokenize('t.rvm', "x = 'a\\qb'");
-    assert.deepEqual(diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_BAD_ESCAPE@1:7']);
+    assert.deepEqual(
+      diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_BAD_ESCAPE@1:7'],
+    );
     assert.equal(at(tokens, 'string').value, 'a\\qb');
     assert.deepEqual(codes('"\\u"'), ['E_BAD_ESCAPE@1:2']);
   });
@@ -128,8 +224,14 @@ describe('lexer: strings', () => {
 
   test('an interpolation left open at end of file is closed with one diagnostic', () => {
     const { tokens, diagnostics } = tokenize('t.rvm', 'x = "a ${ b');
-    assert.deepEqual(diagnostics.map((d) => d.code), ['E_UNTERMINATED_STRING']);
-    assert.deepEqual(tokens.slice(-3).map((t) => t.type), ['interp_end', 'template_end', 'eof']);
+    assert.deepEqual(
+      diagnostics.map((d) => d.code),
+      ['E_UNTERMINATED_STRING'],
+    );
+    assert.deepEqual(
+      tokens.slice(-3).map((t) => t.type),
+      ['interp_end', 'template_end', 'eof'],
+    );
   });
 });
 
@@ -166,8 +268,14 @@ describe('lexer: route heads', () => {
 describe('lexer: errors', () => {
   test('an unexpected character is reported and lexing goes on', () => {
     const { tokens, diagnostics } = tokenize('t.rvm', 'a # b\nc ^ d');
-    assert.deepEqual(diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_UNEXPECTED_CHAR@1:3', 'E_UNEXPECTED_CHAR@2:3']);
-    assert.deepEqual(tokens.filter((t) => t.type === 'word').map((t) => t.value), ['a', 'b', 'c', 'd']);
+    assert.deepEqual(
+      diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_UNEXPECTED_CHAR@1:3', 'E_UNEXPECTED_CHAR@2:3'],
+    );
+    assert.deepEqual(
+      tokens.filter((t) => t.type === 'word').map((t) => t.value),
+      ['a', 'b', 'c', 'd'],
+    );
   });
 
   test('neighbouring unexpected characters are one diagnostic', () => {

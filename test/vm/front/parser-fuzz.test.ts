@@ -140,7 +140,47 @@ const SEEDS: [string, string][] = [
 ];
 
 /** Characters that matter to the lexer and parser, plus some that it must reject. */
-const INTERESTING = ['{', '}', '(', ')', '[', ']', '"', "'", '${', '\\', '\n', '/', '*', '/*', '*/', '///', '@', ':', ',', '.', ';', '=', '==', '!', '?', '#', '`', '\r', '\t', '\u0000', '😀', '\uD800', 'é', 'route ', 'if ', 'else ', 'fn ', 'validate ', 'guard '];
+const INTERESTING = [
+  '{',
+  '}',
+  '(',
+  ')',
+  '[',
+  ']',
+  '"',
+  "'",
+  '${',
+  '\\',
+  '\n',
+  '/',
+  '*',
+  '/*',
+  '*/',
+  '///',
+  '@',
+  ':',
+  ',',
+  '.',
+  ';',
+  '=',
+  '==',
+  '!',
+  '?',
+  '#',
+  '`',
+  '\r',
+  '\t',
+  '\u0000',
+  '😀',
+  '\uD800',
+  'é',
+  'route ',
+  'if ',
+  'else ',
+  'fn ',
+  'validate ',
+  'guard ',
+];
 
 type Mutation =
   | { kind: 'delete'; at: number; len: number }
@@ -166,17 +206,27 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }) },
   {
     weight: 4,
-    arbitrary: fc.record({ kind: fc.constant('token' as const), op: fc.constantFrom('delete' as const, 'duplicate' as const, 'swap' as const), index: fc.nat(), other: fc.nat() }),
+    arbitrary: fc.record({
+      kind: fc.constant('token' as const),
+      op: fc.constantFrom('delete' as const, 'duplicate' as const, 'swap' as const),
+      index: fc.nat(),
+      other: fc.nat(),
+    }),
   },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('nest' as const), at: fc.nat(), open: fc.constantFrom('(', '[', '{', '"${', '-', 'if a {'), depth: fc.integer({ min: 1, max: 3000 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant('nest' as const),
+      at: fc.nat(),
+      open: fc.constantFrom('(', '[', '{', '"${', '-', 'if a {'),
+      depth: fc.integer({ min: 1, max: 3000 }),
+    }),
   },
 );
 
 function apply(source: string, m: Mutation): string {
   const n = source.length;
-  const at = n === 0 ? 0 : ('at' in m ? m.at % (n + 1) : 0);
+  const at = n === 0 ? 0 : 'at' in m ? m.at % (n + 1) : 0;
   switch (m.kind) {
     case 'delete':
       return source.slice(0, at) + source.slice(at + m.len);
@@ -229,7 +279,11 @@ function checkCompile(file: string, source: string, registry: PluginRegistry): v
   }
   const lines = source.split('\n');
   for (const d of result.diagnostics) checkLocated(d, file, source, lines);
-  assert.equal(result.module === null, result.diagnostics.some((d) => d.severity === 'error'), 'a module exactly when there is no error');
+  assert.equal(
+    result.module === null,
+    result.diagnostics.some((d) => d.severity === 'error'),
+    'a module exactly when there is no error',
+  );
   if (result.module === null) return;
   let linked: ReturnType<typeof link>;
   try {
@@ -260,15 +314,21 @@ function checkParse(file: string, source: string): void {
   }
 }
 
-const mutatedSeeds = fc.record({ seed: fc.constantFrom(...SEEDS.keys()), mutations: fc.array(mutation, { minLength: 1, maxLength: 6 }) }).map(({ seed: i, mutations }) => {
-  const [file, source] = SEEDS[i]!;
-  return { file, source: mutations.reduce(apply, source) };
-});
+const mutatedSeeds = fc
+  .record({ seed: fc.constantFrom(...SEEDS.keys()), mutations: fc.array(mutation, { minLength: 1, maxLength: 6 }) })
+  .map(({ seed: i, mutations }) => {
+    const [file, source] = SEEDS[i]!;
+    return { file, source: mutations.reduce(apply, source) };
+  });
 
 describe('parser fuzz', () => {
   test('the seed files are valid', () => {
     for (const [file, source] of SEEDS) {
-      assert.deepEqual(parse(file, source).diagnostics.map((d) => `${d.code}@${d.line}:${d.col} ${d.message}`), [], file);
+      assert.deepEqual(
+        parse(file, source).diagnostics.map((d) => `${d.code}@${d.line}:${d.col} ${d.message}`),
+        [],
+        file,
+      );
     }
   });
 
@@ -276,7 +336,10 @@ describe('parser fuzz', () => {
     const mutated = mutatedSeeds;
     const random = fc.record({
       file: fc.constantFrom('app/x.rvm', 'app/_middleware.rvm'),
-      source: fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.array(fc.constantFrom(...INTERESTING, 'a', '1', ' '), { maxLength: 120 }).map((xs) => xs.join(''))),
+      source: fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 200 }),
+        fc.array(fc.constantFrom(...INTERESTING, 'a', '1', ' '), { maxLength: 120 }).map((xs) => xs.join('')),
+      ),
     });
     fc.assert(
       fc.property(fc.oneof({ weight: 4, arbitrary: mutated }, { weight: 1, arbitrary: random }), ({ file, source }) => checkParse(file, source)),

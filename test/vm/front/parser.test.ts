@@ -71,7 +71,10 @@ function ss(s: Stmt): string {
 
 function clean(source: string, file = 'app/t.rvm'): Decl[] {
   const r = parse(file, source);
-  assert.deepEqual(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col} ${d.message}`), []);
+  assert.deepEqual(
+    r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col} ${d.message}`),
+    [],
+  );
   return r.ast.decls;
 }
 
@@ -122,10 +125,19 @@ describe('parser: declarations', () => {
       { kind: 'static', value: 'users' },
       { kind: 'param', value: 'id' },
     ]);
-    assert.deepEqual(r.guards.map((g) => `${g.name}(${g.args.map(sx).join(',')}):${g.mode}@${g.line}:${g.col}`), ['auth():required@2:9', 'rate_limit(100,60):required@3:9']);
-    assert.deepEqual(r.validate!.fields.map((f) => f.name), ['email']);
+    assert.deepEqual(
+      r.guards.map((g) => `${g.name}(${g.args.map(sx).join(',')}):${g.mode}@${g.line}:${g.col}`),
+      ['auth():required@2:9', 'rate_limit(100,60):required@3:9'],
+    );
+    assert.deepEqual(
+      r.validate!.fields.map((f) => f.name),
+      ['email'],
+    );
     assert.deepEqual([r.validate!.line, r.validate!.col], [4, 3]);
-    assert.deepEqual(r.query!.fields.map((f) => [f.name, f.optional, f.type]), [['page', true, 'int']]);
+    assert.deepEqual(
+      r.query!.fields.map((f) => [f.name, f.optional, f.type]),
+      [['page', true, 'int']],
+    );
     assert.deepEqual(r.body.map(ss), ['(= user (call (. User create) body))', '(call (. response created) user)']);
   });
 
@@ -159,7 +171,10 @@ guard_definition min_age(age, strict) {
     if (a!.kind !== 'GuardDef' || b!.kind !== 'GuardDef') return;
     assert.equal(a!.name, 'premium_user');
     assert.deepEqual(a!.params, []);
-    assert.deepEqual(b!.params.map((p) => `${p.name}@${p.line}:${p.col}`), ['age@5:26', 'strict@5:31']);
+    assert.deepEqual(
+      b!.params.map((p) => `${p.name}@${p.line}:${p.col}`),
+      ['age@5:26', 'strict@5:31'],
+    );
     assert.deepEqual(b!.body.body.map(ss), ["(if (< (. (call auth_user) age) age) {(fail 403 'Too young')})"]);
   });
 
@@ -167,17 +182,19 @@ guard_definition min_age(age, strict) {
     const t = clean('type User {\n  email: text @email\n  name: text, role: text @one_of("user", "admin")\n}')[0] as TypeDecl;
     assert.equal(t.kind, 'TypeDecl');
     assert.equal(t.name, 'User');
-    assert.deepEqual(t.fields.map((f) => `${f.name}:${f.type}${f.decorators.map((d) => ` @${d.name}(${d.args.map(sx).join(',')})`).join('')}`), [
-      'email:text @email()',
-      'name:text',
-      "role:text @one_of('user','admin')",
-    ]);
+    assert.deepEqual(
+      t.fields.map((f) => `${f.name}:${f.type}${f.decorators.map((d) => ` @${d.name}(${d.args.map(sx).join(',')})`).join('')}`),
+      ['email:text @email()', 'name:text', "role:text @one_of('user','admin')"],
+    );
   });
 
   test('fn with parameters and return', () => {
     const f = clean('fn add(a, b) {\n  return a + b\n}')[0] as FnDecl;
     assert.equal(f.kind, 'FnDecl');
-    assert.deepEqual(f.params.map((p) => p.name), ['a', 'b']);
+    assert.deepEqual(
+      f.params.map((p) => p.name),
+      ['a', 'b'],
+    );
     assert.deepEqual(f.body.body.map(ss), ['(return (+ a b))']);
     assert.deepEqual((clean('fn none() { return }')[0] as FnDecl).params, []);
   });
@@ -191,7 +208,10 @@ guard_definition min_age(age, strict) {
 
   test('several declarations in one file, separated by newlines', () => {
     const decls = clean('fn a() {}\n\n\nfn b() {}\ntype T { x: int }\nroute GET /x { }');
-    assert.deepEqual(decls.map((d) => d.kind), ['FnDecl', 'FnDecl', 'TypeDecl', 'Route']);
+    assert.deepEqual(
+      decls.map((d) => d.kind),
+      ['FnDecl', 'FnDecl', 'TypeDecl', 'Route'],
+    );
   });
 });
 
@@ -211,8 +231,14 @@ type User {
 }
 /// Adds.
 fn add(a, b) { return a + b }`);
-    assert.deepEqual(decls.map((d) => d.doc), ['Lists users.\n  Indented second line.', 'Needs a plan.', 'A user.', 'Adds.']);
-    assert.deepEqual((decls[2] as TypeDecl).fields.map((f) => f.doc), ['The address.\nMust be unique.', null]);
+    assert.deepEqual(
+      decls.map((d) => d.doc),
+      ['Lists users.\n  Indented second line.', 'Needs a plan.', 'A user.', 'Adds.'],
+    );
+    assert.deepEqual(
+      (decls[2] as TypeDecl).fields.map((f) => f.doc),
+      ['The address.\nMust be unique.', null],
+    );
     const [m] = clean('/// Logs.\nmiddleware { }', '_middleware.rvm');
     assert.equal(m!.doc, 'Logs.');
   });
@@ -229,7 +255,10 @@ fn add(a, b) { return a + b }`);
 
   test('a doc after code on the same line documents nothing', () => {
     const t = clean('type T {\n  a: int /// about a\n  b: int\n}')[0] as TypeDecl;
-    assert.deepEqual(t.fields.map((f) => f.doc), [null, null]);
+    assert.deepEqual(
+      t.fields.map((f) => f.doc),
+      [null, null],
+    );
   });
 
   test('validate fields carry their docs', () => {
@@ -245,12 +274,18 @@ describe('parser: sections and fields', () => {
     rate_limit(100, 60): required
     auth2: optional }
 }`);
-    assert.deepEqual(r.guards.map((g) => `${g.name}/${g.args.length}/${g.mode}`), ['auth/0/required', 'csrf/0/required', 'rate_limit/2/required', 'auth2/0/optional']);
+    assert.deepEqual(
+      r.guards.map((g) => `${g.name}/${g.args.length}/${g.mode}`),
+      ['auth/0/required', 'csrf/0/required', 'rate_limit/2/required', 'auth2/0/optional'],
+    );
   });
 
   test('guard lines and a guards block may mix before validate', () => {
     const r = route('route GET /x {\n  guard auth\n  guards { csrf: required }\n  guard role("admin")\n}');
-    assert.deepEqual(r.guards.map((g) => g.name), ['auth', 'csrf', 'role']);
+    assert.deepEqual(
+      r.guards.map((g) => g.name),
+      ['auth', 'csrf', 'role'],
+    );
   });
 
   test('field forms: optional, decorators with args, decorators on following lines', () => {
@@ -266,9 +301,18 @@ describe('parser: sections and fields', () => {
   }
 }`);
     const fields = r.validate!.fields;
-    assert.deepEqual(fields.map((f) => `${f.name}${f.optional ? '?' : ''}:${f.type}`), ['email:text', 'password:text', 'age:int', 'role?:text', 'avatar:file', 'score:number']);
-    assert.deepEqual(fields[3]!.decorators.map((d) => `${d.name}(${d.args.map(sx).join(',')})`), ["one_of('user','admin')", "default('user')"]);
-    assert.deepEqual(fields[5]!.decorators.map((d) => `${d.name}(${d.args.map(sx).join(',')})@${d.line}:${d.col}`), ['range(-1.5,10)@9:7']);
+    assert.deepEqual(
+      fields.map((f) => `${f.name}${f.optional ? '?' : ''}:${f.type}`),
+      ['email:text', 'password:text', 'age:int', 'role?:text', 'avatar:file', 'score:number'],
+    );
+    assert.deepEqual(
+      fields[3]!.decorators.map((d) => `${d.name}(${d.args.map(sx).join(',')})`),
+      ["one_of('user','admin')", "default('user')"],
+    );
+    assert.deepEqual(
+      fields[5]!.decorators.map((d) => `${d.name}(${d.args.map(sx).join(',')})@${d.line}:${d.col}`),
+      ['range(-1.5,10)@9:7'],
+    );
     assert.deepEqual(fields[1]!.typePos, { line: 4, col: 15 });
   });
 
@@ -322,7 +366,9 @@ describe('parser: statements', () => {
 
   test('response statement with entries without commas', () => {
     assert.deepEqual(stmts("response { status: 401 json: { error: 'Missing key' } }"), ["(response {status: 401, json: {error: 'Missing key'}})"]);
-    assert.deepEqual(stmts("response {\n  status: 200\n  headers: { 'X-A': '1', b: 2 }\n  json: [1, 2]\n}"), ["(response {status: 200, headers: {X-A: '1', b: 2}, json: [1 2]})"]);
+    assert.deepEqual(stmts("response {\n  status: 200\n  headers: { 'X-A': '1', b: 2 }\n  json: [1, 2]\n}"), [
+      "(response {status: 200, headers: {X-A: '1', b: 2}, json: [1 2]})",
+    ]);
   });
 
   test('statements are separated by newlines or semicolons', () => {
@@ -423,7 +469,7 @@ describe('parser: newline rules', () => {
   test('the { after a condition or iterable opens the block', () => {
     assert.deepEqual(stmts('if a { b }'), ['(if a {b})']);
     assert.deepEqual(stmts('for x in xs { y }'), ['(for x xs {y})']);
-    assert.deepEqual(stmts('while f({a: 1}) { }'), ["(while (call f {a: 1}) {})"]);
+    assert.deepEqual(stmts('while f({a: 1}) { }'), ['(while (call f {a: 1}) {})']);
     assert.deepEqual(stmts('if a\n{ b }'), ['(if a {b})']);
   });
 });
@@ -446,14 +492,20 @@ describe('parser: contextual keywords', () => {
 
   test('a field may be called type, query, or even if', () => {
     const t = clean('type T {\n  type: text\n  query: text\n  if: int\n}')[0] as TypeDecl;
-    assert.deepEqual(t.fields.map((f) => f.name), ['type', 'query', 'if']);
+    assert.deepEqual(
+      t.fields.map((f) => f.name),
+      ['type', 'query', 'if'],
+    );
   });
 });
 
 describe('parser: diagnostics', () => {
   test('E_UNEXPECTED_TOKEN names what was expected and found, with the source line', () => {
     const d = parse('app/t.rvm', 'route GET /x {\n  x = f(1\n  y = 2\n}').diagnostics;
-    assert.deepEqual(d.map((x) => `${x.code}@${x.line}:${x.col}`), ['E_UNEXPECTED_TOKEN@3:3']);
+    assert.deepEqual(
+      d.map((x) => `${x.code}@${x.line}:${x.col}`),
+      ['E_UNEXPECTED_TOKEN@3:3'],
+    );
     assert.match(d[0]!.message, /expected ',' or '\)'.*found 'y'/);
     assert.equal(d[0]!.sourceLine, '  y = 2');
     assert.equal(d[0]!.file, 'app/t.rvm');
@@ -461,7 +513,10 @@ describe('parser: diagnostics', () => {
 
   test('a stray else after the route body', () => {
     const d = parse('t.rvm', 'route GET /x {\n  y = 1\n} else {\n}').diagnostics;
-    assert.deepEqual(d.map((x) => `${x.code}@${x.line}:${x.col}`), ['E_UNEXPECTED_TOKEN@3:3']);
+    assert.deepEqual(
+      d.map((x) => `${x.code}@${x.line}:${x.col}`),
+      ['E_UNEXPECTED_TOKEN@3:3'],
+    );
     assert.match(d[0]!.message, /found keyword 'else'/);
   });
 
@@ -489,7 +544,10 @@ describe('parser: diagnostics', () => {
 
   test('E_UNKNOWN_TYPE with a hint', () => {
     const d = parse('t.rvm', 'type T {\n  a: string\n  b: nmber\n  c: widget\n}').diagnostics;
-    assert.deepEqual(d.map((x) => `${x.code}@${x.line}:${x.col}`), ['E_UNKNOWN_TYPE@2:6', 'E_UNKNOWN_TYPE@3:6', 'E_UNKNOWN_TYPE@4:6']);
+    assert.deepEqual(
+      d.map((x) => `${x.code}@${x.line}:${x.col}`),
+      ['E_UNKNOWN_TYPE@2:6', 'E_UNKNOWN_TYPE@3:6', 'E_UNKNOWN_TYPE@4:6'],
+    );
     assert.match(d[0]!.hint!, /'text'/);
     assert.match(d[1]!.hint!, /'number'/);
     assert.ok(d[2]!.hint);
@@ -497,7 +555,10 @@ describe('parser: diagnostics', () => {
 
   test('E_BAD_METHOD, with a hint for lowercase', () => {
     const d = parse('t.rvm', 'route get /a { }\nroute FETCH /b { }\nroute GTE /c { }').diagnostics;
-    assert.deepEqual(d.map((x) => `${x.code}@${x.line}:${x.col}`), ['E_BAD_METHOD@1:7', 'E_BAD_METHOD@2:7', 'E_BAD_METHOD@3:7']);
+    assert.deepEqual(
+      d.map((x) => `${x.code}@${x.line}:${x.col}`),
+      ['E_BAD_METHOD@1:7', 'E_BAD_METHOD@2:7', 'E_BAD_METHOD@3:7'],
+    );
     assert.match(d[0]!.hint!, /'GET'/);
     assert.match(d[2]!.hint!, /'GET'/);
   });
@@ -550,7 +611,10 @@ describe('parser: diagnostics', () => {
 
   test('hints for other languages: = in a condition, elif, let, function', () => {
     const eq = parse('t.rvm', 'fn f() {\n  if a = 1 { }\n}').diagnostics;
-    assert.deepEqual(eq.map((x) => `${x.code}@${x.line}:${x.col}`), ['E_UNEXPECTED_TOKEN@2:8']);
+    assert.deepEqual(
+      eq.map((x) => `${x.code}@${x.line}:${x.col}`),
+      ['E_UNEXPECTED_TOKEN@2:8'],
+    );
     assert.match(eq[0]!.hint!, /==/);
     const elif = parse('t.rvm', 'fn f() {\n  if a { }\n  elif b { }\n}').diagnostics;
     assert.match(elif[0]!.hint!, /else if/);
@@ -563,8 +627,14 @@ describe('parser: diagnostics', () => {
   test('missing } is reported once, where the next declaration starts', () => {
     assert.deepEqual(errors('route GET /a {\n  x = 1\n\nroute GET /b {\n  y = 2\n}'), ['E_UNEXPECTED_TOKEN@4:1']);
     const r = parse('t.rvm', 'route GET /a {\n  if x {\n    y = 1\n}\nroute GET /b { }');
-    assert.deepEqual(r.diagnostics.map((x) => `${x.code}@${x.line}:${x.col}`), ['E_UNEXPECTED_TOKEN@5:1']);
-    assert.deepEqual(r.ast.decls.map((d) => (d as RouteDecl).path), ['/a', '/b']);
+    assert.deepEqual(
+      r.diagnostics.map((x) => `${x.code}@${x.line}:${x.col}`),
+      ['E_UNEXPECTED_TOKEN@5:1'],
+    );
+    assert.deepEqual(
+      r.ast.decls.map((d) => (d as RouteDecl).path),
+      ['/a', '/b'],
+    );
     assert.deepEqual(errors('fn f() {\n  if a {\n    while b {'), ['E_UNEXPECTED_TOKEN@3:14']);
   });
 });
@@ -590,20 +660,24 @@ route GET /c {
   z = 3
 }`;
     const r = parse('t.rvm', src);
-    assert.deepEqual(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), [
-      'E_EXPECTED_EXPRESSION@2:7',
-      'E_UNKNOWN_TYPE@8:11',
-      'E_EXPECTED_EXPRESSION@10:11',
-      'E_EXPECTED_EXPRESSION@16:14',
-    ]);
-    assert.deepEqual(r.ast.decls.map((d) => d.kind), ['Route', 'Route', 'FnDecl', 'Route']);
+    assert.deepEqual(
+      r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_EXPECTED_EXPRESSION@2:7', 'E_UNKNOWN_TYPE@8:11', 'E_EXPECTED_EXPRESSION@10:11', 'E_EXPECTED_EXPRESSION@16:14'],
+    );
+    assert.deepEqual(
+      r.ast.decls.map((d) => d.kind),
+      ['Route', 'Route', 'FnDecl', 'Route'],
+    );
     assert.deepEqual((r.ast.decls[0] as RouteDecl).body.map(ss), ['(= ok 1)']);
     assert.deepEqual((r.ast.decls[3] as RouteDecl).body.map(ss), ['(if a {})', '(= z 3)']);
   });
 
   test('errors inside an object literal do not close the block early', () => {
-    const r = parse('t.rvm', "route GET /a {\n  response { status: 401 json: { error: + } }\n  x = 1\n}\nroute GET /b { }");
-    assert.deepEqual(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_EXPECTED_EXPRESSION@2:41']);
+    const r = parse('t.rvm', 'route GET /a {\n  response { status: 401 json: { error: + } }\n  x = 1\n}\nroute GET /b { }');
+    assert.deepEqual(
+      r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_EXPECTED_EXPRESSION@2:41'],
+    );
     assert.equal(r.ast.decls.length, 2);
     assert.deepEqual((r.ast.decls[0] as RouteDecl).body.map(ss), ['(= x 1)']);
   });
@@ -615,34 +689,57 @@ route GET /c {
 
   test('a missing { after a condition does not also report the stray }', () => {
     const r = parse('t.rvm', 'route GET /x {\n  if a == 1\n    x = 2\n  }\n}\nroute GET /y { }');
-    assert.deepEqual(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_UNEXPECTED_TOKEN@2:12']);
+    assert.deepEqual(
+      r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_UNEXPECTED_TOKEN@2:12'],
+    );
     assert.equal(r.ast.decls.length, 2);
   });
 
   test('an error inside an interpolation stops at its closing }', () => {
     const r = parse('t.rvm', 'route GET /x {\n  x = "abc ${ foo( }"\n  y = 1\n}');
-    assert.deepEqual(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_EXPECTED_EXPRESSION@2:20']);
+    assert.deepEqual(
+      r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_EXPECTED_EXPRESSION@2:20'],
+    );
     assert.deepEqual((r.ast.decls[0] as RouteDecl).body.map(ss), ['(= y 1)']);
   });
 
   test('garbage at the top level skips to the next declaration', () => {
     const r = parse('t.rvm', 'x = 1 { y }\n)))\nroute GET /a { }');
-    assert.deepEqual(r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`), ['E_UNEXPECTED_TOKEN@1:1']);
+    assert.deepEqual(
+      r.diagnostics.map((d) => `${d.code}@${d.line}:${d.col}`),
+      ['E_UNEXPECTED_TOKEN@1:1'],
+    );
     assert.equal(r.ast.decls.length, 1);
   });
 
   test('every declaration a syntax error falls in is listed as broken, with the name it declares', () => {
-    const src = "route GET /a {\n  x = (1 + )\n}\nfn f(a b) { }\nfn ok() { }\nguard_definition g( {\n}\ntype T { x: strin }\nroute GET /b {\n  x = 'open\nroute GET /c { }\n";
+    const src =
+      "route GET /a {\n  x = (1 + )\n}\nfn f(a b) { }\nfn ok() { }\nguard_definition g( {\n}\ntype T { x: strin }\nroute GET /b {\n  x = 'open\nroute GET /c { }\n";
     const r = parse('t.rvm', src);
     const broken = r.broken.map((b) => [b.decl === null ? null : b.decl.kind === 'Route' ? b.decl.path : b.decl.kind, b.kind, b.name]);
     // /b's missing `}` is found at `route GET /c`, and the lexer's error sits in /b: neither breaks /c.
-    assert.deepEqual(broken, [['/a', null, null], [null, 'fn', 'f'], [null, 'guard', 'g'], ['TypeDecl', 'type', 'T'], ['/b', null, null]]);
-    assert.deepEqual(r.ast.decls.map((d) => (d.kind === 'Route' ? d.path : d.kind)), ['/a', 'FnDecl', 'TypeDecl', '/b', '/c']);
+    assert.deepEqual(broken, [
+      ['/a', null, null],
+      [null, 'fn', 'f'],
+      [null, 'guard', 'g'],
+      ['TypeDecl', 'type', 'T'],
+      ['/b', null, null],
+    ]);
+    assert.deepEqual(
+      r.ast.decls.map((d) => (d.kind === 'Route' ? d.path : d.kind)),
+      ['/a', 'FnDecl', 'TypeDecl', '/b', '/c'],
+    );
     assert.deepEqual(parse('t.rvm', 'fn ok() { }\nroute GET /x { }\n').broken, []);
   });
 
   test('bad route heads and junk after a declaration', () => {
-    assert.deepEqual(errors('route /a { }\nroute GET { }\nroute GET users { }'), ['E_UNEXPECTED_TOKEN@1:7', 'E_UNEXPECTED_TOKEN@2:11', 'E_UNEXPECTED_TOKEN@3:11']);
+    assert.deepEqual(errors('route /a { }\nroute GET { }\nroute GET users { }'), [
+      'E_UNEXPECTED_TOKEN@1:7',
+      'E_UNEXPECTED_TOKEN@2:11',
+      'E_UNEXPECTED_TOKEN@3:11',
+    ]);
     assert.deepEqual(errors('fn f() { } junk\nfn g() { }'), ['E_UNEXPECTED_TOKEN@1:12']);
   });
 });
@@ -650,10 +747,21 @@ route GET /c {
 describe('parser: limits', () => {
   test(`nesting beyond MAX_NESTING_DEPTH (${MAX_NESTING_DEPTH}) is E_TOO_DEEP, not a stack overflow`, () => {
     const n = 100_000;
-    for (const [open, close] of [['(', ')'], ['[', ']'], ['{a: ', '}'], ['-', ''], ['!', ''], ['"${', '}"']]) {
+    for (const [open, close] of [
+      ['(', ')'],
+      ['[', ']'],
+      ['{a: ', '}'],
+      ['-', ''],
+      ['!', ''],
+      ['"${', '}"'],
+    ]) {
       const src = `fn f() {\n  x = ${open!.repeat(n)}1${close!.repeat(n)}\n  y = 2\n}`;
       const r = parse('t.rvm', src);
-      assert.deepEqual(r.diagnostics.map((d) => d.code), ['E_TOO_DEEP'], open);
+      assert.deepEqual(
+        r.diagnostics.map((d) => d.code),
+        ['E_TOO_DEEP'],
+        open,
+      );
       const fn = r.ast.decls[0] as FnDecl;
       assert.deepEqual(fn.body.body.map(ss), ['(= y 2)'], open);
     }
@@ -661,10 +769,22 @@ describe('parser: limits', () => {
 
   test('deep blocks, long operator chains and else-if chains hit the same limit', () => {
     const blocks = `fn f() {\n${'if a {\n'.repeat(5000)}${'}\n'.repeat(5000)}}`;
-    assert.deepEqual(errors(blocks).map((c) => c.split('@')[0]), ['E_TOO_DEEP']);
-    assert.deepEqual(errors(`fn f() {\n  x = a${' + a'.repeat(50_000)}\n}`).map((c) => c.split('@')[0]), ['E_TOO_DEEP']);
-    assert.deepEqual(errors(`fn f() {\n  x = a${'.b'.repeat(50_000)}\n}`).map((c) => c.split('@')[0]), ['E_TOO_DEEP']);
-    assert.deepEqual(errors(`fn f() {\n  if a { }${' else if a { }'.repeat(5000)}\n}`).map((c) => c.split('@')[0]), ['E_TOO_DEEP']);
+    assert.deepEqual(
+      errors(blocks).map((c) => c.split('@')[0]),
+      ['E_TOO_DEEP'],
+    );
+    assert.deepEqual(
+      errors(`fn f() {\n  x = a${' + a'.repeat(50_000)}\n}`).map((c) => c.split('@')[0]),
+      ['E_TOO_DEEP'],
+    );
+    assert.deepEqual(
+      errors(`fn f() {\n  x = a${'.b'.repeat(50_000)}\n}`).map((c) => c.split('@')[0]),
+      ['E_TOO_DEEP'],
+    );
+    assert.deepEqual(
+      errors(`fn f() {\n  if a { }${' else if a { }'.repeat(5000)}\n}`).map((c) => c.split('@')[0]),
+      ['E_TOO_DEEP'],
+    );
   });
 
   test('nesting just inside the limit parses', () => {

@@ -21,19 +21,37 @@ function hostWith(budget: Budget): VmHost {
 /** `i = 0; while i < n { i = i + 1 }; return i` with n = consts[1]. */
 function counter(n: number): ChunkData {
   return chunk(
-    [Op.CONST, 0, Op.STORE_LOCAL, 0,
-     Op.LOAD_LOCAL, 0, Op.CONST, 1, Op.LT, Op.JUMP_IF_FALSE, 20,
-     Op.LOAD_LOCAL, 0, Op.CONST, 2, Op.ADD, Op.STORE_LOCAL, 0, Op.LOOP, 4,
-     Op.LOAD_LOCAL, 0, Op.RETURN],
+    [
+      Op.CONST,
+      0,
+      Op.STORE_LOCAL,
+      0,
+      Op.LOAD_LOCAL,
+      0,
+      Op.CONST,
+      1,
+      Op.LT,
+      Op.JUMP_IF_FALSE,
+      20,
+      Op.LOAD_LOCAL,
+      0,
+      Op.CONST,
+      2,
+      Op.ADD,
+      Op.STORE_LOCAL,
+      0,
+      Op.LOOP,
+      4,
+      Op.LOAD_LOCAL,
+      0,
+      Op.RETURN,
+    ],
     { slots: 1, consts: [0, n, 1] },
   );
 }
 
 /** `while true { native 0() }` inside `try`, whose catch block returns 'caught'. */
-const CAUGHT_LOOP = chunk(
-  [Op.TRY, 8, Op.CALL_NATIVE, 0, 0, Op.POP, Op.LOOP, 2, Op.CONST, 0, Op.RETURN],
-  { consts: ['caught'] },
-);
+const CAUGHT_LOOP = chunk([Op.TRY, 8, Op.CALL_NATIVE, 0, 0, Op.POP, Op.LOOP, 2, Op.CONST, 0, Op.RETURN], { consts: ['caught'] });
 
 function busy(ms: number): void {
   const end = performance.now() + ms;
@@ -145,7 +163,10 @@ describe('interpreter budget', () => {
     ];
     const e = await rejection(() => execute(program([CAUGHT_LOOP], natives), 0, [], hostWith(budget)));
     assert.equal(e.code, 'deadline_exceeded');
-    assert.throws(() => execute(program([counter(1)]), 0, [], hostWith(budget)), (err: unknown) => err instanceof VmError && err.code === 'deadline_exceeded');
+    assert.throws(
+      () => execute(program([counter(1)]), 0, [], hostWith(budget)),
+      (err: unknown) => err instanceof VmError && err.code === 'deadline_exceeded',
+    );
   });
 
   test('the first abort reason wins', () => {

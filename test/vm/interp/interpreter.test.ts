@@ -44,8 +44,30 @@ describe('interpreter', () => {
   test('recursion just under the limit works', () => {
     // f(n) = n == 0 ? 0 : 1 + f(n - 1)
     const f = chunk(
-      [Op.LOAD_LOCAL, 0, Op.CONST, 0, Op.EQ, Op.JUMP_IF_FALSE, 10, Op.CONST, 0, Op.RETURN,
-       Op.CONST, 1, Op.LOAD_LOCAL, 0, Op.CONST, 1, Op.SUB, Op.CALL_FN, 0, 1, Op.ADD, Op.RETURN],
+      [
+        Op.LOAD_LOCAL,
+        0,
+        Op.CONST,
+        0,
+        Op.EQ,
+        Op.JUMP_IF_FALSE,
+        10,
+        Op.CONST,
+        0,
+        Op.RETURN,
+        Op.CONST,
+        1,
+        Op.LOAD_LOCAL,
+        0,
+        Op.CONST,
+        1,
+        Op.SUB,
+        Op.CALL_FN,
+        0,
+        1,
+        Op.ADD,
+        Op.RETURN,
+      ],
       { arity: 1, slots: 1, consts: [0, 1] },
     );
     assert.equal(execute(program([f]), 0, [MAX_CALL_DEPTH - 1], host), MAX_CALL_DEPTH - 1);
@@ -53,11 +75,9 @@ describe('interpreter', () => {
 
   test('try/catch catches an error raised in a called chunk and restores the stack', () => {
     const thrower = chunk([Op.NULL, Op.GET_FIELD, 0, Op.RETURN], { consts: ['x'] });
-    const main = chunk(
-      [Op.CONST, 1, Op.TRY, 10, Op.CALL_FN, 1, 0, Op.END_TRY, Op.JUMP, 14,
-       Op.GET_FIELD, 2, Op.ADD, Op.RETURN, Op.RETURN],
-      { consts: ['x', 'caught: ', 'code'] },
-    );
+    const main = chunk([Op.CONST, 1, Op.TRY, 10, Op.CALL_FN, 1, 0, Op.END_TRY, Op.JUMP, 14, Op.GET_FIELD, 2, Op.ADD, Op.RETURN, Op.RETURN], {
+      consts: ['x', 'caught: ', 'code'],
+    });
     assert.equal(execute(program([main, thrower]), 0, [], host), 'caught: null_field');
   });
 
@@ -82,10 +102,7 @@ describe('interpreter', () => {
     assert.ok(result instanceof Promise);
     assert.equal(await result, 42);
 
-    const caught = chunk(
-      [Op.TRY, 7, Op.CALL_NATIVE, 1, 0, Op.END_TRY, Op.RETURN, Op.GET_FIELD, 0, Op.RETURN],
-      { consts: ['message'] },
-    );
+    const caught = chunk([Op.TRY, 7, Op.CALL_NATIVE, 1, 0, Op.END_TRY, Op.RETURN, Op.GET_FIELD, 0, Op.RETURN], { consts: ['message'] });
     assert.equal(await execute(program([caught], natives), 0, [], host), 'boom');
   });
 
@@ -98,11 +115,44 @@ describe('interpreter', () => {
   test('iteration over lists, objects and text', () => {
     // total = ''; for k, v in {a: 1, b: 2} { total = total + k + v }
     const c = chunk(
-      [Op.CONST, 0, Op.STORE_LOCAL, 0,
-       Op.CONST, 1, Op.CONST, 2, Op.CONST, 3, Op.CONST, 4, Op.OBJECT, 2, Op.ITER_INIT,
-       Op.ITER_NEXT_PAIR, 33, Op.STORE_LOCAL, 2, Op.STORE_LOCAL, 1,
-       Op.LOAD_LOCAL, 0, Op.LOAD_LOCAL, 1, Op.ADD, Op.LOAD_LOCAL, 2, Op.ADD, Op.STORE_LOCAL, 0, Op.LOOP, 15,
-       Op.LOAD_LOCAL, 0, Op.RETURN],
+      [
+        Op.CONST,
+        0,
+        Op.STORE_LOCAL,
+        0,
+        Op.CONST,
+        1,
+        Op.CONST,
+        2,
+        Op.CONST,
+        3,
+        Op.CONST,
+        4,
+        Op.OBJECT,
+        2,
+        Op.ITER_INIT,
+        Op.ITER_NEXT_PAIR,
+        33,
+        Op.STORE_LOCAL,
+        2,
+        Op.STORE_LOCAL,
+        1,
+        Op.LOAD_LOCAL,
+        0,
+        Op.LOAD_LOCAL,
+        1,
+        Op.ADD,
+        Op.LOAD_LOCAL,
+        2,
+        Op.ADD,
+        Op.STORE_LOCAL,
+        0,
+        Op.LOOP,
+        15,
+        Op.LOAD_LOCAL,
+        0,
+        Op.RETURN,
+      ],
       { slots: 3, consts: ['', 'a', 1, 'b', 2] },
     );
     assert.equal(execute(program([c]), 0, [], host), 'a1b2');

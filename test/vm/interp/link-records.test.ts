@@ -36,7 +36,16 @@ function recorder() {
     return null;
   };
   const provider: RecordProvider = {
-    methods: { where: { params: [{ name: 'filter', type: 'object' }, { name: 'options', type: 'object', optional: true }], doc: 'Finds.', fn: (_ctx, type) => type.name } },
+    methods: {
+      where: {
+        params: [
+          { name: 'filter', type: 'object' },
+          { name: 'options', type: 'object', optional: true },
+        ],
+        doc: 'Finds.',
+        fn: (_ctx, type) => type.name,
+      },
+    },
     decorators: ['unique'],
     declare: (types) => void seen.declared.push([...types]),
     checkCall: (_type, _method, args) => {
@@ -60,10 +69,13 @@ describe('linking records', () => {
     assert.equal(seen.declared.length, 1);
     const [user] = seen.declared[0]!;
     assert.equal(user!.name, 'User');
-    assert.deepEqual(user!.fields.map((f) => [f.name, f.type, f.optional, f.decorators.map((d) => d.name)]), [
-      ['email', 'text', false, ['unique']],
-      ['age', 'int', true, []],
-    ]);
+    assert.deepEqual(
+      user!.fields.map((f) => [f.name, f.type, f.optional, f.decorators.map((d) => d.name)]),
+      [
+        ['email', 'text', false, ['unique']],
+        ['age', 'int', true, []],
+      ],
+    );
     assert.deepEqual([user!.file, user!.line], ['users.rvm', 1]);
     assert.deepEqual(seen.checks, [[{ email: UNKNOWN, age: { gt: 17 } }, { limit: 5 }]]);
     assert.equal(result.types.get('User'), user);
@@ -73,7 +85,14 @@ describe('linking records', () => {
     const { seen, plugin } = recorder();
     const { program } = link([compiled()], await loadPlugins([plugin], TEST_APP));
     const byName = new Map(program.nativeNames.map((n, i) => [n, program.natives[i]!]));
-    assert.deepEqual([...byName.keys()].sort(), ['User.where', 'record delete', 'record save', 'record transaction.begin', 'record transaction.commit', 'record transaction.rollback']);
+    assert.deepEqual([...byName.keys()].sort(), [
+      'User.where',
+      'record delete',
+      'record save',
+      'record transaction.begin',
+      'record transaction.commit',
+      'record transaction.rollback',
+    ]);
     const ctx = fakeContext();
     assert.equal(byName.get('User.where')!(ctx, {}), 'User');
     for (const name of ['record save', 'record transaction.begin', 'record delete', 'record transaction.commit']) byName.get(name)!(ctx, null);

@@ -40,7 +40,10 @@ route GET /premium {
 }`,
       );
       const build = await buildApp(dir, { cache: false, plugins: [testPlugin] });
-      assert.deepEqual(build.diagnostics.filter((d) => d.severity === 'error'), []);
+      assert.deepEqual(
+        build.diagnostics.filter((d) => d.severity === 'error'),
+        [],
+      );
       const [route] = build.linked!.routes;
       const [token, minAge, optional] = route!.guards;
       assert.deepEqual(
@@ -61,7 +64,13 @@ route GET /premium {
       assert.equal(minAge!.origin, 'premium.rvm:2');
       assert.deepEqual(minAge!.args, [18]);
       assert.equal(minAge!.doc, 'Callers of at least the given age.');
-      assert.deepEqual(minAge!.responses.map((r) => [r.status, r.code]), [[403, 'forbidden'], [401, 'unauthorized']]);
+      assert.deepEqual(
+        minAge!.responses.map((r) => [r.status, r.code]),
+        [
+          [403, 'forbidden'],
+          [401, 'unauthorized'],
+        ],
+      );
       assert.equal(optional!.mode, 'optional');
       assert.deepEqual(optional!.responses, [], 'an optional guard never rejects');
     } finally {

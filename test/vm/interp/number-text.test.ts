@@ -8,14 +8,44 @@ import { intFromText, numberFromText } from '../../../vm/values.js';
 import { coerce } from '../../../vm/runtime/validate.js';
 
 const INTS: [string, number | null][] = [
-  ['12', 12], [' 12 ', 12], ['+7', 7], ['-7', -7], ['-0', 0], ['007', 7], ['9007199254740991', 9007199254740991],
-  ['9007199254740992', null], ['', null], ['   ', null], ['+', null], ['-', null], ['1.5', null], ['1e3', null], ['12abc', null],
-  ['0x10', null], ['1_000', null], ['٣', null], ['--1', null], ['+-1', null], ['1 2', null], ['\n5\t', 5],
+  ['12', 12],
+  [' 12 ', 12],
+  ['+7', 7],
+  ['-7', -7],
+  ['-0', 0],
+  ['007', 7],
+  ['9007199254740991', 9007199254740991],
+  ['9007199254740992', null],
+  ['', null],
+  ['   ', null],
+  ['+', null],
+  ['-', null],
+  ['1.5', null],
+  ['1e3', null],
+  ['12abc', null],
+  ['0x10', null],
+  ['1_000', null],
+  ['٣', null],
+  ['--1', null],
+  ['+-1', null],
+  ['1 2', null],
+  ['\n5\t', 5],
 ];
 
 const NUMBERS: [string, number | null][] = [
-  ['1.5', 1.5], [' -2.5e3 ', -2500], ['.5', 0.5], ['5.', 5], ['-0', 0], ['1e400', null], ['Infinity', null], ['NaN', null],
-  ['0x10', null], ['', null], ['1.5kg', null], ['1_000', null], ['+.5e-1', 0.05],
+  ['1.5', 1.5],
+  [' -2.5e3 ', -2500],
+  ['.5', 0.5],
+  ['5.', 5],
+  ['-0', 0],
+  ['1e400', null],
+  ['Infinity', null],
+  ['NaN', null],
+  ['0x10', null],
+  ['', null],
+  ['1.5kg', null],
+  ['1_000', null],
+  ['+.5e-1', 0.05],
 ];
 
 test('intFromText: an optionally signed run of ASCII digits within ±2^53, spaces around allowed', () => {

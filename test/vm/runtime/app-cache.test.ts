@@ -27,7 +27,11 @@ function parity(withEven: boolean): PluginDefinition {
     version: '1.0.0',
     setup(rvm) {
       if (!withEven) return;
-      rvm.native('halve', (_ctx, n) => (typeof n === 'number' ? n / 2 : null), { params: [{ name: 'n', type: 'number' }], returns: 'number', doc: 'Half of n.' });
+      rvm.native('halve', (_ctx, n) => (typeof n === 'number' ? n / 2 : null), {
+        params: [{ name: 'n', type: 'number' }],
+        returns: 'number',
+        doc: 'Half of n.',
+      });
       rvm.validator('even', {
         types: ['int'],
         params: [],
@@ -65,7 +69,10 @@ describe('the cache and validation', () => {
   });
 
   test('validation and link errors of different files are reported in one run', async (t) => {
-    const dir = tempApp(t, { 'a.rvm': `route POST /a {\n  validate {\n    n: int @bogus\n  }\n  response.ok(body)\n}`, 'b.rvm': `route GET /b { response.ok(nope(1)) }` });
+    const dir = tempApp(t, {
+      'a.rvm': `route POST /a {\n  validate {\n    n: int @bogus\n  }\n  response.ok(body)\n}`,
+      'b.rvm': `route GET /b { response.ok(nope(1)) }`,
+    });
     const build = await buildApp(dir, { cache: false });
     assert.deepEqual(build.diagnostics.map((d) => d.code).sort(), ['E_UNKNOWN_FUNCTION', 'E_UNKNOWN_VALIDATOR']);
   });
@@ -121,7 +128,10 @@ describe('the cache and validation', () => {
       await instance.close();
     }
     // Without the cache the same change is a load error at the decorator.
-    await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }), (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_VALIDATOR');
+    await assert.rejects(
+      loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }),
+      (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_VALIDATOR',
+    );
   });
 
   test('a bundle is checked whole when opened: a validator its plugins lack is a load error', async (t) => {
@@ -135,7 +145,11 @@ describe('the cache and validation', () => {
     await served.close();
     await assert.rejects(
       loadApp(bundle, { logger: captureLogger(), plugins: [parity(false)] }),
-      (e: unknown) => e instanceof DiagnosticError && e.diagnostics.length === 1 && e.diagnostics[0]!.code === 'E_UNKNOWN_VALIDATOR' && e.diagnostics[0]!.file === 'pairs.rvm',
+      (e: unknown) =>
+        e instanceof DiagnosticError &&
+        e.diagnostics.length === 1 &&
+        e.diagnostics[0]!.code === 'E_UNKNOWN_VALIDATOR' &&
+        e.diagnostics[0]!.file === 'pairs.rvm',
     );
   });
 
@@ -154,14 +168,21 @@ fn unused() { return 1 }`,
 route GET /ping { response.ok('pong') }`,
     });
     const cold = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
-    assert.ok(cold.program.chunks.every((c) => c.bound), 'the first start binds everything');
+    assert.ok(
+      cold.program.chunks.every((c) => c.bound),
+      'the first start binds everything',
+    );
     assert.equal(existsSync(join(dir, CACHE_DIR, 'app.linked')), true, 'and leaves a link proof');
     const expected = (await inject(cold, { url: '/even/7' })).json();
     await cold.close();
 
     const warm = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
     try {
-      const bound = () => warm.program.chunks.filter((c) => c.bound).map((c) => c.data.name).sort();
+      const bound = () =>
+        warm.program.chunks
+          .filter((c) => c.bound)
+          .map((c) => c.data.name)
+          .sort();
       assert.deepEqual(bound(), [], 'nothing is bound before a request');
       assert.deepEqual((await inject(warm, { url: '/even/7' })).json(), expected);
       assert.deepEqual(expected, { even: false, half: 3.5 });
@@ -171,8 +192,11 @@ route GET /ping { response.ok('pong') }`,
     }
 
     // A changed file changes the key: everything is bound (and checked) at start again.
-    writeFileSync(join(dir, 'math.rvm'), `fn even(n) { return n % 2 == 0 }
-fn odd(n) { return !even(n) }`);
+    writeFileSync(
+      join(dir, 'math.rvm'),
+      `fn even(n) { return n % 2 == 0 }
+fn odd(n) { return !even(n) }`,
+    );
     const changed = await loadApp(dir, { logger: captureLogger(), plugins: [parity(true)] });
     assert.ok(changed.program.chunks.every((c) => c.bound));
     await changed.close();
@@ -193,7 +217,10 @@ fn odd(n) { return !even(n) }`);
     } finally {
       await instance.close();
     }
-    await assert.rejects(loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }), (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_FUNCTION');
+    await assert.rejects(
+      loadApp(dir, { cache: false, logger: captureLogger(), plugins: [parity(false)] }),
+      (e: unknown) => e instanceof DiagnosticError && e.diagnostics[0]?.code === 'E_UNKNOWN_FUNCTION',
+    );
   });
 
   test('a vanished native deep in a called fn: no request runs the route, not even into its try/catch, and other routes keep what they share', async (t) => {

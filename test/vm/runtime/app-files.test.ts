@@ -20,7 +20,17 @@ describe('findRouteFiles', () => {
   before(() => {
     root = mkdtempSync(join(tmpdir(), 'rvm-find-'));
     app = join(root, 'app');
-    const files = ['index.rvm', 'b/z.rvm', 'b/a.rvm', 'a/deep/er/x.rvm', 'notes.txt', 'node_modules/dep/x.rvm', '.rvm/cache/x.rvm', '.hidden/x.rvm', '.secrets/x.rvm'];
+    const files = [
+      'index.rvm',
+      'b/z.rvm',
+      'b/a.rvm',
+      'a/deep/er/x.rvm',
+      'notes.txt',
+      'node_modules/dep/x.rvm',
+      '.rvm/cache/x.rvm',
+      '.hidden/x.rvm',
+      '.secrets/x.rvm',
+    ];
     for (const f of files) {
       mkdirSync(join(app, f, '..'), { recursive: true });
       writeFileSync(join(app, f), 'route GET /x { response.ok(1) }');

@@ -22,22 +22,32 @@ const introspect = definePlugin({
   version: '1.0.0',
   setup(rvm) {
     // A streaming endpoint that, like many, does not look at the method.
-    rvm.endpoint('test/ticks', (ctx) => {
-      const stream = ctx.stream(200, 'text/event-stream');
-      const timer = setInterval(() => stream.write('data: tick\n\n'), 1000);
-      timer.unref();
-      stream.onClose(() => {
-        clearInterval(timer);
-        closedTicks++;
-      });
-    }, { doc: 'Ticks.' });
-    rvm.endpoint('test/routes', (ctx, app) => ctx.respond(200, fromJson({ generation: app.generation, routes: app.routes(), errors: app.errors() })), { doc: 'The routes.' });
-    rvm.endpoint('test/events', (ctx, app) => {
-      const stream = ctx.stream(200, 'text/event-stream');
-      stream.write(`event: hello\ndata: ${app.generation}\n\n`);
-      const off = app.onReload(() => stream.write(`event: reload\ndata: ${app.generation}\n\n`));
-      stream.onClose(off);
-    }, { doc: 'Reload events.' });
+    rvm.endpoint(
+      'test/ticks',
+      (ctx) => {
+        const stream = ctx.stream(200, 'text/event-stream');
+        const timer = setInterval(() => stream.write('data: tick\n\n'), 1000);
+        timer.unref();
+        stream.onClose(() => {
+          clearInterval(timer);
+          closedTicks++;
+        });
+      },
+      { doc: 'Ticks.' },
+    );
+    rvm.endpoint('test/routes', (ctx, app) => ctx.respond(200, fromJson({ generation: app.generation, routes: app.routes(), errors: app.errors() })), {
+      doc: 'The routes.',
+    });
+    rvm.endpoint(
+      'test/events',
+      (ctx, app) => {
+        const stream = ctx.stream(200, 'text/event-stream');
+        stream.write(`event: hello\ndata: ${app.generation}\n\n`);
+        const off = app.onReload(() => stream.write(`event: reload\ndata: ${app.generation}\n\n`));
+        stream.onClose(off);
+      },
+      { doc: 'Reload events.' },
+    );
   },
 });
 
@@ -65,7 +75,13 @@ route POST /users {
     try {
       const res = await inject(instance, { url: '/_app/test/routes' });
       assert.equal(res.status, 200, 'the middleware answering 401 does not apply');
-      const { routes } = res.json() as { routes: { path: string; doc: string; body: { name: string; schema: Record<string, Value>; decorators: { name: string; message: string | null }[] }[] }[] };
+      const { routes } = res.json() as {
+        routes: {
+          path: string;
+          doc: string;
+          body: { name: string; schema: Record<string, Value>; decorators: { name: string; message: string | null }[] }[];
+        }[];
+      };
       assert.equal(routes[0]!.doc, 'Creates a user.');
       const [email, role] = routes[0]!.body;
       assert.deepEqual(email!.schema, { type: 'string', format: 'email', description: 'Where we write.' });

@@ -18,7 +18,10 @@ describe('loadSettings', () => {
     const dir = appWith(t, null);
     const s = loadSettings(dir, { env: {} });
     const { secrets, ...plain } = s;
-    assert.deepEqual({ ...plain, config: { ...plain.config } }, { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, workers: 1 });
+    assert.deepEqual(
+      { ...plain, config: { ...plain.config } },
+      { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, workers: 1 },
+    );
     assert.equal(secrets.read('missing'), null);
     assert.equal(loadSettings(null, { env: {}, dev: true }).dev, true);
   });
@@ -29,14 +32,37 @@ describe('loadSettings', () => {
   });
 
   test('limits: each over its default, sizes in text, anything else a one-line error', (t) => {
-    const dir = appWith(t, JSON.stringify({ limits: { wallTimeMs: 5000, maxBodyMemory: '64mb', maxResultMemory: '256mb', maxResponseBytes: 1000, maxConnectionsPerClient: 8 } }));
+    const dir = appWith(
+      t,
+      JSON.stringify({ limits: { wallTimeMs: 5000, maxBodyMemory: '64mb', maxResultMemory: '256mb', maxResponseBytes: 1000, maxConnectionsPerClient: 8 } }),
+    );
     const s = loadSettings(dir, { env: {} });
-    assert.deepEqual(s.limits, { ...DEFAULT_LIMITS, wallTimeMs: 5000, maxBodyMemory: 64 * 1024 * 1024, maxResultMemory: 256 * 1024 * 1024, maxResponseBytes: 1000, maxConnectionsPerClient: 8 });
+    assert.deepEqual(s.limits, {
+      ...DEFAULT_LIMITS,
+      wallTimeMs: 5000,
+      maxBodyMemory: 64 * 1024 * 1024,
+      maxResultMemory: 256 * 1024 * 1024,
+      maxResponseBytes: 1000,
+      maxConnectionsPerClient: 8,
+    });
     assert.equal(DEFAULT_LIMITS.maxResultMemory, 128 * 1024 * 1024);
     assert.equal(DEFAULT_LIMITS.maxResponseBytes, 16 * 1024 * 1024);
     assert.equal(loadSettings(dir, { env: {}, limits: { maxInFlight: 3 } }).limits.maxInFlight, 3);
-    for (const limits of [{ wallTimeMs: 0 }, { maxResponseBytes: 0 }, { maxResultMemory: 'lots' }, { maxInFlight: -1 }, { maxInFlight: 1.5 }, { maxInFlight: '10' }, { cpu: 1 }, [], 'x']) {
-      assert.throws(() => loadSettings(appWith(t, JSON.stringify({ limits })), { env: {} }), (e: Error & { code?: string }) => e.code === 'E_CONFIG' && /limits/.test(e.message) && !e.message.includes('\n'));
+    for (const limits of [
+      { wallTimeMs: 0 },
+      { maxResponseBytes: 0 },
+      { maxResultMemory: 'lots' },
+      { maxInFlight: -1 },
+      { maxInFlight: 1.5 },
+      { maxInFlight: '10' },
+      { cpu: 1 },
+      [],
+      'x',
+    ]) {
+      assert.throws(
+        () => loadSettings(appWith(t, JSON.stringify({ limits })), { env: {} }),
+        (e: Error & { code?: string }) => e.code === 'E_CONFIG' && /limits/.test(e.message) && !e.message.includes('\n'),
+      );
     }
   });
 
@@ -75,7 +101,11 @@ describe('loadSettings', () => {
     assert.deepEqual(loadSettings(null, { env: { RVM_TRUST_PROXY: '10.0.0.1, fd00::/8' } }).trustProxy, ['10.0.0.1', 'fd00::/8']);
     assert.equal(loadSettings(null, { env: { RVM_TRUST_PROXY: '2' }, trustProxy: false }).trustProxy, false);
     for (const bad of [{ trustProxy: 99 }, { trustProxy: ['10.0.0.0/33'] }, { trustProxy: [] }, { trustProxy: 'proxy.internal' }]) {
-      assert.throws(() => loadSettings(null, { env: {}, config: bad }), (e: Error) => e instanceof ConfigError && /trustProxy/.test(e.message) && !e.message.includes('\n'), JSON.stringify(bad));
+      assert.throws(
+        () => loadSettings(null, { env: {}, config: bad }),
+        (e: Error) => e instanceof ConfigError && /trustProxy/.test(e.message) && !e.message.includes('\n'),
+        JSON.stringify(bad),
+      );
     }
     assert.throws(() => loadSettings(null, { env: { RVM_TRUST_PROXY: '99' } }), /RVM_TRUST_PROXY: trustProxy must be a whole number of hops/);
     assert.throws(() => loadSettings(null, { env: {}, trustProxy: -1 }), ConfigError);
@@ -85,17 +115,27 @@ describe('loadSettings', () => {
     for (const kind of ['fifo', 'directory'] as const) {
       const dir = appWith(t, null);
       plantSpecial(dir, CONFIG_FILE, kind);
-      assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e instanceof ConfigError && /rvm\.config\.json: cannot read: not a regular file/.test(e.message), kind);
+      assert.throws(
+        () => loadSettings(dir, { env: {} }),
+        (e: Error) => e instanceof ConfigError && /rvm\.config\.json: cannot read: not a regular file/.test(e.message),
+        kind,
+      );
     }
     const dir = appWith(t, JSON.stringify({ bodyLimit: 10 }) + ' '.repeat(MAX_CONFIG_BYTES - 16));
     assert.equal(loadSettings(dir, { env: {} }).bodyLimit, 10);
     truncateSync(join(dir, CONFIG_FILE), MAX_CONFIG_BYTES + 1);
-    assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e instanceof ConfigError && e.message.includes(`larger than ${MAX_CONFIG_BYTES} bytes`));
+    assert.throws(
+      () => loadSettings(dir, { env: {} }),
+      (e: Error) => e instanceof ConfigError && e.message.includes(`larger than ${MAX_CONFIG_BYTES} bytes`),
+    );
   });
 
   test('malformed file → one-line error naming the file', (t) => {
     const dir = appWith(t, '{ "bodyLimit": ');
-    assert.throws(() => loadSettings(dir, { env: {} }), (e: Error) => e.message.includes('rvm.config.json') && e.message.includes('invalid JSON') && !e.message.includes('\n'));
+    assert.throws(
+      () => loadSettings(dir, { env: {} }),
+      (e: Error) => e.message.includes('rvm.config.json') && e.message.includes('invalid JSON') && !e.message.includes('\n'),
+    );
   });
 
   test('invalid values → errors', (t) => {

@@ -105,7 +105,10 @@ describe('answering', () => {
 
   test('next() outside middleware → next_outside_middleware; inside, runs the handler', () => {
     const c = ctx();
-    assert.throws(() => c.next(), (e: unknown) => e instanceof RvmError && e.code === 'next_outside_middleware');
+    assert.throws(
+      () => c.next(),
+      (e: unknown) => e instanceof RvmError && e.code === 'next_outside_middleware',
+    );
     c.nextHandler = () => 'ran';
     assert.equal(c.next(), 'ran');
   });
@@ -213,7 +216,7 @@ describe('end of request', () => {
 });
 
 describe('result memory', () => {
-  test('chargeMemory charges the app-wide limits.maxResultMemory: up to it passes, a byte more is refused (nothing charged), releaseMemory gives back the request\'s share', () => {
+  test("chargeMemory charges the app-wide limits.maxResultMemory: up to it passes, a byte more is refused (nothing charged), releaseMemory gives back the request's share", () => {
     const app = fakeApp([], { settings: { limits: { ...DEFAULT_LIMITS, maxResultMemory: 1000 } } });
     const first = new RequestContext(incoming(), '/x', '', {}, app);
     const second = new RequestContext(incoming(), '/x', '', {}, app);

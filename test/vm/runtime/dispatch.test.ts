@@ -15,17 +15,29 @@ const app = fakeApp([
   ['POST', '/hello', (ctx) => void ctx.respond(201, ctx.body)],
   ['GET', '/users/:id', (ctx) => void ctx.respond(200, { id: ctx.request.params.id, q: ctx.request.query.q ?? null })],
   ['GET', '/silent', () => {}],
-  ['GET', '/boom', () => {
-    throw new Error('secret internals');
-  }],
-  ['GET', '/async', async (ctx) => {
-    await new Promise((r) => setImmediate(r));
-    ctx.respond(200, 'later', 'text');
-  }],
-  ['GET', '/async-boom', async () => {
-    await Promise.resolve();
-    throw new Error('async internals');
-  }],
+  [
+    'GET',
+    '/boom',
+    () => {
+      throw new Error('secret internals');
+    },
+  ],
+  [
+    'GET',
+    '/async',
+    async (ctx) => {
+      await new Promise((r) => setImmediate(r));
+      ctx.respond(200, 'later', 'text');
+    },
+  ],
+  [
+    'GET',
+    '/async-boom',
+    async () => {
+      await Promise.resolve();
+      throw new Error('async internals');
+    },
+  ],
 ]);
 
 function body(out: OutgoingResponse): unknown {
@@ -160,7 +172,10 @@ describe('dispatch', () => {
     assert.equal(unsupported.status, 415);
     assert.equal((body(unsupported) as { code: string }).code, 'unsupported_media_type');
     const small = fakeApp([['POST', '/', (ctx) => void ctx.respond(200, null)]], { settings: { bodyLimit: 4 } });
-    const big = await dispatch(small, req('POST', '/', { headers: { 'content-type': 'text/plain', 'content-length': '5' }, body: Readable.from([Buffer.from('12345')]) }));
+    const big = await dispatch(
+      small,
+      req('POST', '/', { headers: { 'content-type': 'text/plain', 'content-length': '5' }, body: Readable.from([Buffer.from('12345')]) }),
+    );
     assert.equal(big.status, 413);
     assert.equal((body(big) as { code: string }).code, 'payload_too_large');
   });
@@ -182,10 +197,13 @@ describe('dispatch', () => {
   test('ready() is awaited when it returns a Promise, before routing', async () => {
     let reloaded = false;
     const a = fakeApp([['GET', '/r', (ctx) => void ctx.respond(200, reloaded)]], {
-      ready: () => new Promise<void>((r) => setTimeout(() => {
+      ready: () =>
+        new Promise<void>((r) =>
+          setTimeout(() => {
             reloaded = true;
             r();
-          }, 5)),
+          }, 5),
+        ),
     });
     const out = await dispatch(a, req('GET', '/r'));
     assert.equal(out.body, 'true');

@@ -31,7 +31,17 @@ export function segments(path: string): PathSegment[] {
 }
 
 export function settings(over: Partial<AppSettings> = {}): AppSettings {
-  return { dir: null, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, secrets: createSecretSource(null, {}), workers: 1, ...over };
+  return {
+    dir: null,
+    dev: false,
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    trustProxy: false,
+    limits: DEFAULT_LIMITS,
+    config: {},
+    secrets: createSecretSource(null, {}),
+    workers: 1,
+    ...over,
+  };
 }
 
 export interface FakeApp extends AppHandle {
@@ -50,7 +60,16 @@ export function fakeApp(
   const router = createRouter<RouteTarget>();
   const handlers: FakeHandler[] = [];
   for (const [method, path, handler] of routes) {
-    const target: RouteTarget = { meta: { method, path, guards: [] } as unknown as RouteMeta, file: 'fake.rvm', chunk: handlers.length, middleware: [], guards: [], responses: () => [], natives: () => [], middlewareInfo: () => [] };
+    const target: RouteTarget = {
+      meta: { method, path, guards: [] } as unknown as RouteMeta,
+      file: 'fake.rvm',
+      chunk: handlers.length,
+      middleware: [],
+      guards: [],
+      responses: () => [],
+      natives: () => [],
+      middlewareInfo: () => [],
+    };
     handlers.push(handler);
     router.add(method, segments(path), target);
   }

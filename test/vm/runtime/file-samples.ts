@@ -22,7 +22,21 @@ export function zipEntry(name: string, data = '', flags = 0): Uint8Array {
   const nameBytes = Buffer.from(name);
   const body = Buffer.from(data);
   const size = flags & 0x08 ? 0 : body.length;
-  return bytes([0x50, 0x4b, 0x03, 0x04], u16(20), u16(flags), u16(0), u16(0), u16(0), u32(0), u32(size), u32(size), u16(nameBytes.length), u16(0), nameBytes, body);
+  return bytes(
+    [0x50, 0x4b, 0x03, 0x04],
+    u16(20),
+    u16(flags),
+    u16(0),
+    u16(0),
+    u16(0),
+    u32(0),
+    u32(size),
+    u32(size),
+    u16(nameBytes.length),
+    u16(0),
+    nameBytes,
+    body,
+  );
 }
 
 export const SAMPLES: Record<string, Uint8Array> = {
@@ -52,4 +66,3 @@ export const SAMPLES: Record<string, Uint8Array> = {
   text: bytes(Buffer.from('Hello, wörld ✓ 🙂\r\n\ttab\fform feed\n')),
   garbage: bytes([0x13, 0x37, 0x00, 0xfe, 0xed, 0xfa, 0xce, 0x01, 0x02]),
 };
-

@@ -25,7 +25,10 @@ describe('runtime natives', () => {
 
   test('an app given no standard plugins still has next(), and only the runtime plugin', async () => {
     const registry = await appPlugins(loadSettings(null), null);
-    assert.deepEqual(registry.plugins.map((p) => p.name), [RUNTIME_PLUGIN_NAME]);
+    assert.deepEqual(
+      registry.plugins.map((p) => p.name),
+      [RUNTIME_PLUGIN_NAME],
+    );
     assert.ok(registry.natives.has('next'));
   });
 
@@ -46,6 +49,9 @@ describe('runtime natives', () => {
     const registry = await loadPlugins([RUNTIME_PLUGIN], TEST_APP);
     const deps = { settings: loadSettings(null), store: createMemoryStore(), log: createLogger({ quiet: true }) };
     const ctx = new RequestContext({ method: 'GET', url: '/', headers: {}, remoteAddress: '127.0.0.1', encrypted: false, body: null }, '/', '', {}, deps);
-    assert.throws(() => registry.natives.get('next')!.fn(ctx), (e: unknown) => e instanceof RvmError && e.code === 'next_outside_middleware');
+    assert.throws(
+      () => registry.natives.get('next')!.fn(ctx),
+      (e: unknown) => e instanceof RvmError && e.code === 'next_outside_middleware',
+    );
   });
 });

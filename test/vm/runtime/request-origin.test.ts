@@ -17,7 +17,7 @@ function bodyOf(n: number): { body: Value; last: Value } {
   return { body: { items }, last };
 }
 
-test('raw, validated, or the code\'s own: by identity, at any depth; raw wins where a source is both', () => {
+test("raw, validated, or the code's own: by identity, at any depth; raw wins where a source is both", () => {
   const raw = JSON.parse('{"email":{"ne":null},"deep":[{"x":{"in":[1]}}]}') as { email: Value; deep: { x: Value }[] };
   const validated = { tags: ['a'], profile: { city: 'Oslo' } };
   const origins = new RequestOrigins();

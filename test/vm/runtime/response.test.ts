@@ -1,6 +1,15 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { DraftResponse, MAX_CHECKED_NAMES, defaultErrorCode, errorBody, errorResponse, finalizeResponse, stringifyJson, withoutBody } from '../../../vm/runtime/response.js';
+import {
+  DraftResponse,
+  MAX_CHECKED_NAMES,
+  defaultErrorCode,
+  errorBody,
+  errorResponse,
+  finalizeResponse,
+  stringifyJson,
+  withoutBody,
+} from '../../../vm/runtime/response.js';
 import { HostObject, RvmError, type Value } from '../../../vm/values.js';
 
 class Secret extends HostObject {
@@ -125,9 +134,20 @@ describe('error bodies', () => {
 
   test('default codes by status', () => {
     const table: Array<[number, string]> = [
-      [400, 'bad_request'], [401, 'unauthorized'], [403, 'forbidden'], [404, 'not_found'], [405, 'method_not_allowed'],
-      [409, 'conflict'], [413, 'payload_too_large'], [415, 'unsupported_media_type'], [422, 'unprocessable'],
-      [429, 'too_many_requests'], [500, 'internal_error'], [418, 'http_418'], [503, 'service_unavailable'], [507, 'http_507'],
+      [400, 'bad_request'],
+      [401, 'unauthorized'],
+      [403, 'forbidden'],
+      [404, 'not_found'],
+      [405, 'method_not_allowed'],
+      [409, 'conflict'],
+      [413, 'payload_too_large'],
+      [415, 'unsupported_media_type'],
+      [422, 'unprocessable'],
+      [429, 'too_many_requests'],
+      [500, 'internal_error'],
+      [418, 'http_418'],
+      [503, 'service_unavailable'],
+      [507, 'http_507'],
     ];
     for (const [status, code] of table) assert.equal(defaultErrorCode(status), code);
   });

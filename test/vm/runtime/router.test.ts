@@ -27,10 +27,7 @@ const ROUTES: Array<[string, string]> = [
   ['HEAD', '/head-only'],
 ];
 
-type Expect =
-  | { found: string; params?: Record<string, string> }
-  | { allowed: string[] }
-  | 'not_found';
+type Expect = { found: string; params?: Record<string, string> } | { allowed: string[] } | 'not_found';
 
 /** [method, request path, expectation] — Hono's common-case style: one table, every rule. */
 const CASES: Array<[string, string, Expect]> = [
@@ -137,7 +134,18 @@ describe('router: adding routes', () => {
 
   test('a wildcard that is not last throws', () => {
     const router = createRouter<number>();
-    assert.throws(() => router.add('GET', [{ kind: 'wildcard', value: 'a' }, { kind: 'static', value: 'b' }], 1), /last segment/);
+    assert.throws(
+      () =>
+        router.add(
+          'GET',
+          [
+            { kind: 'wildcard', value: 'a' },
+            { kind: 'static', value: 'b' },
+          ],
+          1,
+        ),
+      /last segment/,
+    );
   });
 
   test('a param named __proto__ is plain data', () => {

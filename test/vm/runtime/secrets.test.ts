@@ -30,7 +30,11 @@ describe('secret files', () => {
   test('names that could leave .secrets/ are refused', (t) => {
     const dir = tempApp(t, APP);
     for (const name of ['../outside.txt', '..', '.', '/etc/passwd', 'a/b', 'a\\b', '', 'x y', 'é', '%2e%2e']) {
-      assert.equal(codeOf(() => readSecretFile(dir, name)), 'invalid_secret_name', name);
+      assert.equal(
+        codeOf(() => readSecretFile(dir, name)),
+        'invalid_secret_name',
+        name,
+      );
     }
   });
 
@@ -38,13 +42,22 @@ describe('secret files', () => {
     const dir = tempApp(t, APP);
     plantSpecial(join(dir, '.secrets'), 'pipe', 'fifo');
     plantSpecial(join(dir, '.secrets'), 'folder', 'directory');
-    for (const [name, kind] of [['pipe', 'a FIFO'], ['folder', 'a directory']]) {
-      assert.throws(() => readSecretFile(dir, name), (e: unknown) => e instanceof RvmError && e.code === 'invalid_secret_name' && e.message === `secret '${name}' is not a regular file (${kind})`);
+    for (const [name, kind] of [
+      ['pipe', 'a FIFO'],
+      ['folder', 'a directory'],
+    ]) {
+      assert.throws(
+        () => readSecretFile(dir, name),
+        (e: unknown) => e instanceof RvmError && e.code === 'invalid_secret_name' && e.message === `secret '${name}' is not a regular file (${kind})`,
+      );
     }
     writeFileSync(join(dir, '.secrets', 'at_cap'), 'k'.repeat(MAX_SECRET_BYTES));
     assert.equal(readSecretFile(dir, 'at_cap')?.length, MAX_SECRET_BYTES);
     writeFileSync(join(dir, '.secrets', 'over_cap'), 'k'.repeat(MAX_SECRET_BYTES + 1));
-    assert.equal(codeOf(() => readSecretFile(dir, 'over_cap')), 'secret_too_large');
+    assert.equal(
+      codeOf(() => readSecretFile(dir, 'over_cap')),
+      'secret_too_large',
+    );
     // A dangling symlink is a missing secret.
     symlinkSync(join(dir, '.secrets', 'gone'), join(dir, '.secrets', 'dangling'));
     assert.equal(readSecretFile(dir, 'dangling'), null);
@@ -53,7 +66,10 @@ describe('secret files', () => {
   test('a symlink leading out of .secrets/ is refused', (t) => {
     const dir = tempApp(t, APP);
     symlinkSync(join(dir, 'outside.txt'), join(dir, '.secrets', 'sneaky'));
-    assert.equal(codeOf(() => readSecretFile(dir, 'sneaky')), 'secret_outside');
+    assert.equal(
+      codeOf(() => readSecretFile(dir, 'sneaky')),
+      'secret_outside',
+    );
     symlinkSync(join(dir, '.secrets', 'jwt_secret'), join(dir, '.secrets', 'alias'));
     assert.equal(readSecretFile(dir, 'alias'), 'k'.repeat(40));
   });

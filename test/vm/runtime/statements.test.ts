@@ -22,7 +22,11 @@ describe('response statement', () => {
   });
 
   test('204 and 304 without a body are empty; others answer null as JSON', () => {
-    for (const [status, kind] of [[204, 'empty'], [304, 'empty'], [200, 'json']] as const) {
+    for (const [status, kind] of [
+      [204, 'empty'],
+      [304, 'empty'],
+      [200, 'json'],
+    ] as const) {
       const ctx = fakeContext();
       respondStatement(ctx, { status });
       assert.deepEqual(ctx.answers, [{ status, body: null, kind }]);

@@ -101,7 +101,10 @@ describe('createMemoryStore', () => {
   test('an invalid ttl → invalid_ttl', () => {
     const s = createMemoryStore();
     for (const ttl of [0, -1, NaN, Infinity]) {
-      assert.throws(() => s.set('k', 1, ttl), (e: unknown) => e instanceof RvmError && e.code === 'invalid_ttl');
+      assert.throws(
+        () => s.set('k', 1, ttl),
+        (e: unknown) => e instanceof RvmError && e.code === 'invalid_ttl',
+      );
     }
     s.close();
   });

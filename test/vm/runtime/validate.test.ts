@@ -14,8 +14,20 @@ const testValidators = definePlugin({
   name: 'test-validators',
   version: '1.0.0',
   setup(rvm) {
-    rvm.validator('required', { types: ['text', 'int', 'number', 'bool', 'list', 'object', 'date', 'datetime', 'file'], params: [], doc: 'Present.', message: () => 'is required', build: () => () => true });
-    rvm.validator('default', { types: ['text', 'int', 'number', 'bool', 'list', 'object', 'date', 'datetime'], params: [{ name: 'value', type: 'any' }], doc: 'Fallback.', message: () => '', build: () => () => true });
+    rvm.validator('required', {
+      types: ['text', 'int', 'number', 'bool', 'list', 'object', 'date', 'datetime', 'file'],
+      params: [],
+      doc: 'Present.',
+      message: () => 'is required',
+      build: () => () => true,
+    });
+    rvm.validator('default', {
+      types: ['text', 'int', 'number', 'bool', 'list', 'object', 'date', 'datetime'],
+      params: [{ name: 'value', type: 'any' }],
+      doc: 'Fallback.',
+      message: () => '',
+      build: () => () => true,
+    });
     rvm.validator('min', {
       types: ['text', 'int', 'number'],
       params: [{ name: 'n', type: 'number' }],
@@ -63,7 +75,10 @@ let registry: PluginRegistry;
 
 function route(source: string): RouteMeta {
   const { module, diagnostics } = compileSource('t.rvm', source, { compilerVersion: 't', pluginsFingerprint: 't' });
-  assert.deepEqual(diagnostics.filter((d) => d.severity === 'error'), []);
+  assert.deepEqual(
+    diagnostics.filter((d) => d.severity === 'error'),
+    [],
+  );
   return module!.routes[0]!;
 }
 
@@ -81,10 +96,18 @@ describe('validation engine', () => {
   test('compile errors: unknown validator, wrong type, arguments, bounds, defaults', () => {
     assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: text @mni(3)\n  }\n}`).diagnostics, ['E_UNKNOWN_VALIDATOR@3:13']);
     assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: bool @min(3)\n  }\n}`).diagnostics, ['E_VALIDATOR_TYPE@3:13']);
-    assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: text @min('3')\n    b: text @min()\n  }\n}`).diagnostics, ['E_VALIDATOR_ARGS@3:13', 'E_VALIDATOR_ARGS@4:13']);
+    assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: text @min('3')\n    b: text @min()\n  }\n}`).diagnostics, [
+      'E_VALIDATOR_ARGS@3:13',
+      'E_VALIDATOR_ARGS@4:13',
+    ]);
     assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: int @min(10) @max(5)\n  }\n}`).diagnostics, ['E_CONTRADICTORY_BOUNDS@3:21']);
-    assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: text @min(10) @max(5)\n    b: int @min(10) @max(10)\n  }\n}`).diagnostics, ['E_CONTRADICTORY_BOUNDS@3:22']);
-    assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: text @one_of('x', 'y') @default('z')\n    b: int @default('7')\n  }\n}`).diagnostics, ['E_BAD_DEFAULT@3:31', 'E_BAD_DEFAULT@4:12']);
+    assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: text @min(10) @max(5)\n    b: int @min(10) @max(10)\n  }\n}`).diagnostics, [
+      'E_CONTRADICTORY_BOUNDS@3:22',
+    ]);
+    assert.deepEqual(plan(`route POST /x {\n  validate {\n    a: text @one_of('x', 'y') @default('z')\n    b: int @default('7')\n  }\n}`).diagnostics, [
+      'E_BAD_DEFAULT@3:31',
+      'E_BAD_DEFAULT@4:12',
+    ]);
     assert.deepEqual(plan(`route POST /x {\n  validate {\n    f: file @max_size('lots')\n  }\n}`).diagnostics, ['E_VALIDATOR_ARGS@3:13']);
     assert.match(plan(`route POST /x {\n  validate {\n    a: text @mni(3)\n  }\n}`).messages[0]!, /@mni/);
   });
@@ -146,10 +169,17 @@ describe('validation engine', () => {
       assert.deepEqual(validateFields(p!.body!, { name: 'a\u0000' }, fromText).errors, [NO_NUL]);
       assert.deepEqual(validateFields(p!.body!, { name: '\ud800' }, fromText).errors, [WELL_FORMED]);
       assert.deepEqual(validateFields(p!.body!, { name: 'b\udc00' }, fromText).errors, [WELL_FORMED]);
-      assert.deepEqual(validateFields(p!.body!, { name: '\u0000\ud800xyz' }, fromText).errors, [NO_NUL, WELL_FORMED, { field: 'name', rule: 'max', message: 'must be at most 3' }]);
+      assert.deepEqual(validateFields(p!.body!, { name: '\u0000\ud800xyz' }, fromText).errors, [
+        NO_NUL,
+        WELL_FORMED,
+        { field: 'name', rule: 'max', message: 'must be at most 3' },
+      ]);
       assert.deepEqual(validateFields(p!.body!, { name: '\ud83d\udc4d' }, fromText), { value: { name: '👍' }, errors: null });
     }
-    assert.deepEqual([unstorableText('ok'), unstorableText('\u0000'), unstorableText('\udfff')], [null, { rule: 'no_nul', message: 'must not contain NUL characters' }, { rule: 'well_formed', message: 'must not contain a lone surrogate' }]);
+    assert.deepEqual(
+      [unstorableText('ok'), unstorableText('\u0000'), unstorableText('\udfff')],
+      [null, { rule: 'no_nul', message: 'must not contain NUL characters' }, { rule: 'well_formed', message: 'must not contain a lone surrogate' }],
+    );
   });
 
   test('same() sees the other fields', () => {
@@ -172,7 +202,9 @@ describe('validation engine', () => {
     const { plan: p } = plan(
       `route POST /x {\n  validate {\n    __proto__?: object\n    constructor?: text\n    a?: int @min(1)\n    b: text @one_of('x')\n    c?: list\n    d?: object\n    e?: date\n  }\n}`,
     );
-    const withKeys = fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'prototype', 'a', 'b', 'c', 'd', 'e', 'toString'), fc.anything(), { maxKeys: 6 });
+    const withKeys = fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'prototype', 'a', 'b', 'c', 'd', 'e', 'toString'), fc.anything(), {
+      maxKeys: 6,
+    });
     fc.assert(
       fc.property(fc.oneof(fc.anything(), withKeys), fc.boolean(), (input, fromText) => {
         const result = validateFields(p!.body!, input, fromText);

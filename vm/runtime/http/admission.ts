@@ -22,7 +22,10 @@ export const OVERLOADED_RETRY_AFTER_S = 1;
 
 /** The 503 every admission refusal answers. */
 export function overloaded(what: string): HttpError {
-  return new HttpError(HTTP.overloaded, `The server is busy (${what}); try again shortly`, { 'retry-after': String(OVERLOADED_RETRY_AFTER_S), connection: 'close' });
+  return new HttpError(HTTP.overloaded, `The server is busy (${what}); try again shortly`, {
+    'retry-after': String(OVERLOADED_RETRY_AFTER_S),
+    connection: 'close',
+  });
 }
 
 /** Counts requests in flight and body memory against the limits. */

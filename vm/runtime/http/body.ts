@@ -198,7 +198,11 @@ export function parseContentType(header: string | undefined): ContentType {
   for (const param of header.slice(semi + 1).split(';')) {
     const eq = param.indexOf('=');
     if (eq === -1 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
-    charset = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    charset = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
   }
   return { type, charset };
 }
@@ -322,7 +326,8 @@ export function hasLoneSurrogateEscape(text: string): boolean {
 function jsonText(bytes: Buffer): string {
   let text = decode(bytes, HTTP.invalid_json);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (hasLoneSurrogateEscape(text)) throw new HttpError(HTTP.invalid_text, 'JSON body holds a lone UTF-16 surrogate (a \\uD800–\\uDFFF escape without its pair)');
+  if (hasLoneSurrogateEscape(text))
+    throw new HttpError(HTTP.invalid_text, 'JSON body holds a lone UTF-16 surrogate (a \\uD800–\\uDFFF escape without its pair)');
   if (text.length > 2 * MAX_JSON_DEPTH && jsonDepth(text) > MAX_JSON_DEPTH) {
     throw new HttpError(HTTP.invalid_json, `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }

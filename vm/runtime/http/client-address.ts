@@ -247,7 +247,11 @@ export function parseTrustProxy(value: unknown): TrustProxy {
     return value === 0 ? false : value;
   }
   let entries: string[];
-  if (typeof value === 'string') entries = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (typeof value === 'string')
+    entries = value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) entries = value.map((s: string) => s.trim());
   else throw new RangeError('must be true, false, a hop count or a list of proxy addresses and CIDR ranges');
   if (entries.length === 0) throw new RangeError('must name at least one proxy address or range');

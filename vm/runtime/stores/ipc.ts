@@ -79,9 +79,19 @@ export interface IpcChannel {
   readonly connected?: boolean;
 }
 
-const isRequests = (m: unknown): m is StoreRequests => typeof m === 'object' && m !== null && (m as StoreRequests).rvmStore === 1 && typeof (m as StoreRequests).batch === 'number' && Array.isArray((m as StoreRequests).requests);
+const isRequests = (m: unknown): m is StoreRequests =>
+  typeof m === 'object' &&
+  m !== null &&
+  (m as StoreRequests).rvmStore === 1 &&
+  typeof (m as StoreRequests).batch === 'number' &&
+  Array.isArray((m as StoreRequests).requests);
 
-const isReplies = (m: unknown): m is StoreReplies => typeof m === 'object' && m !== null && (m as StoreReplies).rvmStore === 1 && typeof (m as StoreReplies).batch === 'number' && Array.isArray((m as StoreReplies).replies);
+const isReplies = (m: unknown): m is StoreReplies =>
+  typeof m === 'object' &&
+  m !== null &&
+  (m as StoreReplies).rvmStore === 1 &&
+  typeof (m as StoreReplies).batch === 'number' &&
+  Array.isArray((m as StoreReplies).replies);
 
 /** A value that may be undefined, as it crosses in a list: `[]` or `[v]`. */
 const box = (v: Value | undefined): unknown[] => (v === undefined ? [] : [v]);

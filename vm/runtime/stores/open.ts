@@ -38,20 +38,24 @@ function validRedisUrl(url: unknown): url is string {
 /** Reads and checks the store settings; a mistake is a one-line Error naming the setting. */
 export function storeSettings(settings: AppSettings): StoreSettings {
   const raw = settings.config.store ?? {};
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`rvm.config.json: store must be an object, got ${JSON.stringify(raw)}`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ConfigError(`rvm.config.json: store must be an object, got ${JSON.stringify(raw)}`);
   const section = raw as Record<string, unknown>;
   for (const key of Object.keys(section)) {
     if (!KNOWN.includes(key)) throw new ConfigError(`rvm.config.json: unknown setting store.${key} (known: ${KNOWN.join(', ')})`);
   }
   const count = (name: string, fallback: number): number => {
     const v = section[name] ?? fallback;
-    if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1)) throw new ConfigError(`rvm.config.json: store.${name} must be a positive integer, got ${JSON.stringify(v)}`);
+    if (!(typeof v === 'number' && Number.isInteger(v) && v >= 1))
+      throw new ConfigError(`rvm.config.json: store.${name} must be a positive integer, got ${JSON.stringify(v)}`);
     return v;
   };
   const fromEnv = settings.secrets.env('REDIS_URL');
   const redis = fromEnv !== undefined && fromEnv !== '' ? fromEnv : (section.redis ?? null);
   if (redis !== null && !validRedisUrl(redis)) {
-    throw new ConfigError(`${fromEnv ? 'REDIS_URL' : 'rvm.config.json: store.redis'} must be a redis:// or rediss:// URL: redis://[user:password@]host[:port][/db], port 1-65535, db a number`);
+    throw new ConfigError(
+      `${fromEnv ? 'REDIS_URL' : 'rvm.config.json: store.redis'} must be a redis:// or rediss:// URL: redis://[user:password@]host[:port][/db], port 1-65535, db a number`,
+    );
   }
   return {
     redis,
@@ -96,7 +100,12 @@ export function openStore(settings: AppSettings, log: (line: string) => void, wo
   }
   if (worker !== undefined) {
     const store = worker(log);
-    return { store, description: `held by the primary process, shared by its ${settings.workers === 1 ? 'worker' : `${settings.workers} workers`} over IPC`, ready: async () => {}, close: () => store.close() };
+    return {
+      store,
+      description: `held by the primary process, shared by its ${settings.workers === 1 ? 'worker' : `${settings.workers} workers`} over IPC`,
+      ready: async () => {},
+      close: () => store.close(),
+    };
   }
   const store = createMemoryStore({ maxKeys: chosen.maxKeys, maxWindowKeys: chosen.maxWindowKeys, maxSecurityKeys: chosen.maxSecurityKeys });
   return { store, description: 'in this process', ready: async () => {}, close: () => store.close() };

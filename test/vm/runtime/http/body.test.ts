@@ -1,7 +1,17 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { DEFAULT_BODY_LIMIT, HttpError, MAX_JSON_DEPTH, PARSE_IN_TURN_BYTES, hasBody, hasLoneSurrogateEscape, parseContentType, parseForm, readBody } from '../../../../vm/runtime/http/body.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  HttpError,
+  MAX_JSON_DEPTH,
+  PARSE_IN_TURN_BYTES,
+  hasBody,
+  hasLoneSurrogateEscape,
+  parseContentType,
+  parseForm,
+  readBody,
+} from '../../../../vm/runtime/http/body.js';
 import type { IncomingRequest } from '../../../../vm/runtime/types.js';
 import { fromJson } from '../../../../vm/values.js';
 
@@ -53,7 +63,15 @@ describe('readBody', () => {
 
   test('a JSON string or key decoding to a lone surrogate → 400 invalid_text, small or large body; pairs and escaped backslashes are fine', async () => {
     const json = { 'content-type': 'application/json' };
-    for (const text of ['"\\ud800"', '{"a":"x\\uDBFF"}', '{"\\udc00":1}', '["\\ud83d\\u0041"]', '["\\ud83d", "\\ude00"]', '"\\ude00\\ud83d"', '"\\\\\\ud800"']) {
+    for (const text of [
+      '"\\ud800"',
+      '{"a":"x\\uDBFF"}',
+      '{"\\udc00":1}',
+      '["\\ud83d\\u0041"]',
+      '["\\ud83d", "\\ude00"]',
+      '"\\ude00\\ud83d"',
+      '"\\\\\\ud800"',
+    ]) {
       assert.equal(hasLoneSurrogateEscape(text), true, text);
       await rejectsWith(readBody(request(text, json), 1000), 400, 'invalid_text');
     }
@@ -154,7 +172,14 @@ describe('readBody', () => {
   });
 
   test('a body stream closed without an end or an error → 400 bad_request, never a hang', async () => {
-    await rejectsWith(readBody(broken((s) => s.destroy()), 100), 400, 'bad_request');
+    await rejectsWith(
+      readBody(
+        broken((s) => s.destroy()),
+        100,
+      ),
+      400,
+      'bad_request',
+    );
   });
 
   test('unsupported types → 415 unsupported_media_type', async () => {
@@ -170,7 +195,11 @@ describe('readBody', () => {
   });
 
   test('a stream error → 400 bad_request', async () => {
-    const body = new Readable({ read() { this.destroy(new Error('boom')); } });
+    const body = new Readable({
+      read() {
+        this.destroy(new Error('boom'));
+      },
+    });
     const req: IncomingRequest = { method: 'POST', url: '/', headers: { 'content-type': 'text/plain' }, remoteAddress: '', encrypted: false, body };
     await rejectsWith(readBody(req, 100), 400, 'bad_request');
   });

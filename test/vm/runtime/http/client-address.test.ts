@@ -4,7 +4,16 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_PROXY_HOPS, MAX_TRUSTED_PROXIES, canonicalIp, formatIp, parseIp, parseTrustProxy, resolveClient, type TrustProxy } from '../../../../vm/runtime/http/client-address.js';
+import {
+  MAX_PROXY_HOPS,
+  MAX_TRUSTED_PROXIES,
+  canonicalIp,
+  formatIp,
+  parseIp,
+  parseTrustProxy,
+  resolveClient,
+  type TrustProxy,
+} from '../../../../vm/runtime/http/client-address.js';
 
 function client(setting: TrustProxy, peer: string, xff?: string | string[]): string {
   return resolveClient(setting, peer, xff).ip;
@@ -33,7 +42,23 @@ describe('canonical addresses', () => {
   });
 
   test('what is not an address is null: leading zeros, garbage, host names, bad ports and brackets', () => {
-    for (const bad of ['009.9.9.9', '9.9.9.09', '9.9.9', '256.1.1.1', 'unknown', 'example.com', '', '9.9.9.9:', '9.9.9.9:x', '[9.9.9.9]', '[2001:db8::9', '[2001:db8::9]x', '1:2:3:4:5:6:7::8', '9.9.9.9:123456', '_hidden']) {
+    for (const bad of [
+      '009.9.9.9',
+      '9.9.9.09',
+      '9.9.9',
+      '256.1.1.1',
+      'unknown',
+      'example.com',
+      '',
+      '9.9.9.9:',
+      '9.9.9.9:x',
+      '[9.9.9.9]',
+      '[2001:db8::9',
+      '[2001:db8::9]x',
+      '1:2:3:4:5:6:7::8',
+      '9.9.9.9:123456',
+      '_hidden',
+    ]) {
       assert.equal(canonicalIp(bad), null, bad);
     }
   });
@@ -63,7 +88,11 @@ describe('the trustProxy setting', () => {
 
   test('anything else is refused with a one-line reason', () => {
     for (const bad of [-1, 1.5, 'yes', '10.0.0.0/33', [], '', ['10.0.0.1', 3], { hops: 1 }, null, ['009.9.9.9']]) {
-      assert.throws(() => parseTrustProxy(bad), (e: unknown) => e instanceof RangeError && !e.message.includes('\n'), JSON.stringify(bad));
+      assert.throws(
+        () => parseTrustProxy(bad),
+        (e: unknown) => e instanceof RangeError && !e.message.includes('\n'),
+        JSON.stringify(bad),
+      );
     }
   });
 });

@@ -8,11 +8,15 @@ import { fakeApp } from '../fake-app.js';
 const app = fakeApp([
   ['GET', '/hello', (ctx) => void ctx.respond(200, { message: 'hello' })],
   ['POST', '/echo', (ctx) => void ctx.respond(200, { body: ctx.request.body as Value, kind: ctx.bodyKind, ip: ctx.request.ip, secure: ctx.request.secure })],
-  ['GET', '/cookie', (ctx) => {
-    setCookie(ctx, 'a', '1');
-    setCookie(ctx, 'b', '2');
-    ctx.respond(200, { key: ctx.request.headers['x-api-key'] ?? null });
-  }],
+  [
+    'GET',
+    '/cookie',
+    (ctx) => {
+      setCookie(ctx, 'a', '1');
+      setCookie(ctx, 'b', '2');
+      ctx.respond(200, { key: ctx.request.headers['x-api-key'] ?? null });
+    },
+  ],
 ]);
 
 describe('inject', () => {

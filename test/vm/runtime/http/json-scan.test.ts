@@ -25,11 +25,43 @@ const mutated = fc
 
 describe('scanJson', () => {
   test('accepts every JSON text and refuses every text JSON.parse refuses', () => {
-    fc.assert(fc.property(fc.oneof(fc.json(), mutated, fc.string()), (text) => assert.equal(scanJson(text) !== null, parses(text), JSON.stringify(text))), { numRuns: 3000 });
+    fc.assert(
+      fc.property(fc.oneof(fc.json(), mutated, fc.string()), (text) => assert.equal(scanJson(text) !== null, parses(text), JSON.stringify(text))),
+      { numRuns: 3000 },
+    );
   });
 
   test('the corners of the grammar, as JSON.parse reads them', () => {
-    const cases = ['0', '-0', '01', '1.', '.5', '1e', '1e+', '1E-2', '-', '"\\u12"', '"\\u12ab"', '"\\x"', '"a\tb"', '"\ud800"', ' \n\t\r1 ', '\u00a01', '[1,]', '{"a":1,}', '{,}', '[,1]', 'tru', 'nulls', '""', '{"a" 1}', '{"a":}', '[]', '{}', ''];
+    const cases = [
+      '0',
+      '-0',
+      '01',
+      '1.',
+      '.5',
+      '1e',
+      '1e+',
+      '1E-2',
+      '-',
+      '"\\u12"',
+      '"\\u12ab"',
+      '"\\x"',
+      '"a\tb"',
+      '"\ud800"',
+      ' \n\t\r1 ',
+      '\u00a01',
+      '[1,]',
+      '{"a":1,}',
+      '{,}',
+      '[,1]',
+      'tru',
+      'nulls',
+      '""',
+      '{"a" 1}',
+      '{"a":}',
+      '[]',
+      '{}',
+      '',
+    ];
     for (const text of cases) assert.equal(scanJson(text) !== null, parses(text), JSON.stringify(text));
   });
 

@@ -60,10 +60,14 @@ function uploadApp(): AppHandle {
     [
       ['POST', '/upload', echo],
       ['POST', '/plain', echo],
-      ['POST', '/boom', (ctx) => {
-        seen = files(ctx.request.body);
-        throw new Error('handler failed');
-      }],
+      [
+        'POST',
+        '/boom',
+        (ctx) => {
+          seen = files(ctx.request.body);
+          throw new Error('handler failed');
+        },
+      ],
       ['GET', '/hello', (ctx) => void ctx.respond(200, { hello: true })],
     ],
     { settings: { bodyLimit: BODY_LIMIT } },
@@ -153,7 +157,7 @@ describe('multipart through inject', () => {
     assert.equal(seen.length, 1);
     const path = seen[0].path!;
     assert.ok(path.startsWith(TEMP), 'in the private temp directory');
-    assert.ok(path.startsWith(join(TEMP, `rvm-upload-${process.pid}-`)), 'in a directory naming its process, so a later start can sweep a killed one\'s');
+    assert.ok(path.startsWith(join(TEMP, `rvm-upload-${process.pid}-`)), "in a directory naming its process, so a later start can sweep a killed one's");
     assert.ok(!path.includes('me.pdf'), "never the client's name in the path");
     assert.deepEqual(Buffer.from(seen[0].head), Buffer.from(SAMPLES.png));
     assert.ok(await removed([path]), 'temp file removed');
@@ -168,7 +172,10 @@ describe('multipart through inject', () => {
     const res = await inject(app, { method: 'POST', url: '/upload', body: form });
     assert.equal(res.status, 200);
     assert.deepEqual(Object.keys(res.json().body), ['docs', 'title']);
-    assert.deepEqual(res.json().body.docs.map((d: { type: string }) => d.type), ['application/pdf', 'text/plain']);
+    assert.deepEqual(
+      res.json().body.docs.map((d: { type: string }) => d.type),
+      ['application/pdf', 'text/plain'],
+    );
     assert.ok(await removed(seen.map((f) => f.path)));
   });
 
@@ -186,14 +193,20 @@ describe('multipart through inject', () => {
     assert.deepEqual(readdirSync(TEMP), []);
   });
 
-  test("a file name with folders is reduced to its base name, and never reaches the path", async () => {
+  test('a file name with folders is reduced to its base name, and never reaches the path', async () => {
     const res = await post('/upload', encode([{ name: 'avatar', filename: '../../etc/passwd', data: 'root' }]));
     assert.equal(res.json().body.avatar.name, 'passwd');
     assert.ok(!seen[0].path!.includes('passwd'));
   });
 
-  test("an empty part with an empty file name (an unselected file input) is no file", async () => {
-    const res = await post('/upload', encode([{ name: 'avatar', filename: '', type: 'application/octet-stream' }, { name: 'a', data: '1' }]));
+  test('an empty part with an empty file name (an unselected file input) is no file', async () => {
+    const res = await post(
+      '/upload',
+      encode([
+        { name: 'avatar', filename: '', type: 'application/octet-stream' },
+        { name: 'a', data: '1' },
+      ]),
+    );
     assert.equal(res.status, 200);
     assert.deepEqual(res.json().body, { a: '1' });
   });
@@ -204,7 +217,13 @@ describe('multipart through inject', () => {
   });
 
   test('__proto__ fields stay own data', async () => {
-    const res = await post('/plain', encode([{ name: '__proto__', data: 'x' }, { name: 'constructor', data: 'y' }]));
+    const res = await post(
+      '/plain',
+      encode([
+        { name: '__proto__', data: 'x' },
+        { name: 'constructor', data: 'y' },
+      ]),
+    );
     assert.equal(res.status, 200);
     assert.deepEqual(res.json().body, JSON.parse('{"__proto__":"x","constructor":"y"}'));
     assert.equal(({} as Record<string, unknown>).x, undefined);
@@ -280,7 +299,8 @@ describe('multipart limits', () => {
 
   test('one text field: the field limit passes, one byte more → 413 max_field_size', async () => {
     const big = fakeApp([['POST', '/plain', echo]], { settings: { bodyLimit: 1024 * 1024 } });
-    const send = (n: number) => inject(big, { method: 'POST', url: '/plain', headers: { 'content-type': CONTENT_TYPE }, body: encode([{ name: 'bio', data: 'é'.repeat(n / 2) }]) });
+    const send = (n: number) =>
+      inject(big, { method: 'POST', url: '/plain', headers: { 'content-type': CONTENT_TYPE }, body: encode([{ name: 'bio', data: 'é'.repeat(n / 2) }]) });
     assert.equal((await send(MAX_MULTIPART_FIELD_BYTES)).status, 200);
     const over = await send(MAX_MULTIPART_FIELD_BYTES + 2);
     assert.equal(over.status, 413);
@@ -296,8 +316,25 @@ describe('multipart limits', () => {
 
   test('text fields and discarded files together: the body limit passes, one byte more → 413 max_body', async () => {
     const half = BODY_LIMIT / 2;
-    assert.equal((await post('/plain', encode([{ name: 'a', data: 'x'.repeat(half) }, { name: 'b', data: 'x'.repeat(half) }]))).status, 200);
-    const over = await post('/plain', encode([{ name: 'a', data: 'x'.repeat(half) }, { name: 'b', data: 'x'.repeat(half + 1) }]));
+    assert.equal(
+      (
+        await post(
+          '/plain',
+          encode([
+            { name: 'a', data: 'x'.repeat(half) },
+            { name: 'b', data: 'x'.repeat(half) },
+          ]),
+        )
+      ).status,
+      200,
+    );
+    const over = await post(
+      '/plain',
+      encode([
+        { name: 'a', data: 'x'.repeat(half) },
+        { name: 'b', data: 'x'.repeat(half + 1) },
+      ]),
+    );
     assert.equal(over.status, 413);
     assert.equal(over.json().details[0].rule, 'max_body');
     const file = await post('/plain', encode([{ name: 'junk', filename: 'j.bin', data: Buffer.alloc(BODY_LIMIT + 1) }]));
@@ -368,7 +405,9 @@ describe('malformed multipart', () => {
 /** Sends a multipart request over a raw socket in chunks until the server answers or closes. */
 function upload(port: number, path: string, fileBytes: number): Promise<{ response: string; sent: number }> {
   return new Promise((resolve) => {
-    const head = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="avatar"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const head = Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="avatar"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    );
     const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
     const length = head.length + fileBytes + tail.length;
     const socket = net.connect(port, '127.0.0.1');

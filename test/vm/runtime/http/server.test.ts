@@ -8,10 +8,14 @@ const app = fakeApp(
   [
     ['GET', '/hello', (ctx) => void ctx.respond(200, { message: 'hello' })],
     ['POST', '/echo', (ctx) => void ctx.respond(200, ctx.body)],
-    ['GET', '/slow', async (ctx) => {
-      await new Promise((r) => setTimeout(r, 300));
-      ctx.respond(200, { slow: true });
-    }],
+    [
+      'GET',
+      '/slow',
+      async (ctx) => {
+        await new Promise((r) => setTimeout(r, 300));
+        ctx.respond(200, { slow: true });
+      },
+    ],
     ['GET', '/ip', (ctx) => void ctx.respond(200, { ip: ctx.request.ip, secure: ctx.request.secure })],
   ],
   { settings: { bodyLimit: 1024 } },
@@ -139,7 +143,12 @@ describe('startServer', async () => {
         c.close();
       },
     });
-    const chunked = await fetch(`${running.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const chunked = await fetch(`${running.url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     assert.equal(chunked.status, 413);
     await chunked.body?.cancel();
     assert.equal((await fetch(`${running.url}/hello`)).status, 200);

@@ -4,7 +4,6 @@ import { DOCUMENT_TYPES, IMAGE_TYPES, SNIFFED_TYPES, SNIFF_BYTES, UNKNOWN_TYPE, 
 import { uploadedFromBytes } from '../../../../vm/runtime/http/upload.js';
 import { SAMPLES, be32, bytes, u32, zipEntry } from '../file-samples.js';
 
-
 const EXPECTED: Record<string, string> = {
   png: 'image/png',
   jpeg: 'image/jpeg',
@@ -71,7 +70,14 @@ describe('sniffMime', () => {
   });
 
   test('OOXML entries after a data-descriptor entry are still found', () => {
-    const withDescriptor = bytes(zipEntry('[Content_Types].xml', '<Types/>', 0x08), [0x50, 0x4b, 0x07, 0x08], u32(0), u32(8), u32(8), zipEntry('xl/workbook.xml'));
+    const withDescriptor = bytes(
+      zipEntry('[Content_Types].xml', '<Types/>', 0x08),
+      [0x50, 0x4b, 0x07, 0x08],
+      u32(0),
+      u32(8),
+      u32(8),
+      zipEntry('xl/workbook.xml'),
+    );
     assert.equal(sniffMime(withDescriptor), 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
   });
 
@@ -93,7 +99,17 @@ describe('sniffMime', () => {
   });
 
   test('IMAGE_TYPES and DOCUMENT_TYPES hold the agreed types', () => {
-    assert.deepEqual([...IMAGE_TYPES].sort(), ['image/avif', 'image/bmp', 'image/gif', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'image/x-icon']);
+    assert.deepEqual([...IMAGE_TYPES].sort(), [
+      'image/avif',
+      'image/bmp',
+      'image/gif',
+      'image/heic',
+      'image/jpeg',
+      'image/png',
+      'image/tiff',
+      'image/webp',
+      'image/x-icon',
+    ]);
     assert.equal(DOCUMENT_TYPES.size, 10);
     for (const t of ['application/pdf', 'application/x-ole-storage', 'application/rtf', 'text/plain']) assert.ok(DOCUMENT_TYPES.has(t), t);
     assert.ok(!DOCUMENT_TYPES.has('application/zip'));

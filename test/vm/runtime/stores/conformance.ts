@@ -204,7 +204,10 @@ export function windowConformance(name: string, make: () => Answer<Made<WindowSt
       const firstAnswered = clock.now();
       assert.equal(first.allowed, true);
       assert.equal(first.remaining, 1);
-      assert.ok(first.resetAt >= firstSent + windowMs && first.resetAt <= firstAnswered + windowMs, `resetAt ${first.resetAt - firstSent} ms after the hit was sent`);
+      assert.ok(
+        first.resetAt >= firstSent + windowMs && first.resetAt <= firstAnswered + windowMs,
+        `resetAt ${first.resetAt - firstSent} ms after the hit was sent`,
+      );
       await clock.until(firstSent + 150);
       const secondSent = clock.now();
       const second = await s.hit(k, 2, windowMs, clock.now());
@@ -235,7 +238,16 @@ export function windowConformance(name: string, make: () => Answer<Made<WindowSt
       within(clock, sent, windowMs, 'the last hit of the burst answered');
       assert.deepEqual(
         seen.map((r) => [r.allowed, r.remaining]),
-        [[true, 4], [true, 3], [true, 2], [true, 1], [true, 0], [false, 0], [false, 0], [false, 0]],
+        [
+          [true, 4],
+          [true, 3],
+          [true, 2],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+          [false, 0],
+          [false, 0],
+        ],
       );
       await clock.until(answered + windowMs);
       const again = await s.hit(k, 5, windowMs, clock.now());

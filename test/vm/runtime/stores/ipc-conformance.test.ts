@@ -62,7 +62,10 @@ test('security keys over IPC: other keys never evict them in the primary; full o
     for (let i = 0; i < 3; i++) await store.set(`${SECURITY_KEY_PREFIX}${i}`, i, 60_000);
     for (let i = 0; i < 20; i++) await store.set(`other:${i}`, i);
     for (let i = 0; i < 3; i++) assert.equal(await store.get(`${SECURITY_KEY_PREFIX}${i}`), i);
-    await assert.rejects(Promise.resolve(store.compareAndSet(`${SECURITY_KEY_PREFIX}new`, undefined, 1, 60_000)), (e: unknown) => e instanceof RvmError && e.code === 'store_full');
+    await assert.rejects(
+      Promise.resolve(store.compareAndSet(`${SECURITY_KEY_PREFIX}new`, undefined, 1, 60_000)),
+      (e: unknown) => e instanceof RvmError && e.code === 'store_full',
+    );
     assert.equal(await store.get(`${SECURITY_KEY_PREFIX}0`), 0);
   } finally {
     close();

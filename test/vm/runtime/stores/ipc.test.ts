@@ -9,7 +9,15 @@ import { fork, type ChildProcess } from 'node:child_process';
 import cluster from 'node:cluster';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, STORE_OPS, type IpcChannel, type StoreReplies, type StoreRequests } from '../../../../vm/runtime/stores/ipc.js';
+import {
+  IPC_COMMAND_TIMEOUT_MS,
+  IpcStore,
+  PrimaryStore,
+  STORE_OPS,
+  type IpcChannel,
+  type StoreReplies,
+  type StoreRequests,
+} from '../../../../vm/runtime/stores/ipc.js';
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { RvmError } from '../../../../vm/values.js';
 import type { KeyValueStore } from '../../../../plugins/contract.js';
@@ -54,10 +62,14 @@ async function workers(primary: PrimaryStore, n: number): Promise<ChildProcess[]
 
 async function stop(all: ChildProcess[]): Promise<void> {
   await Promise.all(
-    all.map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => {
+    all.map((c) =>
+      c.exitCode !== null || c.signalCode !== null
+        ? undefined
+        : new Promise((r) => {
             c.once('exit', r);
             c.disconnect();
-          }))),
+          }),
+    ),
   );
 }
 
@@ -156,11 +168,20 @@ test('with node:cluster workers, as `rvm run --workers` forks them: 400 hits →
   const replies = four.map((w) => next(w, 'hits'));
   for (const w of four) w.send({ cmd: 'hits', key: 'cluster', n: 100, limit: 100, windowMs: 60_000 });
   const allowed = (await Promise.all(replies)).map((r) => r.allowed);
-  assert.equal(allowed.reduce((a, b) => a + b, 0), 100, allowed.join(' + '));
-  await Promise.all(four.map((w) => new Promise((r) => {
-      w.once('exit', r);
-      w.disconnect();
-    })));
+  assert.equal(
+    allowed.reduce((a, b) => a + b, 0),
+    100,
+    allowed.join(' + '),
+  );
+  await Promise.all(
+    four.map(
+      (w) =>
+        new Promise((r) => {
+          w.once('exit', r);
+          w.disconnect();
+        }),
+    ),
+  );
   primary.close();
 });
 
@@ -314,8 +335,14 @@ describe('primary-held store: timeouts', () => {
   test('a process without a channel (not a worker) fails at once', async () => {
     const s = new IpcStore(Object.assign(new EventEmitter(), { send: undefined }) as unknown as IpcChannel);
     const kv = asStore(s);
-    await assert.rejects(Promise.resolve().then(() => kv.get('k')), (e: unknown) => e instanceof StoreUnavailableError);
-    await assert.rejects(Promise.resolve().then(() => kv.hit('k', 1, 1_000, 0)), (e: unknown) => e instanceof StoreUnavailableError);
+    await assert.rejects(
+      Promise.resolve().then(() => kv.get('k')),
+      (e: unknown) => e instanceof StoreUnavailableError,
+    );
+    await assert.rejects(
+      Promise.resolve().then(() => kv.hit('k', 1, 1_000, 0)),
+      (e: unknown) => e instanceof StoreUnavailableError,
+    );
     s.close();
   });
 

@@ -10,12 +10,21 @@ import { RedisStore } from '../../../../vm/runtime/stores/redis.js';
 import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../../../../vm/runtime/store.js';
 import { MAX_WINDOW_KEYS } from '../../../../vm/runtime/stores/sliding-window.js';
 
-const app = (store: unknown, env: Record<string, string> = {}): AppSettings => ({ ...TEST_APP, config: store === undefined ? {} : { store }, secrets: createSecretSource(null, env) });
+const app = (store: unknown, env: Record<string, string> = {}): AppSettings => ({
+  ...TEST_APP,
+  config: store === undefined ? {} : { store },
+  secrets: createSecretSource(null, env),
+});
 const noLog = () => {};
 
 describe('store settings', () => {
   test('defaults: no Redis, the in-process caps', () => {
-    assert.deepEqual(storeSettings(app(undefined)), { redis: null, maxKeys: MAX_STORE_KEYS, maxWindowKeys: MAX_WINDOW_KEYS, maxSecurityKeys: MAX_SECURITY_KEYS });
+    assert.deepEqual(storeSettings(app(undefined)), {
+      redis: null,
+      maxKeys: MAX_STORE_KEYS,
+      maxWindowKeys: MAX_WINDOW_KEYS,
+      maxSecurityKeys: MAX_SECURITY_KEYS,
+    });
   });
 
   test('REDIS_URL wins over store.redis; caps are read', () => {
@@ -39,7 +48,11 @@ describe('store settings', () => {
       [{ reddis: 'redis://x' }, {}, /unknown setting store\.reddis/],
     ];
     for (const [section, env, message] of cases) {
-      assert.throws(() => storeSettings(app(section, env)), (e: unknown) => e instanceof ConfigError && message.test(e.message), JSON.stringify(section));
+      assert.throws(
+        () => storeSettings(app(section, env)),
+        (e: unknown) => e instanceof ConfigError && message.test(e.message),
+        JSON.stringify(section),
+      );
     }
   });
 });

@@ -7,7 +7,14 @@ import { after, test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { useRedis } from '../../../support/redis.js';
-import { REDIS_COMMAND_TIMEOUT_MS, REDIS_RECONNECT_MAX_DELAY_MS, RedisStore, evictionWarning, redisAddress, type RedisStoreOptions } from '../../../../vm/runtime/stores/redis.js';
+import {
+  REDIS_COMMAND_TIMEOUT_MS,
+  REDIS_RECONNECT_MAX_DELAY_MS,
+  RedisStore,
+  evictionWarning,
+  redisAddress,
+  type RedisStoreOptions,
+} from '../../../../vm/runtime/stores/redis.js';
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { keyValueConformance, realClock, windowConformance } from './conformance.js';
 
@@ -174,7 +181,15 @@ describe('Redis store: outages', () => {
     // Let the reconnection back-off reach its longest pause: a queued command would now wait up to it.
     await new Promise((r) => setTimeout(r, 2 * REDIS_RECONNECT_MAX_DELAY_MS));
     try {
-      const commands = [() => s.get('k'), () => s.set('k', 1, 1_000), () => s.delete('k'), () => s.compareAndSet('k', undefined, 1), () => s.hit('k', 1, 1_000), () => s.peek('k', 1, 1_000), () => s.reset('k')];
+      const commands = [
+        () => s.get('k'),
+        () => s.set('k', 1, 1_000),
+        () => s.delete('k'),
+        () => s.compareAndSet('k', undefined, 1),
+        () => s.hit('k', 1, 1_000),
+        () => s.peek('k', 1, 1_000),
+        () => s.reset('k'),
+      ];
       for (const command of commands) {
         const ms = await timeToUnavailable(command);
         assert.ok(ms < FAIL_FAST_MS, `${ms.toFixed(0)} ms: the command waited`);

@@ -192,21 +192,25 @@ describe('in-process sliding windows', () => {
     const LIMIT = 2;
     const WINDOW_MS = 1_000;
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.array(fc.tuple(fc.string({ maxLength: 3 }), fc.integer({ min: 0, max: 400 })), { maxLength: 300 }), (maxKeys, steps) => {
-        const s = createSlidingWindows({ maxKeys });
-        // The allowed requests per key, as the windows answered them.
-        const allowed = new Map<string, number[]>();
-        let now = 0;
-        for (const [key, gap] of steps) {
-          now += gap;
-          if (s.hit(key, LIMIT, WINDOW_MS, now).allowed) allowed.set(key, [...(allowed.get(key) ?? []), now]);
-          assert.ok(s.size <= maxKeys);
-          for (const [k, times] of allowed) {
-            const live = times.filter((t) => t > now - WINDOW_MS).length;
-            assert.equal(s.peek(k, LIMIT, WINDOW_MS, now).remaining, LIMIT - live, `${JSON.stringify(k)} at ${now}`);
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.tuple(fc.string({ maxLength: 3 }), fc.integer({ min: 0, max: 400 })), { maxLength: 300 }),
+        (maxKeys, steps) => {
+          const s = createSlidingWindows({ maxKeys });
+          // The allowed requests per key, as the windows answered them.
+          const allowed = new Map<string, number[]>();
+          let now = 0;
+          for (const [key, gap] of steps) {
+            now += gap;
+            if (s.hit(key, LIMIT, WINDOW_MS, now).allowed) allowed.set(key, [...(allowed.get(key) ?? []), now]);
+            assert.ok(s.size <= maxKeys);
+            for (const [k, times] of allowed) {
+              const live = times.filter((t) => t > now - WINDOW_MS).length;
+              assert.equal(s.peek(k, LIMIT, WINDOW_MS, now).remaining, LIMIT - live, `${JSON.stringify(k)} at ${now}`);
+            }
           }
-        }
-      }),
+        },
+      ),
     );
   });
 

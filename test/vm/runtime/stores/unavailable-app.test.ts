@@ -16,7 +16,10 @@ const DOWN = definePlugin({
   name: 'down-store',
   version: '1.0.0',
   setup(rvm) {
-    rvm.native('read_shared', () => Promise.reject(new StoreUnavailableError('the shared store did not answer within 1000 ms')), { params: [], doc: 'Reads a store that is down.' });
+    rvm.native('read_shared', () => Promise.reject(new StoreUnavailableError('the shared store did not answer within 1000 ms')), {
+      params: [],
+      doc: 'Reads a store that is down.',
+    });
   },
 });
 
@@ -42,7 +45,9 @@ for (const dev of [false, true]) {
 async function downRedisApp(rateLimit: Record<string, unknown> = {}) {
   const port = await freePort();
   const config = { store: { redis: `redis://app:hunter2@127.0.0.1:${port}` }, rateLimit };
-  const t = await testApp({ files: { 'rvm.config.json': JSON.stringify(config), 'r.rvm': 'route GET /limited {\n  guard rate_limit(5, 60)\n  response.ok({ ok: true })\n}\n' } });
+  const t = await testApp({
+    files: { 'rvm.config.json': JSON.stringify(config), 'r.rvm': 'route GET /limited {\n  guard rate_limit(5, 60)\n  response.ok({ ok: true })\n}\n' },
+  });
   return { t, port };
 }
 
