@@ -4,10 +4,10 @@
 //   node tools/run-tests.mjs [--quick] [substring …]
 //
 // SLOTS files run at a time (the machine's cores), each in its own process, the heavier first
-// (HEAVIER_FIRST). The files in SERIAL, which assert on
-// wall-clock time, CPU or memory, or on behaviour under load, run one at a time, never two of them
-// at once: one slot takes them in turn from the start while the others run the rest. Each file's
-// results are printed together.
+// (HEAVIER_FIRST). The files in SERIAL, which assert on wall-clock time, CPU or memory, or on
+// behaviour under load, run one at a time, never two of them at once: one slot takes them in turn
+// from the start while the others run the rest. (One slot more once they have ended measured
+// slower: the cores are busy all along.) Each file's results are printed together.
 // --quick runs the unit files alone (isUnit): the language, the runtime and the plugins in one
 // process each, without SERIAL's timing and without a server of any kind.
 // Substrings keep the files whose path contains one of them.
