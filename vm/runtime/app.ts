@@ -185,7 +185,8 @@ function withSourceLines(diagnostics: Diagnostic[], sources: ReadonlyMap<string,
 /**
  * Links modules into a program and a router; diagnostics carry source lines when sources are
  * given. The modules' validation must already be checked (compileFile, or loadApp for a bundle).
- * `proven`: the same app linked cleanly before (the cache's link proof), so calls bind lazily.
+ * `proven`: the same app linked cleanly before (the cache's link proof), so calls bind lazily and
+ * the checks that need every file (a `@returns` tag's type) passed then.
  */
 function linkModules(
   modules: CompiledModule[],
@@ -196,7 +197,7 @@ function linkModules(
   const plans = new ValidationPlans(registry);
   const linked = link(modules, registry, options.proven ?? false, options.unparsed, typeValidation(registry));
   const { program, diagnostics } = linked;
-  const assembled = assembleRoutes(modules, linked, registry);
+  const assembled = assembleRoutes(modules, linked, registry, options.proven ?? false);
   const routes = assembled.routes;
   diagnostics.push(...assembled.diagnostics);
   for (const r of routes) {

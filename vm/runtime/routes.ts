@@ -38,11 +38,16 @@ function folderChain(file: string): string[] {
   return chain;
 }
 
-/** Every route of `modules`, in file order, and the problems of their guard uses. */
+/**
+ * Every route of `modules`, in file order, and the problems of their guard uses and `@returns`
+ * tags. `proven`: the same app linked cleanly before (the cache's link proof), so its tags named
+ * types that exist then as now, and their responses need not be unpacked to check them again.
+ */
 export function assembleRoutes(
   modules: readonly CompiledModule[],
   linked: LinkResult,
   registry: PluginRegistry,
+  proven = false,
 ): { routes: RouteTarget[]; rootMiddleware: number[]; diagnostics: Diagnostic[] } {
   const { offsets, callables, dataOf } = linked;
   const diagnostics: Diagnostic[] = [];
@@ -63,6 +68,13 @@ export function assembleRoutes(
   const typeNames = new Set(modules.flatMap((m) => m.types.map((t) => t.name)));
   // A guard the app has not configured is warned about once, at its first use.
   const setupChecked = new Set<string>();
+  // What an app guard and everything it calls can answer, walked once per guard, not per use.
+  const reaches = new Map<LinkedCallable, GuardReach>();
+  const reachOf = (own: LinkedCallable): GuardReach => {
+    let reach = reaches.get(own);
+    if (reach === undefined) reaches.set(own, (reach = guardReach(own, callables, dataOf, registry)));
+    return reach;
+  };
   modules.forEach((m, i) => {
     const folders = folderChain(m.file).filter((f) => middlewareOf.has(f));
     const chain = folders.map((f) => middlewareOf.get(f)!);
@@ -83,7 +95,7 @@ export function assembleRoutes(
             diagnostic(DIAG.W_NOT_CONFIGURED, setup, { file: m.file, line: use.line, col: use.col }, { length: use.name.length, severity: 'warning' }),
           );
       }
-      for (const declared of r.responses) {
+      for (const declared of proven ? [] : r.responses) {
         if (declared.source !== RETURNS_TAG) continue;
         for (const name of recordTypesIn(declared.schema)) {
           if (typeNames.has(name)) continue;
@@ -98,7 +110,7 @@ export function assembleRoutes(
           );
         }
       }
-      const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, dataOf, registry));
+      const guards = r.guards.map((use) => resolveGuard(use.name, use.args, use.mode, callables, registry, reachOf));
       const chunk = offsets[i]! + r.chunk;
       let responses: ResponseMeta[] | null = null;
       let natives: CalledNativeInfo[] | null = null;
@@ -119,32 +131,43 @@ export function assembleRoutes(
 }
 
 /** What the reference shows of one guard use: a plugin's meta, or what a guard_definition's body can answer. */
+/** What an app guard can answer, with the fns and natives it calls however deep, and the schemes they ask for. */
+interface GuardReach {
+  responses: ErrorResponseSpec[];
+  security: SecuritySchemeSpec[];
+}
+
+function guardReach(own: LinkedCallable, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): GuardReach {
+  const responses: ErrorResponseSpec[] = (own.meta.responses ?? []).map((r) => ({
+    status: r.status,
+    code: defaultErrorCode(r.status),
+    description: `${r.source} on line ${r.line}`,
+  }));
+  // So may the fns it calls, however deep,
+  for (const r of calledResponses(own.chunk, callables, dataOf))
+    responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
+  // and the natives it or they call: auth_user() answers 401, and makes the guard require its schemes.
+  const security = new Map<string, SecuritySchemeSpec>();
+  for (const native of calledNatives(own.chunk, callables, dataOf, registry)) {
+    responses.push(...native.responses);
+    for (const scheme of native.security) security.set(scheme.name, scheme);
+  }
+  return { responses: dedupe(responses), security: [...security.values()] };
+}
+
 function resolveGuard(
   name: string,
   args: Literal[],
   mode: 'required' | 'optional',
   callables: ReadonlyMap<string, LinkedCallable>,
-  dataOf: (chunk: number) => ChunkData,
   registry: PluginRegistry,
+  reachOf: (own: LinkedCallable) => GuardReach,
 ): GuardInfo {
   const own = callables.get(name);
   if (own && own.kind === 'guard') {
-    const responses: ErrorResponseSpec[] = (own.meta.responses ?? []).map((r) => ({
-      status: r.status,
-      code: defaultErrorCode(r.status),
-      description: `${r.source} on line ${r.line}`,
-    }));
-    // So may the fns it calls, however deep,
-    for (const r of calledResponses(own.chunk, callables, dataOf))
-      responses.push({ status: r.status, code: defaultErrorCode(r.status), description: `${r.source} on line ${r.line}` });
-    // and the natives it or they call: auth_user() answers 401, and makes the guard require its schemes.
-    const security = new Map<string, SecuritySchemeSpec>();
-    for (const native of calledNatives(own.chunk, callables, dataOf, registry)) {
-      responses.push(...native.responses);
-      for (const scheme of native.security) security.set(scheme.name, scheme);
-    }
-    const guard: GuardInfo = { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: dedupe(responses) };
-    if (security.size > 0) guard.security = [...security.values()];
+    const reach = reachOf(own);
+    const guard: GuardInfo = { name, args, mode, source: 'app', origin: `${own.file}:${own.line}`, doc: own.meta.doc, responses: [...reach.responses] };
+    if (reach.security.length > 0) guard.security = [...reach.security];
     if (own.meta.state !== undefined) guard.state = [...own.meta.state];
     return guard;
   }
