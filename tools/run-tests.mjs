@@ -159,7 +159,7 @@ for (const p of leftProcesses) {
     // already gone
   }
 }
-if (linted) check('the source passes biome (npm run lint)', await linted);
+if (linted) check('the source passes biome (npm run lint)', await linted, 'biome check (npx biome format --write . lays the source out):');
 check(
   'no process left running by the tests',
   leftProcesses.map((p) => `${p.pid} ${p.command}`),
@@ -236,12 +236,12 @@ function summaryLine(event) {
   return SUMMARY_KEYS.includes(key) ? { key, value: Number(value) } : undefined;
 }
 
-/** Reports a run-level check as a top-level test, failing with the leftovers it names. */
-function check(name, leftovers) {
-  const failed = leftovers.length > 0;
+/** Reports a run-level check as a top-level test, failing with the problems it names (introduced by `heading`). */
+function check(name, problems, heading = 'left behind:') {
+  const failed = problems.length > 0;
   const data = { name, nesting: 0, testNumber: totals.tests + 1, details: { duration_ms: 0 } };
   if (failed) {
-    const message = `left behind:\n${leftovers.map((l) => `  ${l}`).join('\n')}`;
+    const message = `${heading}\n${problems.map((l) => `  ${l}`).join('\n')}`;
     data.details.error = Object.assign(new Error(message), { stack: message });
   }
   reporter.write({ type: failed ? 'test:fail' : 'test:pass', data });

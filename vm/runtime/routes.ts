@@ -137,7 +137,12 @@ interface GuardReach {
   security: SecuritySchemeSpec[];
 }
 
-function guardReach(own: LinkedCallable, callables: ReadonlyMap<string, LinkedCallable>, dataOf: (chunk: number) => ChunkData, registry: PluginRegistry): GuardReach {
+function guardReach(
+  own: LinkedCallable,
+  callables: ReadonlyMap<string, LinkedCallable>,
+  dataOf: (chunk: number) => ChunkData,
+  registry: PluginRegistry,
+): GuardReach {
   const responses: ErrorResponseSpec[] = (own.meta.responses ?? []).map((r) => ({
     status: r.status,
     code: defaultErrorCode(r.status),
