@@ -16,6 +16,16 @@ interface Case {
 const ALL: FieldType[] = ['text', 'int', 'number', 'bool', 'file', 'list', 'object', 'date', 'datetime'];
 const text = (args: Literal[] = []): Case => ({ type: 'text', args });
 const on = (type: FieldType, ...args: Literal[]): Case => ({ type, args });
+/** The fields and bounds `@before` and `@after` are both tried on: dates, date-times, text, `now`, an offset. */
+const DATE_BOUNDS: Case[] = [
+  on('date', '2024-01-01'),
+  on('datetime', '2024-01-01T12:00:00Z'),
+  on('text', '2000-06-15'),
+  on('date', 'now'),
+  on('datetime', 'now'),
+  on('text', 'now'),
+  on('date', '2024-01-01T12:00:00+02:00'),
+];
 
 /** Representative argument lists per validator and applicable type. */
 const CASES: Record<string, Case[]> = {
@@ -82,24 +92,8 @@ const CASES: Record<string, Case[]> = {
   hostname: [text()],
   date: [text()],
   datetime: [text()],
-  before: [
-    on('date', '2024-01-01'),
-    on('datetime', '2024-01-01T12:00:00Z'),
-    on('text', '2000-06-15'),
-    on('date', 'now'),
-    on('datetime', 'now'),
-    on('text', 'now'),
-    on('date', '2024-01-01T12:00:00+02:00'),
-  ],
-  after: [
-    on('date', '2024-01-01'),
-    on('datetime', '2024-01-01T12:00:00Z'),
-    on('text', '2000-06-15'),
-    on('date', 'now'),
-    on('datetime', 'now'),
-    on('text', 'now'),
-    on('date', '2024-01-01T12:00:00+02:00'),
-  ],
+  before: DATE_BOUNDS,
+  after: DATE_BOUNDS,
   image: [on('file')],
   document: [on('file')],
   mime: [on('file', 'image/png'), on('file', 'image/*'), on('file', 'application/pdf', 'text/plain'), on('file', 'application/octet-stream')],
