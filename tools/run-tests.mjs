@@ -8,8 +8,10 @@
 // behaviour under load, run one at a time, never two of them at once: one slot takes them in turn
 // from the start while the others run the rest. (One slot more once they have ended measured
 // slower: the cores are busy all along.) Each file's results are printed together.
-// --quick runs the unit files alone (isUnit): the language, the runtime and the plugins in one
-// process each, without SERIAL's timing and without a server of any kind.
+// Unit files (isUnit) without hooks of their own at the top level run GROUPED a few to a process:
+// node's start and rvm's modules are then paid once per group, not once per file.
+// --quick runs the unit files alone: the language, the runtime and the plugins, without SERIAL's
+// timing and without a server of any kind.
 // Substrings keep the files whose path contains one of them.
 //
 // Files that need PostgreSQL share one server the run starts (test/support/postgres-server.ts).
@@ -20,9 +22,10 @@
 // run (no --quick, no substring) also lints and format-checks the source (LINT, biome.jsonc),
 // beside the tests, and reports it the same way: the summary stays the last thing printed.
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { run } from 'node:test';
 import { spec } from 'node:test/reporters';
 import { finished } from 'node:stream/promises';
@@ -66,6 +69,9 @@ const HEAVIER_FIRST = ['test/spec/', 'test/reference/', 'test/outside/', 'test/i
 
 /** Biome's check of the whole source: lint rules and formatting (`npx biome format --write .` formats). */
 const LINT = ['node_modules/.bin/biome', ['check', '--error-on-warnings', '--colors=off', '.']];
+
+/** How many unit files share one process (grouped, see groupUnits). */
+const GROUPED = 8;
 
 /** How many of the slowest files the end of a run names. */
 const SLOWEST_SHOWN = 5;
@@ -121,8 +127,17 @@ const weightRank = (f) => {
   return rank === -1 ? HEAVIER_FIRST.length : rank;
 };
 const heavierFirst = (list) => [...list].sort((a, b) => weightRank(a) - weightRank(b) || a.localeCompare(b));
-const queues = { serial: quick ? [] : heavierFirst(files.filter(isSerial)), other: heavierFirst(files.filter((f) => !isSerial(f))) };
-const fileCount = queues.serial.length + queues.other.length;
+const fileCount = files.length;
+/** The groups of unit files (groupUnits) by entry file: the files each runs in one process. */
+const groups = new Map();
+/** How many processes the run starts for its files. */
+let processCount = 0;
+// Outside the run's TMPDIR, which must end empty: the entry files of the groups.
+const groupDir = mkdtempSync(join(tmpdir(), 'rvm-test-groups-'));
+const queues = {
+  serial: quick ? [] : heavierFirst(files.filter(isSerial)),
+  other: groupUnits(heavierFirst(files.filter((f) => !isSerial(f)))),
+};
 /** Whether a SERIAL file is running. */
 let serialRunning = false;
 /** Each file's wall time, as it ended: the slowest are named at the end of the run. */
@@ -166,13 +181,19 @@ check(
 );
 check(`nothing left in the temp folder (TMPDIR=${runTmp})`, readdirSync(runTmp));
 rmSync(runTmp, { recursive: true, force: true });
+rmSync(groupDir, { recursive: true, force: true });
 
 totals.duration_ms = performance.now() - started;
 // The wall time in words just before node's summary, which stays the last thing printed.
+// RVM_TEST_TIMES=FILE keeps when each file started and how long it took, in seconds, to tune the lanes.
+if (process.env.RVM_TEST_TIMES) {
+  const rows = fileTimes.map((t) => `${(t.start / 1000).toFixed(1)}\t${(t.ms / 1000).toFixed(1)}\t${t.file}\n`);
+  writeFileSync(process.env.RVM_TEST_TIMES, rows.join(''));
+}
 const slowest = fileTimes.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN);
 const lines = [
   `slowest files: ${slowest.map((t) => `${t.file} ${seconds(t.ms)}`).join(', ')}`,
-  `total wall time ${seconds(totals.duration_ms)}: ${fileCount} files, ${SLOTS} at a time`,
+  `total wall time ${seconds(totals.duration_ms)}: ${fileCount} files in ${processCount} processes, ${SLOTS} at a time`,
   ...SUMMARY_KEYS.map((key) => `${key} ${totals[key]}`),
 ];
 for (const message of lines) reporter.write({ type: 'test:diagnostic', data: { nesting: 0, message } });
@@ -193,8 +214,9 @@ async function runSlot() {
 }
 
 /**
- * Runs one file in its own process and hands its events to the reporter together, once it has
- * ended (files running at once would interleave); adds its summary lines to the totals.
+ * Runs one file (or a group's entry) in its own process and hands its events to the reporter
+ * together, once it has ended (files running at once would interleave); adds its summary lines to
+ * the totals.
  */
 async function runFile(file) {
   const fileStarted = performance.now();
@@ -205,7 +227,33 @@ async function runFile(file) {
     else events.push(event);
   }
   for (const event of events) reporter.write(event);
-  fileTimes.push({ file: sourceOf(file), ms: performance.now() - fileStarted });
+  const grouped = groups.get(file)?.files;
+  const name = grouped ? `${grouped.length} unit files from ${sourceOf(grouped[0])}` : sourceOf(file);
+  fileTimes.push({ file: name, ms: performance.now() - fileStarted, start: fileStarted - started });
+}
+
+/**
+ * Replaces the groupable unit files of `list` by groups of up to GROUPED, each run in one process
+ * through an entry file that imports them in turn (node's runner then runs their tests one
+ * after the other, as in a file of its own). A file with top-level hooks (before, after…) stays
+ * alone: its hooks would run around the other files' tests too.
+ */
+function groupUnits(list) {
+  const groupable = list.filter((f) => isUnit(f) && !/^(before|after|beforeEach|afterEach)\(/m.test(readFileSync(f, 'utf8')));
+  const out = list.filter((f) => !groupable.includes(f));
+  for (let i = 0; i < groupable.length; i += GROUPED) {
+    const members = groupable.slice(i, i + GROUPED);
+    if (members.length === 1) {
+      out.push(members[0]);
+      continue;
+    }
+    const entry = join(groupDir, `group-${groups.size + 1}.test.mjs`);
+    writeFileSync(entry, members.map((f) => `import ${JSON.stringify(pathToFileURL(f).href)};\n`).join(''));
+    groups.set(entry, { files: members });
+    out.push(entry);
+  }
+  processCount = out.length + (quick ? 0 : files.filter(isSerial).length);
+  return out;
 }
 
 /** Whether compiled test file `file` imports the PostgreSQL support. */

@@ -236,7 +236,7 @@ const HTTP_TABLE = {
   oauth_invalid_id_token: { status: 400, message: 'The ID token is not valid', doc: '`auth_google_callback()`/`auth_microsoft_callback()` when the ID token fails its checks: signature against the provider JWKS, `iss`, `aud`, `exp`, `nonce`' },
   oauth_provider_unavailable: { status: 502, message: 'The sign-in provider is unavailable', doc: '`auth_<p>_callback()` when the provider could not be reached, answered 5xx, or answered something that is not a token or profile' },
   oauth_provider_answer_too_large: { status: 502, message: 'The sign-in provider answered too much', doc: '`auth_<p>_callback()` when one provider answer (token, key set, userinfo, GitHub profile or e-mails) is larger than `MAX_PROVIDER_ANSWER_BYTES` (256 KiB): reading stops there, and nothing of it is used' },
-  oauth_provider_timeout: { status: 504, message: 'The sign-in provider did not answer in time', doc: '`auth_<p>_callback()` when a provider call took longer than `PROVIDER_TIMEOUT_MS` (5 s)' },
+  oauth_provider_timeout: { status: 504, message: 'The sign-in provider did not answer in time', doc: '`auth_<p>_callback()` when a provider call took longer than `PROVIDER_TIMEOUT_MS` (5 s, or `OAUTH_TIMEOUT_MS`)' },
   missing_header: { status: 400, message: 'Missing header', doc: 'the example third-party plugin (`plugins/example-plugin`) when its required header is absent' },
 } as const satisfies Record<string, { status: number; message: string; doc: string }>;
 

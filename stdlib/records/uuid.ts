@@ -15,8 +15,6 @@ const LOW_BITS = 2 ** 30;
 
 const pool = Buffer.alloc(RANDOM_POOL_BYTES);
 let poolAt = RANDOM_POOL_BYTES;
-let lastMs = -1;
-let counter = 0;
 
 function random32(): number {
   if (poolAt + 4 > RANDOM_POOL_BYTES) {
@@ -42,42 +40,52 @@ function putByte(index: number, byte: number): void {
   text[at + 1] = HEX_LOW[byte]!;
 }
 
-/** A UUIDv7 (lowercase, hyphenated) and the millisecond it carries; `now` is for tests. */
-export function uuidv7At(now: number = Date.now()): { id: string; ms: number } {
-  if (now > lastMs) {
-    lastMs = now;
-    counter = (random32() % 2 ** 11) * LOW_BITS + (random32() % LOW_BITS);
-  } else {
-    counter += 1;
-    // The counter ran out within one millisecond (or the clock went back that far): borrow the next millisecond.
-    if (counter >= COUNTER_LIMIT) {
-      lastMs += 1;
-      counter = random32() % COUNTER_SEED_LIMIT;
+/** Makes UUIDv7s (lowercase, hyphenated) with the millisecond each carries, strictly increasing among themselves. */
+export type UuidV7Source = (now?: number) => { id: string; ms: number };
+
+/** A source of UUIDv7s with its own clock state: the process has one (uuidv7At); a test makes its own. */
+export function uuidv7Source(): UuidV7Source {
+  let lastMs = -1;
+  let counter = 0;
+  return (now = Date.now()) => {
+    if (now > lastMs) {
+      lastMs = now;
+      counter = (random32() % 2 ** 11) * LOW_BITS + (random32() % LOW_BITS);
+    } else {
+      counter += 1;
+      // The counter ran out within one millisecond (or the clock went back that far): borrow the next millisecond.
+      if (counter >= COUNTER_LIMIT) {
+        lastMs += 1;
+        counter = random32() % COUNTER_SEED_LIMIT;
+      }
     }
-  }
-  const ms = lastMs;
-  const high = Math.floor(counter / LOW_BITS);
-  const low = counter % LOW_BITS;
-  const tail = random32();
-  putByte(0, Math.floor(ms / 2 ** 40) & 0xff);
-  putByte(1, Math.floor(ms / 2 ** 32) & 0xff);
-  putByte(2, (ms >>> 24) & 0xff);
-  putByte(3, (ms >>> 16) & 0xff);
-  putByte(4, (ms >>> 8) & 0xff);
-  putByte(5, ms & 0xff);
-  putByte(6, 0x70 | (high >>> 8));
-  putByte(7, high & 0xff);
-  putByte(8, 0x80 | (low >>> 24));
-  putByte(9, (low >>> 16) & 0xff);
-  putByte(10, (low >>> 8) & 0xff);
-  putByte(11, low & 0xff);
-  putByte(12, tail >>> 24);
-  putByte(13, (tail >>> 16) & 0xff);
-  putByte(14, (tail >>> 8) & 0xff);
-  putByte(15, tail & 0xff);
-  const id = text.toString('latin1', 0, 36);
-  return { id, ms };
+    const ms = lastMs;
+    const high = Math.floor(counter / LOW_BITS);
+    const low = counter % LOW_BITS;
+    const tail = random32();
+    putByte(0, Math.floor(ms / 2 ** 40) & 0xff);
+    putByte(1, Math.floor(ms / 2 ** 32) & 0xff);
+    putByte(2, (ms >>> 24) & 0xff);
+    putByte(3, (ms >>> 16) & 0xff);
+    putByte(4, (ms >>> 8) & 0xff);
+    putByte(5, ms & 0xff);
+    putByte(6, 0x70 | (high >>> 8));
+    putByte(7, high & 0xff);
+    putByte(8, 0x80 | (low >>> 24));
+    putByte(9, (low >>> 16) & 0xff);
+    putByte(10, (low >>> 8) & 0xff);
+    putByte(11, low & 0xff);
+    putByte(12, tail >>> 24);
+    putByte(13, (tail >>> 16) & 0xff);
+    putByte(14, (tail >>> 8) & 0xff);
+    putByte(15, tail & 0xff);
+    const id = text.toString('latin1', 0, 36);
+    return { id, ms };
+  };
 }
+
+/** The process's UUIDv7s: ids made by one process are strictly increasing. `now` is for tests. */
+export const uuidv7At: UuidV7Source = uuidv7Source();
 
 /** A new UUIDv7. */
 export function uuidv7(): string {

@@ -33,8 +33,15 @@ const PROBE_TIMEOUT_MS = 5000;
 const PROBE_P99_BOUND_MS = 1000;
 /** The second server's wall time: far below what the deep sort takes. */
 const SHORT_WALL_TIME_MS = 300;
-/** What an answer may take beyond its deadline (scheduling on a busy machine). */
+/** What a ping may take after the deadlines (scheduling on a busy machine). */
 const SLACK_MS = 700;
+/**
+ * What an answer may take beyond its deadline: readers are killed and started again meanwhile,
+ * and on a busy 2-core machine that took up to 900 ms. Still far below the bug it guards: without
+ * the deadline, the CLIENTS * 2 deep queries queue on SQLITE_READERS readers, and the last answers
+ * only after four queries of a second or more each.
+ */
+const DEADLINE_SLACK_MS = 1200;
 
 const APP = `
 type Item {
@@ -181,7 +188,7 @@ describe('rvm run on SQLite: a query past the deadline', () => {
     for (const answer of answers) {
       assert.equal(answer.status, 503, JSON.stringify(answer.body));
       assert.equal((answer.body as { code: string }).code, 'deadline_exceeded');
-      assert.ok(answer.ms < SHORT_WALL_TIME_MS + SLACK_MS, `answered after ${answer.ms.toFixed(0)} ms`);
+      assert.ok(answer.ms < SHORT_WALL_TIME_MS + DEADLINE_SLACK_MS, `answered after ${answer.ms.toFixed(0)} ms`);
     }
     const ping = await get(`${base}/ping`, PROBE_TIMEOUT_MS);
     assert.equal(ping.status, 200);

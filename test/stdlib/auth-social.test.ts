@@ -16,7 +16,8 @@ import type { App } from '../../vm/runtime/app.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import type { RunningServer } from '../../vm/runtime/http/server.js';
 import { FLOW_TTL_MS, MAX_FLOW_COOKIE_LENGTH, openFlow, sealFlow } from '../../stdlib/auth/social/flow-cookie.js';
-import { MAX_PROVIDER_ANSWER_BYTES, PROVIDER_TIMEOUT_MS } from '../../stdlib/auth/social/provider-http.js';
+import { MAX_PROVIDER_ANSWER_BYTES } from '../../stdlib/auth/social/provider-http.js';
+import { MAX_PROVIDER_TIMEOUT_MS, MIN_PROVIDER_TIMEOUT_MS, OAUTH_TIMEOUT_ENV, PROVIDER_TIMEOUT_MS } from '../../stdlib/auth/social/providers.js';
 import { MAX_CALLBACK_PARAM_LENGTH } from '../../stdlib/auth/social/login.js';
 import { cookieLine, get, pair, type Answer } from '../support/http-client.js';
 import {
@@ -40,6 +41,8 @@ let server: RunningServer;
 let dir: string;
 let logger: CaptureLogger;
 const env: Record<string, string> = {};
+/** The provider timeout the timeout test sets (OAUTH_TIMEOUT_MS): a hung provider is waited for this long. */
+const SHORT_PROVIDER_TIMEOUT_MS = 1_500;
 
 before(async () => {
   fake = await startFakeOAuth();
@@ -370,19 +373,44 @@ describe('configuration and providers down', () => {
     }
   });
 
-  test(`a token endpoint slower than PROVIDER_TIMEOUT_MS (${PROVIDER_TIMEOUT_MS} ms) answers 504; just under it succeeds`, async () => {
-    fake.behaviour.tokenDelayMs = PROVIDER_TIMEOUT_MS - 750;
-    assert.equal((await signIn('github')).callback.status, 200);
-    fake.behaviour.tokenDelayMs = PROVIDER_TIMEOUT_MS + 500;
-    // Garbage collection while waiting: a deadline held only weakly (AbortSignal.any of an
-    // AbortSignal.timeout) is collected and never fires; this one must.
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const collector = setInterval(gc, 100);
+  test(`a token endpoint slower than ${OAUTH_TIMEOUT_ENV} answers 504; just under it succeeds`, async () => {
+    // A short timeout of the app's own: the default (PROVIDER_TIMEOUT_MS) is the same code path, 5 s longer.
+    env[OAUTH_TIMEOUT_ENV] = String(SHORT_PROVIDER_TIMEOUT_MS);
     try {
-      assertCode((await signIn('github')).callback, 504, 'oauth_provider_timeout');
+      fake.behaviour.tokenDelayMs = SHORT_PROVIDER_TIMEOUT_MS - 750;
+      assert.equal((await signIn('github')).callback.status, 200);
+      fake.behaviour.tokenDelayMs = SHORT_PROVIDER_TIMEOUT_MS + 500;
+      // Garbage collection while waiting: a deadline held only weakly (AbortSignal.any of an
+      // AbortSignal.timeout) is collected and never fires; this one must.
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      const collector = setInterval(gc, 100);
+      try {
+        const started = performance.now();
+        assertCode((await signIn('github')).callback, 504, 'oauth_provider_timeout');
+        assert.ok(performance.now() - started < PROVIDER_TIMEOUT_MS, 'the configured timeout, not the default, ended the wait');
+      } finally {
+        clearInterval(collector);
+      }
     } finally {
-      clearInterval(collector);
+      delete env[OAUTH_TIMEOUT_ENV];
+    }
+  });
+
+  test(`${OAUTH_TIMEOUT_ENV} outside ${MIN_PROVIDER_TIMEOUT_MS}–${MAX_PROVIDER_TIMEOUT_MS} or not whole milliseconds answers 503 oauth_not_configured naming it`, async () => {
+    try {
+      for (const bad of [String(MIN_PROVIDER_TIMEOUT_MS - 1), String(MAX_PROVIDER_TIMEOUT_MS + 1), '1.5', '2e3', 'soon']) {
+        env[OAUTH_TIMEOUT_ENV] = bad;
+        const [lines, errors] = [logger.lines.length, logger.errors.length];
+        assertCode(await get(`${server.url}/auth/google`), 503, 'oauth_not_configured');
+        // The client gets the catalogue's words; the log says what to set.
+        const text = [...logger.lines.slice(lines), ...logger.errors.slice(errors)].join('\n');
+        assert.match(text, new RegExp(`${OAUTH_TIMEOUT_ENV} must be whole milliseconds`), bad);
+      }
+      env[OAUTH_TIMEOUT_ENV] = String(MAX_PROVIDER_TIMEOUT_MS);
+      assert.equal((await get(`${server.url}/auth/google`)).status, 302);
+    } finally {
+      delete env[OAUTH_TIMEOUT_ENV];
     }
   });
 });

@@ -41,7 +41,7 @@ async function oidcProfile(ctx: CallContext, config: ProviderConfig, tokens: Exc
   const as: OAuth.AuthorizationServer = { issuer: String(claims.iss), userinfo_endpoint: config.userinfoUrl };
   const client: OAuth.Client = { client_id: config.clientId };
   const response = await callProvider('the userinfo endpoint', () =>
-    oauth.userInfoRequest(as, client, tokens.accessToken, requestOptions(oauth, ctx, config.userinfoUrl)),
+    oauth.userInfoRequest(as, client, tokens.accessToken, requestOptions(oauth, ctx, config, config.userinfoUrl)),
   );
   if (response.status !== 200) throw new SocialFailure(HTTP.oauth_provider_unavailable, `the userinfo endpoint answered ${response.status}`);
   let info: OAuth.UserInfoResponse;
@@ -77,11 +77,11 @@ async function oidcProfile(ctx: CallContext, config: ProviderConfig, tokens: Exc
 }
 
 /** One GitHub API call with the headers GitHub requires. */
-async function githubGet(ctx: CallContext, url: string, accessToken: string, what: string): Promise<unknown> {
+async function githubGet(ctx: CallContext, config: ProviderConfig, url: string, accessToken: string, what: string): Promise<unknown> {
   const oauth = await loadOauth();
   const headers = new Headers({ accept: 'application/vnd.github+json', 'user-agent': GITHUB_USER_AGENT });
   const response = await callProvider(what, () =>
-    oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), headers, null, requestOptions(oauth, ctx, url)),
+    oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), headers, null, requestOptions(oauth, ctx, config, url)),
   );
   if (response.status !== 200) throw new SocialFailure(HTTP.oauth_provider_unavailable, `${what} answered ${response.status}`);
   return jsonBody(response, what);
@@ -89,7 +89,7 @@ async function githubGet(ctx: CallContext, url: string, accessToken: string, wha
 
 /** GitHub: `/user`, and `/user/emails` when it shows no public address. */
 async function githubProfile(ctx: CallContext, config: ProviderConfig, accessToken: string): Promise<SocialProfile> {
-  const user = await githubGet(ctx, config.userinfoUrl, accessToken, 'GitHub /user');
+  const user = await githubGet(ctx, config, config.userinfoUrl, accessToken, 'GitHub /user');
   const fields = typeof user === 'object' && user !== null ? (user as Record<string, unknown>) : {};
   if (typeof fields.id !== 'number' || !Number.isSafeInteger(fields.id))
     throw new SocialFailure(HTTP.oauth_provider_unavailable, 'GitHub /user answered without a numeric id');
@@ -97,7 +97,7 @@ async function githubProfile(ctx: CallContext, config: ProviderConfig, accessTok
   // GitHub lets a user show only a verified address as their public e-mail.
   let verified = email !== null;
   if (email === null) {
-    const list = await githubGet(ctx, config.emailsUrl, accessToken, 'GitHub /user/emails');
+    const list = await githubGet(ctx, config, config.emailsUrl, accessToken, 'GitHub /user/emails');
     const primary = Array.isArray(list) ? list.find((e) => typeof e === 'object' && e !== null && e.primary === true && e.verified === true) : undefined;
     email = primary === undefined ? null : text(primary.email);
     verified = email !== null;

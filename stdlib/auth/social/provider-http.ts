@@ -6,17 +6,10 @@
 import type * as OAuth from 'oauth4webapi';
 import { HTTP, onFirstUse, type CallContext, type HttpErrorEntry } from '../../../plugins/sdk.js';
 import { readCapped } from '../capped-answer.js';
-import { isLoopbackHttp } from './providers.js';
+import { isLoopbackHttp, type ProviderConfig } from './providers.js';
 
 /** oauth4webapi, imported by the first sign-in: an app without social login never loads it. */
 export const loadOauth = onFirstUse(() => import('oauth4webapi'));
-
-/**
- * Longest wait for one provider call (token, JWKS, userinfo, GitHub API). They answer in well
- * under a second; 5 s leaves room for a slow moment while a hung provider still gets a 504 well
- * inside the request's 30 s wall time, not a deadline error.
- */
-export const PROVIDER_TIMEOUT_MS = 5_000;
 
 /**
  * Most bytes of one provider answer read. Tokens, profiles and e-mail lists are a few KiB, a key
@@ -36,19 +29,20 @@ export class SocialFailure extends Error {
 }
 
 /**
- * oauth4webapi's per-request options for a call to `url`: it ends after PROVIDER_TIMEOUT_MS, or
- * when the request is aborted, and its answer is read under MAX_PROVIDER_ANSWER_BYTES.
+ * oauth4webapi's per-request options for a call to `url`: it ends after the configuration's
+ * timeout, or when the request is aborted, and its answer is read under MAX_PROVIDER_ANSWER_BYTES.
  */
 export function requestOptions(
   oauth: typeof OAuth,
   ctx: CallContext,
+  config: ProviderConfig,
   url: string,
 ): { signal: AbortSignal; [OAuth.allowInsecureRequests]: boolean; [OAuth.customFetch]: typeof cappedFetch } {
   // A timer of our own rather than AbortSignal.timeout(): AbortSignal.any() holds its sources
   // weakly, and a timeout signal nothing else references can be collected before it fires (seen
   // under load: a hung provider was waited for past the limit). The timer holds the controller.
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${PROVIDER_TIMEOUT_MS} ms`, 'TimeoutError')), PROVIDER_TIMEOUT_MS);
+  const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${config.timeoutMs} ms`, 'TimeoutError')), config.timeoutMs);
   timer.unref();
   ctx.atEnd(() => clearTimeout(timer));
   return {
@@ -82,7 +76,7 @@ export function isTransportError(error: unknown): boolean {
 export function transportFailure(error: unknown, what: string): SocialFailure {
   const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
   return timedOut
-    ? new SocialFailure(HTTP.oauth_provider_timeout, `${what} did not answer within ${PROVIDER_TIMEOUT_MS} ms`)
+    ? new SocialFailure(HTTP.oauth_provider_timeout, `${what} did not answer in time`)
     : new SocialFailure(HTTP.oauth_provider_unavailable, `${what} could not be reached`);
 }
 

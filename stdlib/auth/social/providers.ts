@@ -16,6 +16,18 @@ export const PROVIDERS: readonly ProviderName[] = ['google', 'github', 'microsof
 /** The origin of this server as the outside world reaches it; the default redirect_uri is built from it. */
 export const PUBLIC_URL_ENV = 'PUBLIC_URL';
 
+/**
+ * Longest wait for one provider call (token, JWKS, userinfo, GitHub API). They answer in well
+ * under a second; 5 s leaves room for a slow moment while a hung provider still gets a 504 well
+ * inside the request's 30 s wall time, not a deadline error. `OAUTH_TIMEOUT_MS` sets another,
+ * between the two bounds below (tests use a short one).
+ */
+export const PROVIDER_TIMEOUT_MS = 5_000;
+export const OAUTH_TIMEOUT_ENV = 'OAUTH_TIMEOUT_MS';
+export const MIN_PROVIDER_TIMEOUT_MS = 100;
+/** Below the request's default 30 s wall time, so a hung provider answers 504, not a deadline error. */
+export const MAX_PROVIDER_TIMEOUT_MS = 25_000;
+
 /** Microsoft's tenant when `MICROSOFT_TENANT` is not set: personal and work accounts alike. */
 export const DEFAULT_MICROSOFT_TENANT = 'common';
 
@@ -96,6 +108,8 @@ export interface ProviderConfig {
   readonly jwksUrl: string;
   /** Microsoft only. */
   readonly tenant: string;
+  /** The longest wait for one call to the provider: PROVIDER_TIMEOUT_MS unless `OAUTH_TIMEOUT_MS` says otherwise. */
+  readonly timeoutMs: number;
 }
 
 /** Why a provider cannot be used: the message names the variable to set. */
@@ -160,7 +174,18 @@ export function providerConfig(provider: ProviderName, secrets: SecretSource): P
     emailsUrl: provider === 'github' ? endpoint('GITHUB_EMAILS_URL', env('EMAILS_URL') ?? GITHUB_EMAILS_URL) : '',
     jwksUrl: spec.oidc ? endpoint(`${spec.env}_JWKS_URL`, env('JWKS_URL') ?? spec.jwksUrl(tenant)) : '',
     tenant,
+    timeoutMs: providerTimeout(secrets),
   };
+}
+
+/** `OAUTH_TIMEOUT_MS` when set (whole milliseconds within the bounds), else PROVIDER_TIMEOUT_MS. */
+function providerTimeout(secrets: SecretSource): number {
+  const text = secrets.env(OAUTH_TIMEOUT_ENV)?.trim();
+  if (!text) return PROVIDER_TIMEOUT_MS;
+  const ms = /^\d{1,6}$/.test(text) ? Number(text) : NaN;
+  if (!(ms >= MIN_PROVIDER_TIMEOUT_MS && ms <= MAX_PROVIDER_TIMEOUT_MS))
+    throw new NotConfigured(`${OAUTH_TIMEOUT_ENV} must be whole milliseconds from ${MIN_PROVIDER_TIMEOUT_MS} to ${MAX_PROVIDER_TIMEOUT_MS}`);
+  return ms;
 }
 
 /**

@@ -50,7 +50,7 @@ export async function exchangeCode(ctx: CallContext, config: ProviderConfig, flo
   const params = oauth.validateAuthResponse(provisional, client, new URLSearchParams({ code, state: flow.state }), flow.state);
   const response = await callProvider('the token endpoint', () =>
     oauth.authorizationCodeGrantRequest(provisional, client, clientAuth, params, config.redirectUri, flow.verifier, {
-      ...requestOptions(oauth, ctx, config.tokenUrl),
+      ...requestOptions(oauth, ctx, config, config.tokenUrl),
       // GitHub answers form-encoded without it (oauth4webapi sends it too; said here as GitHub needs it).
       headers: { accept: 'application/json' },
     }),
@@ -85,7 +85,7 @@ async function verifySignature(ctx: CallContext, config: ProviderConfig, as: OAu
   let cache = jwks.get(config.jwksUrl);
   if (cache === undefined) jwks.set(config.jwksUrl, (cache = {}));
   try {
-    await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(oauth, ctx, config.jwksUrl), [oauth.jwksCache]: cache });
+    await oauth.validateApplicationLevelSignature(as, response, { ...requestOptions(oauth, ctx, config, config.jwksUrl), [oauth.jwksCache]: cache });
   } catch (error) {
     if (error instanceof SocialFailure) throw error;
     if (isTransportError(error)) throw transportFailure(error, 'the JWKS endpoint');
