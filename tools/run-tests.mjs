@@ -185,9 +185,10 @@ rmSync(groupDir, { recursive: true, force: true });
 
 totals.duration_ms = performance.now() - started;
 // The wall time in words just before node's summary, which stays the last thing printed.
-// RVM_TEST_TIMES=FILE keeps when each file started and how long it took, in seconds, to tune the lanes.
+// RVM_TEST_TIMES=FILE keeps when each file started, how long it took and how long its process
+// stayed after its last result, in seconds, to tune the lanes.
 if (process.env.RVM_TEST_TIMES) {
-  const rows = fileTimes.map((t) => `${(t.start / 1000).toFixed(1)}\t${(t.ms / 1000).toFixed(1)}\t${t.file}\n`);
+  const rows = fileTimes.map((t) => [t.start, t.ms, t.lingered].map((ms) => (ms / 1000).toFixed(1)).join('\t') + `\t${t.file}\n`);
   writeFileSync(process.env.RVM_TEST_TIMES, rows.join(''));
 }
 const slowest = fileTimes.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN);
@@ -221,15 +222,18 @@ async function runSlot() {
 async function runFile(file) {
   const fileStarted = performance.now();
   const events = [];
+  let lastResult = fileStarted;
   for await (const event of run({ files: [file] })) {
     const summary = summaryLine(event);
     if (summary) totals[summary.key] += summary.value;
     else events.push(event);
+    if (event.type === 'test:pass' || event.type === 'test:fail') lastResult = performance.now();
   }
   for (const event of events) reporter.write(event);
   const grouped = groups.get(file)?.files;
   const name = grouped ? `${grouped.length} unit files from ${sourceOf(grouped[0])}` : sourceOf(file);
-  fileTimes.push({ file: name, ms: performance.now() - fileStarted, start: fileStarted - started });
+  // After its last result, a process still open (a server waiting on a connection, a timer) only costs time.
+  fileTimes.push({ file: name, ms: performance.now() - fileStarted, start: fileStarted - started, lingered: performance.now() - lastResult });
 }
 
 /**

@@ -318,16 +318,20 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     };
     // A charged query is a pg Query object: the pool answers it with a promise (and releases its
     // connection after), a checked-out client with the object itself, settled by its callback.
+    // That callback is set before the query is sent: the client wraps it in the one that clears
+    // the query's read timeout (set after, it replaced that wrapper, and each query of a
+    // transaction left a timer holding its rows for the whole timeout).
+    const onPool = on === this.pool;
     const charged = (st: Statement, charge: ChargeMemory): Promise<unknown[][]> => {
       open();
       const q = new (loadChargedQuery())(this.config(st), charge);
+      const answered = onPool
+        ? null
+        : new Promise<pg.QueryArrayResult>((resolve, reject) => {
+            (q as unknown as QueryInternals).callback = (err, result) => (err ? reject(err) : resolve(result as pg.QueryArrayResult));
+          });
       const sent = on.query(q) as unknown;
-      const settled =
-        sent instanceof Promise
-          ? (sent as Promise<pg.QueryArrayResult>)
-          : new Promise<pg.QueryArrayResult>((resolve, reject) => {
-              (q as unknown as QueryInternals).callback = (err, result) => (err ? reject(err) : resolve(result as pg.QueryArrayResult));
-            });
+      const settled = answered ?? (sent as Promise<pg.QueryArrayResult>);
       return settled.then((result) => {
         if (q.refused) throw resultTooLarge();
         return result.rows;

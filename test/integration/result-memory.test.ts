@@ -37,6 +37,8 @@ const ROWS = 20;
 const ROW_CHARS = 10_000;
 /** Holds two listings of the seeded rows (each charged ~400 KB), not three. */
 const RESULT_BUDGET = 1_000_000;
+/** How long closing a server waits for the answers still being sent when the file ends. */
+const CLOSE_GRACE_MS = 200;
 
 const APP = `
 type Doc { body: text }
@@ -107,7 +109,8 @@ async function serve(limits: Partial<Limits>, env: Record<string, string> = {}):
   writeFileSync(join(dir, 'app.rvm'), APP);
   const log = captureLogger();
   const app = await loadApp(dir, { cache: false, logger: log, plugins: [WAITS], settings: { limits, env } });
-  const server = await startServer(app, { port: 0, host: '127.0.0.1' });
+  // Answers a test left unread (big listings, the stalled reader) would hold close() for its whole grace.
+  const server = await startServer(app, { port: 0, host: '127.0.0.1', shutdownGraceMs: CLOSE_GRACE_MS });
   const served = { app, server, log, base: server.url, dir };
   started.push(served);
   return served;

@@ -16,7 +16,7 @@ import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
 import type { App } from '../../vm/runtime/app.js';
 import { PostgresStore } from '../../stdlib/records/postgres.js';
-import type { TableSpec } from '../../stdlib/records/store.js';
+import type { ChargeMemory, TableSpec } from '../../stdlib/records/store.js';
 import { usePostgres } from '../support/postgres.js';
 
 const server = usePostgres();
@@ -193,6 +193,34 @@ test('a write outside any transaction to a row a transaction has read waits for 
     await tx.commit();
     const after = (await outside)!;
     assert.deepEqual([after.name, after.balance], ['renamed', 105]);
+  } finally {
+    await store.close();
+  }
+});
+
+test("a transaction's reads charged to the result budget leave no timer behind (the client's read timeout is cleared with the answer)", async () => {
+  const admin = new pg.Client({ connectionString: server().url });
+  await admin.connect();
+  await admin.query('CREATE SCHEMA charged_reads');
+  await admin.end();
+  const store = new PostgresStore({ connectionString: server().url, schema: 'charged_reads', max: 1 });
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  const readInTransaction = async (charge?: ChargeMemory) => {
+    const tx = await store.begin();
+    const rows = await tx.select('accounts', { filter: {}, order: [], limit: 10, offset: 0, ...(charge ? { charge } : {}) });
+    await tx.commit();
+    return rows;
+  };
+  try {
+    await store.sync([ACCOUNTS], { allowDestructive: false });
+    await store.insert('accounts', { name: 'one', balance: 1 });
+    assert.equal((await readInTransaction()).length, 1);
+    const unchargedTimers = timers();
+    let charged = 0;
+    const rows = await readInTransaction(Object.assign((bytes: number) => ((charged += bytes), true), { most: 1_000_000 }));
+    assert.equal(rows.length, 1);
+    assert.ok(charged > 0, 'the rows were charged');
+    assert.equal(timers(), unchargedTimers, 'the charged read left a timer running');
   } finally {
     await store.close();
   }
