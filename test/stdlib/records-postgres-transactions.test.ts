@@ -217,7 +217,11 @@ test("a transaction's reads charged to the result budget leave no timer behind (
     assert.equal((await readInTransaction()).length, 1);
     const unchargedTimers = timers();
     let charged = 0;
-    const rows = await readInTransaction(Object.assign((bytes: number) => ((charged += bytes), true), { most: 1_000_000 }));
+    const charge = (bytes: number) => {
+      charged += bytes;
+      return true;
+    };
+    const rows = await readInTransaction(Object.assign(charge, { most: 1_000_000 }));
     assert.equal(rows.length, 1);
     assert.ok(charged > 0, 'the rows were charged');
     assert.equal(timers(), unchargedTimers, 'the charged read left a timer running');
