@@ -34,6 +34,8 @@ export function poolPerWorker(pool: number, workers: number): number {
 
 /** Where the SQLite file lives by default, relative to the app folder. */
 export const SQLITE_PATH = join('.rvm', 'data.sqlite');
+/** SQLite's name for a database held in memory: nothing is written, and it ends with the process (tests, throwaway runs). */
+export const SQLITE_IN_MEMORY = ':memory:';
 
 /** The environment variable that puts the SQLite file elsewhere (over `database.sqlite`, as `DATABASE_URL` over `database.url`). */
 export const SQLITE_PATH_ENV = 'SQLITE_PATH';
@@ -97,6 +99,11 @@ export function databaseTarget(settings: AppSettings): DatabaseTarget {
   // Relative to the app folder, as the default is (a bundle's: the working directory).
   const dir = settings.dir ?? process.cwd();
   const chosen = settings.secrets.env(SQLITE_PATH_ENV) || (section.sqlite as string | undefined) || SQLITE_PATH;
+  if (chosen === SQLITE_IN_MEMORY) {
+    // One connection's own database: workers would each have another, so none may share it.
+    if (workers > 1) throw new Error(`${SQLITE_IN_MEMORY} cannot be shared by ${workers} workers: give SQLITE_PATH a file`);
+    return { kind: 'sqlite', path: SQLITE_IN_MEMORY, shown: `sqlite ${SQLITE_IN_MEMORY}`, line: 'SQLite in memory (gone when the process ends)' };
+  }
   const path = isAbsolute(chosen) ? chosen : join(dir, chosen);
   const rel = relative(process.cwd(), path);
   const file = rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;

@@ -4,7 +4,8 @@
  * msgpack round trip (as a bundle is read), and from a warm cache as a second start serves it
  * (lazily linked, validation planned on first request), so neither the artefact format nor the
  * cache can change what a program means. A case's files are written once, into one folder the
- * three share; each way has a database of its own there, so none sees records another stored.
+ * three share; each way has a database of its own (two in memory, the third in a file there), so
+ * none sees records another stored.
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import { DiagnosticError, type Diagnostic } from '../../vm/diagnostics.js';
 import { discoverCases, type ConformanceCase, type DirectiveAt, type Expectation, type MultipartPart, type RequestStep } from './conformance-cases.js';
 import { SAMPLES } from '../vm/runtime/file-samples.js';
 import { tempApp, writeFiles } from '../support/temp-app.js';
+import { SQLITE_IN_MEMORY } from '../../stdlib/records/database.js';
 
 /** The repository root: this file runs from dist/test/spec/. */
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -77,8 +79,10 @@ async function runCase(c: ConformanceCase, mode: LoadMode): Promise<Outcome> {
   const failures = [...c.problems];
   const dir = caseDir(c);
   const logLines: string[] = [];
-  // SQLITE_PATH is relative to the app folder: the way's own file beside the others.
-  const env = { ...process.env, SQLITE_PATH: join('.rvm', `${mode.replace(' ', '-')}.sqlite`) };
+  // The records of two ways in memory, of the third in a file of the app folder, read by the
+  // reader processes as `rvm run` reads them: the same SQL either way, and a reader's start
+  // (a process) paid once per case, not three times.
+  const env = { ...process.env, SQLITE_PATH: mode === 'warm cache' ? join('.rvm', 'warm-cache.sqlite') : SQLITE_IN_MEMORY };
   const options = { dev: true, cache: mode === 'warm cache', roundTrip: mode === 'round trip', logger: quietLogger(), settings: { env } };
   // A build fills the cache and leaves the link proof, as a first start does (one with errors
   // caches nothing, so the second start below reports the same diagnostics).

@@ -18,6 +18,7 @@ import {
   MAX_PG_POOL_SIZE,
   MIN_PG_POOL_PER_WORKER,
   SQLITE_PATH,
+  SQLITE_IN_MEMORY,
   SQLITE_PATH_ENV,
   databaseTarget,
   openStoreCount,
@@ -185,6 +186,25 @@ test('DATABASE_URL (the environment first, then database.url) chooses PostgreSQL
   const sqlite = databaseTarget(settings);
   assert.equal(sqlite.kind, 'sqlite');
   assert.equal((sqlite as { path: string }).path, join(dir, '.rvm', 'data.sqlite'));
+});
+
+test(`SQLITE_PATH=${SQLITE_IN_MEMORY} keeps the records in memory and writes no file; refused under workers`, async (t) => {
+  const target = databaseTarget(settingsOf(t, {}, { SQLITE_PATH: SQLITE_IN_MEMORY }).settings);
+  assert.deepEqual(target, { kind: 'sqlite', path: SQLITE_IN_MEMORY, shown: 'sqlite :memory:', line: 'SQLite in memory (gone when the process ends)' });
+  assert.deepEqual(databaseTarget(settingsOf(t, { database: { sqlite: SQLITE_IN_MEMORY } }, {}).settings), target);
+  assert.throws(() => databaseTarget(settingsOf(t, {}, { SQLITE_PATH: SQLITE_IN_MEMORY }, 2).settings), /:memory: cannot be shared by 2 workers/);
+  const dir = tempApp(t, { 'user.rvm': USER, 'routes.rvm': ROUTES });
+  const app = await loadApp(dir, { cache: false, logger: captureLogger(), settings: { env: { SQLITE_PATH: SQLITE_IN_MEMORY } } });
+  try {
+    assert.deepEqual(app.announcements, [{ label: 'Database', text: 'SQLite in memory (gone when the process ends)' }]);
+    const created = await inject(app, { method: 'POST', url: '/users', body: { email: 'a@example.com', age: 3 } });
+    assert.equal(created.status, 201, created.body);
+    const found = await inject(app, { url: `/users/${created.json().id}` });
+    assert.equal(found.json().email, 'a@example.com');
+  } finally {
+    await app.close();
+  }
+  assert.equal(existsSync(join(dir, '.rvm', 'data.sqlite')), false, 'no file was written');
 });
 
 test(`database.pool is what one machine opens: under N workers each gets an even share rounded down, at least MIN_PG_POOL_PER_WORKER (${MIN_PG_POOL_PER_WORKER})`, (t) => {
