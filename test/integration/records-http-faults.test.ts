@@ -56,6 +56,8 @@ interface Outcome {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The most the load may take to give CLIENTS answers before the database is stopped. */
+const LOAD_START_MS = 10_000;
 
 /** Sends one request, giving up after `boundMs` (a hang is an outcome too, not a stuck test). */
 async function send(base: string, method: 'GET' | 'POST', path: string, boundMs: number, body?: unknown): Promise<Outcome> {
@@ -152,7 +154,10 @@ describe('rvm run on PostgreSQL: the database stopped and started under load', (
     const known = (seeded.body as { id: string }).id;
 
     const running = load(base, known, PG_ANSWER_BOUND_MS);
-    await sleep(500);
+    // The load is under way (every client answered once, on average) before the database stops;
+    // on a busy machine that takes longer than on a quiet one.
+    const loadStarted = Date.now();
+    while (running.outcomes.length < CLIENTS && Date.now() - loadStarted < LOAD_START_MS) await sleep(50);
     const beforeStop = running.outcomes.length;
     await server().stopAsync();
     const down = Date.now();
@@ -170,7 +175,7 @@ describe('rvm run on PostgreSQL: the database stopped and started under load', (
     t.diagnostic(
       `${outcomes.length} answers, ${outcomes.filter((o) => o.status === 503).length} of them 503; slowest after the stop ${slowest} ms; 2xx again ${took} ms after the restart`,
     );
-    assert.ok(beforeStop >= CLIENTS, `the load ran before the stop (${beforeStop} answers)`);
+    assert.ok(beforeStop >= CLIENTS, `the load ran before the stop (${beforeStop} answers in ${LOAD_START_MS} ms)`);
     const problems = outcomes.map((o) => problem(o, PG_ANSWER_BOUND_MS)).filter((p) => p !== null);
     assert.deepEqual(problems.slice(0, 5), [], `${problems.length} of ${outcomes.length} answers were neither 2xx nor 503 database_unavailable in time`);
     const whileDown = outcomes.filter((o) => o.started >= down && o.started + o.ms <= up);
