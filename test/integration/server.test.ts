@@ -15,6 +15,7 @@ import { loadApp } from '../../tools/host.js';
 import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
 import { DEFAULT_BODY_LIMIT } from '../../vm/runtime/http/body.js';
+import { CPU_BUDGET_MS } from '../../vm/interp/budget.js';
 
 const FILES: Record<string, string> = {
   '_middleware.rvm': `
@@ -58,7 +59,9 @@ describe('server over real sockets', () => {
     dir = mkdtempSync(join(tmpdir(), 'rvm-int-'));
     for (const [name, text] of Object.entries(FILES)) writeFileSync(join(dir, name), text);
     logger = captureLogger();
-    app = await loadApp(dir, { cache: false, logger });
+    // The endless loop below must end by its fuel (half a second here): on a machine slowed by
+    // others the CPU budget's second could otherwise end it first, with its own code.
+    app = await loadApp(dir, { cache: false, logger, settings: { limits: { cpuTimeMs: 10 * CPU_BUDGET_MS } } });
     server = await startServer(app, { port: 0, host: '127.0.0.1' });
     base = server.url;
   });
