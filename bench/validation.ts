@@ -14,7 +14,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Bench } from 'tinybench';
 import { compileSource } from '../vm/compiler/compiler.js';
-import { loadPlugins } from '../plugins/registry.js';
+import { loadPlugins } from '../vm/host/registry.js';
 import { loadSettings } from '../vm/runtime/config.js';
 import { planValidation, validateFields } from '../vm/runtime/validate.js';
 import { STANDARD_PLUGINS } from '../stdlib/index.js';

@@ -1,7 +1,9 @@
 /**
- * The plugin SDK: the only API the standard library and third-party plugins use. A facade: the
- * contract (plugins/contract.ts) plus the helpers plugin authors use: values, cookies, addresses,
- * dates, and the kit's argument checks (plugins/kit/).
+ * The plugin SDK (`rvm-runtime/sdk`): the only API the standard library and third-party plugins
+ * use. A curated facade over the host contract the VM owns (vm/host/) and the helpers plugin
+ * authors use: values, errors, argument checks, cookies, addresses, dates, JSON Schema. Its whole
+ * surface is pinned in plugins/sdk-surface.txt (test/plugins/sdk-surface.test.ts): a change to
+ * the public SDK shows in a diff of that one file.
  *
  *     export default definePlugin({
  *       name: 'greetings', version: '1.0.0',
@@ -11,51 +13,100 @@
  *       },
  *     });
  */
-import type { PluginDefinition } from './contract.js';
+import type { PluginDefinition } from '../vm/host/plugin.js';
 
-export * from './contract.js';
-export {
-  HostObject,
-  RvmError,
-  SecretText,
-  revealText,
-  MAX_TEXT_LENGTH,
-  MAX_LIST_LENGTH,
-  codePointLength,
-  isTruthy,
-  toText,
-  typeName,
-  valuesEqual,
-  fromJson,
-  getField,
-  setField,
-  intFromText,
-  numberFromText,
-} from '../vm/values.js';
-export type { Value, ValueObject } from '../vm/values.js';
-export { CPU_BUDGET_MS, TIME_SLICE_MS, FUEL_BUDGET, CHARS_PER_UNIT, UNITS_PER_ITEM } from '../vm/interp/budget.js';
-export type { Budget, BudgetOptions } from '../vm/interp/budget.js';
-export { UploadedFile } from '../vm/runtime/http/upload.js';
-export type { Constant, FieldType, Literal } from '../vm/lang.js';
-export { didYouMean } from '../vm/diagnostics.js';
-export { onFirstUse } from '../vm/on-first-use.js';
-export { OutageLog, type OutageLines, type OutageLogTarget } from '../vm/runtime/stores/unavailable.js';
-export type { JsonSchema } from '../vm/bytecode/module.js';
+// The host contract (vm/host/), by concern.
+export { HALT } from '../vm/host/context.js';
+export type {
+  AppSettings,
+  BodyKind,
+  CallContext,
+  Halt,
+  Limits,
+  NativeBudget,
+  RequestInfo,
+  RequestOrigin,
+  ResponseDraft,
+  ResponseStream,
+  SecretSource,
+} from '../vm/host/context.js';
+export type {
+  CheckedNativeFn,
+  ErrorResponseSpec,
+  GuardFn,
+  GuardMeta,
+  GuardUse,
+  NativeArgs,
+  NativeFn,
+  NativeMeta,
+  ParamSpec,
+  ParamType,
+  ParamValue,
+  ParamValues,
+  SecuritySchemeSpec,
+} from '../vm/host/natives.js';
+export type { Arbitrary, ArgsProblem, Bounds, FastCheck, FileSample, ValidatorSpec } from '../vm/host/validators.js';
+export { SECURITY_KEY_PREFIX } from '../vm/host/stores.js';
+export type { KeyValueStore, WindowResult } from '../vm/host/stores.js';
+export { RawRequestArg, UNKNOWN } from '../vm/host/records.js';
+export type {
+  FieldProblem,
+  KnownArg,
+  RecordCallProblem,
+  RecordField,
+  RecordMethod,
+  RecordProvider,
+  RecordStartProblem,
+  RecordType,
+  StoredRecords,
+} from '../vm/host/records.js';
+export type {
+  AppIntrospection,
+  CalledNativeInfo,
+  DecoratorInfo,
+  DiagnosticInfo,
+  EndpointFn,
+  EndpointMeta,
+  FieldInfo,
+  GuardInfo,
+  MiddlewareInfo,
+  ResponseInfo,
+  RouteInfo,
+  TypeInfo,
+} from '../vm/host/introspection.js';
+export type { PluginApi, PluginDefinition } from '../vm/host/plugin.js';
 
 /** Declares a plugin; the identity function, there for its types. */
 export function definePlugin(definition: PluginDefinition): PluginDefinition {
   return definition;
 }
-export { serializeCookie, setCookie } from '../vm/runtime/http/cookies.js';
-export type { CookieOptions } from '../vm/runtime/http/cookies.js';
-export { IMAGE_TYPES, DOCUMENT_TYPES, sniffMime } from '../vm/runtime/http/sniff.js';
-export { uploadedFromBytes } from '../vm/runtime/http/upload.js';
-export { UnreadableFileError, readRegularFile } from '../vm/regular-file.js';
-export { encodeLogText } from '../vm/runtime/log.js';
-export { constantTimeEqual, signText } from '../vm/runtime/secrets.js';
-export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/http/client-address.js';
-export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/http/client-address.js';
-export { normalizeOrigin } from './kit/origin.js';
+
+// Values of the language, and its errors.
+export {
+  HostObject,
+  MAX_LIST_LENGTH,
+  MAX_TEXT_LENGTH,
+  RvmError,
+  SecretText,
+  codePointLength,
+  fromJson,
+  getField,
+  intFromText,
+  isTruthy,
+  numberFromText,
+  revealText,
+  setField,
+  toText,
+  typeName,
+  valuesEqual,
+} from '../vm/values.js';
+export type { Value, ValueObject } from '../vm/values.js';
+export type { Constant, FieldType, Literal } from '../vm/lang.js';
+export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
+export { defaultErrorCode } from '../vm/runtime/response.js';
+export { didYouMean } from '../vm/diagnostics.js';
+
+// Arguments: checks that answer the language's own errors.
 export {
   absent,
   argumentProblem,
@@ -68,22 +119,30 @@ export {
   expectText,
   isPlainObject,
   typeError,
-} from './kit/args.js';
-export { clientPrefix } from './kit/client-prefix.js';
+} from '../vm/host/args.js';
+
+// Requests and answers: uploads, cookies, tokens, origins, client addresses.
+export { UploadedFile, uploadedFromBytes } from '../vm/runtime/http/upload.js';
+export { DOCUMENT_TYPES, IMAGE_TYPES } from '../vm/runtime/http/sniff.js';
+export { setCookie, type CookieOptions } from '../vm/runtime/http/cookies.js';
 export { SESSION_COOKIE, bearerToken, requestToken } from './kit/session-token.js';
+export { normalizeOrigin } from './kit/origin.js';
+export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/http/client-address.js';
+export type { CidrRange, TrustProxy } from '../vm/runtime/http/client-address.js';
+export { clientPrefix } from './kit/client-prefix.js';
+
+// Secrets, logs, outages and heavy dependencies.
+export { constantTimeEqual, signText } from '../vm/runtime/secrets.js';
+export { encodeLogText } from '../vm/runtime/log.js';
+export { OutageLog, type OutageLines } from '../vm/runtime/stores/unavailable.js';
+export { onFirstUse } from '../vm/on-first-use.js';
 export { andThen, answerOf, type Answer } from './kit/answer.js';
-export { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
 export { unstorableText } from '../vm/runtime/validate.js';
-export { HTTP, RUNTIME, type HttpErrorEntry } from '../vm/errors.js';
+
+// Dates and times, as the language's `date` and `datetime` fields hold them.
+export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';
+
+// JSON Schema, as the API reference documents fields, records and answers.
+export type { JsonSchema } from '../vm/bytecode/module.js';
 export { RESPONSE_HELPERS, VALIDATION_ERROR_SCHEMA } from '../vm/compiler/infer.js';
-export {
-  RECORD_TYPE_KEYWORD,
-  SCHEMA_LISTS,
-  SCHEMA_VALUED,
-  isObject,
-  objectSchema,
-  orNull,
-  storedFieldSchema,
-  walkSchema,
-} from '../vm/compiler/field-schema.js';
-export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, datetimeInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';
+export { RECORD_TYPE_KEYWORD, SCHEMA_LISTS, SCHEMA_VALUED, isObject, objectSchema, storedFieldSchema, walkSchema } from '../vm/compiler/field-schema.js';

@@ -13,9 +13,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { HALT } from './contract.js';
-import type { AppSettings, BodyKind, CallContext, Halt, KeyValueStore, NativeFn, PluginDefinition, RequestInfo, ResponseDraft } from './contract.js';
-import { loadPlugins, type PluginRegistry, type RegisteredGuard } from './registry.js';
+import { HALT } from '../vm/host/context.js';
+import type { AppSettings, BodyKind, CallContext, Halt, RequestInfo, ResponseDraft } from '../vm/host/context.js';
+import type { KeyValueStore } from '../vm/host/stores.js';
+import type { NativeFn } from '../vm/host/natives.js';
+import type { PluginDefinition } from '../vm/host/plugin.js';
+import { loadPlugins, type PluginRegistry, type RegisteredGuard } from '../vm/host/registry.js';
 import type { Value } from '../vm/values.js';
 import { Budget } from '../vm/interp/budget.js';
 import { RequestOrigins } from '../vm/runtime/request-origin.js';
@@ -31,6 +34,8 @@ import { captureLogger, type CaptureLogger } from '../vm/runtime/log.js';
 
 /** A call context that records what the native or guard did with it. */
 export interface FakeContext extends CallContext {
+  /** The machine's own budget: a test reads what natives charged (`charged`) and aborts the request (`abort`). */
+  readonly budget: Budget;
   /** Lines written with `ctx.log`. */
   readonly logs: string[];
   /** Every `ctx.respond` (and `ctx.fail`, as the body it answers with). */

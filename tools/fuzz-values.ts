@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import type { Arbitrary } from 'fast-check';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from '../vm/host/registry.js';
 import { uploadedFromBytes, valuesEqual, type FieldType, type FileSample, type Literal, type Value, type ValueObject } from '../plugins/sdk.js';
 import { isLiteral } from '../vm/lang.js';
 import type { FieldMeta } from '../vm/bytecode/module.js';

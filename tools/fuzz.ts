@@ -12,7 +12,7 @@ import type { Diagnostic } from '../vm/diagnostics.js';
 import { formatDiagnostic } from '../vm/diagnostics.js';
 import type { RouteTarget } from '../vm/runtime/types.js';
 import type { FieldMeta } from '../vm/bytecode/module.js';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from '../vm/host/registry.js';
 import type { ValueObject } from '../plugins/sdk.js';
 import { App } from '../vm/runtime/app.js';
 import { buildApp } from './host.js';

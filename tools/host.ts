@@ -5,7 +5,7 @@
 import { STANDARD_PLUGINS } from '../stdlib/index.js';
 import { appPlugins, buildApp as buildWith, loadApp as loadWith, type App, type AppBuild, type LoadOptions } from '../vm/runtime/app.js';
 import { loadSettings } from '../vm/runtime/config.js';
-import type { PluginRegistry } from '../plugins/registry.js';
+import type { PluginRegistry } from '../vm/host/registry.js';
 
 /** Loads an app folder or bundle with the standard plugins (see the runtime's `loadApp`). */
 export function loadApp(target: string, options: LoadOptions = {}): Promise<App> {

@@ -1,13 +1,13 @@
 /**
- * The import graph of the compiled source, and the layering rules it must keep (README's layout
- * table): no cycles among source files, and no edge a layer may not take. It reads the compiled
- * JavaScript rather than the TypeScript because `import type` is erased there: only imports that
- * run at load time can form a cycle or couple two layers.
+ * The import graph of the source, and the layering rules it must keep (README's layout table): no
+ * cycles among source files, and no edge a layer may not take. It reads the TypeScript source,
+ * `import type` included: a cycle of types still ties two modules together, so none is allowed.
+ * Dynamic `import()` is not an edge: it loads a module on first use, never at load time.
  */
 import { readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
 
-/** Files (repo-relative, `.js`, forward slashes) and, for each, the files it imports. */
+/** Files (repo-relative, `.ts`, forward slashes) and, for each, the files it imports. */
 export type ImportGraph = ReadonlyMap<string, readonly string[]>;
 
 /** A layering rule: no file under `from` may import a file under `to` (unless `unless` allows it). */
@@ -22,18 +22,19 @@ export interface ForbiddenEdge {
 /** Folders of the graph: tests and benchmarks may import anything and are not part of it. */
 const SOURCE_ROOTS = ['vm', 'plugins', 'stdlib', 'tools'];
 
-/** Static `import … from`, `export … from` and side-effect `import '…'` with a relative specifier. */
+/** Static `import … from` (`import type` too), `export … from` and side-effect `import '…'` with a relative specifier. */
 const IMPORT = /(?:^|[;\n])\s*(?:import|export)\s*(?:[^'";]*?\sfrom\s*)?['"](\.{1,2}\/[^'"]+)['"]/g;
 
-/** The graph of the compiled tree under `distDir` (the repo's `dist/`). */
-export function readImportGraph(distDir: string): ImportGraph {
+/** The graph of the source tree under `rootDir` (the repository). */
+export function readImportGraph(rootDir: string): ImportGraph {
   const graph = new Map<string, string[]>();
   for (const root of SOURCE_ROOTS) {
-    for (const file of jsFiles(join(distDir, root))) {
-      const from = relative(distDir, file).split(sep).join('/');
+    for (const file of sourceFiles(join(rootDir, root))) {
+      const from = relative(rootDir, file).split(sep).join('/');
       const targets: string[] = [];
       for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
-        const target = posix.normalize(posix.join(posix.dirname(from), match[1]!));
+        // Sources import each other by their compiled names (`./x.js`).
+        const target = posix.normalize(posix.join(posix.dirname(from), match[1]!)).replace(/\.js$/, '.ts');
         if (SOURCE_ROOTS.some((r) => target.startsWith(`${r}/`))) targets.push(target);
       }
       graph.set(from, [...new Set(targets)].sort());
@@ -42,7 +43,7 @@ export function readImportGraph(distDir: string): ImportGraph {
   return graph;
 }
 
-function jsFiles(dir: string): string[] {
+function sourceFiles(dir: string): string[] {
   let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -51,8 +52,8 @@ function jsFiles(dir: string): string[] {
   }
   return entries.flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'assets' ? [] : jsFiles(path);
-    return e.name.endsWith('.js') ? [path] : [];
+    if (e.isDirectory()) return e.name === 'assets' || e.name === 'node_modules' ? [] : sourceFiles(path);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [path] : [];
   });
 }
 
@@ -95,6 +96,7 @@ export function findCycles(graph: ImportGraph): string[][] {
 
 /** The layering of README's table: what each layer may not import. */
 export const FORBIDDEN_EDGES: readonly ForbiddenEdge[] = [
+  { from: 'vm/', to: 'plugins/', why: 'the VM owns the host contract (vm/host/); plugins/ is the SDK built on it' },
   { from: 'vm/interp/', to: 'vm/runtime/', why: 'the machine knows no HTTP' },
   { from: 'vm/interp/', to: 'vm/front/', why: 'the machine runs bytecode, not syntax' },
   { from: 'vm/runtime/', to: 'stdlib/', why: 'the composition root chooses the plugins, not the runtime' },
@@ -107,7 +109,7 @@ export const FORBIDDEN_EDGES: readonly ForbiddenEdge[] = [
     from: 'stdlib/',
     to: '',
     why: 'a standard plugin uses only the SDK facade and its own folder',
-    unless: (from, to) => to === 'plugins/sdk.js' || sameFolder(from, to) || from === 'stdlib/index.js',
+    unless: (from, to) => to === 'plugins/sdk.ts' || sameFolder(from, to) || from === 'stdlib/index.ts',
   },
 ];
 

@@ -2,7 +2,7 @@
  * Argument counts against declared parameters: the one check behind native calls, guard uses and
  * validator uses, so all three count optional and rest parameters alike.
  */
-import type { ParamSpec } from '../plugins/contract.js';
+import type { ParamSpec } from './host/natives.js';
 
 /** Null when `argc` arguments fit `params`; else what they expect: `2`, `1 to 2`, `at least 1`. */
 export function arityMismatch(params: readonly ParamSpec[], argc: number): string | null {

@@ -2,7 +2,7 @@
  * The session a request carries, as auth verifies it and CSRF binds its tokens to it: one
  * reading of the `Authorization: Bearer` header and the session cookie for both.
  */
-import type { RequestInfo } from '../sdk.js';
+import type { RequestInfo } from '../../vm/host/context.js';
 
 /** The cookie a browser session carries its token in (set it with set_cookie after login). */
 export const SESSION_COOKIE = 'rvm_session';

@@ -16,7 +16,7 @@ import {
   typeName,
   valuesEqual,
 } from '../../plugins/sdk.js';
-import type { Budget, PluginApi } from '../../plugins/sdk.js';
+import type { NativeBudget, PluginApi } from '../../plugins/sdk.js';
 
 /** Registers len, keys, values, contains and join. */
 export function registerLists(rvm: PluginApi): void {
@@ -108,7 +108,7 @@ export function registerLists(rvm: PluginApi): void {
 }
 
 /** Charges the budget for walking a list's items; returns the list. */
-function charged<T extends unknown[]>(budget: Budget, items: T): T {
+function charged<T extends unknown[]>(budget: NativeBudget, items: T): T {
   budget.chargeItems(items.length);
   return items;
 }

@@ -2,7 +2,7 @@
  * Core math natives: rounding, absolute value, minimum and maximum.
  */
 import { RUNTIME, RvmError, expectNumber } from '../../plugins/sdk.js';
-import type { Budget, PluginApi, Value } from '../../plugins/sdk.js';
+import type { NativeBudget, PluginApi, Value } from '../../plugins/sdk.js';
 
 /**
  * Most decimal places `round` accepts either way. A double carries about 17 significant digits,
@@ -62,7 +62,7 @@ export function registerMath(rvm: PluginApi): void {
   });
 }
 
-function extreme(budget: Budget, fn: string, args: Value[], better: (a: number, b: number) => boolean): Value {
+function extreme(budget: NativeBudget, fn: string, args: Value[], better: (a: number, b: number) => boolean): Value {
   const items = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
   budget.chargeItems(items.length);
   let best: number | null = null;

@@ -4,7 +4,7 @@
  * over MAX_TEXT_LENGTH or a list over MAX_LIST_LENGTH.
  */
 import { RUNTIME, MAX_LIST_LENGTH, RvmError, checkLength, codePointLength } from '../../plugins/sdk.js';
-import type { Budget, PluginApi } from '../../plugins/sdk.js';
+import type { NativeBudget, PluginApi } from '../../plugins/sdk.js';
 
 /** Registers lower, upper, trim, split, replace, starts_with and ends_with. */
 export function registerText(rvm: PluginApi): void {
@@ -95,7 +95,7 @@ export function registerText(rvm: PluginApi): void {
 }
 
 /** Charges the budget for scanning `text` once; returns it. */
-function scanned(budget: Budget, text: string): string {
+function scanned(budget: NativeBudget, text: string): string {
   budget.chargeText(text.length);
   return text;
 }

@@ -3,7 +3,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { RUNTIME, RvmError, revealText, typeName } from '../../plugins/sdk.js';
-import type { Budget, PluginApi, Value } from '../../plugins/sdk.js';
+import type { NativeBudget, PluginApi, Value } from '../../plugins/sdk.js';
 import { decryptText, encryptText, isTextLike, KEY_BYTES, parseKey } from './aes-gcm.js';
 
 /** Most bytes one secure_random call returns: keys and tokens are tens of bytes, not bulk data. */
@@ -55,7 +55,7 @@ export function registerCryptoNatives(rvm: PluginApi): void {
  * A text argument, accepting secret text (revealed): encrypting a secret is a fair use. Charged
  * to the budget: encoding, the cipher and base64 each pass over it.
  */
-function textArg(budget: Budget, fn: string, param: string, value: Value | undefined): string {
+function textArg(budget: NativeBudget, fn: string, param: string, value: Value | undefined): string {
   if (!isTextLike(value)) throw new RvmError(`${fn}() expects ${param} to be text, got ${typeName(value)}`, RUNTIME.type_error);
   const text = revealText(value);
   budget.chargeText(3 * text.length);

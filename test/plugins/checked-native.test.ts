@@ -6,8 +6,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HostObject, RvmError, SecretText, definePlugin } from '../../plugins/sdk.js';
 import type { NativeFn, ParamSpec, Value } from '../../plugins/sdk.js';
-import { checkedNative } from '../../plugins/checked-native.js';
-import { PluginLoadError, loadPlugins } from '../../plugins/registry.js';
+import { checkedNative } from '../../vm/host/checked-native.js';
+import { PluginLoadError, loadPlugins } from '../../vm/host/registry.js';
 import { fakeContext, loadForTest, TEST_APP } from '../../plugins/testing.js';
 
 /** The arguments the body received, so a test sees what got through. */

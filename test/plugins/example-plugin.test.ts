@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { HALT, RvmError } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../vm/host/registry.js';
 import slugs, { MAX_SLUG_LENGTH } from '../../plugins/example-plugin/index.js';
 import { core } from '../../stdlib/core/index.js';
 import { fakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';

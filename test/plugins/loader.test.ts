@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolvePlugins } from '../../plugins/loader.js';
-import { PluginLoadError } from '../../plugins/registry.js';
+import { resolvePlugins } from '../../vm/host/loader.js';
+import { PluginLoadError } from '../../vm/host/registry.js';
 
 let dir: string;
 

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { definePlugin, RvmError, type PluginDefinition, type RecordProvider, type RecordType } from '../../plugins/sdk.js';
-import { PluginLoadError, loadPlugins } from '../../plugins/registry.js';
+import { PluginLoadError, loadPlugins } from '../../vm/host/registry.js';
 import { TEST_APP, fakeContext } from '../../plugins/testing.js';
 
 function provider(extra: Partial<RecordProvider> = {}): RecordProvider {

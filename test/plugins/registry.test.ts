@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { definePlugin } from '../../plugins/sdk.js';
 import type { NativeMeta, PluginApi, PluginDefinition, ValidatorSpec } from '../../plugins/sdk.js';
-import { MAX_ANNOUNCE_TEXT, PluginLoadError, loadPlugins, pluginFingerprint } from '../../plugins/registry.js';
+import { MAX_ANNOUNCE_TEXT, PluginLoadError, loadPlugins, pluginFingerprint } from '../../vm/host/registry.js';
 import { TEST_APP } from '../../plugins/testing.js';
 
 const META: NativeMeta = { params: [], doc: 'Does a thing.' };

@@ -10,8 +10,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { RUNTIME_PACKAGE } from '../../plugins/sdk-hook.js';
-import { resolvePlugins } from '../../plugins/loader.js';
+import { RUNTIME_PACKAGE } from '../../vm/host/sdk-hook.js';
+import { resolvePlugins } from '../../vm/host/loader.js';
 import * as sdk from '../../plugins/sdk.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
@@ -150,6 +150,19 @@ describe('plugins import the SDK by package name', () => {
     await assert.rejects(resolvePlugins(['./plugins/sneaky.mjs'], other), (e: unknown) => {
       assert.equal((e as { code?: string }).code, 'E_PLUGIN_INVALID');
       assert.match((e as Error).message, /sneaky\.mjs' failed to load: .*not exported|ERR_PACKAGE_PATH_NOT_EXPORTED|subpath/i);
+      return true;
+    });
+  });
+
+  test('a plugin written against a name the SDK withdrew fails to load saying what to use instead', async () => {
+    const old = join(dir, 'old');
+    write(
+      join(old, 'plugins', 'old.mjs'),
+      `import { CPU_BUDGET_MS } from 'rvm-runtime/sdk';\nexport default { name: 'old', version: '1', setup() { void CPU_BUDGET_MS; } };\n`,
+    );
+    await assert.rejects(resolvePlugins(['./plugins/old.mjs'], old), (e: unknown) => {
+      assert.equal((e as { code?: string }).code, 'E_PLUGIN_INVALID');
+      assert.match((e as Error).message, /old\.mjs' failed to load: .*CPU_BUDGET_MS.*rvm-runtime\/sdk no longer exports CPU_BUDGET_MS: .*ctx\.budget/);
       return true;
     });
   });

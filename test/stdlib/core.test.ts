@@ -2,7 +2,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HALT, HostObject, RESPONSE_HELPERS, RvmError, SecretText } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../vm/host/registry.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
 import { core } from '../../stdlib/core/index.js';
 import { fakeContext, type FakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';

@@ -6,7 +6,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
 import type { SecuritySchemeSpec, Value } from '../../plugins/sdk.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../vm/host/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { crypto } from '../../stdlib/crypto/index.js';
 import {

@@ -6,7 +6,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HALT, RvmError } from '../../plugins/sdk.js';
 import type { RequestInfo, Value } from '../../plugins/sdk.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../../vm/host/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { headers } from '../../stdlib/headers/index.js';
 import { buildCsp } from '../../stdlib/headers/csp.js';

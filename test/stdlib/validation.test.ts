@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { VALIDATORS, VALIDATOR_NAMES, validation } from '../../stdlib/validation/index.js';
 import { core } from '../../stdlib/core/index.js';
 import { STANDARD_PLUGINS } from '../../stdlib/index.js';
-import { loadPlugins } from '../../plugins/registry.js';
+import { loadPlugins } from '../../vm/host/registry.js';
 import { FILE_KINDS, fileBytes } from '../../stdlib/validation/file-samples.js';
 import { formatByteSize, parseByteSize } from '../../stdlib/validation/sizes.js';
 import { isMultipleOf } from '../../stdlib/validation/numbers.js';

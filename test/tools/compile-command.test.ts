@@ -10,7 +10,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PluginLoadError } from '../../plugins/registry.js';
+import { PluginLoadError } from '../../vm/host/registry.js';
 import { readBundle } from '../../vm/bytecode/bundle.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';

@@ -1,7 +1,7 @@
 /** `rvm compile DIR -o FILE.rvmb`: compile and link the app, then write one deploy bundle recording its plugins. */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { recordPlugins } from '../../plugins/loader.js';
+import { recordPlugins } from '../../vm/host/loader.js';
 import { writeBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { CONFIG_FILE } from '../../vm/runtime/config.js';

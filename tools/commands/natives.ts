@@ -1,5 +1,5 @@
 /** `rvm natives [DIR]`: every native of the standard plugins (and of DIR's plugins) with its signature and doc. */
-import type { PluginRegistry, RegisteredNative } from '../../plugins/registry.js';
+import type { PluginRegistry, RegisteredNative } from '../../vm/host/registry.js';
 import { EXIT_OK, out, plural, type CliIo, type ParsedArgs } from './common.js';
 import { paramText, pluginRegistry } from './validators.js';
 

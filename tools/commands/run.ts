@@ -7,7 +7,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveBundlePlugins } from '../../plugins/loader.js';
+import { resolveBundlePlugins } from '../../vm/host/loader.js';
 import { readBundle } from '../../vm/bytecode/bundle.js';
 import { DiagnosticError } from '../../vm/diagnostics.js';
 import { buildApp, loadApp } from '../host.js';
@@ -20,7 +20,7 @@ import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';
 import { passwordCost } from '../../stdlib/auth/passwords.js';
 import { loadSettings } from '../../vm/runtime/config.js';
-import type { AppSettings } from '../../plugins/contract.js';
+import type { AppSettings } from '../../vm/host/context.js';
 import { CliError, UsageError, err, errorsOf, flagValue, out, plural, rvmVersion, type CliIo, type ParsedArgs } from './common.js';
 
 export const DEFAULT_PORT = 3000;

@@ -1,5 +1,5 @@
 /** `rvm validators [DIR]`: every validator of the runtime's and standard plugins (and of DIR's plugins) with its signature. */
-import type { PluginRegistry, RegisteredValidator } from '../../plugins/registry.js';
+import type { PluginRegistry, RegisteredValidator } from '../../vm/host/registry.js';
 import type { ParamSpec } from '../../plugins/sdk.js';
 import { hostPlugins } from '../host.js';
 import { loadSettings } from '../../vm/runtime/config.js';

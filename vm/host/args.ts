@@ -4,9 +4,9 @@
  * the same wording (plugins/checked-native.ts); these serve what a declaration cannot say: a
  * field of an options object, an item of a list, an argument of a guard.
  */
-import { HostObject, MAX_TEXT_LENGTH, RvmError, typeName } from '../../vm/values.js';
-import type { Value, ValueObject } from '../../vm/values.js';
-import { RUNTIME } from '../../vm/errors.js';
+import { HostObject, MAX_TEXT_LENGTH, RvmError, typeName } from '../values.js';
+import type { Value, ValueObject } from '../values.js';
+import { RUNTIME } from '../errors.js';
 
 /** True when an optional argument was left out (the VM may pass undefined or null). */
 export function absent(v: Value | undefined): v is null | undefined {

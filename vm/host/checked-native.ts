@@ -5,9 +5,9 @@
  * a few `typeof` tests, not a loop over the parameters. Nothing from the plugin enters the
  * generated source: types map to fixed expressions, names reach the error by index.
  */
-import type { Value } from '../vm/values.js';
-import type { NativeFn, ParamSpec, ParamType } from './contract.js';
-import { typeError } from './kit/args.js';
+import type { Value } from '../values.js';
+import type { NativeFn, ParamSpec, ParamType } from './natives.js';
+import { typeError } from './args.js';
 
 /** Per checked type: the test an argument passes (a JS expression on it), and how the error names the type. */
 const CHECKS: Readonly<Record<Exclude<ParamType, 'any'>, { test: (a: string) => string; expected: string }>> = {

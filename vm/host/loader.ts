@@ -10,10 +10,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { BundlePlugin } from '../vm/bytecode/bundle.js';
+import type { BundlePlugin } from '../bytecode/bundle.js';
 import { PluginLoadError } from './registry.js';
-import { PLUGIN } from '../vm/errors.js';
-import type { PluginDefinition } from './contract.js';
+import { PLUGIN } from '../errors.js';
+import type { PluginDefinition } from './plugin.js';
 
 /** Conditions honoured in a package's `exports`, in the order an ESM `import` from Node honours them. */
 const EXPORT_CONDITIONS: ReadonlySet<string> = new Set(['import', 'node', 'default']);
@@ -176,7 +176,8 @@ async function importDefinition(what: string, file: string): Promise<PluginDefin
   try {
     mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new PluginLoadError(`${what} failed to load: ${(error as Error)?.message ?? String(error)}`, PLUGIN.E_PLUGIN_INVALID);
+    const message = (error as Error)?.message ?? String(error);
+    throw new PluginLoadError(`${what} failed to load: ${message}${withdrawnExportHint(message)}`, PLUGIN.E_PLUGIN_INVALID);
   }
   let candidate = mod.default ?? mod.plugin;
   // A CommonJS module compiled from `export default` arrives as { default: definition }.
@@ -185,6 +186,32 @@ async function importDefinition(what: string, file: string): Promise<PluginDefin
     throw new PluginLoadError(`${what} does not export a plugin definition (default export or 'plugin': { name, version, setup })`, PLUGIN.E_PLUGIN_INVALID);
   }
   return candidate as unknown as PluginDefinition;
+}
+
+/**
+ * Names `rvm-runtime/sdk` exported once and no longer does (spec/plugins/sdk.md), with what a
+ * plugin uses instead: a plugin written against the old SDK fails to load with this said.
+ */
+const WITHDRAWN_SDK_EXPORTS: Readonly<Record<string, string>> = {
+  CPU_BUDGET_MS: "the VM's own limit: charge `ctx.budget` and read `ctx.app.limits.cpuTimeMs`",
+  TIME_SLICE_MS: "the VM's own limit: read `ctx.app.limits.timeSliceMs`",
+  FUEL_BUDGET: "the VM's own limit: charge `ctx.budget` (chargeText, chargeItems)",
+  CHARS_PER_UNIT: "the VM's own accounting: charge `ctx.budget.chargeText(n)`",
+  UNITS_PER_ITEM: "the VM's own accounting: charge `ctx.budget.chargeItems(n)`",
+  readRegularFile: 'read files with node:fs; the runtime keeps its own reader',
+  UnreadableFileError: 'read files with node:fs; the runtime keeps its own reader',
+  sniffMime: 'declare a file field with @image or @document; `UploadedFile.type` is the type its bytes show',
+  serializeCookie: 'use `setCookie(ctx, name, value, options)`',
+  orNull: 'write `{ anyOf: [schema, { type: "null" }] }` (JSON Schema)',
+  datetimeInstant: 'use `instantOf(text)` and `isDatetime(text)`',
+  defaultErrorMessage: 'use `ctx.fail(status)`, which fills the message, or `HTTP.<code>.message`',
+};
+
+/** The hint for a plugin that imports a name the SDK withdrew, from the import error's message; '' otherwise. */
+function withdrawnExportHint(message: string): string {
+  const name = /module '(?:rvm-runtime\/sdk|[^']*\/plugins\/sdk\.js)' does not provide an export named '(\w+)'/.exec(message)?.[1];
+  const instead = name === undefined ? undefined : WITHDRAWN_SDK_EXPORTS[name];
+  return instead === undefined ? '' : ` (rvm-runtime/sdk no longer exports ${name}: ${instead}; see spec/plugins/sdk.md)`;
 }
 
 let runtimePackageMapped = false;

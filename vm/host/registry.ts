@@ -5,27 +5,16 @@
  * registered behind the checks of its declared parameters (plugins/checked-native.ts).
  */
 import { createHash } from 'node:crypto';
-import { FIELD_TYPES } from '../vm/lang.js';
-import { RESULT_TYPES, resultTypeSchema } from '../vm/compiler/field-schema.js';
-import type {
-  AppSettings,
-  EndpointFn,
-  EndpointMeta,
-  ErrorResponseSpec,
-  GuardFn,
-  GuardMeta,
-  NativeFn,
-  NativeMeta,
-  ParamSpec,
-  PluginApi,
-  PluginDefinition,
-  RecordProvider,
-  RecordType,
-  SecuritySchemeSpec,
-  ValidatorSpec,
-} from './contract.js';
+import { FIELD_TYPES } from '../lang.js';
+import { RESULT_TYPES, resultTypeSchema } from '../compiler/field-schema.js';
+import type { AppSettings } from './context.js';
+import type { EndpointFn, EndpointMeta } from './introspection.js';
+import type { ErrorResponseSpec, GuardFn, GuardMeta, NativeFn, NativeMeta, ParamSpec, SecuritySchemeSpec } from './natives.js';
+import type { PluginApi, PluginDefinition } from './plugin.js';
+import type { RecordProvider, RecordType } from './records.js';
+import type { ValidatorSpec } from './validators.js';
 import { checkedNative } from './checked-native.js';
-import { PLUGIN, type PluginCode } from '../vm/errors.js';
+import { PLUGIN, type PluginCode } from '../errors.js';
 
 /** A plugin that could not be loaded; `code` is one of the `E_PLUGIN_*` codes in spec/errors.md. */
 export class PluginLoadError extends Error {

@@ -7,7 +7,7 @@
 import { Op, OPCODES } from '../bytecode/opcodes.js';
 import { nextTurn } from './scheduler.js';
 import { HTTP, RUNTIME } from '../errors.js';
-import { HALT, type Halt } from '../../plugins/contract.js';
+import { HALT, type Halt } from '../host/context.js';
 import {
   HostObject,
   MAX_LIST_LENGTH,

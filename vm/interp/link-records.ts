@@ -6,8 +6,9 @@
  */
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import type { ArgShape, CallRef, TypeMeta } from '../bytecode/module.js';
-import { RawRequestArg, UNKNOWN, type KnownArg, type NativeFn, type RecordType } from '../../plugins/contract.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import { RawRequestArg, UNKNOWN, type KnownArg, type RecordType } from '../host/records.js';
+import type { NativeFn } from '../host/natives.js';
+import type { PluginRegistry } from '../host/registry.js';
 import { arityMismatch, takesArguments } from '../arity.js';
 import { RvmError } from '../values.js';
 import { DIAG, HTTP } from '../errors.js';

@@ -15,13 +15,13 @@ import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { DIAG, HTTP } from '../errors.js';
 import type { CallableMeta, CallRef, ChunkData, CompiledModule } from '../bytecode/module.js';
 import type { LinkedChunk, Program } from './program.js';
-import type { NativeFn } from '../../plugins/contract.js';
+import type { NativeFn } from '../host/natives.js';
 import type { Value } from '../values.js';
 import { arityMismatch, takesArguments } from '../arity.js';
 import { RvmError } from '../values.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../host/registry.js';
 import { NO_TYPE_VALIDATION, RecordLinker, type TypeValidation } from './link-records.js';
-import type { RecordType } from '../../plugins/contract.js';
+import type { RecordType } from '../host/records.js';
 
 /** What linking gives the host: the program, where each module's chunks and each callable landed, and the problems. */
 export interface LinkResult {

@@ -4,7 +4,8 @@
  * the host it is given for one execution (`VmHost`), which the runtime implements.
  */
 import type { ChunkData, RouteMeta } from '../bytecode/module.js';
-import type { CallContext, Halt, NativeFn } from '../../plugins/contract.js';
+import type { CallContext, Halt } from '../host/context.js';
+import type { NativeFn } from '../host/natives.js';
 import type { Value } from '../values.js';
 
 export interface LinkedChunk {

@@ -6,7 +6,8 @@
 import type { RequestContext } from './context.js';
 import { HTTP } from '../errors.js';
 import { ResponseTooLargeError, catalogueResponse, finalizeResponse } from './response.js';
-import type { AppHandle, OutgoingResponse } from './types.js';
+import type { OutgoingResponse } from './types.js';
+import type { AppHandle } from './app-handle.js';
 
 /** The response, or a Promise of it when something still runs. */
 export type Result = OutgoingResponse | Promise<OutgoingResponse>;

@@ -19,9 +19,11 @@ import type { CompiledModule } from '../bytecode/module.js';
 import type { Program } from '../interp/program.js';
 import { RvmError, type Value } from '../values.js';
 import { COMPILER_VERSION } from '../lang.js';
-import type { AppSettings, KeyValueStore, PluginDefinition } from '../../plugins/contract.js';
-import { loadPlugins, type PluginRegistry } from '../../plugins/registry.js';
-import { resolveBundlePlugins, resolvePlugins } from '../../plugins/loader.js';
+import type { AppSettings } from '../host/context.js';
+import type { KeyValueStore } from '../host/stores.js';
+import type { PluginDefinition } from '../host/plugin.js';
+import { loadPlugins, type PluginRegistry } from '../host/registry.js';
+import { resolveBundlePlugins, resolvePlugins } from '../host/loader.js';
 import { RUNTIME_PLUGIN } from './host-natives.js';
 import { loadSettings } from './config.js';
 import { RequestContext } from './context.js';
@@ -35,7 +37,8 @@ import { openStore, type OpenedStore, type WorkerStore } from './stores/open.js'
 import { Admission } from './http/admission.js';
 import { Watchdog } from './watchdog.js';
 import { performance } from 'node:perf_hooks';
-import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget, type Router } from './types.js';
+import { BUILTIN_PREFIX, type IncomingRequest, type OutgoingResponse, type RouteTarget, type Router } from './types.js';
+import type { AppHandle } from './app-handle.js';
 import { planTypes, planValidation, typeValidation, ValidationPlans } from './validate.js';
 
 /** Files a plugin of the app may be made of. */

@@ -3,11 +3,11 @@
  * what the CLI passes. A malformed file is one clear error naming the file.
  */
 import { join } from 'node:path';
-import type { AppSettings } from '../../plugins/contract.js';
+import type { AppSettings } from '../host/context.js';
 import { createSecretSource } from './secrets.js';
 import { DEFAULT_BODY_LIMIT } from './http/body.js';
 import { DEFAULT_LIMITS } from './limits.js';
-import type { Limits } from '../../plugins/contract.js';
+import type { Limits } from '../host/context.js';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
 import { readRegularFile } from '../regular-file.js';
 import { DIAG } from '../errors.js';

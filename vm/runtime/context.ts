@@ -10,11 +10,11 @@ import {
   type BodyKind,
   type CallContext,
   type Halt,
-  type KeyValueStore,
   type RequestInfo,
   type RequestOrigin,
   type ResponseStream,
-} from '../../plugins/contract.js';
+} from '../host/context.js';
+import type { KeyValueStore } from '../host/stores.js';
 import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { HTTP, RUNTIME } from '../errors.js';
 import { type Admission, bodyMemoryFactor, overloaded } from './http/admission.js';

@@ -5,7 +5,7 @@
  * actually returns a Promise; a request that waits is watched for its deadline and its client.
  */
 import { performance } from 'node:perf_hooks';
-import { HALT } from '../../plugins/contract.js';
+import { HALT } from '../host/context.js';
 import { overloaded } from './http/admission.js';
 import { HttpError, NO_BODY, hasBody } from './http/body.js';
 import { RequestContext } from './context.js';
@@ -14,7 +14,8 @@ import { HTTP } from '../errors.js';
 import { catalogueBody, catalogueResponse, errorResponse, withoutBody } from './response.js';
 import type { Value } from '../values.js';
 import { answered, finalize, release, type Result } from './answer.js';
-import { BUILTIN_PREFIX, type AppHandle, type IncomingRequest, type OutgoingResponse, type RouteTarget } from './types.js';
+import { BUILTIN_PREFIX, type IncomingRequest, type OutgoingResponse, type RouteTarget } from './types.js';
+import type { AppHandle } from './app-handle.js';
 import type { AbandonReason, Watched } from './watchdog.js';
 
 /**

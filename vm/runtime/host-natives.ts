@@ -3,7 +3,8 @@
  * They are the host's, not a library's, so every app loads them first whatever plugins the
  * composition root chooses; `next()` is one, as only the runtime knows the middleware chain.
  */
-import type { CallContext, PluginDefinition } from '../../plugins/contract.js';
+import type { CallContext } from '../host/context.js';
+import type { PluginDefinition } from '../host/plugin.js';
 import type { Value } from '../values.js';
 import { COMPILER_VERSION } from '../lang.js';
 import type { RequestContext } from './context.js';

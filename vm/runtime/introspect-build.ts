@@ -2,7 +2,8 @@
  * Introspection of an app that was built but is not served (`rvm openapi`): the same route
  * views the running server hands its built-in endpoints, from one `buildApp` result.
  */
-import type { AppIntrospection, AppSettings, DiagnosticInfo, RouteInfo, TypeInfo } from '../../plugins/contract.js';
+import type { AppIntrospection, DiagnosticInfo, RouteInfo, TypeInfo } from '../host/introspection.js';
+import type { AppSettings } from '../host/context.js';
 import type { AppBuild } from './app.js';
 import { routeInfo, typeInfos } from './introspection.js';
 

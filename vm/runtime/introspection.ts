@@ -3,10 +3,11 @@
  * routes with their guards, fields and inferred responses, straight from the compiled metadata
  * and the plugins' validator and guard meta — the docs are what the server runs.
  */
-import type { AppIntrospection, AppSettings, DecoratorInfo, DiagnosticInfo, FieldInfo, RouteInfo, TypeInfo } from '../../plugins/contract.js';
+import type { AppIntrospection, DecoratorInfo, DiagnosticInfo, FieldInfo, RouteInfo, TypeInfo } from '../host/introspection.js';
+import type { AppSettings } from '../host/context.js';
 import type { JsonSchema } from '../bytecode/module.js';
 import { isLiteral } from '../lang.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import type { PluginRegistry } from '../host/registry.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { fieldTypeSchema } from '../compiler/field-schema.js';
 import type { RouteTarget } from './types.js';

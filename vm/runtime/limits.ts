@@ -3,7 +3,7 @@
  * with their defaults and the reason for each (config.ts reads them). The VM's own limits (fuel,
  * call depth) and the per-request body limit live beside what they bound.
  */
-import type { Limits } from '../../plugins/contract.js';
+import type { Limits } from '../host/context.js';
 import { CPU_BUDGET_MS, TIME_SLICE_MS } from '../interp/budget.js';
 
 /** From arrival to answer, awaits included: longer than any honest queue or outbound call, short enough to free the slot. */

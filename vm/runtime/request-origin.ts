@@ -7,7 +7,7 @@
  * constant time), and a source that appears later (a body read after the index was made) is
  * added when it does.
  */
-import type { RequestOrigin } from '../../plugins/contract.js';
+import type { RequestOrigin } from '../host/context.js';
 import { HostObject, type Value } from '../values.js';
 
 /** Values a question visits before the request's data counts as large and is indexed. */

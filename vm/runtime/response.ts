@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import { toText, RvmError } from '../values.js';
 import { RUNTIME, type HttpErrorEntry } from '../errors.js';
-import type { BodyKind, ResponseDraft } from '../../plugins/contract.js';
+import type { BodyKind, ResponseDraft } from '../host/context.js';
 import type { OutgoingResponse } from './types.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

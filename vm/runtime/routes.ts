@@ -13,8 +13,9 @@ import { DIAG, HTTP } from '../errors.js';
 import { arityMismatch } from '../arity.js';
 import type { LinkedCallable, LinkResult } from '../interp/link.js';
 import type { Literal } from '../lang.js';
-import type { CalledNativeInfo, ErrorResponseSpec, GuardInfo, MiddlewareInfo, NativeMeta, SecuritySchemeSpec } from '../../plugins/contract.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import type { CalledNativeInfo, GuardInfo, MiddlewareInfo } from '../host/introspection.js';
+import type { ErrorResponseSpec, NativeMeta, SecuritySchemeSpec } from '../host/natives.js';
+import type { PluginRegistry } from '../host/registry.js';
 import { defaultErrorCode } from './response.js';
 import type { RouteTarget } from './types.js';
 

@@ -6,7 +6,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import type { SecretSource } from '../../plugins/contract.js';
+import type { SecretSource } from '../host/context.js';
 import { RvmError } from '../values.js';
 import { RUNTIME } from '../errors.js';
 import { UnreadableFileError, readRegularFile } from '../regular-file.js';

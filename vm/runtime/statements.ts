@@ -3,7 +3,7 @@
  * answer: the machine hands over the values the program computed, and the host checks them
  * against HTTP (fields, status ranges, headers) before it answers.
  */
-import type { CallContext, Halt } from '../../plugins/contract.js';
+import type { CallContext, Halt } from '../host/context.js';
 import { RUNTIME } from '../errors.js';
 import { RESPONSE_FIELDS } from '../lang.js';
 import { HostObject, RvmError, getField, toText, type Value, type ValueObject } from '../values.js';

@@ -10,7 +10,7 @@
  */
 import { RvmError, type Value } from '../values.js';
 import { RUNTIME } from '../errors.js';
-import { SECURITY_KEY_PREFIX, type KeyValueStore, type WindowResult } from '../../plugins/contract.js';
+import { SECURITY_KEY_PREFIX, type KeyValueStore, type WindowResult } from '../host/stores.js';
 import { createSlidingWindows } from './stores/sliding-window.js';
 import { StoreFullError } from './stores/unavailable.js';
 

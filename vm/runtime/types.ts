@@ -5,10 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { PathSegment } from '../lang.js';
 import type { ResponseMeta, RouteMeta } from '../bytecode/module.js';
-import type { CalledNativeInfo, GuardInfo, MiddlewareInfo } from '../../plugins/contract.js';
-import type { Admission } from './http/admission.js';
-import type { ContextDeps, RequestContext } from './context.js';
-import type { Watchdog } from './watchdog.js';
+import type { CalledNativeInfo, GuardInfo, MiddlewareInfo } from '../host/introspection.js';
 
 /** Prefix of the runtime's own paths (reference, spec); they bypass user middleware. */
 export const BUILTIN_PREFIX = '/_app/';
@@ -78,28 +75,26 @@ export interface Router<T> {
   match(method: string, path: string): RouteMatch<T>;
 }
 
-/** A loaded, linked app as the transport sees it: what its request contexts need, and more. */
-export interface AppHandle extends ContextDeps {
-  /** Requests in flight and body memory, against the app's limits. */
-  readonly admission: Admission;
-  /** Looks after requests that wait: their wall-clock deadline and their client. */
-  readonly watchdog: Watchdog;
-  /** The current router; replaced whole on hot reload. */
-  readonly router: Router<RouteTarget>;
-  /** The middleware of a request no route matches (404): the root `_middleware.rvm`, if any. */
-  readonly rootMiddleware: readonly number[];
-  /** Dev mode: resolves when a pending reload has finished, so the next request sees it. */
-  ready(): void | Promise<void>;
+export type ParsedBodyKind = 'none' | 'json' | 'form' | 'multipart' | 'text';
+
+/**
+ * A parsed body: JSON data, form fields (text, or a list of text for repeated keys), multipart
+ * fields (the same, plus UploadedFile values for declared file fields), text, or null.
+ */
+export interface ParsedBody {
+  kind: ParsedBodyKind;
+  value: unknown;
   /**
-   * Answers paths under `/_app/` (the reference and other built-ins). Returns null when the path
-   * is not a built-in; built-ins bypass user middleware.
+   * A large JSON body parses again from its bytes: once validated, its parsed form (1 MiB of
+   * small objects is ~21 MB of heap) need not wait in memory with its request (see
+   * RequestContext.validated).
    */
-  builtin(request: IncomingRequest, path: string, rawQuery: string): OutgoingResponse | Promise<OutgoingResponse> | null;
-  /** Runs middleware → guards → validation → handler for a matched route, filling ctx.response. */
-  execute(ctx: RequestContext, target: RouteTarget): void | Promise<void>;
+  reparse?: () => unknown;
   /**
-   * A request no route answers (404, 405, an OPTIONS preflight): runs the middleware `chain`
-   * around `answer`, so security headers and CORS apply and the app may shape the answer.
+   * A large JSON body: the named top-level members alone, parsed from the scanned text (its
+   * `value` is DROPPED until something reads the whole body). What validation reads.
    */
-  around(ctx: RequestContext, chain: readonly number[], answer: () => void): void | Promise<void>;
+  project?: (names: readonly string[]) => unknown;
+  /** Removes the request's temporary upload files; run once the response is final. */
+  cleanup?: () => Promise<void>;
 }

@@ -9,17 +9,18 @@
  * Per request: presence (`@required`, `@default`, `name?:`), the field type (JSON strict; query,
  * form and multipart text coerced), then every rule; the 422 lists every failing field.
  */
-import { HALT, type Halt, type ParamSpec, type ValidatorSpec } from '../../plugins/contract.js';
-import type { PluginRegistry } from '../../plugins/registry.js';
+import { HALT, type BodyKind, type Halt, type RequestInfo } from '../host/context.js';
+import type { ParamSpec } from '../host/natives.js';
+import type { ValidatorSpec } from '../host/validators.js';
+import type { PluginRegistry } from '../host/registry.js';
 import { isLiteral, type Constant, type FieldType, type Literal } from '../lang.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { DIAG, HTTP, type DiagnosticCode } from '../errors.js';
 import type { DecoratorMeta, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
 import type { TypeValidation } from '../interp/link-records.js';
 import { fromJson, intFromText, numberFromText, RvmError, typeName, type Value, type ValueObject } from '../values.js';
-import type { RequestContext } from './context.js';
 import { catalogueBody } from './response.js';
-import type { UploadSpec } from './types.js';
+import type { ParsedBodyKind, UploadSpec } from './types.js';
 import { UploadedFile } from './http/upload.js';
 import { compileFirstPass, type FirstPass } from './validate-compile.js';
 import { arityMismatch, takesArguments } from '../arity.js';
@@ -381,6 +382,20 @@ export function typeValidation(registry: PluginRegistry): TypeValidation {
 // ---------------------------------------------------------------------------------------------
 // Request time
 
+/** What validating a request needs of its context (the runtime's RequestContext has it). */
+export interface ValidationTarget {
+  readonly request: Pick<RequestInfo, 'query'>;
+  /** How the body arrived: form text is coerced, JSON is not. */
+  readonly bodyKind: ParsedBodyKind;
+  /** The body's fields `names` (a large JSON body parses only those). */
+  bodyFields(names: readonly string[]): unknown;
+  /** Hands over the validated body. */
+  validated(value: Value): void;
+  /** Hands over the validated query. */
+  setQueryValue(value: Value): void;
+  respond(status: number, body: Value, kind?: BodyKind): Halt;
+}
+
 /**
  * The validation plans of an app's routes, each compiled on first use, so a start does not pay
  * for routes nobody calls. Loading has already proved that every route plans without a
@@ -424,7 +439,7 @@ export class ValidationPlans {
   }
 
   /** VALIDATE for the request of `ctx`: section 0 validates the body into `body`, section 1 the query into `query`. */
-  run(ctx: RequestContext, route: RouteMeta, section: number): void | Halt {
+  run(ctx: ValidationTarget, route: RouteMeta, section: number): void | Halt {
     const plan = this.of(route);
     const fields = section === 0 ? plan?.body : plan?.query;
     if (!fields) return;
@@ -448,7 +463,7 @@ export class ValidationPlans {
   }
 }
 
-function reject(ctx: RequestContext, details: FieldError[]): Halt {
+function reject(ctx: ValidationTarget, details: FieldError[]): Halt {
   ctx.respond(HTTP.validation_failed.status, catalogueBody(HTTP.validation_failed, HTTP.validation_failed.message, details) as unknown as Value, 'json');
   return HALT;
 }

@@ -6,7 +6,7 @@ import { tokenize } from '../../../vm/front/lexer.js';
 import { parse } from '../../../vm/front/parser.js';
 import { compileSource } from '../../../vm/compiler/compiler.js';
 import { link } from '../../../vm/interp/link.js';
-import { loadPlugins, type PluginRegistry } from '../../../plugins/registry.js';
+import { loadPlugins, type PluginRegistry } from '../../../vm/host/registry.js';
 import { STANDARD_PLUGINS } from '../../../stdlib/index.js';
 import { loadSettings } from '../../../vm/runtime/config.js';
 

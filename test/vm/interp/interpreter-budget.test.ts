@@ -156,8 +156,8 @@ describe('interpreter budget', () => {
   test('an abort reaches a running loop at its next check, and a new execution at once', async () => {
     const budget = new Budget();
     const natives: NativeFn[] = [
-      (ctx) => {
-        ctx.budget.abort(new RvmError('too late', 'deadline_exceeded'));
+      () => {
+        budget.abort(new RvmError('too late', 'deadline_exceeded'));
         return null;
       },
     ];

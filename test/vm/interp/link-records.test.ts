@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileSource } from '../../../vm/compiler/compiler.js';
 import { link } from '../../../vm/interp/link.js';
-import { loadPlugins } from '../../../plugins/registry.js';
+import { loadPlugins } from '../../../vm/host/registry.js';
 import { definePlugin, UNKNOWN, type KnownArg, type RecordProvider, type RecordType } from '../../../plugins/sdk.js';
 import { TEST_APP, fakeContext } from '../../../plugins/testing.js';
 

@@ -1,7 +1,7 @@
 /** The runtime's own natives: `next()` is the host's, loaded by every app whatever plugins it is given. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadPlugins } from '../../../plugins/registry.js';
+import { loadPlugins } from '../../../vm/host/registry.js';
 import { RUNTIME_PLUGIN, RUNTIME_PLUGIN_NAME } from '../../../vm/runtime/host-natives.js';
 import { appPlugins } from '../../../vm/runtime/app.js';
 import { loadSettings } from '../../../vm/runtime/config.js';

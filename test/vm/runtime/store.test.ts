@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../../../vm/runtime/store.js';
-import { SECURITY_KEY_PREFIX } from '../../../plugins/contract.js';
+import { SECURITY_KEY_PREFIX } from '../../../vm/host/stores.js';
 import { RvmError } from '../../../vm/values.js';
 
 describe('createMemoryStore', () => {

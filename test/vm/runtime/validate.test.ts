@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { compileSource } from '../../../vm/compiler/compiler.js';
 import type { RouteMeta } from '../../../vm/bytecode/module.js';
 import { coerce, planValidation, unstorableText, validateFields, DEFAULT_MAX_FILE_BYTES } from '../../../vm/runtime/validate.js';
-import { loadPlugins, type PluginRegistry } from '../../../plugins/registry.js';
+import { loadPlugins, type PluginRegistry } from '../../../vm/host/registry.js';
 import { definePlugin, type Literal } from '../../../plugins/sdk.js';
 import { loadSettings } from '../../../vm/runtime/config.js';
 import { uploadedFromBytes } from '../../../vm/runtime/http/upload.js';

@@ -5,7 +5,7 @@
  * with `Retry-After` instead of being read, parsed or run, so a flood of large bodies or of slow
  * requests costs the others a refusal, never the process its heap.
  */
-import type { Limits } from '../../../plugins/contract.js';
+import type { Limits } from '../../host/context.js';
 import { HttpError } from './http-error.js';
 import { HTTP } from '../../errors.js';
 

@@ -9,7 +9,7 @@ import { HttpError } from './http-error.js';
 import { HTTP, type HttpErrorEntry } from '../../errors.js';
 import { nextTurn } from '../../interp/scheduler.js';
 import { projectMembers, scanJson } from './json-scan.js';
-import type { IncomingRequest, UploadSpec } from '../types.js';
+import type { IncomingRequest, ParsedBody, UploadSpec } from '../types.js';
 
 export { HttpError } from './http-error.js';
 
@@ -29,29 +29,7 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export const MAX_JSON_DEPTH = 128;
 
 /** How the body arrived: the validation layer coerces form and multipart text but keeps JSON strict. */
-export type ParsedBodyKind = 'none' | 'json' | 'form' | 'multipart' | 'text';
-
-/**
- * A parsed body: JSON data, form fields (text, or a list of text for repeated keys), multipart
- * fields (the same, plus UploadedFile values for declared file fields), text, or null.
- */
-export interface ParsedBody {
-  kind: ParsedBodyKind;
-  value: unknown;
-  /**
-   * A large JSON body parses again from its bytes: once validated, its parsed form (1 MiB of
-   * small objects is ~21 MB of heap) need not wait in memory with its request (see
-   * RequestContext.validated).
-   */
-  reparse?: () => unknown;
-  /**
-   * A large JSON body: the named top-level members alone, parsed from the scanned text (its
-   * `value` is DROPPED until something reads the whole body). What validation reads.
-   */
-  project?: (names: readonly string[]) => unknown;
-  /** Removes the request's temporary upload files; run once the response is final. */
-  cleanup?: () => Promise<void>;
-}
+export type { ParsedBody, ParsedBodyKind } from '../types.js';
 
 /** The parsed value of a large JSON body not built, or dropped after validation, until `request.body` asks for it. */
 export const DROPPED: unique symbol = Symbol('dropped');

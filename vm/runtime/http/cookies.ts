@@ -4,7 +4,7 @@
  */
 import { RvmError } from '../../values.js';
 import { RUNTIME } from '../../errors.js';
-import type { CallContext } from '../../../plugins/contract.js';
+import type { CallContext } from '../../host/context.js';
 
 /** Options for one `Set-Cookie`; unset options take the runtime defaults. */
 export interface CookieOptions {

@@ -4,7 +4,8 @@
  */
 import { Readable } from 'node:stream';
 import { dispatch } from '../dispatch.js';
-import type { AppHandle, IncomingRequest, OutgoingResponse } from '../types.js';
+import type { AppHandle } from '../app-handle.js';
+import type { IncomingRequest, OutgoingResponse } from '../types.js';
 
 /**
  * A request to inject. An object body is sent as JSON with `content-type: application/json`; a

@@ -13,11 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type busboy from 'busboy';
-import type { ParsedBody } from './body.js';
 import { HttpError } from './http-error.js';
 import { HTTP } from '../../errors.js';
 import { SNIFF_BYTES, sniffMime } from './sniff.js';
-import type { IncomingRequest, UploadSpec } from '../types.js';
+import type { IncomingRequest, ParsedBody, UploadSpec } from '../types.js';
 import { UploadedFile } from './upload.js';
 import { onFirstUse } from '../../on-first-use.js';
 

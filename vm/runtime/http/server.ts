@@ -7,13 +7,14 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { announcesBody } from './body.js';
 import { dispatch } from '../dispatch.js';
+import type { AppHandle } from '../app-handle.js';
 import { describeError, type Logger } from '../log.js';
 import { catalogueResponse, errorBody, errorResponse } from '../response.js';
 import { overloaded } from './admission.js';
 import { HTTP, type HttpErrorEntry } from '../../errors.js';
 import { reasonPhrase } from '../../http-status.js';
-import type { AppHandle, IncomingRequest, OutgoingResponse } from '../types.js';
-import type { AppSettings } from '../../../plugins/contract.js';
+import type { IncomingRequest, OutgoingResponse } from '../types.js';
+import type { AppSettings } from '../../host/context.js';
 import { resolveClient } from './client-address.js';
 
 /** Time to receive the complete header block: bounds slow-loris clients that trickle headers. */

@@ -23,7 +23,7 @@
  * Messages without `rvmStore: 1` are someone else's (the cluster's own `{ rvm: … }`) and ignored.
  */
 import { RvmError, type Value } from '../../values.js';
-import type { KeyValueStore, WindowResult } from '../../../plugins/contract.js';
+import type { KeyValueStore, WindowResult } from '../../host/stores.js';
 import { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from '../store.js';
 import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarget } from './unavailable.js';
 

@@ -3,7 +3,8 @@
  * `"store": {"redis": …}` in rvm.config.json) names one, shared by every process and machine that
  * uses it; else the primary's under `rvm run --workers N`; else one in this process.
  */
-import type { AppSettings, KeyValueStore } from '../../../plugins/contract.js';
+import type { AppSettings } from '../../host/context.js';
+import type { KeyValueStore } from '../../host/stores.js';
 import { ConfigError } from '../config.js';
 import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../store.js';
 import { RedisStore, redisAddress } from './redis.js';

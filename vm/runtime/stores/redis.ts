@@ -16,7 +16,7 @@ import { RUNTIME } from '../../errors.js';
 import { RvmError, type Value } from '../../values.js';
 import { onFirstUse } from '../../on-first-use.js';
 import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarget } from './unavailable.js';
-import type { KeyValueStore, WindowResult } from '../../../plugins/contract.js';
+import type { KeyValueStore, WindowResult } from '../../host/stores.js';
 
 /** Prefix of every key the store writes, so rvm shares a Redis with other users without clashes. */
 export const DEFAULT_REDIS_KEY_PREFIX = 'rvm:';

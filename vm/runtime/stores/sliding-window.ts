@@ -4,7 +4,7 @@
  * still inside the window (at most `limit` of them, in a ring buffer), and a request is allowed
  * iff fewer than `limit` lie in `(now - window, now]`. Denied requests are not recorded.
  */
-import type { WindowResult } from '../../../plugins/contract.js';
+import type { WindowResult } from '../../host/stores.js';
 
 /**
  * Keys the in-process store holds at most. Past it the least recently used key makes room only

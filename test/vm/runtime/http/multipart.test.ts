@@ -16,7 +16,8 @@ import {
   formatBytes,
 } from '../../../../vm/runtime/http/multipart.js';
 import { startServer, type RunningServer } from '../../../../vm/runtime/http/server.js';
-import type { AppHandle, RouteMatch, RouteTarget, UploadSpec } from '../../../../vm/runtime/types.js';
+import type { RouteMatch, RouteTarget, UploadSpec } from '../../../../vm/runtime/types.js';
+import type { AppHandle } from '../../../../vm/runtime/app-handle.js';
 import { UploadedFile } from '../../../../vm/runtime/http/upload.js';
 import { fakeApp, type FakeApp, type FakeHandler } from '../fake-app.js';
 import { SAMPLES } from '../file-samples.js';

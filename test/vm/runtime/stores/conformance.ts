@@ -15,7 +15,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KeyValueStore } from '../../../../plugins/contract.js';
+import type { KeyValueStore } from '../../../../vm/host/stores.js';
 import type { Value } from '../../../../vm/values.js';
 
 /** The concurrency figure of spec/stores.md ("Atomicity and the clock"): 400 hits racing for a limit of 100. */

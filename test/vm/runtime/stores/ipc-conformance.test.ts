@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { SECURITY_KEY_PREFIX } from '../../../../plugins/contract.js';
+import { SECURITY_KEY_PREFIX } from '../../../../vm/host/stores.js';
 import { RvmError } from '../../../../vm/values.js';
 import { IpcStore, PrimaryStore, type IpcChannel, type PrimaryStoreOptions } from '../../../../vm/runtime/stores/ipc.js';
 import { fakeClock, keyValueConformance, windowConformance } from './conformance.js';

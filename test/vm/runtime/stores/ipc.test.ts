@@ -20,7 +20,7 @@ import {
 } from '../../../../vm/runtime/stores/ipc.js';
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { RvmError } from '../../../../vm/values.js';
-import type { KeyValueStore } from '../../../../plugins/contract.js';
+import type { KeyValueStore } from '../../../../vm/host/stores.js';
 
 // Checked by the compiler: a worker's IpcStore stands wherever the store contract is expected.
 const asStore = (s: IpcStore): KeyValueStore => s;

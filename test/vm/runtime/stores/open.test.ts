@@ -2,7 +2,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { TEST_APP } from '../../../../plugins/testing.js';
-import type { AppSettings } from '../../../../plugins/contract.js';
+import type { AppSettings } from '../../../../vm/host/context.js';
 import { createSecretSource } from '../../../../vm/runtime/secrets.js';
 import { ConfigError } from '../../../../vm/runtime/config.js';
 import { openStore, storeSettings } from '../../../../vm/runtime/stores/open.js';
