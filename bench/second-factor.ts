@@ -21,7 +21,7 @@ import { auth } from '../stdlib/auth/index.js';
 import { decodeBase32Secret, hotp } from '../stdlib/auth/one-time-password.js';
 import { MAX_WRONG_CODES } from '../stdlib/auth/attempts.js';
 import { TOTP_RECENT_SECRETS, newTotpSecret, replayMarkKey, verifyTotp } from '../stdlib/auth/totp.js';
-import { createMemoryStore } from '../vm/runtime/store.js';
+import { createInProcessStore } from '../vm/runtime/stores/memory.js';
 import { REPO_ROOT, fmt, formatTable, freePort, machineDescription, median, pairedRatio, pinning, waitForServer } from './util.js';
 
 const TASK_TIME_MS = Number(process.env.BENCH_TIME) > 0 ? Number(process.env.BENCH_TIME) : 1000;
@@ -42,7 +42,7 @@ async function perCall(): Promise<void> {
   const firstStep = Math.floor(Date.now() / 30_000);
   const codes = Array.from({ length: ACCEPTED_STEPS }, (_, i) => hotp(key, firstStep + i, 6));
   let i = 0;
-  let store = createMemoryStore();
+  let store = createInProcessStore();
   if (await kit.callIn(ctx, 'totp_verify', WRONG_CODE, SECRET)) throw new Error('the wrong code is right by chance: pick another');
   // More secrets than the recent ones kept, cycled: each call computes its codes afresh.
   const coldSecrets = Array.from({ length: 4 * TOTP_RECENT_SECRETS }, () => newTotpSecret());
@@ -73,7 +73,7 @@ async function perCall(): Promise<void> {
     .add('verifyTotp, accepted (replay mark written)', async () => {
       if (i === ACCEPTED_STEPS) {
         i = 0;
-        store = createMemoryStore();
+        store = createInProcessStore();
       }
       const step = firstStep + i;
       if ((await verifyTotp(store, codes[i++]!, SECRET, step * 30_000 + 15_000)) !== true) throw new Error('an accepted code was refused');

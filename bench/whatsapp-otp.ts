@@ -12,7 +12,7 @@ import type { AppSettings, KeyValueStore } from '../plugins/sdk.js';
 import { TEST_APP, fakeContext, loadForTest, type FakeContext } from '../plugins/testing.js';
 import { auth } from '../stdlib/auth/index.js';
 import { createSecretSource } from '../vm/runtime/secrets.js';
-import { createMemoryStore } from '../vm/runtime/store.js';
+import { createInProcessStore } from '../vm/runtime/stores/memory.js';
 import { fmt, formatTable, machineDescription, positiveEnv } from './util.js';
 
 const TASK_TIME_MS = positiveEnv('BENCH_TIME', 1000);
@@ -20,7 +20,7 @@ const TEMPLATE = 'Your code is {code}';
 const APP: AppSettings = { ...TEST_APP, dev: true, secrets: createSecretSource(null, { APP_SECRET: 'bench-app-secret-0123456789abcdefghijkl' }) };
 
 const kit = await loadForTest([auth], APP);
-const store: KeyValueStore = createMemoryStore();
+const store: KeyValueStore = createInProcessStore();
 // One context for the sends and one for the verifies, on one store: a fresh fake context per call
 // would time the fake's own set-up (a store and its timer), not the native.
 const sender: FakeContext = { ...fakeContext({ app: APP }), store };

@@ -23,7 +23,7 @@ import type { Value } from '../vm/values.js';
 import { Budget } from '../vm/interp/budget.js';
 import { RequestOrigins } from '../vm/runtime/request-origin.js';
 import { createSecretSource } from '../vm/runtime/secrets.js';
-import { createMemoryStore } from '../vm/runtime/store.js';
+import { createInProcessStore } from '../vm/runtime/stores/memory.js';
 import { DEFAULT_LIMITS } from '../vm/runtime/limits.js';
 import { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
 import type { App } from '../vm/runtime/app.js';
@@ -101,7 +101,7 @@ function draft(): ResponseDraft {
  * The in-process store answering every call one turn of the event loop later, as a store over the
  * network (Redis, the primary's) does: for testing that a plugin accepts Promises from `ctx.store`.
  */
-export function laggingStore(inner: KeyValueStore = createMemoryStore()): KeyValueStore {
+export function laggingStore(inner: KeyValueStore = createInProcessStore()): KeyValueStore {
   const later = <T>(f: () => T | Promise<T>) => new Promise<T>((resolve, reject) => setImmediate(() => Promise.resolve().then(f).then(resolve, reject)));
   return {
     get: (key) => later(() => inner.get(key)),
@@ -154,7 +154,7 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
     response,
     app,
     budget: new Budget(),
-    store: options.store ?? createMemoryStore(),
+    store: options.store ?? createInProcessStore(),
     locals: new Map(),
     logs,
     answers,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { scryptSync } from 'node:crypto';
 import { RvmError } from '../../plugins/sdk.js';
 import { testApp } from '../../plugins/testing.js';
-import { createMemoryStore } from '../../vm/runtime/store.js';
+import { createInProcessStore } from '../../vm/runtime/stores/memory.js';
 import { FIRST_LOCKOUT_MS, Lockout, MAX_WRONG_CODES } from '../../stdlib/auth/attempts.js';
 import {
   BACKUP_CODE_COUNT,
@@ -81,7 +81,7 @@ describe('backup_codes_hash and backup_code_use', () => {
   });
 
   test('a code is used once: the list comes back without it, and the shortened list refuses it', async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     const after = await useBackupCode(store, codes[3], stored);
     assert.deepEqual(
       after,
@@ -98,18 +98,18 @@ describe('backup_codes_hash and backup_code_use', () => {
   test('case, spaces and dashes do not matter', async () => {
     const code = codes[0]!;
     const spelled = ` ${code.toUpperCase().replace('-', ' - ')} `;
-    assert.deepEqual(await useBackupCode(createMemoryStore(), spelled, stored), stored.slice(1));
-    assert.deepEqual(await useBackupCode(createMemoryStore(), code.replace('-', ''), stored), stored.slice(1));
+    assert.deepEqual(await useBackupCode(createInProcessStore(), spelled, stored), stored.slice(1));
+    assert.deepEqual(await useBackupCode(createInProcessStore(), code.replace('-', ''), stored), stored.slice(1));
   });
 
   test('a code not in the list is null', async () => {
     const other = generateBackupCodes()[0]!;
-    assert.equal(await useBackupCode(createMemoryStore(), other, stored), null);
+    assert.equal(await useBackupCode(createInProcessStore(), other, stored), null);
   });
 
   test(`MAX_WRONG_CODES (${MAX_WRONG_CODES}) wrong codes lock the list out for FIRST_LOCKOUT_MS: a right code is refused until it ends, and used after`, async () => {
     let clock = 5_000_000;
-    const store = createMemoryStore({ now: () => clock });
+    const store = createInProcessStore({ now: () => clock });
     const now = () => clock;
     const wrong = generateBackupCodes();
     for (let i = 0; i < MAX_WRONG_CODES; i++) assert.equal(await useBackupCode(store, wrong[i], stored, undefined, now), null, `wrong code ${i + 1}`);
@@ -123,14 +123,14 @@ describe('backup_codes_hash and backup_code_use', () => {
   });
 
   test('two concurrent uses of one code: exactly one gets the shortened list', async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     const results = await Promise.all([useBackupCode(store, codes[5], stored), useBackupCode(store, codes[5], stored)]);
     assert.equal(results.filter((r) => r !== null).length, 1);
   });
 
   test(`the use mark lives BACKUP_CODE_USE_MARK_TTL_MS (${BACKUP_CODE_USE_MARK_TTL_MS} ms)`, async () => {
     let clock = 1_000_000;
-    const store = createMemoryStore({ now: () => clock });
+    const store = createInProcessStore({ now: () => clock });
     assert.notEqual(await useBackupCode(store, codes[6], stored), null);
     clock += BACKUP_CODE_USE_MARK_TTL_MS - 1;
     assert.equal(await useBackupCode(store, codes[6], stored), null);
@@ -139,7 +139,7 @@ describe('backup_codes_hash and backup_code_use', () => {
   });
 
   test('malformed code or list is null, never an exception', async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     const bad: [unknown, unknown][] = [
       [null, stored],
       [42, stored],
@@ -161,8 +161,8 @@ describe('backup_codes_hash and backup_code_use', () => {
   test(`limits: a list of ${MAX_STORED_BACKUP_CODES} is read, one more is null; input up to ${MAX_BACKUP_CODE_INPUT_CHARS} characters`, async () => {
     const twenty = [...stored, ...(await hashBackupCodes(generateBackupCodes()))];
     assert.equal(twenty.length, MAX_STORED_BACKUP_CODES);
-    assert.notEqual(await useBackupCode(createMemoryStore(), codes[7], twenty), null);
-    assert.equal(await useBackupCode(createMemoryStore(), codes[7], [...twenty, stored[0]!]), null);
+    assert.notEqual(await useBackupCode(createInProcessStore(), codes[7], twenty), null);
+    assert.equal(await useBackupCode(createInProcessStore(), codes[7], [...twenty, stored[0]!]), null);
     const padded = codes[8]!.padEnd(MAX_BACKUP_CODE_INPUT_CHARS, ' ');
     assert.equal(normaliseBackupCode(padded), codes[8]!.replace('-', ''));
     assert.equal(normaliseBackupCode(padded + ' '), null);

@@ -15,15 +15,15 @@ import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { inject } from '../../vm/runtime/http/inject.js';
 import { captureLogger } from '../../vm/runtime/log.js';
-import { createMemoryStore, type MemoryStore } from '../../vm/runtime/store.js';
+import { createInProcessStore, type InProcessStore } from '../../vm/runtime/stores/memory.js';
 import { CLOCK_SKEW_SECONDS, REVOKED_TOKEN_PREFIX } from '../../stdlib/auth/jwt.js';
 import { LOGOUT_ROUTES, LOGOUT_TTL_SECONDS as TTL_SECONDS } from '../support/apps.js';
 
 const SECRET = 'an-app-key-of-at-least-32-bytes!!';
 
 /** A memory store that remembers the TTL of every write. */
-function recordingStore(options: Parameters<typeof createMemoryStore>[0] = {}): MemoryStore & { writes: { key: string; ttlMs: number | undefined }[] } {
-  const store = createMemoryStore({ sweepIntervalMs: 0, ...options });
+function recordingStore(options: Parameters<typeof createInProcessStore>[0] = {}): InProcessStore & { writes: { key: string; ttlMs: number | undefined }[] } {
+  const store = createInProcessStore({ sweepIntervalMs: 0, ...options });
   const writes: { key: string; ttlMs: number | undefined }[] = [];
   const set = store.set.bind(store);
   return Object.assign(store, {
@@ -35,7 +35,7 @@ function recordingStore(options: Parameters<typeof createMemoryStore>[0] = {}): 
   });
 }
 
-async function start(store: MemoryStore): Promise<{ app: App; dir: string }> {
+async function start(store: InProcessStore): Promise<{ app: App; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-logout-'));
   writeFileSync(join(dir, 'routes.rvm'), LOGOUT_ROUTES);
   const app = await loadApp(dir, { cache: false, store, logger: captureLogger(), settings: { env: { JWT_SECRET: SECRET } } });

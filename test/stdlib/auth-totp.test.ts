@@ -13,7 +13,7 @@ import QRCode from 'qrcode';
 import { RvmError, SecretText } from '../../plugins/sdk.js';
 import type { KeyValueStore, Value } from '../../plugins/sdk.js';
 import { fakeContext, laggingStore, testApp } from '../../plugins/testing.js';
-import { createMemoryStore } from '../../vm/runtime/store.js';
+import { createInProcessStore } from '../../vm/runtime/stores/memory.js';
 import { HotpKey, MAX_SECRET_CHARS, MIN_SECRET_BYTES, decodeBase32Secret, hotp } from '../../stdlib/auth/one-time-password.js';
 import { FIRST_LOCKOUT_MS, Lockout, MAX_GUESS_ROUNDS, MAX_LOCKOUT_MS, MAX_WRONG_CODES, WRONG_CODE_WINDOW_MS } from '../../stdlib/auth/attempts.js';
 import {
@@ -78,8 +78,8 @@ describe('totp codes', () => {
 
   test('the 6-digit codes at the RFC times (their last six digits) are accepted by totp_verify at those times', async () => {
     for (const [seconds, expected] of RFC_VECTORS) {
-      assert.equal(await verifyTotp(createMemoryStore(), expected.slice(2), RFC_SECRET, seconds * 1000), true, `t=${seconds}`);
-      assert.equal(await verifyTotp(createMemoryStore(), expected.slice(2), RFC_SECRET, seconds * 1000 + 5 * 30_000), false, `t=${seconds} + 5 steps`);
+      assert.equal(await verifyTotp(createInProcessStore(), expected.slice(2), RFC_SECRET, seconds * 1000), true, `t=${seconds}`);
+      assert.equal(await verifyTotp(createInProcessStore(), expected.slice(2), RFC_SECRET, seconds * 1000 + 5 * 30_000), false, `t=${seconds} + 5 steps`);
     }
   });
 
@@ -107,15 +107,15 @@ describe('totp_verify', () => {
 
   test('drift: codes of steps −1, 0 and +1 are accepted; −2 and +2 refused', async () => {
     for (const delta of [-1, 0, 1]) {
-      assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + delta) * 30), secret, now), true, `delta ${delta}`);
+      assert.equal(await verifyTotp(createInProcessStore(), codeAt(secret, (step + delta) * 30), secret, now), true, `delta ${delta}`);
     }
     for (const delta of [-2, 2]) {
-      assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + delta) * 30), secret, now), false, `delta ${delta}`);
+      assert.equal(await verifyTotp(createInProcessStore(), codeAt(secret, (step + delta) * 30), secret, now), false, `delta ${delta}`);
     }
   });
 
   test(`recent secrets (at most TOTP_RECENT_SECRETS, ${TOTP_RECENT_SECRETS}) answer as if computed afresh: across steps, and after more secrets than the cap`, async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     const other = newTotpSecret();
     assert.equal(await verifyTotp(store, '000000' === codeAt(other, step * 30) ? '111111' : '000000', other, now), false);
     assert.equal(await verifyTotp(store, codeAt(other, step * 30), other, now), true, 'the code of the step it was just refused at');
@@ -123,22 +123,22 @@ describe('totp_verify', () => {
     assert.equal(await verifyTotp(store, codeAt(other, step * 30), other, later), false, 'the old window is not used at a later step');
     assert.equal(await verifyTotp(store, codeAt(other, (step + 3) * 30), other, later), true, 'the later step computed afresh');
     for (let i = 0; i <= TOTP_RECENT_SECRETS; i++) await verifyTotp(store, '123456', newTotpSecret(), later);
-    assert.equal(await verifyTotp(createMemoryStore(), codeAt(other, (step + 3) * 30), other, later), true, 'dropped from the recent ones, computed again');
+    assert.equal(await verifyTotp(createInProcessStore(), codeAt(other, (step + 3) * 30), other, later), true, 'dropped from the recent ones, computed again');
   });
 
   test('edges of a step: the first and last millisecond of a step count as that step', async () => {
     const start = (step + 3) * 30_000;
-    assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + 1) * 30), secret, start), false, 'two steps back');
-    assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, (step + 2) * 30), secret, start), true, 'one step back at the first ms');
+    assert.equal(await verifyTotp(createInProcessStore(), codeAt(secret, (step + 1) * 30), secret, start), false, 'two steps back');
+    assert.equal(await verifyTotp(createInProcessStore(), codeAt(secret, (step + 2) * 30), secret, start), true, 'one step back at the first ms');
     assert.equal(
-      await verifyTotp(createMemoryStore(), codeAt(secret, (step + 1) * 30), secret, start - 1),
+      await verifyTotp(createInProcessStore(), codeAt(secret, (step + 1) * 30), secret, start - 1),
       true,
       'one step back at the last ms of the step before',
     );
   });
 
   test('replay: a code accepted once is refused the second time', async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     const code = codeAt(secret, step * 30);
     assert.equal(await verifyTotp(store, code, secret, now), true);
     assert.equal(await verifyTotp(store, code, secret, now), false);
@@ -146,7 +146,7 @@ describe('totp_verify', () => {
   });
 
   test('an accepted step refuses every earlier one, and a later one is still accepted', async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), true);
     assert.equal(await verifyTotp(store, codeAt(secret, (step - 1) * 30), secret, now), false);
     assert.equal(await verifyTotp(store, codeAt(secret, (step + 1) * 30), secret, now), true);
@@ -154,7 +154,7 @@ describe('totp_verify', () => {
   });
 
   test('another spelling of the same secret (lower case, padding) shares the replay mark', async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     const code = codeAt(secret, step * 30);
     assert.equal(await verifyTotp(store, code, secret, now), true);
     assert.equal(await verifyTotp(store, code, secret.toLowerCase(), now), false);
@@ -162,7 +162,7 @@ describe('totp_verify', () => {
   });
 
   test('the store keeps a hash of the secret, never the secret', async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, now), true);
     const key = replayMarkKey(decodeBase32Secret(secret)!);
     assert.equal((store.get(key) as { step: number }).step, step);
@@ -171,7 +171,7 @@ describe('totp_verify', () => {
   });
 
   test('two concurrent submissions of one code: exactly one is accepted', async () => {
-    const store = createMemoryStore();
+    const store = createInProcessStore();
     const code = codeAt(secret, step * 30);
     const results = await Promise.all([verifyTotp(store, code, secret, now), verifyTotp(store, code, secret, now)]);
     assert.deepEqual(results.sort(), [false, true]);
@@ -201,7 +201,7 @@ describe('totp_verify', () => {
     for (const code of [codeAt(secret, step * 30), '000000' === codeAt(secret, step * 30) ? '111111' : '000000']) {
       let attempts = 0;
       const store: KeyValueStore = {
-        ...createMemoryStore(),
+        ...createInProcessStore(),
         compareAndSet: () => {
           attempts++;
           return false;
@@ -214,7 +214,7 @@ describe('totp_verify', () => {
 
   test(`the replay mark lives TOTP_REPLAY_MARK_TTL_MS (${TOTP_REPLAY_MARK_TTL_MS} ms), longer than the code stays acceptable`, async () => {
     let clock = now;
-    const store = createMemoryStore({ now: () => clock });
+    const store = createInProcessStore({ now: () => clock });
     const code = codeAt(secret, (step + 1) * 30);
     assert.equal(await verifyTotp(store, code, secret, clock), true);
     const key = replayMarkKey(decodeBase32Secret(secret)!);
@@ -238,7 +238,7 @@ describe('totp_verify', () => {
 
   test(`MAX_WRONG_CODES (${MAX_WRONG_CODES}) wrong codes lock the secret for FIRST_LOCKOUT_MS (${FIRST_LOCKOUT_MS} ms): the next try, the right code included, is refused`, async () => {
     let clock = now;
-    const store = createMemoryStore({ now: () => clock });
+    const store = createInProcessStore({ now: () => clock });
     for (let i = 0; i < MAX_WRONG_CODES; i++) assert.equal(await verifyTotp(store, wrongCode(clock, i), secret, clock), false, `wrong code ${i + 1}`);
     const refused = await verifyTotp(store, codeAt(secret, step * 30), secret, clock);
     assert.deepEqual(refused, new Lockout(FIRST_LOCKOUT_MS));
@@ -250,7 +250,7 @@ describe('totp_verify', () => {
 
   test(`MAX_WRONG_CODES - 1 wrong codes do not lock, and a right code resets the count; wrong codes further apart than WRONG_CODE_WINDOW_MS (${WRONG_CODE_WINDOW_MS} ms) start a new count`, async () => {
     let clock = now;
-    const store = createMemoryStore({ now: () => clock });
+    const store = createInProcessStore({ now: () => clock });
     for (let i = 0; i < MAX_WRONG_CODES - 1; i++) assert.equal(await verifyTotp(store, wrongCode(clock, i), secret, clock), false);
     assert.equal(await verifyTotp(store, codeAt(secret, step * 30), secret, clock), true);
     for (let i = 0; i < MAX_WRONG_CODES - 1; i++) assert.equal(await verifyTotp(store, wrongCode(clock, i), secret, clock), false);
@@ -261,7 +261,7 @@ describe('totp_verify', () => {
 
   test(`each lockout that follows within the memory doubles, up to MAX_LOCKOUT_MS (${MAX_LOCKOUT_MS} ms)`, async () => {
     let clock = now;
-    const store = createMemoryStore({ now: () => clock });
+    const store = createInProcessStore({ now: () => clock });
     const seen: number[] = [];
     for (let lockout = 0; lockout < 9; lockout++) {
       for (let i = 0; i < MAX_WRONG_CODES; i++) assert.equal(await verifyTotp(store, wrongCode(clock, i), secret, clock), false);
@@ -307,20 +307,20 @@ describe('totp_verify', () => {
       [code, secret.slice(0, 31) + '1'],
       [code, { secret }],
     ];
-    for (const [c, s] of bad) assert.equal(await verifyTotp(createMemoryStore(), c, s, now), false, JSON.stringify([c, s]));
+    for (const [c, s] of bad) assert.equal(await verifyTotp(createInProcessStore(), c, s, now), false, JSON.stringify([c, s]));
   });
 
   test('a secret value (secret()/env()) is accepted', async () => {
-    assert.equal(await verifyTotp(createMemoryStore(), codeAt(secret, step * 30), new SecretText(secret), now), true);
+    assert.equal(await verifyTotp(createInProcessStore(), codeAt(secret, step * 30), new SecretText(secret), now), true);
   });
 
   test(`secret limits: ${MIN_SECRET_BYTES} bytes and ${MAX_SECRET_CHARS} characters are read, one less / one more is not`, async () => {
     const min = 'A'.repeat(Math.ceil((MIN_SECRET_BYTES * 8) / 5)); // 26 chars = 16 bytes
     assert.equal(decodeBase32Secret(min)!.length, MIN_SECRET_BYTES);
-    assert.equal(await verifyTotp(createMemoryStore(), hotp(decodeBase32Secret(min)!, step, 6), min, now), true);
+    assert.equal(await verifyTotp(createInProcessStore(), hotp(decodeBase32Secret(min)!, step, 6), min, now), true);
     assert.equal(decodeBase32Secret(min.slice(1)), null);
     const max = 'B'.repeat(MAX_SECRET_CHARS);
-    assert.equal(await verifyTotp(createMemoryStore(), hotp(decodeBase32Secret(max)!, step, 6), max, now), true);
+    assert.equal(await verifyTotp(createInProcessStore(), hotp(decodeBase32Secret(max)!, step, 6), max, now), true);
     assert.equal(decodeBase32Secret(max + 'B'), null);
   });
 });

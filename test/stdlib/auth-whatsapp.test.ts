@@ -10,7 +10,7 @@ import { definePlugin, RvmError } from '../../plugins/sdk.js';
 import type { AppSettings, KeyValueStore, Value } from '../../plugins/sdk.js';
 import { TEST_APP, fakeContext, loadForTest, type FakeContext } from '../../plugins/testing.js';
 import { createSecretSource } from '../../vm/runtime/secrets.js';
-import { createMemoryStore } from '../../vm/runtime/store.js';
+import { createInProcessStore } from '../../vm/runtime/stores/memory.js';
 import {
   CAP_WINDOW_MS,
   CODE_TTL_MS,
@@ -58,7 +58,7 @@ async function harness(
   });
   const app: AppSettings = { ...TEST_APP, dev: options.dev ?? true, secrets: createSecretSource(null, { APP_SECRET, ...env }) };
   const kit = await loadForTest([plugin], app);
-  const store = options.store ?? createMemoryStore();
+  const store = options.store ?? createInProcessStore();
   const ctx = (): FakeContext => ({ ...fakeContext({ app }), store });
   return {
     clock,
@@ -293,7 +293,7 @@ describe('whatsapp_send_otp and whatsapp_verify_otp', () => {
   });
 
   test('the store holds neither the code nor the number', async () => {
-    const inner = createMemoryStore();
+    const inner = createInProcessStore();
     const written: unknown[] = [];
     const recording: KeyValueStore = {
       ...inner,

@@ -19,7 +19,7 @@ import { createRateLimitPlugin } from '../../stdlib/ratelimit/index.js';
 import { rateLimitHeaders, secondsUntil } from '../../stdlib/ratelimit/headers.js';
 import { GuardKeys, guardKey, ipKey, rawKey, userKey, MAX_KEY_LENGTH, MAX_REMEMBERED_GUARD_KEYS } from '../../stdlib/ratelimit/keys.js';
 import { fakeContext, laggingStore, loadForTest, TEST_APP } from '../../plugins/testing.js';
-import { createMemoryStore } from '../../vm/runtime/store.js';
+import { createInProcessStore } from '../../vm/runtime/stores/memory.js';
 import { StoreUnavailableError } from '../../vm/runtime/stores/unavailable.js';
 
 interface Loaded {
@@ -33,7 +33,7 @@ interface Loaded {
 async function load(
   options: Parameters<typeof createRateLimitPlugin>[0],
   app: AppSettings = TEST_APP,
-  store: KeyValueStore = createMemoryStore({ sweepIntervalMs: 0 }),
+  store: KeyValueStore = createInProcessStore({ sweepIntervalMs: 0 }),
 ): Promise<Loaded> {
   const { registry } = await loadForTest([createRateLimitPlugin(options)], app);
   return { natives: new Map([...registry.natives].map(([name, n]) => [name, n.fn])), guards: new Map(registry.guards), store };

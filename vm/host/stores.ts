@@ -1,6 +1,6 @@
 /**
  * The state plugins keep between requests (`ctx.store`), as the host defines it: values with a
- * TTL, compare-and-set, and exact sliding windows. Implemented in vm/runtime/store.ts (one
+ * TTL, compare-and-set, and exact sliding windows. Implemented in vm/runtime/stores/memory.ts (one
  * process), vm/runtime/stores/ipc.ts (the primary's, under workers) and stores/redis.ts.
  */
 import type { Value } from '../values.js';

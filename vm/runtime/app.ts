@@ -33,7 +33,7 @@ import { createLogger, describeError, type Logger } from './log.js';
 import { HTTP, RUNTIME, type HttpErrorEntry } from '../errors.js';
 import { catalogueBody, catalogueResponse, errorBody } from './response.js';
 import { DuplicateRouteError, createRouter } from './router.js';
-import { openStore, type OpenedStore, type WorkerStore } from './stores/open.js';
+import { openKeyValueStore, type OpenedStore, type WorkerStore } from './stores/open.js';
 import { Admission } from './http/admission.js';
 import { Watchdog } from './watchdog.js';
 import { performance } from 'node:perf_hooks';
@@ -376,7 +376,7 @@ export class App implements AppHandle {
       restartNeeded: () => [...this.changedPlugins].sort(),
     });
     this.log = logger;
-    this.opened = options.store === undefined ? openStore(build.settings, (line) => logger.error(line), options.workerStore) : null;
+    this.opened = options.store === undefined ? openKeyValueStore(build.settings, (line) => logger.error(line), options.workerStore) : null;
     this.store = this.opened?.store ?? options.store!;
     this.storeDescription = this.opened?.description ?? 'given by the host';
     this.admission = new Admission(build.settings.limits);

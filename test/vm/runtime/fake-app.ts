@@ -9,7 +9,7 @@ import type { AppSettings } from '../../../plugins/sdk.js';
 import type { RequestContext } from '../../../vm/runtime/context.js';
 import { captureLogger, type CaptureLogger } from '../../../vm/runtime/log.js';
 import { createRouter } from '../../../vm/runtime/router.js';
-import { createMemoryStore } from '../../../vm/runtime/store.js';
+import { createInProcessStore } from '../../../vm/runtime/stores/memory.js';
 import type { IncomingRequest, OutgoingResponse, RouteTarget } from '../../../vm/runtime/types.js';
 import type { AppHandle } from '../../../vm/runtime/app-handle.js';
 import { createSecretSource } from '../../../vm/runtime/secrets.js';
@@ -79,7 +79,7 @@ export function fakeApp(
     settings: appSettings,
     admission: new Admission(appSettings.limits),
     watchdog: new Watchdog(() => performance.now()),
-    store: createMemoryStore(),
+    store: createInProcessStore(),
     log: captureLogger(),
     router,
     rootMiddleware: [],

@@ -9,7 +9,7 @@ import { RequestContext } from '../../../vm/runtime/context.js';
 import { RvmError } from '../../../vm/values.js';
 import { fakeContext, TEST_APP } from '../../../plugins/testing.js';
 import { createLogger } from '../../../vm/runtime/log.js';
-import { createMemoryStore } from '../../../vm/runtime/store.js';
+import { createInProcessStore } from '../../../vm/runtime/stores/memory.js';
 
 describe('runtime natives', () => {
   test('next() is registered by the runtime, scoped to middleware, with its doc', async () => {
@@ -47,7 +47,7 @@ describe('runtime natives', () => {
 
   test('outside middleware it is next_outside_middleware', async () => {
     const registry = await loadPlugins([RUNTIME_PLUGIN], TEST_APP);
-    const deps = { settings: loadSettings(null), store: createMemoryStore(), log: createLogger({ quiet: true }) };
+    const deps = { settings: loadSettings(null), store: createInProcessStore(), log: createLogger({ quiet: true }) };
     const ctx = new RequestContext({ method: 'GET', url: '/', headers: {}, remoteAddress: '127.0.0.1', encrypted: false, body: null }, '/', '', {}, deps);
     assert.throws(
       () => registry.natives.get('next')!.fn(ctx),

@@ -24,7 +24,7 @@
  */
 import { RvmError, type Value } from '../../values.js';
 import type { KeyValueStore, WindowResult } from '../../host/stores.js';
-import { createMemoryStore, type MemoryStore, type MemoryStoreOptions } from '../store.js';
+import { createInProcessStore, type InProcessStore, type InProcessStoreOptions } from './memory.js';
 import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarget } from './unavailable.js';
 
 /**
@@ -106,19 +106,19 @@ export interface PrimaryStoreOptions {
   /** The primary's clock (epoch ms) for TTLs and windows; tests pass their own. */
   now?: () => number;
   /** Options of the in-process store that holds the state (key caps, sweep period). */
-  state?: Omit<MemoryStoreOptions, 'now'>;
+  state?: Omit<InProcessStoreOptions, 'now'>;
 }
 
 /** The primary's side: the shared state, answering the requests of every attached channel. */
 export class PrimaryStore {
   /** The state itself: values and windows, in this process. */
-  readonly state: MemoryStore;
+  readonly state: InProcessStore;
   private readonly now: () => number;
 
   /** A store with empty state. */
   constructor(options: PrimaryStoreOptions = {}) {
     this.now = options.now ?? Date.now;
-    this.state = createMemoryStore({ ...options.state, now: this.now });
+    this.state = createInProcessStore({ ...options.state, now: this.now });
   }
 
   /** Serves the requests arriving on `channel` (a worker); returns a function that stops serving it. */

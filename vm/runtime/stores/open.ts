@@ -6,7 +6,7 @@
 import type { AppSettings } from '../../host/context.js';
 import type { KeyValueStore } from '../../host/stores.js';
 import { ConfigError } from '../config.js';
-import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../store.js';
+import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createInProcessStore } from './memory.js';
 import { RedisStore, redisAddress } from './redis.js';
 import { MAX_WINDOW_KEYS } from './sliding-window.js';
 
@@ -87,7 +87,7 @@ export type WorkerStore = (log: (line: string) => void) => KeyValueStore & { clo
  * a worker of `rvm run --workers N` and no Redis is configured. `log` receives the start and end of
  * each outage of a shared store.
  */
-export function openStore(settings: AppSettings, log: (line: string) => void, worker?: WorkerStore): OpenedStore {
+export function openKeyValueStore(settings: AppSettings, log: (line: string) => void, worker?: WorkerStore): OpenedStore {
   const chosen = storeSettings(settings);
   if (chosen.redis !== null) {
     const store = new RedisStore({ url: chosen.redis, log });
@@ -108,6 +108,6 @@ export function openStore(settings: AppSettings, log: (line: string) => void, wo
       close: () => store.close(),
     };
   }
-  const store = createMemoryStore({ maxKeys: chosen.maxKeys, maxWindowKeys: chosen.maxWindowKeys, maxSecurityKeys: chosen.maxSecurityKeys });
+  const store = createInProcessStore({ maxKeys: chosen.maxKeys, maxWindowKeys: chosen.maxWindowKeys, maxSecurityKeys: chosen.maxSecurityKeys });
   return { store, description: 'in this process', ready: async () => {}, close: () => store.close() };
 }

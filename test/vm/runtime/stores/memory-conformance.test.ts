@@ -1,12 +1,12 @@
 /** The in-process store runs the same conformance suite as the shared ones (conformance.ts), on a fake clock. */
 import { describe } from 'node:test';
-import { createMemoryStore } from '../../../../vm/runtime/store.js';
+import { createInProcessStore } from '../../../../vm/runtime/stores/memory.js';
 import { fakeClock, keyValueConformance, windowConformance } from './conformance.js';
 
 /** A store on a clock of its own, which only the suite moves. */
 function made() {
   const clock = fakeClock();
-  const store = createMemoryStore({ now: clock.now, sweepIntervalMs: 0 });
+  const store = createInProcessStore({ now: clock.now, sweepIntervalMs: 0 });
   return { store, clock, close: () => store.close() };
 }
 

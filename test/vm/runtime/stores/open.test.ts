@@ -5,9 +5,9 @@ import { TEST_APP } from '../../../../plugins/testing.js';
 import type { AppSettings } from '../../../../vm/host/context.js';
 import { createSecretSource } from '../../../../vm/runtime/secrets.js';
 import { ConfigError } from '../../../../vm/runtime/config.js';
-import { openStore, storeSettings } from '../../../../vm/runtime/stores/open.js';
+import { openKeyValueStore, storeSettings } from '../../../../vm/runtime/stores/open.js';
 import { RedisStore } from '../../../../vm/runtime/stores/redis.js';
-import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../../../../vm/runtime/store.js';
+import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createInProcessStore } from '../../../../vm/runtime/stores/memory.js';
 import { MAX_WINDOW_KEYS } from '../../../../vm/runtime/stores/sliding-window.js';
 
 const app = (store: unknown, env: Record<string, string> = {}): AppSettings => ({
@@ -59,23 +59,23 @@ describe('store settings', () => {
 
 describe('opening the store', () => {
   test('in process by default, with the configured caps', async () => {
-    const opened = openStore(app({ maxWindowKeys: 2 }), noLog);
+    const opened = openKeyValueStore(app({ maxWindowKeys: 2 }), noLog);
     assert.equal(opened.description, 'in this process');
     for (const key of ['a', 'b', 'c']) await opened.store.hit(key, 1, 60_000, 0);
-    assert.equal((opened.store as ReturnType<typeof createMemoryStore>).windowCount, 2);
+    assert.equal((opened.store as ReturnType<typeof createInProcessStore>).windowCount, 2);
     await opened.close();
   });
 
   test("a worker's store when clustered without Redis", async () => {
-    const given = createMemoryStore();
-    const opened = openStore(app(undefined), noLog, () => given);
+    const given = createInProcessStore();
+    const opened = openKeyValueStore(app(undefined), noLog, () => given);
     assert.equal(opened.store, given);
     assert.match(opened.description, /held by the primary process/);
     await opened.close();
   });
 
   test('Redis when configured, even for a worker; the description shows no password', async () => {
-    const opened = openStore(app({ redis: 'redis://app:hunter2@127.0.0.1:1/3' }), noLog, () => createMemoryStore());
+    const opened = openKeyValueStore(app({ redis: 'redis://app:hunter2@127.0.0.1:1/3' }), noLog, () => createInProcessStore());
     assert.ok(opened.store instanceof RedisStore);
     assert.equal(opened.description, 'Redis at redis://127.0.0.1:1/3 (shared by every process and machine using it)');
     await opened.close();

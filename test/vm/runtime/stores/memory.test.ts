@@ -1,12 +1,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createMemoryStore } from '../../../vm/runtime/store.js';
-import { SECURITY_KEY_PREFIX } from '../../../vm/host/stores.js';
-import { RvmError } from '../../../vm/values.js';
+import { MAX_SECURITY_KEYS, MAX_STORE_KEYS, createInProcessStore } from '../../../../vm/runtime/stores/memory.js';
+import { SECURITY_KEY_PREFIX } from '../../../../vm/host/stores.js';
+import { RvmError } from '../../../../vm/values.js';
 
-describe('createMemoryStore', () => {
+describe('createInProcessStore', () => {
   test('get, set, delete', () => {
-    const s = createMemoryStore();
+    const s = createInProcessStore();
     assert.equal(s.get('a'), undefined);
     s.set('a', { n: 1 });
     assert.deepEqual(s.get('a'), { n: 1 });
@@ -17,7 +17,7 @@ describe('createMemoryStore', () => {
 
   test('TTL: present before, gone at expiry (lazily on read)', () => {
     let t = 1000;
-    const s = createMemoryStore({ now: () => t });
+    const s = createInProcessStore({ now: () => t });
     s.set('k', 'v', 500);
     t = 1499;
     assert.equal(s.get('k'), 'v');
@@ -30,7 +30,7 @@ describe('createMemoryStore', () => {
 
   test('sweep removes expired keys nobody reads', () => {
     let t = 0;
-    const s = createMemoryStore({ now: () => t });
+    const s = createInProcessStore({ now: () => t });
     s.set('short', 1, 10);
     s.set('long', 2, 1000);
     s.set('forever', 3);
@@ -42,7 +42,7 @@ describe('createMemoryStore', () => {
   });
 
   test('the periodic sweep runs on its own, for values and idle windows', async () => {
-    const s = createMemoryStore({ sweepIntervalMs: 5 });
+    const s = createInProcessStore({ sweepIntervalMs: 5 });
     s.set('k', 1, 1);
     s.hit('idle', 5, 1, Date.now());
     s.hit('busy', 5, 60_000, Date.now());
@@ -53,7 +53,7 @@ describe('createMemoryStore', () => {
   });
 
   test('bounded: the oldest write is evicted first', () => {
-    const s = createMemoryStore({ maxKeys: 3 });
+    const s = createInProcessStore({ maxKeys: 3 });
     s.set('a', 1);
     s.set('b', 2);
     s.set('c', 3);
@@ -68,7 +68,7 @@ describe('createMemoryStore', () => {
   });
 
   test('security keys are never evicted by other keys: a flood past maxKeys leaves every mark', () => {
-    const s = createMemoryStore({ maxKeys: 10, sweepIntervalMs: 0 });
+    const s = createInProcessStore({ maxKeys: 10, sweepIntervalMs: 0 });
     for (let i = 0; i < 5; i++) s.set(`${SECURITY_KEY_PREFIX}mark${i}`, i, 60_000);
     for (let i = 0; i < 1000; i++) s.set(`ratelimit-ish:${i}`, i);
     for (let i = 0; i < 5; i++) assert.equal(s.get(`${SECURITY_KEY_PREFIX}mark${i}`), i);
@@ -79,7 +79,7 @@ describe('createMemoryStore', () => {
 
   test(`security keys have their own budget (MAX_SECURITY_KEYS = ${MAX_SECURITY_KEYS}): full of live ones, a new one is refused 503 store_full and none is forgotten`, () => {
     let t = 0;
-    const s = createMemoryStore({ sweepIntervalMs: 0, now: () => t });
+    const s = createInProcessStore({ sweepIntervalMs: 0, now: () => t });
     const key = (i: number) => `${SECURITY_KEY_PREFIX}${i}`;
     for (let i = 0; i < MAX_SECURITY_KEYS; i++) s.set(key(i), i, 60_000);
     const full = (e: unknown) => e instanceof RvmError && e.code === 'store_full';
@@ -99,7 +99,7 @@ describe('createMemoryStore', () => {
   });
 
   test('an invalid ttl → invalid_ttl', () => {
-    const s = createMemoryStore();
+    const s = createInProcessStore();
     for (const ttl of [0, -1, NaN, Infinity]) {
       assert.throws(
         () => s.set('k', 1, ttl),
@@ -111,7 +111,7 @@ describe('createMemoryStore', () => {
 
   test('compareAndSet swaps only an unchanged value, compared as JSON; undefined means absent', () => {
     let t = 1_000;
-    const s = createMemoryStore({ now: () => t });
+    const s = createInProcessStore({ now: () => t });
     assert.equal(s.compareAndSet('step', undefined, 10, 100), true, 'absent → set');
     assert.equal(s.compareAndSet('step', undefined, 11), false, 'present: an absent expectation loses');
     assert.equal(s.compareAndSet('step', 9, 11), false, 'another value loses');

@@ -8,11 +8,11 @@
  * budget is full, only an expired security key makes room, and a new one is refused
  * (StoreFullError, 503 `store_full`) rather than a live one forgotten.
  */
-import { RvmError, type Value } from '../values.js';
-import { RUNTIME } from '../errors.js';
-import { SECURITY_KEY_PREFIX, type KeyValueStore, type WindowResult } from '../host/stores.js';
-import { createSlidingWindows } from './stores/sliding-window.js';
-import { StoreFullError } from './stores/unavailable.js';
+import { RvmError, type Value } from '../../values.js';
+import { RUNTIME } from '../../errors.js';
+import { SECURITY_KEY_PREFIX, type KeyValueStore, type WindowResult } from '../../host/stores.js';
+import { createSlidingWindows } from './sliding-window.js';
+import { StoreFullError } from './unavailable.js';
 
 /** Most keys kept: bounds memory when clients can create keys (rate-limit keys per IP). Oldest are evicted first. */
 export const MAX_STORE_KEYS = 100_000;
@@ -25,7 +25,7 @@ export const MAX_SECURITY_KEYS = 100_000;
 /** How often expired values and idle windows nobody reads are swept: often enough to free memory, rare enough to cost nothing. */
 export const STORE_SWEEP_INTERVAL_MS = 30_000;
 
-export interface MemoryStoreOptions {
+export interface InProcessStoreOptions {
   /** Most values held (default MAX_STORE_KEYS). */
   maxKeys?: number;
   /** Most rate-limit windows held (default MAX_WINDOW_KEYS). */
@@ -39,7 +39,7 @@ export interface MemoryStoreOptions {
 }
 
 /** An in-process store; `close()` stops its sweep timer. */
-export interface MemoryStore extends KeyValueStore {
+export interface InProcessStore extends KeyValueStore {
   get(key: string): Value | undefined;
   set(key: string, value: Value, ttlMs?: number): void;
   delete(key: string): void;
@@ -71,7 +71,7 @@ export function sameJson(a: Value | undefined, b: Value | undefined): boolean {
 }
 
 /** Creates an in-process store with lazy expiry on read and a periodic, unref'd sweep. */
-export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
+export function createInProcessStore(options: InProcessStoreOptions = {}): InProcessStore {
   const maxKeys = options.maxKeys ?? MAX_STORE_KEYS;
   const maxSecurityKeys = options.maxSecurityKeys ?? MAX_SECURITY_KEYS;
   const now = options.now ?? Date.now;
