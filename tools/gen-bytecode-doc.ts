@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { MAX_CHUNK_SLOTS, MAX_CHUNK_STACK, MAX_JSON_DEPTH } from '../vm/bytecode/artefact.js';
+import { MAX_CHUNK_SLOTS, MAX_CHUNK_STACK, MAX_JSON_DEPTH } from '../vm/bytecode/verify.js';
 import { ARTEFACT_MAGIC, BUNDLE_MAGIC, FORMAT_VERSION } from '../vm/bytecode/module.js';
 import { AMBIENT_NAMES, OPCODES, type OpInfo } from '../vm/bytecode/opcodes.js';
 

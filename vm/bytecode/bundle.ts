@@ -7,7 +7,9 @@
  * A bundle that doesn't read back is refused: there are no sources to recompile from.
  */
 import { writeFileSync } from 'node:fs';
-import { ArtefactError, decodeEnvelope, decodeModule, encodeEnvelope, encodeModule, jsonData } from './artefact.js';
+import { decodeEnvelope, decodeModule, encodeEnvelope, encodeModule } from './artefact.js';
+import { ArtefactError } from './codec.js';
+import { jsonData } from './verify.js';
 import { BUNDLE_MAGIC, type CompiledModule } from './module.js';
 import { UnreadableFileError, readRegularFile } from '../regular-file.js';
 import { ARTEFACT } from '../errors.js';

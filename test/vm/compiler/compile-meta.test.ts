@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileSource } from '../../../vm/compiler/compiler.js';
 import { MAX_CONSTANT_DEPTH } from '../../../vm/compiler/compile-meta.js';
-import { decodeModule, encodeModule, MAX_JSON_DEPTH } from '../../../vm/bytecode/artefact.js';
+import { decodeModule, encodeModule } from '../../../vm/bytecode/artefact.js';
+import { MAX_JSON_DEPTH } from '../../../vm/bytecode/verify.js';
 import { FORMAT_VERSION } from '../../../vm/bytecode/module.js';
 
 const OPTIONS = { compilerVersion: '1.0.0', pluginsFingerprint: 'core@1' };
