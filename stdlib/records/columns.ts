@@ -1,21 +1,21 @@
 /**
  * A declared table as the stores see it: its fields (declared plus the implicit `id`,
- * `created_at`, `updated_at`), the check of every value against its field's type, and the
- * canonical form a value is stored and returned in. Both SQL stores (and the SQL builder) rely on
- * these checks so a value reaches the database only when it fits its column; a value that does not
- * is an InvalidQueryError naming the field, the same on every database.
+ * `created_at`, `updated_at`), the canonical form a value of each field is stored and returned in,
+ * and the check of a written row. A value reaches a store only when it fits its column; one that
+ * does not is an InvalidQueryError naming the field, the same on every database. (A query is
+ * checked by query.ts, with these values.)
  */
-import { InvalidQueryError, UnstorableValueError, type ColumnSpec, type ColumnType, type StoredValue, type TableSpec } from './store.js';
+import { InvalidQueryError, UnstorableValueError, put, type ColumnSpec, type ColumnType, type Row, type StoredValue, type TableSpec } from './store.js';
 import { UUID_PATTERN } from './uuid.js';
-import { unstorableText } from '../../plugins/sdk.js';
+import { didYouMean, unstorableText } from '../../plugins/sdk.js';
 
-/** A field's type: a declared column type, or `uuid` for the implicit id. */
-export type FieldType = ColumnType | 'uuid';
+/** What a column holds: a declared field's ColumnType, or `uuid` for the implicit id. */
+export type StoredType = ColumnType | 'uuid';
 
 /** One field of a table, declared or implicit. */
 export interface Field {
   name: string;
-  type: FieldType;
+  type: StoredType;
   optional: boolean;
   implicit: boolean;
   spec: ColumnSpec | null;
@@ -53,7 +53,7 @@ export function tableOf(spec: TableSpec): Table {
     checkIdentifier(column.name, 'field');
     if (fields.has(column.name) || IMPLICIT.includes(column.name))
       throw new Error(`type ${spec.name}: field '${column.name}' is declared twice or is implicit`);
-    if (column.default !== undefined && column.default !== null) checkValue(column.type, column.default, column.name);
+    if (column.default !== undefined && column.default !== null) canonicalValue(column.type, column.default, column.name);
     fields.set(column.name, { name: column.name, type: column.type, optional: column.optional, implicit: false, spec: column });
   }
   fields.set('created_at', { name: 'created_at', type: 'datetime', optional: false, implicit: true, spec: null });
@@ -71,36 +71,13 @@ function checkIdentifier(name: string, what: string): void {
 export function fieldOf(table: Table, name: string): Field {
   const field = table.fields.get(name);
   if (field) return field;
-  throw new InvalidQueryError(`unknown field '${clip(name)}' of ${table.name}${hint(name, table.order)}`);
+  throw new InvalidQueryError(`unknown field '${clip(name)}' of ${table.name}${suggestion(name, table.order)}`);
 }
 
 /** ` (did you mean 'x'?)` for the nearest of `names`, or '' when none is near. */
-export function hint(name: string, names: readonly string[]): string {
-  let best = '';
-  let bestDistance = Infinity;
-  for (const candidate of names) {
-    const d = distance(name.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best && bestDistance <= Math.max(1, Math.floor(best.length / 3)) ? ` (did you mean '${best}'?)` : '';
-}
-
-/** Edit distance (Levenshtein with swaps), cut short for long input (a hint is for typos, not essays). */
-function distance(a: string, b: string): number {
-  if (a.length > 64 || b.length > 64) return Infinity;
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  let beforePrevious = previous;
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      // A swap of neighbours counts as one edit (optimal string alignment).
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) current[j] = Math.min(current[j]!, beforePrevious[j - 2]! + 1);
-    }
-    beforePrevious = previous;
-    previous = current;
-  }
-  return previous[b.length]!;
+export function suggestion(name: string, names: readonly string[]): string {
+  const near = didYouMean(name, names);
+  return near === undefined ? '' : ` (${near})`;
 }
 
 /** A name or value quoted into an error message, shortened: messages are not a channel for request data. */
@@ -119,9 +96,9 @@ export const MAX_INDEXED_TEXT_BYTES = 2000;
 /**
  * Refuses a text that a write to `field` could not store as given, the same on every database:
  * NUL (PostgreSQL refuses it), a lone surrogate (stored as U+FFFD), more than
- * MAX_INDEXED_TEXT_BYTES in an `@unique`/`@index` field. Other checks are checkValue's.
+ * MAX_INDEXED_TEXT_BYTES in an `@unique`/`@index` field. Other checks are canonicalValue's.
  */
-export function checkStorableText(field: Field, text: string): void {
+function checkStorableText(field: Field, text: string): void {
   const problem = unstorableText(text);
   if (problem !== null) throw new UnstorableValueError(field.name, problem.rule, problem.message);
   // Each UTF-16 unit is at most 3 bytes of UTF-8: only a long text needs counting.
@@ -139,7 +116,7 @@ const DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9
  * finite numbers (-0 as 0), real calendar dates, date-times as ISO-8601 UTC with milliseconds
  * (years 1–9999), lists and objects of JSON data, lowercase UUIDs.
  */
-export function checkValue(type: FieldType, value: StoredValue, field: string): StoredValue {
+export function canonicalValue(type: StoredType, value: StoredValue, field: string): StoredValue {
   const bad = (what: string): never => {
     throw new InvalidQueryError(`field '${field}' needs ${what}`);
   };
@@ -216,4 +193,56 @@ function checkJson(value: StoredValue, field: string): void {
     return;
   }
   throw new InvalidQueryError(`field '${field}' needs JSON data`);
+}
+
+/** An object of fields (a row, a filter), not a list. */
+export function isPlainObject(value: unknown): value is Record<string, StoredValue> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A field a write may set: declared, not one the store sets. */
+function writableField(table: Table, name: string): Field {
+  const field = fieldOf(table, name);
+  if (field.implicit) throw new InvalidQueryError(`field '${name}' is set by the store`);
+  return field;
+}
+
+/** A written value in its stored form: null only in an optional field, text storable as given. */
+function writtenValue(field: Field, value: StoredValue): StoredValue {
+  if (value === null) {
+    if (!field.optional) throw new InvalidQueryError(`field '${field.name}' is required`);
+    return null;
+  }
+  if (field.type === 'text' && typeof value === 'string') checkStorableText(field, value);
+  return canonicalValue(field.type, value, field.name);
+}
+
+/**
+ * The row an insert stores, in row order: every declared field (given, else its default, else
+ * null when optional) in its stored form, plus `id` and the time stamps.
+ */
+export function insertedRow(table: Table, fields: Row, id: string, now: string): Row {
+  if (!isPlainObject(fields)) throw new InvalidQueryError('a record is an object of fields');
+  for (const name of Object.keys(fields)) writableField(table, name);
+  const row: Row = {};
+  for (const name of table.order) {
+    const field = table.fields.get(name)!;
+    if (name === 'id') put(row, name, id);
+    else if (field.implicit) put(row, name, now);
+    else {
+      const given = Object.hasOwn(fields, name) ? fields[name] : undefined;
+      put(row, name, writtenValue(field, given === undefined ? (field.spec?.default ?? null) : given));
+    }
+  }
+  return row;
+}
+
+/** The changes an update stores: declared fields the store does not set, each in its stored form (an undefined one is left out). */
+export function updatedFields(table: Table, changes: Row): Row {
+  if (!isPlainObject(changes)) throw new InvalidQueryError('changes are an object of fields');
+  const out: Row = {};
+  for (const [name, value] of Object.entries(changes)) {
+    if (value !== undefined) put(out, name, writtenValue(writableField(table, name), value));
+  }
+  return out;
 }

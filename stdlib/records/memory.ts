@@ -1,9 +1,9 @@
 /**
  * The in-memory record store: the reference model of the storage contract (store.ts), and the
  * model property tests compare the databases with. Every input is checked by the same code as
- * the SQL stores' (the statement builders of sql.ts with SQLite's dialect, the schema planner of
+ * the SQL stores' (a query by query.ts, a written row by columns.ts, the schema planner of
  * schema.ts, ids and cursors of uuid.ts and cursor.ts), so it refuses, names and plans exactly as
- * they do; what it answers is spelled out plainly here:
+ * they do; it evaluates the checked query, and what it answers is spelled out plainly here:
  *
  * - filters: a field compared with null is `is_null`; every other comparison with a null field
  *   is false (as in SQL), `not_in: []` matches every row; text compares by code point (SQLite's
@@ -30,19 +30,18 @@ import {
   type TableSpec,
   type Transaction,
 } from './store.js';
-import { checkValue, fieldOf, tableOf, type Field, type FieldType, type Table } from './columns.js';
-import { countStatement, insertStatement, selectStatement, updateStatement } from './sql.js';
+import { insertedRow, tableOf, updatedFields, type StoredType, type Table } from './columns.js';
+import { checkFilter, checkQuery, type Condition, type OrderColumn } from './query.js';
 import { indexNames, planSchema, syncSteps, type LiveSchema } from './schema.js';
 import { resultTooLarge } from './ops.js';
 import { rowBytes } from './row-bytes.js';
 import { sqliteDialect } from './sqlite.js';
-import { effectiveOrder } from './cursor.js';
 import { isoTimestamp, uuidv7At, UUID_PATTERN } from './uuid.js';
 
 /** One table: its declared shape as last synced, its shape as stored (for the schema planner), its rows by id in insertion order. */
 interface MemoryTable {
   table: Table;
-  columns: Map<string, FieldType>;
+  columns: Map<string, StoredType>;
   indexes: Set<string>;
   rows: Map<string, Row>;
 }
@@ -83,7 +82,7 @@ class TableOps implements RecordOps {
     const t = this.write(table);
     // The id's millisecond is the creation time, as the SQL stores write it.
     const { id, ms } = uuidv7At();
-    const { row } = insertStatement(sqliteDialect, t.table, fields, id, isoTimestamp(ms));
+    const row = insertedRow(t.table, fields, id, isoTimestamp(ms));
     checkUnique(t, row, null);
     t.rows.set(id, row);
     return copy(row);
@@ -92,16 +91,13 @@ class TableOps implements RecordOps {
   async update(table: string, id: string, changes: Row): Promise<Row | null> {
     const t = this.write(table);
     const key = idOf(id);
-    const now = isoTimestamp(Date.now());
-    // The builder refuses what the SQL stores refuse (unknown, store-set, required or ill-typed fields).
-    updateStatement(sqliteDialect, t.table, key ?? '', changes, now);
+    // Changes are refused as such even when no row has this id, as the SQL stores refuse them.
+    const checked = updatedFields(t.table, changes);
     const old = key === null ? undefined : t.rows.get(key);
     if (old === undefined) return null;
     const row: Row = { ...old };
-    for (const [name, value] of Object.entries(changes)) {
-      if (value !== undefined) put(row, name, checkValueOrNull(t.table.fields.get(name)!, value));
-    }
-    row.updated_at = now;
+    for (const [name, value] of Object.entries(checked)) put(row, name, value);
+    row.updated_at = isoTimestamp(Date.now());
     checkUnique(t, row, key);
     t.rows.set(key!, row);
     return copy(row);
@@ -122,17 +118,14 @@ class TableOps implements RecordOps {
 
   async select(table: string, query: Query): Promise<Row[]> {
     const t = this.read(table);
-    selectStatement(sqliteDialect, t.table, query);
-    const order = effectiveOrder(query.order ?? []).map((k) => ({ field: fieldOf(t.table, k.field), desc: k.desc }));
-    let rows = matching(t, query.filter ?? {}).sort((a, b) => compareRows(order, a, b));
-    const after = query.after;
-    if (after !== undefined) {
+    const { conditions, order, after, limit, offset } = checkQuery(t.table, query);
+    let rows = matching(t, conditions).sort((a, b) => compareRows(order, a, b));
+    if (after !== null) {
       const position: Row = {};
-      order.forEach((k, i) => put(position, k.field.name, after[i] === null ? null : checkValue(k.field.type, after[i]!, k.field.name)));
+      order.forEach((k, i) => put(position, k.field.name, after[i] ?? null));
       rows = rows.filter((row) => compareRows(order, row, position) > 0);
     }
-    const offset = query.offset ?? 0;
-    const page = rows.slice(offset, offset + query.limit);
+    const page = rows.slice(offset, offset + limit);
     const charge = query.charge;
     if (charge !== undefined) for (const row of page) if (!charge(rowBytes(Object.values(row)))) throw resultTooLarge();
     return page.map(copy);
@@ -140,14 +133,8 @@ class TableOps implements RecordOps {
 
   async count(table: string, filter: Filter): Promise<number> {
     const t = this.read(table);
-    countStatement(sqliteDialect, t.table, filter);
-    return matching(t, filter ?? {}).length;
+    return matching(t, checkFilter(t.table, filter ?? {})).length;
   }
-}
-
-/** A written value in its stored form (the builder has checked it). */
-function checkValueOrNull(field: Field, value: StoredValue): StoredValue {
-  return value === null ? null : checkValue(field.type, value, field.name);
 }
 
 /** The reference store: tables in memory, gone with the process. */
@@ -208,7 +195,7 @@ export class MemoryStore extends TableOps implements RecordStore {
   /** Brings a table to `table`: a column that is new or changed type holds its default (or null) in every row, as ADD COLUMN leaves it. */
   #reshape(table: Table): void {
     const existing = this.#tables.get(table.name);
-    const columns = new Map<string, FieldType>([...table.fields.values()].map((f) => [f.name, f.type]));
+    const columns = new Map<string, StoredType>([...table.fields.values()].map((f) => [f.name, f.type]));
     const indexes = indexNames(table);
     const rows = new Map<string, Row>();
     for (const [id, old] of existing?.rows ?? []) {
@@ -304,32 +291,8 @@ function checkUnique(t: MemoryTable, row: Row, self: string | null): void {
   }
 }
 
-/** One condition of a filter, its value in stored form. */
-interface Condition {
-  field: string;
-  op: FilterOp;
-  value: StoredValue;
-}
-
-/** The conditions of a (checked) filter, values canonical as the SQL stores bind them. */
-function conditionsOf(t: MemoryTable, filter: Filter): Condition[] {
-  const out: Condition[] = [];
-  for (const [name, cond] of Object.entries(filter)) {
-    const field = fieldOf(t.table, name);
-    const ops = cond !== null && typeof cond === 'object' && !Array.isArray(cond) ? Object.entries(cond) : [['eq', cond] as [string, StoredValue]];
-    for (const [op, value] of ops) {
-      let v = (value ?? null) as StoredValue;
-      if (op === 'in' || op === 'not_in') v = (v as StoredValue[]).map((x) => checkValue(field.type, x, name));
-      else if (op !== 'is_null' && op !== 'contains' && v !== null) v = checkValue(field.type, v, name);
-      out.push({ field: name, op: op as FilterOp, value: v });
-    }
-  }
-  return out;
-}
-
-function matching(t: MemoryTable, filter: Filter): Row[] {
-  const conditions = conditionsOf(t, filter);
-  return [...t.rows.values()].filter((row) => conditions.every((c) => holds(c.op, own(row, c.field), c.value)));
+function matching(t: MemoryTable, conditions: readonly Condition[]): Row[] {
+  return [...t.rows.values()].filter((row) => conditions.every((c) => holds(c.op, own(row, c.field.name), c.value)));
 }
 
 /** One condition on one stored value. */
@@ -374,7 +337,7 @@ function compareValues(a: StoredValue, b: StoredValue): number {
 }
 
 /** Rows under an effective order; null first ascending, last descending. */
-function compareRows(order: readonly { field: Field; desc: boolean }[], a: Row, b: Row): number {
+function compareRows(order: readonly OrderColumn[], a: Row, b: Row): number {
   for (const key of order) {
     const c = compareValues(own(a, key.field.name), own(b, key.field.name));
     if (c !== 0) return key.desc ? -c : c;

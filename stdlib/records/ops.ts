@@ -1,8 +1,9 @@
 /**
  * The record operations on top of SQL, shared by the SQLite and PostgreSQL stores and by their
  * transactions: each store supplies an Executor (how a statement runs there, and how driver
- * errors become the three coded errors); this class checks input, builds the statements, sets
- * ids and timestamps, and turns rows back into JSON data.
+ * errors become the three coded errors); this class has its input checked (a query by query.ts,
+ * a written row by columns.ts), builds the statements, sets ids and timestamps, and turns rows
+ * back into JSON data.
  */
 import {
   InvalidQueryError,
@@ -17,7 +18,8 @@ import {
   type Row,
   type StopSignal,
 } from './store.js';
-import type { Table } from './columns.js';
+import { insertedRow, updatedFields, type Table } from './columns.js';
+import { checkFilter, checkQuery } from './query.js';
 import {
   LOCK_ROWS,
   countStatement,
@@ -100,8 +102,9 @@ export class SqlOps implements RecordOps {
   insert(table: string, fields: Row): Answer<Row> {
     return answerOf(() => {
       const { id, ms } = uuidv7At();
-      const { row, statement } = insertStatement(this.dialect, this.table(table), fields, id, isoTimestamp(ms));
-      return this.executor.run(statement, () => row);
+      const t = this.table(table);
+      const row = insertedRow(t, fields, id, isoTimestamp(ms));
+      return this.executor.run(insertStatement(this.dialect, t, row), () => row);
     });
   }
 
@@ -109,9 +112,12 @@ export class SqlOps implements RecordOps {
     return answerOf(() => {
       const t = this.table(table);
       const key = idOf(id);
-      const statement = updateStatement(this.dialect, t, key ?? '', changes, isoTimestamp(Date.now()));
+      // Changes are refused as such even when no row could have this id.
+      const checked = updatedFields(t, changes);
       if (key === null) return null;
-      return andThen(this.executor.rows(statement, true), ([raw]) => (raw ? decodeRow(this.dialect, t, raw) : null));
+      return andThen(this.executor.rows(updateStatement(this.dialect, t, key, checked, isoTimestamp(Date.now())), true), ([raw]) =>
+        raw ? decodeRow(this.dialect, t, raw) : null,
+      );
     });
   }
 
@@ -136,14 +142,17 @@ export class SqlOps implements RecordOps {
   select(table: string, query: Query, stop?: StopSignal): Answer<Row[]> {
     return answerOf(() => {
       const t = this.table(table);
-      return andThen(this.executor.rows(selectStatement(this.dialect, t, query, this.lock), false, query.charge, stop), (raws) =>
+      return andThen(this.executor.rows(selectStatement(this.dialect, t, checkQuery(t, query), this.lock), false, query.charge, stop), (raws) =>
         raws.map((raw) => decodeRow(this.dialect, t, raw)),
       );
     });
   }
 
   count(table: string, filter: Filter, stop?: StopSignal): Answer<number> {
-    return answerOf(() => andThen(this.executor.first(countStatement(this.dialect, this.table(table), filter), stop), (raw) => Number(raw?.[0] ?? 0)));
+    return answerOf(() => {
+      const t = this.table(table);
+      return andThen(this.executor.first(countStatement(this.dialect, t, checkFilter(t, filter ?? {})), stop), (raw) => Number(raw?.[0] ?? 0));
+    });
   }
 }
 

@@ -24,7 +24,7 @@ import {
   type TableSpec,
   type Transaction,
 } from './store.js';
-import { tableOf, type FieldType } from './columns.js';
+import { tableOf, type StoredType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, quote, type Dialect, type Statement } from './sql.js';
 import { DelegatedOps, SqlOps, resultTooLarge, type Executor, type Tables } from './ops.js';
 import { rowBytes } from './row-bytes.js';
@@ -54,7 +54,7 @@ const SYNC_LOCK = [0x72766d, 0x73796e63] as const;
  */
 const BEGIN_SERIALISED = `BEGIN; SELECT pg_advisory_xact_lock(${0x72766d}, ${0x74786e73})`;
 
-const COLUMN_TYPES: Record<FieldType, string> = {
+const COLUMN_TYPES: Record<StoredType, string> = {
   text: 'text COLLATE "C"',
   int: 'bigint',
   number: 'double precision',
@@ -65,7 +65,7 @@ const COLUMN_TYPES: Record<FieldType, string> = {
   object: 'rvm_object',
   uuid: 'uuid',
 };
-const ARRAY_TYPES: Record<FieldType, string> = {
+const ARRAY_TYPES: Record<StoredType, string> = {
   text: 'text[]',
   int: 'bigint[]',
   number: 'float8[]',
@@ -76,8 +76,8 @@ const ARRAY_TYPES: Record<FieldType, string> = {
   object: 'jsonb[]',
   uuid: 'uuid[]',
 };
-/** information_schema's data_type (or domain) → field type. */
-const FIELD_TYPES: Record<string, FieldType> = {
+/** information_schema's data_type (or domain) → stored type. */
+const STORED_TYPES: Record<string, StoredType> = {
   text: 'text',
   bigint: 'int',
   'double precision': 'number',
@@ -382,7 +382,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
       ]);
       const rows = await client.query(`SELECT 1 FROM ${quote(spec.name)} LIMIT 1`);
       const table: LiveTable = {
-        columns: new Map(columns.rows.map((c) => [c.column_name, FIELD_TYPES[c.domain_name ?? ''] ?? FIELD_TYPES[c.data_type] ?? c.data_type])),
+        columns: new Map(columns.rows.map((c) => [c.column_name, STORED_TYPES[c.domain_name ?? ''] ?? STORED_TYPES[c.data_type] ?? c.data_type])),
         indexes: new Set(indexes.rows.map((i) => i.indexname)),
         hasRows: rows.rows.length > 0,
       };

@@ -316,7 +316,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         { name: 'filter', type: 'object' },
         { name: 'options', type: 'object', optional: true },
       ],
-      'list',
+      'records',
       'The records the filter matches, in `order` (then by id), at most `limit` (50 by default, 1000 at most).',
       (ctx, shape, filter, options) =>
         run(
@@ -330,7 +330,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         { name: 'filter', type: 'object' },
         { name: 'options', type: 'object', optional: true },
       ],
-      'object',
+      'page',
       'One page of the records the filter matches: `{items, next}`, `next` the cursor to pass as `after` (null on the last page).',
       (ctx, shape, filter, options) =>
         run(ctx, (ops) => {

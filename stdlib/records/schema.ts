@@ -8,13 +8,13 @@
  * table also gets an index on its creation order (`created_at`, `id`).
  */
 import type { SchemaChange, TableSpec } from './store.js';
-import { tableOf, type FieldType, type Table } from './columns.js';
+import { tableOf, type StoredType, type Table } from './columns.js';
 import { quote, type Dialect } from './sql.js';
 
 /** One table as it is in the database. */
 export interface LiveTable {
   /** Column name → field type, or the database's type name when it maps to none. */
-  columns: Map<string, FieldType | string>;
+  columns: Map<string, StoredType | string>;
   indexes: Set<string>;
   hasRows: boolean;
   /** Declared `@unique` columns whose unique index is missing and whose values repeat (duplicateValues). */
@@ -80,7 +80,7 @@ export function indexName(table: string, column: string, unique: boolean): strin
   return `${full.slice(0, MAX_INDEX_NAME - suffix.length - 9)}_${h.toString(16).padStart(8, '0')}${suffix}`;
 }
 
-function columnDefinition(dialect: Dialect, name: string, type: FieldType, defaultValue: unknown): string {
+function columnDefinition(dialect: Dialect, name: string, type: StoredType, defaultValue: unknown): string {
   const def = defaultValue === undefined || defaultValue === null ? '' : ` DEFAULT ${dialect.literal(type, defaultValue as never)}`;
   return `${quote(name)} ${dialect.columnType(type)}${def}`;
 }

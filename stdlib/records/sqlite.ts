@@ -40,7 +40,7 @@ import {
   type TableSpec,
   type Transaction,
 } from './store.js';
-import { tableOf, type FieldType } from './columns.js';
+import { tableOf, type StoredType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, ShapeCache, quote, type Dialect, type Statement } from './sql.js';
 import { DelegatedOps, SqlOps, chargedRows, type Executor, type Tables } from './ops.js';
 import { duplicateValues, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
@@ -70,7 +70,7 @@ export const SQLITE_INLINE_MAX_ROWS = 1000;
 /** A step of a query plan that reads only the rows an index finds (EXPLAIN QUERY PLAN's wording). */
 const SEEK_STEP = /^SEARCH \S+ USING (?:INTEGER PRIMARY KEY|(?:COVERING )?INDEX )/;
 
-const COLUMN_TYPES: Record<FieldType, string> = {
+const COLUMN_TYPES: Record<StoredType, string> = {
   text: 'TEXT',
   int: 'INTEGER',
   number: 'REAL',
@@ -81,10 +81,11 @@ const COLUMN_TYPES: Record<FieldType, string> = {
   object: 'JSON_OBJECT',
   uuid: 'TEXT',
 };
-const FIELD_TYPES = new Map<string, FieldType>(
+/** A declared column type of SQLite → stored type (the id, TEXT, reads as text). */
+const STORED_TYPES = new Map<string, StoredType>(
   Object.entries(COLUMN_TYPES)
     .filter(([t]) => t !== 'uuid')
-    .map(([t, sql]) => [sql, t as FieldType]),
+    .map(([t, sql]) => [sql, t as StoredType]),
 );
 
 function textLiteral(text: string): string {
@@ -389,7 +390,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
       }
       const cols = columns.all(spec.name) as { name: string; type: string }[];
       const table: LiveTable = {
-        columns: new Map(cols.map((c) => [c.name, FIELD_TYPES.get(c.type.toUpperCase()) ?? c.type])),
+        columns: new Map(cols.map((c) => [c.name, STORED_TYPES.get(c.type.toUpperCase()) ?? c.type])),
         indexes: new Set((indexes.all(spec.name) as { name: string }[]).map((i) => i.name)),
         hasRows: this.db.prepare(`SELECT 1 FROM ${quote(spec.name)} LIMIT 1`).get() !== undefined,
       };

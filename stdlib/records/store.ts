@@ -5,7 +5,7 @@
  * conformance suite. Every value reaches SQL as a bound parameter; table and column names come
  * only from declared types, never from a request.
  */
-import type { Answer } from '../../plugins/sdk.js';
+import type { Answer, FieldType } from '../../plugins/sdk.js';
 
 /**
  * What an operation answers (`Answer`): its result, or a Promise of it. SQLite answers at once
@@ -14,8 +14,11 @@ import type { Answer } from '../../plugins/sdk.js';
  */
 export { answerOf, andThen, type Answer } from '../../plugins/sdk.js';
 
-/** Column types, as spec/plugins/records.md maps field types. */
-export type ColumnType = 'text' | 'int' | 'number' | 'bool' | 'date' | 'datetime' | 'list' | 'object';
+/**
+ * What a declared field's column holds: the language's field types (spec/plugins/records.md
+ * maps them), but `file`, which a record stores as its text (columnTypeOf).
+ */
+export type ColumnType = Exclude<FieldType, 'file'>;
 
 /** One declared field of a record type, as the store needs it. */
 export interface ColumnSpec {

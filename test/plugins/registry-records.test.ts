@@ -42,6 +42,13 @@ describe('record provider registration', () => {
     assert.deepEqual([...registry.records!.methods.keys()], ['find']);
   });
 
+  test('a method declares what it returns: a record result or a result type', async () => {
+    for (const returns of ['record', 'record?', 'records', 'page', 'int', 'bool?']) {
+      const registry = await loadPlugins([plugin('store', provider({ methods: { find: { params: [], doc: 'x', returns, fn: () => null } } }))], TEST_APP);
+      assert.equal(registry.records!.methods.get('find')!.returns, returns);
+    }
+  });
+
   test('a method bound to a type receives the type, its arguments checked against its parameters', async () => {
     const registry = await loadPlugins([plugin('store', provider())], TEST_APP);
     const find = registry.records!.methods.get('find')!.bind(USER);
@@ -63,6 +70,10 @@ describe('record provider registration', () => {
       [{ methods: { Find: { params: [], doc: 'x', fn: () => null } } }, /one lower-case word/],
       [{ methods: { find: { params: [], doc: '', fn: () => null } } }, /doc is missing/],
       [{ methods: { find: { params: [{ name: 'a', optional: true }, { name: 'b' }], doc: 'x', fn: () => null } } }, /follows an optional/],
+      [
+        { methods: { find: { params: [], doc: 'x', returns: 'list of records', fn: () => null } } },
+        /method 'find': returns must be record, record\?, records, page or a result type/,
+      ],
       [{ decorators: ['no such'] }, /decorators/],
       [{ commit: undefined as unknown as RecordProvider['commit'] }, /commit\(\) is missing/],
     ];

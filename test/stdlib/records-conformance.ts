@@ -22,7 +22,7 @@ import {
   type StoredValue,
   type TableSpec,
 } from '../../stdlib/records/store.js';
-import { MAX_IN_VALUES } from '../../stdlib/records/sql.js';
+import { MAX_IN_VALUES } from '../../stdlib/records/query.js';
 import { MAX_INDEXED_TEXT_BYTES } from '../../stdlib/records/columns.js';
 import { decodeCursor, encodeCursor, effectiveOrder } from '../../stdlib/records/cursor.js';
 

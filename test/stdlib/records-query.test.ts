@@ -8,10 +8,24 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RawRequestArg, RvmError, UNKNOWN, toText, type RecordType, type Value } from '../../plugins/sdk.js';
 import { TEST_APP } from '../../plugins/testing.js';
-import { QueryProblem, buildQuery, invalidQuery, walkFields, walkFilter, walkOptions, type RequestWalk } from '../../stdlib/records/query.js';
+import {
+  MAX_IN_VALUES,
+  MAX_OFFSET,
+  QueryProblem,
+  buildQuery,
+  checkFilter,
+  checkQuery,
+  invalidQuery,
+  walkFields,
+  walkFilter,
+  walkOptions,
+  type RequestWalk,
+} from '../../stdlib/records/query.js';
+import { tableOf } from '../../stdlib/records/columns.js';
+import { PEOPLE } from './records-conformance.js';
 import { MAX_CURSOR_LENGTH, encodeCursor } from '../../stdlib/records/cursor.js';
 import { RecordValue, shapeOf } from '../../stdlib/records/record.js';
-import { InvalidQueryError, MAX_LIMIT } from '../../stdlib/records/store.js';
+import { InvalidQueryError, MAX_LIMIT, MAX_QUERY_ROWS, type Query } from '../../stdlib/records/store.js';
 
 const field = (name: string, type: RecordType['fields'][number]['type'], decorators: string[] = []) => ({
   name,
@@ -227,5 +241,94 @@ describe('record value', () => {
       (e: unknown) => e instanceof RvmError && e.code === 'read_only',
     );
     assert.deepEqual(r.fields(), { email: 'a@b.co', age: 4 });
+  });
+});
+
+describe('the check of a query against a table: what every store runs', () => {
+  const table = tableOf(PEOPLE);
+  const ID = '01900000-0000-7000-8000-00000000000A';
+  const query = (q: Partial<Query>): Query => ({ filter: {}, order: [], limit: 10, offset: 0, ...q });
+
+  test('a checked query: columns resolved, values canonical, the effective order, cursor values checked', () => {
+    const checked = checkQuery(
+      table,
+      query({
+        filter: {
+          name: 'Ada',
+          age: { gte: 0, in: [1, 2] },
+          seen: { lt: '2026-01-02T03:04:05+01:00' },
+          id: ID,
+          tags: { contains: 'x' },
+          meta: { is_null: true },
+        },
+        order: [{ field: 'age', desc: true }],
+        after: [3, ID],
+        offset: 5,
+      }),
+    );
+    assert.deepEqual(
+      checked.conditions.map((c) => [c.field.name, c.op, c.value]),
+      [
+        ['name', 'eq', 'Ada'],
+        ['age', 'gte', 0],
+        ['age', 'in', [1, 2]],
+        ['seen', 'lt', '2026-01-02T02:04:05.000Z'],
+        ['id', 'eq', ID.toLowerCase()],
+        ['tags', 'contains', 'x'],
+        ['meta', 'is_null', true],
+      ],
+    );
+    assert.deepEqual(
+      checked.order.map((k) => [k.field.name, k.desc]),
+      [
+        ['age', true],
+        ['id', true],
+      ],
+    );
+    assert.deepEqual(checked.after, [3, ID.toLowerCase()]);
+    assert.deepEqual([checked.limit, checked.offset], [10, 5]);
+    assert.equal(checkQuery(table, query({})).after, null);
+  });
+
+  test('each kind of bad query is one InvalidQueryError, saying what is wrong', () => {
+    const refused = (q: Partial<Query>, message: RegExp) =>
+      assert.throws(
+        () => checkQuery(table, query(q)),
+        (e: unknown) => e instanceof InvalidQueryError && e.code === 'invalid_query' && message.test(e.message),
+        message.source,
+      );
+    // Not a filter, an unknown field or operator (with the nearest name), an operator the column does not take.
+    refused({ filter: [] as unknown as Query['filter'] }, /a filter is an object/);
+    refused({ filter: { nmae: 'x' } }, /unknown field 'nmae' of people \(did you mean 'name'\?\)/);
+    refused({ filter: { name: { eqq: 'x' } } }, /unknown operator 'eqq' on field 'name' \(did you mean 'eq'\?\)/);
+    refused({ filter: { age: { contains: 1 } } }, /operator 'contains' does not apply to int field 'age' \(it takes eq, ne, gt, gte, lt, lte, in, not_in, is_null\)/);
+    refused({ filter: { tags: ['a'] } }, /operator 'eq' does not apply to list field 'tags'/);
+    refused({ filter: { id: { starts_with: '0190' } } }, /operator 'starts_with' does not apply to uuid field 'id'/);
+    // A value that does not fit its column, null where an operator needs a value, a malformed operand.
+    refused({ filter: { age: 1.5 } }, /field 'age' needs an integer/);
+    refused({ filter: { born: '2001-02-29' } }, /field 'born' needs a date/);
+    refused({ filter: { age: { gt: null } } }, /operator 'gt' of field 'age' needs a value, not null/);
+    refused({ filter: { age: { in: 3 } } }, /operator 'in' of field 'age' needs a list/);
+    refused({ filter: { age: { in: [1, null] } } }, /operator 'in' of field 'age' needs a value, not null/);
+    refused({ filter: { age: { not_in: Array.from({ length: MAX_IN_VALUES + 1 }, (_, i) => i) } } }, /takes at most 1000 values/);
+    refused({ filter: { name: { is_null: 'yes' } } }, /operator 'is_null' of field 'name' needs true or false/);
+    refused({ filter: { tags: { contains: ['a'] } } }, /operator 'contains' of list field 'tags' needs a text, number or bool/);
+    // An order that names no sortable column, a cursor that does not fit, bounds.
+    refused({ order: 'name' as unknown as Query['order'] }, /order is a list of keys/);
+    refused({ order: [{ desc: true } as unknown as Query['order'][number]] }, /an order key names a field/);
+    refused({ order: [{ field: 'agee', desc: false }] }, /unknown field 'agee' of people \(did you mean 'age'\?\)/);
+    refused({ order: [{ field: 'meta', desc: false }] }, /object field 'meta' cannot order a query/);
+    refused({ after: ['x', ID] }, /invalid cursor: it does not fit this order/);
+    refused({ after: [null] }, /field 'id' needs a UUID/);
+    refused({ limit: 0 }, new RegExp(`limit must be an integer from 1 to ${MAX_QUERY_ROWS}`));
+    refused({ offset: MAX_OFFSET + 1 }, new RegExp(`offset must be an integer from 0 to ${MAX_OFFSET}`));
+  });
+
+  test('a count checks its filter alone, the same way', () => {
+    assert.deepEqual(
+      checkFilter(table, { score: { lte: -0 } }).map((c) => [c.field.name, c.op, Object.is(c.value, 0)]),
+      [['score', 'lte', true]],
+    );
+    assert.throws(() => checkFilter(table, { score: 'high' }), /field 'score' needs a finite number/);
   });
 });

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { uuidv7Source } from '../../stdlib/records/uuid.js';
 import { MAX_CURSOR_LENGTH, decodeCursor, encodeCursor } from '../../stdlib/records/cursor.js';
 import { ShapeCache, escapeLike, selectStatement } from '../../stdlib/records/sql.js';
+import { checkQuery } from '../../stdlib/records/query.js';
 import { MAX_IDENTIFIER_LENGTH, tableOf } from '../../stdlib/records/columns.js';
 import { indexName } from '../../stdlib/records/schema.js';
 import { postgresDialect } from '../../stdlib/records/postgres.js';
@@ -99,20 +100,28 @@ test('values never reach the SQL text, on either dialect', () => {
   fc.assert(
     fc.property(fc.string({ minLength: 3 }), (text) => {
       for (const dialect of [sqliteDialect, postgresDialect]) {
-        const statement = selectStatement(dialect, table, {
-          filter: { name: { contains: text, ne: text }, email: { in: [text] } },
-          order: [{ field: 'name', desc: true }],
-          limit: 5,
-          offset: 0,
-          after: [text, '01900000-0000-7000-8000-000000000000'],
-        });
-        const other = selectStatement(dialect, table, {
-          filter: { name: { contains: 'abc', ne: 'abc' }, email: { in: ['abc'] } },
-          order: [{ field: 'name', desc: true }],
-          limit: 5,
-          offset: 0,
-          after: ['abc', '01900000-0000-7000-8000-000000000000'],
-        });
+        const statement = selectStatement(
+          dialect,
+          table,
+          checkQuery(table, {
+            filter: { name: { contains: text, ne: text }, email: { in: [text] } },
+            order: [{ field: 'name', desc: true }],
+            limit: 5,
+            offset: 0,
+            after: [text, '01900000-0000-7000-8000-000000000000'],
+          }),
+        );
+        const other = selectStatement(
+          dialect,
+          table,
+          checkQuery(table, {
+            filter: { name: { contains: 'abc', ne: 'abc' }, email: { in: ['abc'] } },
+            order: [{ field: 'name', desc: true }],
+            limit: 5,
+            offset: 0,
+            after: ['abc', '01900000-0000-7000-8000-000000000000'],
+          }),
+        );
         assert.equal(statement.sql, other.sql, 'one shape, one text');
       }
     }),

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { PostgresStore, postgresDialect, timestamptzIso } from '../../stdlib/records/postgres.js';
 import { tableOf } from '../../stdlib/records/columns.js';
 import { selectStatement } from '../../stdlib/records/sql.js';
+import { checkQuery } from '../../stdlib/records/query.js';
 import { usePostgres } from '../support/postgres.js';
 import { PEOPLE, recordsConformance } from './records-conformance.js';
 
@@ -56,7 +57,12 @@ test('a newest-first listing of an indexed field walks its index backwards: no s
     // Any plan that can skip the sort now wins; one that cannot still sorts.
     await client.query('SET enable_sort = off');
     const plan = async (desc: boolean): Promise<string> => {
-      const st = selectStatement(postgresDialect, tableOf(PEOPLE), { filter: { age: 30 }, order: [{ field: 'created_at', desc }], limit: 20, offset: 0 });
+      const table = tableOf(PEOPLE);
+      const st = selectStatement(
+        postgresDialect,
+        table,
+        checkQuery(table, { filter: { age: 30 }, order: [{ field: 'created_at', desc }], limit: 20, offset: 0 }),
+      );
       const rows = (await client.query({ text: `EXPLAIN ${st.sql}`, values: st.params })).rows as { 'QUERY PLAN': string }[];
       return rows.map((r) => r['QUERY PLAN']).join('\n');
     };

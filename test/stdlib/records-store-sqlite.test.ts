@@ -14,6 +14,7 @@ import { SqliteStore, sqliteDialect } from '../../stdlib/records/sqlite.js';
 import { DatabaseUnavailableError, type Query } from '../../stdlib/records/store.js';
 import { tableOf } from '../../stdlib/records/columns.js';
 import { selectStatement } from '../../stdlib/records/sql.js';
+import { checkQuery } from '../../stdlib/records/query.js';
 import { PEOPLE, recordsConformance } from './records-conformance.js';
 
 recordsConformance('sqlite', async () => new SqliteStore(':memory:'));
@@ -115,7 +116,7 @@ test('an @index field listed in creation order, and the whole table in creation 
     const raw = new Database(path, { readonly: true });
     const table = tableOf(PEOPLE);
     const plan = (query: Query): string[] => {
-      const st = selectStatement(sqliteDialect, table, query);
+      const st = selectStatement(sqliteDialect, table, checkQuery(table, query));
       return (raw.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[]).map((r) => r.detail);
     };
     const newest = [{ field: 'created_at', desc: true }];

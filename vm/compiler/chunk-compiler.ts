@@ -5,7 +5,7 @@
  */
 import type { Block, CallExpr, Expr, Literal, ObjectExpr, Pos, Stmt } from '../front/ast.js';
 import { ChunkEmitter, MAX_CONSTANTS } from './chunk-emitter.js';
-import { shapeOf, type Reporter } from './compile-meta.js';
+import { namesType, shapeOf, type Reporter } from './compile-meta.js';
 import { didYouMean } from '../diagnostics.js';
 import { fold, shortCircuits } from './fold.js';
 import type { ArgShape, CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
@@ -568,11 +568,9 @@ export class ChunkCompiler {
     if (expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' && expr.callee.object.name === 'response') {
       this.answerOutsideTransaction(`${name}()`, expr);
     }
-    // What is known of `Type.method(...)` arguments lets the linker check record filters and
-    // options. Types may live in other files, so a capitalised name counts as one: natives
-    // (`response.ok`) are lower-case.
+    // What is known of `Type.method(...)` arguments lets the linker check record filters and options.
     const object = expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' ? expr.callee.object.name : null;
-    const typeLike = object !== null && (this.topLevel.get(object) === 'type' || /^[A-Z]/.test(object));
+    const typeLike = object !== null && namesType(object, this.topLevel.get(object) === 'type');
     const shapes = typeLike && expr.args.length > 0 ? expr.args.map((a) => shapeOf(a, this.rawRequest)) : null;
     this.emitCall(name, expr.args.length, expr, shapes?.some((s) => s.k !== 'u') ? shapes : undefined);
   }

@@ -233,6 +233,14 @@ function eachNode(node: unknown, visit: (n: object) => void): void {
 export const RETURNS_TAG = '@returns';
 
 /**
+ * Whether `name.m(...)` calls the record method `m` of a type: one declared in the file, or any
+ * capitalised name, since types may live in other files (natives, `response.ok`, are lower-case).
+ */
+export function namesType(name: string, declaredHere: boolean): boolean {
+  return declaredHere || /^[A-Z]/.test(name);
+}
+
+/**
  * The responses a route's `@returns` tags declare, one per tag line:
  * `/// @returns STATUS SCHEMA`, SCHEMA a result type (`text`, `int`, … `any`, `null`), a `type`'s
  * name (a stored record), `[SCHEMA]` (a list of it) or `{name: SCHEMA, name?: SCHEMA}` (an

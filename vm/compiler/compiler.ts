@@ -17,7 +17,7 @@ import {
   pathParams,
 } from './compile-meta.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { inferCallable, inferResponses, mergeResponses } from './infer.js';
+import { inferCallable, inferResponses, mergeResponses, type RecordMethods } from './infer.js';
 import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
 import { ARTEFACT_MAGIC, FORMAT_VERSION } from '../bytecode/module.js';
 import { parse, type BrokenDecl } from '../front/parser.js';
@@ -31,7 +31,14 @@ export { MAX_LOCALS } from './scope.js';
 export interface CompileOptions {
   compilerVersion: string;
   pluginsFingerprint: string;
+  /**
+   * The record provider's methods (what each declares it returns): how a `T.find(...)` result is
+   * inferred. Without them, or for a method that declares nothing, the result is unknown (`{}`).
+   */
+  recordMethods?: RecordMethods;
 }
+
+const NO_RECORD_METHODS: RecordMethods = new Map();
 
 /** The result of compiling: module is null when any error diagnostic was produced. */
 export interface CompileResult {
@@ -67,6 +74,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
   // Broken ones are not compared for duplicates: their remains would only add noise.
   for (const b of broken) if (b.kind !== null && b.name !== null && !topLevel.has(b.name)) topLevel.set(b.name, b.kind);
   const types = new Map<string, FieldMeta[]>();
+  const recordMethods = options.recordMethods ?? NO_RECORD_METHODS;
   const module: CompiledModule = {
     header: {
       magic: ARTEFACT_MAGIC,
@@ -95,7 +103,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
   for (const decl of decls) {
     switch (decl.kind) {
       case 'Route': {
-        module.routes.push(compileRoute(decl, reporter, topLevel, types, chunk));
+        module.routes.push(compileRoute(decl, reporter, topLevel, types, recordMethods, chunk));
         break;
       }
       case 'FnDecl':
@@ -108,7 +116,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         const meta: CallableMeta = { name: decl.name, chunk: index, params: decl.params.map((p) => p.name), doc: decl.doc, line: decl.line, col: decl.col };
         // A fn's answers belong to every route and guard that calls it (link.ts follows the calls),
         // and what it returns to the responses that answer its result.
-        const inferred = inferCallable(decl.body.body, { types, body: null, query: null });
+        const inferred = inferCallable(decl.body.body, { types, body: null, query: null, recordMethods });
         meta.responses = inferred.responses;
         if (kind === 'fn') meta.returns = inferred.returns;
         else {
@@ -123,7 +131,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         compiler.statements(decl.body.body);
         if (module.middleware === null) {
           module.middleware = chunk(compiler.finish('middleware', 0));
-          const { responses } = inferCallable(decl.body.body, { types, body: null, query: null });
+          const { responses } = inferCallable(decl.body.body, { types, body: null, query: null, recordMethods });
           module.middlewareMeta = { doc: decl.doc, line: decl.line, responses, ...credentialsRead(decl.body) };
         }
         break;
@@ -173,6 +181,7 @@ function compileRoute(
   reporter: Reporter,
   topLevel: ReadonlyMap<string, TopLevelKind>,
   types: ReadonlyMap<string, FieldMeta[]>,
+  recordMethods: RecordMethods,
   chunk: (data: ChunkData) => number,
 ): RouteMeta {
   const guards = guardMetas(decl.guards, reporter);
@@ -190,7 +199,7 @@ function compileRoute(
   const index = chunk(compiler.finish(`route ${decl.method} ${decl.path}`, 0));
   // A status declared with `@returns` is the declaration alone, whatever inference saw.
   const declared = declaredResponses(decl.docLines, types, reporter);
-  const inferred = inferResponses(decl, { types, body, query }).filter((r) => !declared.some((d) => d.status === r.status));
+  const inferred = inferResponses(decl, { types, body, query, recordMethods }).filter((r) => !declared.some((d) => d.status === r.status));
   return {
     method: decl.method,
     path: decl.path,

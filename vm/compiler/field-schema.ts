@@ -168,6 +168,32 @@ export function recordPageSchema(name: string, fields: readonly FieldMeta[] | nu
   };
 }
 
+/**
+ * The words a record method may declare it returns (its `returns`) besides a result type:
+ * `record`, `record?` (a record or null), `records` (a list of them), `page` (`{items, next}`).
+ */
+export const RECORD_RESULTS: readonly string[] = ['record', 'record?', 'records', 'page'];
+
+/**
+ * The schema of what `T.m(...)` answers for the `type` named `name` (its fields, or null when
+ * not known), by what the method declares it returns: a RECORD_RESULTS word or a result type
+ * (`int`, `bool`). Null for any other word.
+ */
+export function recordResultSchema(returns: string, name: string, fields: readonly FieldMeta[] | null): JsonSchema | null {
+  switch (returns) {
+    case 'record':
+      return recordSchema(name, fields);
+    case 'record?':
+      return nullable(recordSchema(name, fields));
+    case 'records':
+      return { type: 'array', items: recordSchema(name, fields) };
+    case 'page':
+      return recordPageSchema(name, fields);
+    default:
+      return resultTypeSchema(returns);
+  }
+}
+
 /** The schema keywords whose value is one schema. */
 export const SCHEMA_VALUED: readonly string[] = ['items', 'not', 'additionalProperties', 'contains', 'if', 'then', 'else', 'propertyNames'];
 /** The schema keywords whose value is a list of schemas. */

@@ -6,7 +6,8 @@
  * linked (vm/runtime/routes.ts), to the fn's inferred `returns` or the native's declared type.
  */
 import type { Block, Expr, IfStmt, Literal, RouteDecl, Stmt } from '../front/ast.js';
-import { fieldsSchema, fieldTypeSchema, NULL_SCHEMA, nullable, recordPageSchema, recordSchema, withoutNull } from './field-schema.js';
+import { fieldsSchema, fieldTypeSchema, NULL_SCHEMA, nullable, recordResultSchema, withoutNull } from './field-schema.js';
+import { namesType } from './compile-meta.js';
 import { fold } from './fold.js';
 import type { FieldMeta, JsonSchema, ResponseMeta } from '../bytecode/module.js';
 import { helperStatus, statusHelpers } from '../http-status.js';
@@ -20,7 +21,12 @@ export interface InferContext {
   body: readonly FieldMeta[] | null;
   /** The route's `query` fields (null without a query block). */
   query: readonly FieldMeta[] | null;
+  /** The record provider's methods by name, with what each declares it returns (CompileOptions.recordMethods). */
+  recordMethods: RecordMethods;
 }
+
+/** What the compiler reads of the record provider's methods: by name, what each declares it returns (a RECORD_RESULTS word or a result type). */
+export type RecordMethods = ReadonlyMap<string, { readonly returns?: string }>;
 
 /** The body every error response of the runtime has: `{error, code}`. */
 export const ERROR_BODY_SCHEMA: JsonSchema = {
@@ -80,13 +86,6 @@ export const RESPONSE_HELPERS: Readonly<Record<string, { status: number; kind: H
  * resolved when the app is linked (resolveCalls in vm/runtime/routes.ts).
  */
 export const CALL_KEYWORD = 'x-rvm-call';
-
-/** Record methods returning one record, those returning a list of records, and the one returning a page. */
-const RECORD_ONE = new Set(['create', 'new', 'find', 'find_by', 'update']);
-/** Those of RECORD_ONE that answer null when no record matches. */
-const RECORD_OR_NULL = new Set(['find', 'find_by', 'update']);
-const RECORD_MANY = new Set(['where']);
-const RECORD_PAGE = 'page';
 
 /** The inferred responses of a route, one per status, sorted by status. */
 export function inferResponses(route: RouteDecl, context: InferContext): ResponseMeta[] {
@@ -562,13 +561,10 @@ class Walker {
     if (callee.kind === 'Name') return { [CALL_KEYWORD]: callee.name };
     if (callee.kind !== 'Member' || callee.object.kind !== 'Name') return {};
     const type = callee.object.name;
+    const returns = this.context.recordMethods.get(callee.name)?.returns;
+    if (returns === undefined || !namesType(type, this.context.types.has(type))) return {};
     // A type declared in another file is not known here (files compile alone): its records are
     // only marked with the type's name, which the reference resolves against the app's types.
-    const fields = this.context.types.get(type) ?? null;
-    if (RECORD_OR_NULL.has(callee.name)) return nullable(recordSchema(type, fields));
-    if (RECORD_ONE.has(callee.name)) return recordSchema(type, fields);
-    if (RECORD_MANY.has(callee.name)) return { type: 'array', items: recordSchema(type, fields) };
-    if (callee.name === RECORD_PAGE) return recordPageSchema(type, fields);
-    return {};
+    return recordResultSchema(returns, type, this.context.types.get(type) ?? null) ?? {};
   }
 }

@@ -63,6 +63,7 @@ export interface RecordMethod {
   /** Receives the type, then the call's arguments, checked against `params` as a native's are. */
   fn(ctx: CallContext, type: RecordType, ...args: Value[]): Value | Halt | Promise<Value | Halt>;
   params: ParamSpec[];
+  /** What a call answers, read by the compiler's inference: `record`, `record?`, `records`, `page`, or a result type as a native's (`int`). */
   returns?: string;
   doc: string;
   /** Error responses calling it can end the request with (a write's 409 `conflict`), for the reference. */

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FIELD_TYPES } from '../lang.js';
-import { RESULT_TYPES, resultTypeSchema } from '../compiler/field-schema.js';
+import { RECORD_RESULTS, RESULT_TYPES, recordResultSchema, resultTypeSchema } from '../compiler/field-schema.js';
 import type { AppSettings } from './context.js';
 import type { EndpointFn, EndpointMeta } from './introspection.js';
 import type { ErrorResponseSpec, GuardFn, GuardMeta, NativeFn, NativeMeta, ParamSpec, SecuritySchemeSpec } from './natives.js';
@@ -416,7 +416,7 @@ function checkRecordProvider(provider: RecordProvider): string | null {
   for (const [name, method] of Object.entries(provider.methods)) {
     if (!RECORD_METHOD_NAME.test(name)) return `method '${name}': a name must be one lower-case word (${RECORD_METHOD_NAME.source})`;
     if (method === null || typeof method !== 'object' || typeof method.fn !== 'function') return `method '${name}' has no fn`;
-    const problem = checkParams(method.params) ?? checkDoc(method.doc);
+    const problem = checkParams(method.params) ?? checkDoc(method.doc) ?? checkRecordResult(method.returns);
     if (problem) return `method '${name}': ${problem}`;
   }
   if (!Array.isArray(provider.decorators) || provider.decorators.some((d) => typeof d !== 'string' || !VALIDATOR_NAME.test(d))) {
@@ -427,6 +427,12 @@ function checkRecordProvider(provider: RecordProvider): string | null {
   if (provider.checkCall !== undefined && typeof provider.checkCall !== 'function') return 'checkCall must be a function';
   if (provider.declare !== undefined && typeof provider.declare !== 'function') return 'declare must be a function';
   return null;
+}
+
+/** A record method's `returns`, read by the compiler's inference: a record result or a result type. */
+function checkRecordResult(returns: unknown): string | null {
+  if (returns === undefined || (typeof returns === 'string' && recordResultSchema(returns, 'T', null) !== null)) return null;
+  return `returns must be ${RECORD_RESULTS.join(', ')} or a result type (${RESULT_TYPES.join(', ')}, with a trailing ? when it may be null)`;
 }
 
 function checkDoc(doc: unknown): string | null {

@@ -116,7 +116,11 @@ function compileFile(dir: string, file: string, registry: PluginRegistry, option
   const useCache = options.cache !== false;
   const cached = useCache ? readCached(dir, file, expect) : null;
   if (cached) return { module: cached, partial: null, unparsed: [], diagnostics: [], source };
-  const result = compileSource(file, source, { compilerVersion: COMPILER_VERSION, pluginsFingerprint: registry.fingerprint });
+  const result = compileSource(file, source, {
+    compilerVersion: COMPILER_VERSION,
+    pluginsFingerprint: registry.fingerprint,
+    recordMethods: registry.records?.methods,
+  });
   const validation = checkValidation([result.module ?? result.partial], registry, new Map([[file, source]]));
   if (result.module !== null && useCache && errorsIn(validation).length === 0) writeCached(dir, file, result.module);
   const partial = result.module === null ? result.partial : null;

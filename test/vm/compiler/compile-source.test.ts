@@ -2,8 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileSource, sourceHash } from '../../../vm/compiler/compiler.js';
 import { simulateMaxStack } from '../bytecode-helpers.js';
+import { RECORD_METHODS } from '../../support/record-methods.js';
 
-const OPTIONS = { compilerVersion: '1.0.0', pluginsFingerprint: 'core@1' };
+const OPTIONS = { compilerVersion: '1.0.0', pluginsFingerprint: 'core@1', recordMethods: RECORD_METHODS };
 
 /** A realistic route file exercising every statement and most expression forms. */
 const APP = `

@@ -7,8 +7,9 @@ import { ERROR_BODY_SCHEMA, VALIDATION_ERROR_SCHEMA } from '../../../vm/compiler
 import type { ResponseMeta, RouteMeta } from '../../../vm/bytecode/module.js';
 import * as b from '../ast-builders.js';
 import { at, lit, name } from '../ast-builders.js';
+import { RECORD_METHODS } from '../../support/record-methods.js';
 
-const OPTIONS = { compilerVersion: '0', pluginsFingerprint: '' };
+const OPTIONS = { compilerVersion: '0', pluginsFingerprint: '', recordMethods: RECORD_METHODS };
 
 const USER_FIELDS = [
   b.field('email', 'text'),
@@ -173,7 +174,37 @@ describe('value schemas', () => {
       properties: { items: { type: 'array', items: USER_SCHEMA }, next: { type: ['string', 'null'] } },
       required: ['items', 'next'],
     });
-    assert.deepEqual(schemaOf(b.callM('User', 'count')), {});
+    // Other results are the result type each method declares.
+    assert.deepEqual(schemaOf(b.callM('User', 'count')), { type: 'integer' });
+    assert.deepEqual(schemaOf(b.callM('User', 'delete', [lit(1)])), { type: 'boolean' });
+  });
+
+  test("a record call is inferred from what the provider's method declares it returns, on a type's name only", () => {
+    const schemaWith = (recordMethods: Map<string, { returns?: string }>, call: A.Expr) => {
+      const route = b.route('GET', '/x', [b.expr(b.callM('response', 'ok', [call]))]);
+      return compileModule(b.file([b.typeDecl('User', USER_FIELDS), route]), '', { ...OPTIONS, recordMethods }).module!.routes[0]!.responses[0]!.schema;
+    };
+    const methods = new Map([
+      ['first', { returns: 'record?' }],
+      ['all', { returns: 'records' }],
+      ['mystery', {}],
+    ]);
+    assert.deepEqual(schemaWith(methods, b.callM('User', 'first')), USER_OR_NULL);
+    assert.deepEqual(schemaWith(methods, b.callM('User', 'all')), { type: 'array', items: USER_SCHEMA });
+    // Declaring nothing, unknown to the provider, or called on a lower-case name (a native's namespace): unknown.
+    assert.deepEqual(schemaWith(methods, b.callM('User', 'mystery')), {});
+    assert.deepEqual(schemaWith(methods, b.callM('User', 'find', [lit(1)])), {});
+    assert.deepEqual(schemaWith(methods, b.callM('cache', 'first')), {});
+    // Without the provider's methods (no records plugin), nothing is inferred.
+    const bare = compileModule(
+      b.file([b.typeDecl('User', USER_FIELDS), b.route('GET', '/x', [b.expr(b.callM('response', 'ok', [b.callM('User', 'create', [name('body')])]))])]),
+      '',
+      {
+        compilerVersion: '0',
+        pluginsFingerprint: '',
+      },
+    );
+    assert.deepEqual(bare.module!.routes[0]!.responses[0]!.schema, {});
   });
 
   test('records of a type not declared in the file carry only its name (the reference resolves it)', () => {
