@@ -301,7 +301,10 @@ describe('the check of a query against a table: what every store runs', () => {
     refused({ filter: [] as unknown as Query['filter'] }, /a filter is an object/);
     refused({ filter: { nmae: 'x' } }, /unknown field 'nmae' of people \(did you mean 'name'\?\)/);
     refused({ filter: { name: { eqq: 'x' } } }, /unknown operator 'eqq' on field 'name' \(did you mean 'eq'\?\)/);
-    refused({ filter: { age: { contains: 1 } } }, /operator 'contains' does not apply to int field 'age' \(it takes eq, ne, gt, gte, lt, lte, in, not_in, is_null\)/);
+    refused(
+      { filter: { age: { contains: 1 } } },
+      /operator 'contains' does not apply to int field 'age' \(it takes eq, ne, gt, gte, lt, lte, in, not_in, is_null\)/,
+    );
     refused({ filter: { tags: ['a'] } }, /operator 'eq' does not apply to list field 'tags'/);
     refused({ filter: { id: { starts_with: '0190' } } }, /operator 'starts_with' does not apply to uuid field 'id'/);
     // A value that does not fit its column, null where an operator needs a value, a malformed operand.
