@@ -44,9 +44,9 @@ export function finalize(app: AppHandle, ctx: RequestContext): OutgoingResponse 
 export function release(app: AppHandle, ctx: RequestContext): void {
   ctx.releaseMemory();
   ctx.ended();
-  const cleanup = ctx.bodyCleanup;
+  const cleanup = ctx.bodyState.cleanup;
   if (cleanup !== null) {
-    ctx.bodyCleanup = null;
+    ctx.bodyState.cleanup = null;
     cleanUp(app, cleanup);
   }
 }

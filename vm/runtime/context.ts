@@ -1,36 +1,30 @@
 /**
- * The per-request context: what natives and guards see (`CallContext`) and the language values
- * the VM reads (`request`, `params`, `query`, `body`, `response`, `state`). Everything is computed on
- * first read, so a handler that touches nothing pays for nothing.
+ * The per-request context, composed of the request view (request-view.ts), the body state
+ * (body-state.ts) and the draft response (response.ts), with a thin adapter for the VM: what
+ * natives and guards see (`CallContext`) and the language values the VM reads (`request`,
+ * `params`, `query`, `body`, `response`, `state`; their wrappers are language-values.ts).
+ * Everything is computed on first read, so a handler that touches nothing pays for nothing.
  */
 import { PassThrough } from 'node:stream';
-import {
-  HALT,
-  type AppSettings,
-  type BodyKind,
-  type CallContext,
-  type Halt,
-  type RequestInfo,
-  type RequestOrigin,
-  type ResponseStream,
-} from '../host/context.js';
+import { HALT, type AppSettings, type BodyKind, type CallContext, type Halt, type RequestOrigin, type ResponseStream } from '../host/context.js';
 import type { KeyValueStore } from '../host/stores.js';
-import { HostObject, RvmError, fromJson, type Value, type ValueObject } from '../values.js';
+import { RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { HTTP, RUNTIME } from '../errors.js';
-import { type Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
-import { DROPPED, HttpError, NO_BODY, addField, decodeFormComponent, hasBody, readBodyThen, type ParsedBody } from './http/body.js';
-import { resolveClient, type ClientAddress, type TrustProxy } from './http/client-address.js';
+import type { Admission } from './http/admission.js';
+import { HttpError, NO_BODY } from './http/body.js';
 import { Budget } from '../interp/budget.js';
-import { parseCookies } from './http/cookies.js';
 import { RequestOrigins } from './request-origin.js';
 import { describeError, type Logger } from './log.js';
 import { DraftResponse, defaultErrorCode, defaultErrorMessage, errorBody } from './response.js';
-import type { IncomingRequest, UploadSpec } from './types.js';
+import type { IncomingRequest, ParsedBody, ParsedBodyKind, UploadSpec } from './types.js';
 import type { ValidationPlans } from './validate.js';
 import type { VmHost } from '../interp/program.js';
 import type { RouteMeta } from '../bytecode/module.js';
 import { failStatement, respondStatement } from './statements.js';
 import type { AbandonReason } from './watchdog.js';
+import { BodyState } from './body-state.js';
+import { RequestView } from './request-view.js';
+import { RequestValue, ResponseValue, type RequestSources } from './language-values.js';
 
 /** What a context needs from the app (an `AppHandle` has all of it). */
 export interface ContextDeps {
@@ -52,159 +46,13 @@ export interface ContextRoute {
   readonly uploads?: UploadSpec;
 }
 
-/** Where the raw parsed body lives until and after it is read; shared by the context and its request view. */
-interface BodySlot {
-  parsed: ParsedBody | null;
-}
-
-/** Longest `X-Request-Id` reused as the request id; longer ones are replaced, not trusted. */
-export const MAX_REQUEST_ID_LENGTH = 128;
-
-/** Distinguishes ids of different processes (workers) behind one log. */
-const ID_PREFIX =
-  (process.pid % 1296).toString(36).padStart(2, '0') +
-  Math.floor(Math.random() * 1296)
-    .toString(36)
-    .padStart(2, '0');
-let idCounter = 0;
-
-/** A fresh request id: process prefix plus a base-36 counter. */
-export function nextRequestId(): string {
-  return `${ID_PREFIX}-${(++idCounter).toString(36)}`;
-}
-
-/** True for an `X-Request-Id` safe to echo into logs: 1–128 of `A-Za-z0-9._:-`. */
-function saneRequestId(id: string): boolean {
-  if (id.length === 0 || id.length > MAX_REQUEST_ID_LENGTH) return false;
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
-    const ok = (c >= 48 && c <= 58) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 45 || c === 46 || c === 95;
-    if (!ok) return false;
-  }
-  return true;
-}
-
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-/** Parses a query string (no `?`): `a=1&a=2&b` → `{ a: ['1','2'], b: '' }`, proto-safe. */
-export function parseQuery(raw: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  if (raw === '') return out;
-  let start = 0;
-  while (start <= raw.length) {
-    let end = raw.indexOf('&', start);
-    if (end === -1) end = raw.length;
-    if (end > start) {
-      const eq = raw.indexOf('=', start);
-      const hasValue = eq !== -1 && eq < end;
-      const key = decodeFormComponent(raw.slice(start, hasValue ? eq : end));
-      addField(out, key, hasValue ? decodeFormComponent(raw.slice(eq + 1, end)) : '');
-    }
-    start = end + 1;
-  }
-  return out;
-}
-
-/** The read-only request view (`ctx.request`); derived fields are computed on first read. */
-class RequestView implements RequestInfo {
-  private _id: string | null = null;
-  private _query: Record<string, string | string[]> | null = null;
-  private _cookies: Record<string, string> | null = null;
-  private _client: ClientAddress | null = null;
-  private _secure: boolean | null = null;
-  private _route: string | null = null;
-
-  constructor(
-    private readonly incoming: IncomingRequest,
-    readonly path: string,
-    private readonly rawQuery: string,
-    readonly params: Record<string, string>,
-    private readonly slot: BodySlot,
-    private readonly trustProxy: TrustProxy,
-    private readonly matched: { readonly method: string; readonly path: string } | null,
-  ) {}
-
-  get route(): string | null {
-    if (this._route === null && this.matched !== null) this._route = `${this.matched.method} ${this.matched.path}`;
-    return this._route;
-  }
-
-  /** The raw parsed body; null until it is read (after the route's guards). */
-  get body(): unknown {
-    const parsed = this.slot.parsed;
-    if (parsed === null) return null;
-    if (parsed.value !== DROPPED) return parsed.value;
-    const again = { ...parsed, value: parsed.reparse!() };
-    this.slot.parsed = again;
-    return again.value;
-  }
-
-  get method(): string {
-    return this.incoming.method;
-  }
-  get url(): string {
-    return this.incoming.url;
-  }
-  get headers(): Record<string, string | string[] | undefined> {
-    return this.incoming.headers;
-  }
-
-  get id(): string {
-    if (this._id === null) {
-      const given = firstHeader(this.incoming.headers['x-request-id']);
-      this._id = given !== undefined && saneRequestId(given) ? given : nextRequestId();
-    }
-    return this._id;
-  }
-
-  get query(): Record<string, string | string[]> {
-    return (this._query ??= parseQuery(this.rawQuery));
-  }
-
-  get cookies(): Record<string, string> {
-    return (this._cookies ??= parseCookies(this.incoming.headers.cookie));
-  }
-
-  /** The client's canonical address: the peer, or behind trusted proxies the right-most untrusted `X-Forwarded-For` entry. */
-  get ip(): string {
-    return this.client().ip;
-  }
-
-  /** True when the peer is a trusted proxy: its `X-Forwarded-*` headers are honoured. */
-  get proxied(): boolean {
-    return this.client().proxied;
-  }
-
-  private client(): ClientAddress {
-    return (this._client ??= resolveClient(this.trustProxy, this.incoming.remoteAddress, this.incoming.headers['x-forwarded-for']));
-  }
-
-  /** TLS on the connection, or `X-Forwarded-Proto: https` from a trusted proxy. */
-  get secure(): boolean {
-    if (this._secure === null) {
-      let secure = this.incoming.encrypted;
-      if (!secure && this.proxied) {
-        const proto = firstHeader(this.incoming.headers['x-forwarded-proto']);
-        if (proto !== undefined) {
-          const comma = proto.indexOf(',');
-          secure = (comma === -1 ? proto : proto.slice(0, comma)).trim().toLowerCase() === 'https';
-        }
-      }
-      this._secure = secure;
-    }
-    return this._secure;
-  }
-}
-
 /** What `next()` runs: the rest of the middleware chain and the route. */
 export type NextHandler = () => Value | Promise<Value>;
 
 const UNSET: unique symbol = Symbol('unset');
 
 /** The context of one request: `CallContext` for natives, and the machine's host (`VmHost`): the language values it reads, the steps it hands over. */
-export class RequestContext implements VmHost {
+export class RequestContext implements VmHost, RequestSources {
   readonly request: RequestView;
   readonly response = new DraftResponse();
   /** The request's fuel, CPU time and abort state, shared by every execution of its chunks. */
@@ -213,8 +61,6 @@ export class RequestContext implements VmHost {
   readonly store: KeyValueStore;
   /** Set by the pipeline inside middleware; null elsewhere. */
   nextHandler: NextHandler | null = null;
-  /** Removes the request's temporary upload files; the dispatcher runs it once the response is final. */
-  bodyCleanup: (() => Promise<void>) | null = null;
 
   private readonly logger: Logger;
   private readonly onAppLog: ((message: string) => void) | undefined;
@@ -222,12 +68,10 @@ export class RequestContext implements VmHost {
   private readonly incoming: IncomingRequest;
   private readonly admission: Admission | undefined;
   private readonly validation: ValidationPlans | undefined;
-  private readonly slot: BodySlot;
-  /** Body memory charged to the admission budget, released by `releaseMemory`. */
-  private charged = 0;
+  /** The request's body: read once, its memory, the checks left for it, its upload files. */
+  readonly bodyState: BodyState;
   /** Result memory charged by natives (`chargeMemory`), released by `releaseMemory`. */
   private resultCharged = 0;
-  private bodyChecks: ((ctx: CallContext) => void | Halt)[] | null = null;
   private endListeners: (() => void | Promise<void>)[] | null = null;
   private _body: Value | typeof UNSET = UNSET;
   private _rawBodyValue: Value | typeof UNSET = UNSET;
@@ -259,14 +103,13 @@ export class RequestContext implements VmHost {
     this.incoming = incoming;
     this.admission = deps.admission;
     this.validation = deps.validation;
-    this.slot = { parsed: parsedBody };
-    this.request = new RequestView(incoming, path, rawQuery, params, this.slot, deps.settings.trustProxy, route === null ? null : route.meta);
+    this.bodyState = new BodyState(parsedBody, deps.admission);
+    this.request = new RequestView(incoming, path, rawQuery, params, this.bodyState, deps.settings.trustProxy, route === null ? null : route.meta);
   }
 
   /** How the body arrived (`json`, `form`, `text`, `none`): validation coerces form text only. */
-  get bodyKind(): ParsedBody['kind'] {
-    const parsed = this.slot.parsed;
-    return parsed === null ? 'none' : parsed.kind;
+  get bodyKind(): ParsedBodyKind {
+    return this.bodyState.kind;
   }
 
   /**
@@ -280,15 +123,13 @@ export class RequestContext implements VmHost {
 
   /** `readBody`, continued with `then` of its outcome in the same promise turn (at once when nothing was to read). */
   readBodyThen<T>(then: (outcome: void | Halt) => T | Promise<T>): T | Promise<T> {
-    if (this.slot.parsed !== null) return then(undefined);
-    if (!hasBody(this.incoming)) return then(this.bodyRead(NO_BODY));
-    return readBodyThen(
+    if (this.bodyState.known) return then(undefined);
+    return this.bodyState.read(
       this.incoming,
       this.app.bodyLimit,
       this.route?.uploads,
-      (body) => then(this.bodyRead(body)),
+      (body) => then(this.bodyState.settle(body, this)),
       (err) => then(this.bodyRefused(err)),
-      this.admission === undefined ? undefined : (bytes, type) => this.chargeBody(bytes, type),
     );
   }
 
@@ -312,20 +153,18 @@ export class RequestContext implements VmHost {
    */
   validated(value: Value): void {
     this.body = value;
-    const parsed = this.slot.parsed;
-    if (parsed !== null && parsed.reparse !== undefined && this._rawBodyValue === UNSET) this.slot.parsed = { ...parsed, value: DROPPED };
+    // Only while the language holds no reference to the raw body.
+    if (this._rawBodyValue === UNSET) this.bodyState.dropParsed();
   }
 
   /** What body validation reads: a large JSON body's declared members alone (json-scan.ts), else the parsed body. */
   bodyFields(names: readonly string[]): unknown {
-    const parsed = this.slot.parsed;
-    if (parsed !== null && parsed.value === DROPPED && parsed.project !== undefined) return parsed.project(names);
-    return this.request.body;
+    return this.bodyState.fields(names);
   }
 
   /** Runs `check` right after the body is read, before validation (the `_csrf` form field). */
   afterBody(check: (ctx: CallContext) => void | Halt): void {
-    (this.bodyChecks ??= []).push(check);
+    this.bodyState.afterBody(check);
   }
 
   /** Leaves `listener` for the end of the request (`ended`). */
@@ -358,38 +197,19 @@ export class RequestContext implements VmHost {
 
   /** Gives back the body and result memory this request was charged; the dispatcher calls it once the answer is out. */
   releaseMemory(): void {
-    if (this.charged !== 0) {
-      this.admission!.release(this.charged);
-      this.charged = 0;
-    }
+    this.bodyState.release();
     if (this.resultCharged !== 0) {
       this.admission!.releaseResult(this.resultCharged);
       this.resultCharged = 0;
     }
   }
 
-  private bodyRead(body: ParsedBody): void | Halt {
-    this.slot.parsed = body;
-    if (body.cleanup !== undefined) this.bodyCleanup = body.cleanup;
-    const checks = this.bodyChecks;
-    if (checks === null) return;
-    for (const check of checks) if (check(this) === HALT) return HALT;
-  }
-
   private bodyRefused(err: unknown): Halt {
     if (!(err instanceof HttpError)) throw err;
-    this.slot.parsed = NO_BODY;
-    if (err.cleanup !== undefined) this.bodyCleanup = err.cleanup;
+    this.bodyState.refuse(err);
     if (err.status >= 500 && err.cause !== undefined) this.logger.error(`[${this.request.id}] ${err.message}: ${describeError(err.cause)}`);
     if (err.headers !== undefined) for (const name of Object.keys(err.headers)) this.response.setHeader(name, err.headers[name]!);
     return this.respond(err.status, errorBody(err.message, err.code, err.details) as unknown as Value, 'json');
-  }
-
-  private chargeBody(rawBytes: number, mediaType: string): HttpError | null {
-    const bytes = rawBytes * bodyMemoryFactor(mediaType);
-    if (!this.admission!.charge(bytes)) return overloaded('request bodies in memory');
-    this.charged += bytes;
-    return null;
   }
 
   get locals(): Map<string, unknown> {
@@ -521,7 +341,7 @@ export class RequestContext implements VmHost {
     if (this._rawBodyValue !== UNSET) return this._rawBodyValue;
     // The compiler reads the body before every `body` and `request.body` it sees; only a copy of
     // `request` read before the route's guards gets here first.
-    if (this.slot.parsed === null)
+    if (!this.bodyState.known)
       throw new RvmError('the body is not read yet: write `request.body` or `body` where you use it, not through a copy of `request`', RUNTIME.body_not_read);
     // Parsed bodies are already language values: JSON.parse makes plain data (a `__proto__` key
     // is an own data property), forms and multipart are built proto-safe; no copy is needed.
@@ -531,7 +351,7 @@ export class RequestContext implements VmHost {
 
   /** True once the body was read (or is known to be absent). */
   get bodyKnown(): boolean {
-    return this.slot.parsed !== null;
+    return this.bodyState.known;
   }
 
   /** The language's `response` value: live `status` and `headers` of the draft. */
@@ -542,117 +362,6 @@ export class RequestContext implements VmHost {
   /** The language's `state`: made on first read, so each request has its own and one that never reads it pays nothing. */
   stateValue(): Value {
     return (this._stateValue ??= {});
-  }
-}
-
-/** Field names of the `request` value, in the order `keys()` lists them. */
-const REQUEST_FIELDS = ['method', 'path', 'url', 'headers', 'ip', 'cookies', 'query', 'params', 'body', 'id'];
-
-/** `request` as the language sees it. */
-class RequestValue extends HostObject {
-  readonly typeName = 'request';
-  private _headers: HeadersValue | null = null;
-
-  constructor(private readonly ctx: RequestContext) {
-    super();
-  }
-
-  get(key: string): Value | undefined {
-    const req = this.ctx.request;
-    switch (key) {
-      case 'method':
-        return req.method;
-      case 'path':
-        return req.path;
-      case 'url':
-        return req.url;
-      case 'headers':
-        return (this._headers ??= new HeadersValue(req.headers));
-      case 'ip':
-        return req.ip;
-      case 'cookies':
-        return this.ctx.cookiesValue();
-      case 'query':
-        return this.ctx.rawQueryValue();
-      case 'params':
-        return this.ctx.paramsValue();
-      case 'body':
-        return this.ctx.rawBodyValue();
-      case 'id':
-        return req.id;
-    }
-    return undefined;
-  }
-
-  override keys(): string[] {
-    return [...REQUEST_FIELDS];
-  }
-
-  toJSON(): unknown {
-    const out: Record<string, unknown> = {};
-    for (const key of REQUEST_FIELDS) out[key] = key === 'body' && !this.ctx.bodyKnown ? null : this.get(key);
-    return out;
-  }
-}
-
-/** A case-insensitive, read-only view of headers: `request.headers['X-Api-Key']`. */
-export class HeadersValue extends HostObject {
-  readonly typeName = 'headers';
-
-  /** `source` holds lower-case-keyed headers: a record (the request) or a Map (the response draft). */
-  constructor(private readonly source: Readonly<Record<string, string | string[] | undefined>> | Map<string, string | string[]>) {
-    super();
-  }
-
-  get(key: string): Value | undefined {
-    const src = this.source;
-    const name = key.toLowerCase();
-    const v = src instanceof Map ? src.get(name) : Object.hasOwn(src, name) ? src[name] : undefined;
-    return Array.isArray(v) ? [...v] : v;
-  }
-
-  override keys(): string[] {
-    const src = this.source;
-    const out: string[] = [];
-    if (src instanceof Map) {
-      for (const key of src.keys()) out.push(key);
-    } else {
-      for (const key of Object.keys(src)) if (src[key] !== undefined) out.push(key);
-    }
-    return out;
-  }
-
-  toJSON(): unknown {
-    const out: ValueObject = {};
-    for (const key of this.keys()) Object.defineProperty(out, key, { value: this.get(key) ?? null, writable: true, enumerable: true, configurable: true });
-    return out;
-  }
-}
-
-/**
- * `response` as the language reads it, live: `status` is what would be sent now (204 while
- * nothing has answered), `headers` the draft's headers.
- */
-class ResponseValue extends HostObject {
-  readonly typeName = 'response';
-  private headersView: HeadersValue | null = null;
-
-  constructor(private readonly draft: DraftResponse) {
-    super();
-  }
-
-  get(key: string): Value | undefined {
-    if (key === 'status') return this.draft.answered ? this.draft.status : 204;
-    if (key === 'headers') return (this.headersView ??= new HeadersValue(this.draft.headers));
-    return undefined;
-  }
-
-  override keys(): string[] {
-    return ['status', 'headers'];
-  }
-
-  toJSON(): unknown {
-    return { status: this.get('status'), headers: (this.get('headers') as HeadersValue).toJSON() };
   }
 }
 

@@ -1,7 +1,9 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { HALT, type TrustProxy } from '../../../plugins/sdk.js';
-import { type HeadersValue, RequestContext, parseQuery } from '../../../vm/runtime/context.js';
+import { RequestContext } from '../../../vm/runtime/context.js';
+import type { HeadersValue } from '../../../vm/runtime/language-values.js';
+import { parseQuery } from '../../../vm/runtime/request-view.js';
 import type { IncomingRequest } from '../../../vm/runtime/types.js';
 import { type HostObject, RvmError, getField, type Value } from '../../../vm/values.js';
 import { fakeApp } from './fake-app.js';
