@@ -143,6 +143,8 @@ export function replyKindOf(tag: unknown): ReplyKind | undefined {
 
 /** An operation a worker may ask of the primary. */
 export interface StoreOpCodec<Args extends unknown[] = unknown[], Result = unknown> {
+  /** Its number on the wire: its index in STORE_OP_CODECS. */
+  readonly code: number;
   readonly name: string;
   /** Its fields after the operation's number, in the order of its method's parameters. */
   readonly fields: { readonly [I in keyof Args]: FieldCodec<Args[I]> };
@@ -155,15 +157,17 @@ export interface StoreOpCodec<Args extends unknown[] = unknown[], Result = unkno
 /** A value's reply, NOTHING when it is absent. */
 const valueOrNothing = (value: Value | undefined, out: unknown[]): void => (value === undefined ? NOTHING.write(value, out) : VALUE.write(value, out));
 
-const GET: StoreOpCodec<[string], Value | undefined> = { name: 'get', fields: [KEY], call: (s, [key]) => s.get(key), reply: valueOrNothing };
+const GET: StoreOpCodec<[string], Value | undefined> = { code: 0, name: 'get', fields: [KEY], call: (s, [key]) => s.get(key), reply: valueOrNothing };
 const SET: StoreOpCodec<[string, Value | undefined, number | undefined], void> = {
+  code: 1,
   name: 'set',
   fields: [KEY, BOXED, TTL],
   call: (s, [key, value, ttlMs]) => s.set(key, value as Value, ttlMs),
   reply: NOTHING.write,
 };
-const DELETE: StoreOpCodec<[string], void> = { name: 'delete', fields: [KEY], call: (s, [key]) => s.delete(key), reply: NOTHING.write };
+const DELETE: StoreOpCodec<[string], void> = { code: 2, name: 'delete', fields: [KEY], call: (s, [key]) => s.delete(key), reply: NOTHING.write };
 const COMPARE_AND_SET: StoreOpCodec<[string, Value | undefined, Value | undefined, number | undefined], boolean> = {
+  code: 3,
   name: 'compareAndSet',
   fields: [KEY, BOXED, BOXED, TTL],
   call: (s, [key, expected, next, ttlMs]) => s.compareAndSet(key, expected, next, ttlMs),
@@ -171,30 +175,31 @@ const COMPARE_AND_SET: StoreOpCodec<[string, Value | undefined, Value | undefine
 };
 // The window runs on the primary's clock, one clock for all workers: a worker's `now` does not cross.
 const HIT: StoreOpCodec<[string, number, number], WindowResult> = {
+  code: 4,
   name: 'hit',
   fields: [KEY, NUMBER, NUMBER],
   call: (s, [key, limit, windowMs], now) => s.hit(key, limit, windowMs, now()),
   reply: WINDOW.write,
 };
 const PEEK: StoreOpCodec<[string, number, number], WindowResult> = {
+  code: 5,
   name: 'peek',
   fields: [KEY, NUMBER, NUMBER],
   call: (s, [key, limit, windowMs], now) => s.peek(key, limit, windowMs, now()),
   reply: WINDOW.write,
 };
-const RESET: StoreOpCodec<[string], void> = { name: 'reset', fields: [KEY], call: (s, [key]) => s.reset(key), reply: NOTHING.write };
+const RESET: StoreOpCodec<[string], void> = { code: 6, name: 'reset', fields: [KEY], call: (s, [key]) => s.reset(key), reply: NOTHING.write };
 
 /** Every operation, by its number on the wire. */
 export const STORE_OP_CODECS = [GET, SET, DELETE, COMPARE_AND_SET, HIT, PEEK, RESET] as const;
 /** The operations' names, by their number on the wire. */
 export const STORE_OPS = STORE_OP_CODECS.map((op) => op.name);
-/** Each operation's number on the wire. */
-const NUMBER_OF = new Map<StoreOpCodec, number>(STORE_OP_CODECS.map((op, n) => [op, n]));
 
 /** Appends the request `op(...args)` to a worker's list. */
 export function writeRequest<Args extends unknown[]>(op: StoreOpCodec<Args, unknown>, args: Args, out: unknown[]): void {
-  out.push(NUMBER_OF.get(op as StoreOpCodec));
-  for (let i = 0; i < op.fields.length; i++) out.push(op.fields[i]!.write(args[i]));
+  const fields = op.fields;
+  out.push(op.code);
+  for (let i = 0; i < fields.length; i++) out.push(fields[i]!.write(args[i]));
 }
 
 /**

@@ -129,6 +129,13 @@ describe('store requests', () => {
     );
   });
 
+  test('each operation stands in the table at its number', () => {
+    assert.deepEqual(
+      STORE_OP_CODECS.map((op) => op.code),
+      STORE_OP_CODECS.map((_, n) => n),
+    );
+  });
+
   test('only a number names an operation', () => {
     assert.equal(requestOpAt([0], 0), STORE_OP_CODECS[0]);
     for (const wire of ['0', STORE_OP_CODECS.length, -1, 1.5, null, [0]]) assert.equal(requestOpAt([wire], 0), undefined, JSON.stringify(wire));
