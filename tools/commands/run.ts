@@ -1,10 +1,8 @@
 /**
  * `rvm run [DIR|BUNDLE]`: load the app, serve it over HTTP and print its URLs. Dev mode (the
- * default) watches the folder and hot-reloads; `--workers N` runs N processes with node:cluster,
- * the primary only supervising: it compiles once up front, forks, and turns a signal into one
- * graceful shutdown of every worker.
+ * default) watches the folder and hot-reloads; `--workers N` runs N processes, the process model
+ * of vm/runtime/cluster.ts: the primary compiles once up front, then only supervises.
  */
-import cluster, { type Worker } from 'node:cluster';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveBundlePlugins } from '../../vm/host/loader.js';
@@ -14,9 +12,8 @@ import { buildApp, loadApp } from '../host.js';
 import type { Logger } from '../../vm/runtime/log.js';
 import { installSignalHandlers, startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { sweepStaleUploads } from '../../vm/runtime/http/multipart.js';
-import { IpcStore, PrimaryStore, type IpcChannel } from '../../vm/runtime/stores/ipc.js';
+import { isClusterWorker, NODE_PRIMARY, NODE_WORKER, supervise, work, type Listening } from '../../vm/runtime/cluster.js';
 import { storeSettings, type WorkerStore } from '../../vm/runtime/stores/open.js';
-import { createSecretSource } from '../../vm/runtime/secrets.js';
 import { referenceAccess } from '../../stdlib/reference/access.js';
 import { passwordCost } from '../../stdlib/auth/passwords.js';
 import { loadSettings } from '../../vm/runtime/config.js';
@@ -27,8 +24,6 @@ export const DEFAULT_PORT = 3000;
 export const DEFAULT_HOST = '127.0.0.1';
 /** Upper bound of --workers: above any sensible core count, low enough to catch a typo like 1000. */
 export const MAX_WORKERS = 256;
-/** A supervisor that restarts crashing workers more often than this per minute gives up instead of spinning. */
-export const MAX_RESTARTS_PER_MINUTE = 10;
 /** The path of the API reference under the app URL. */
 export const REFERENCE_PATH = '/_app/rest-api';
 
@@ -84,12 +79,6 @@ function refuseTestSettings(o: RunOptions, settings: AppSettings): void {
   }
 }
 
-/** A start line a plugin announced (`PluginApi.announce`). */
-type Announced = { label: string; text: string };
-
-/** Messages between the primary and its workers. */
-type ClusterMessage = { rvm: 'listening'; url: string; reference: boolean; store: string; announced: Announced[] } | { rvm: 'shutdown' };
-
 function parsePort(text: string, from: string): number {
   const n = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
   if (!(n >= 0 && n <= 65_535)) throw new UsageError(`${from}: port must be a whole number from 0 to 65535, got '${text}'`);
@@ -137,11 +126,7 @@ function listenError(e: unknown, o: RunOptions): unknown {
 interface Served {
   running: RunningServer;
   log: Logger;
-  reference: boolean;
-  /** Which store serves `ctx.store` (App.storeDescription). */
-  store: string;
-  /** The start lines the plugins announced (App.announcements). */
-  announced: Announced[];
+  listening: Listening;
 }
 
 /** Loads the app and starts listening; closing the result closes the server, then the app. */
@@ -163,9 +148,7 @@ async function serve(o: RunOptions, io: CliIo, workerStore?: WorkerStore): Promi
   return {
     running: { url: running.url, port: running.port, server: running.server, close },
     log: app.log,
-    reference: referenceAccess(app.settings).enabled,
-    store: app.storeDescription,
-    announced: [...app.announcements],
+    listening: { url: running.url, reference: referenceAccess(app.settings).enabled, store: app.storeDescription, announced: [...app.announcements] },
   };
 }
 
@@ -173,7 +156,7 @@ async function serve(o: RunOptions, io: CliIo, workerStore?: WorkerStore): Promi
  * Prints where the app is, the reference's URL only when it is served (production turns it off
  * unless configured), which store it uses, then what the plugins announced (the database).
  */
-function announce(o: RunOptions, io: CliIo, url: string, reference: boolean, store: string, announced: readonly Announced[]): void {
+function announce(o: RunOptions, io: CliIo, { url, reference, store, announced }: Listening): void {
   // Said once the app serves (a start that fails has more to say), by the one process that announces.
   if (o.prod && o.isBundle && !io.env.APP_SECRET) err(io, EPHEMERAL_SECRET_WARNING);
   const mode = o.prod ? 'production' : o.isBundle ? 'dev mode, bundle' : 'dev mode, watching for changes';
@@ -188,132 +171,51 @@ function announce(o: RunOptions, io: CliIo, url: string, reference: boolean, sto
 /** Runs `rvm run`; resolves to null once serving (the process then lives until a signal). */
 export async function runCommand(args: ParsedArgs, io: CliIo): Promise<null> {
   const o = runOptions(args, io.env);
+  if (isClusterWorker()) {
+    await work(NODE_WORKER, async (workerStore) => {
+      const { running, listening } = await serve(o, io, workerStore);
+      return { listening, close: running.close };
+    });
+    return null;
+  }
   // Once per run, by the process that is not a worker, so workers don't race on the file.
-  if (!o.isBundle && cluster.isPrimary) ensureGitignore(o.target);
+  if (!o.isBundle) ensureGitignore(o.target);
   // Uploads a killed process was writing are never cleaned by it: the next start does.
-  if (cluster.isPrimary) await sweepStaleUploads();
-  if (o.workers !== null && cluster.isPrimary) return supervise(o, io);
-  if (cluster.isWorker) return work(o, io);
-  const { running, log, reference, store, announced } = await serve(o, io);
+  await sweepStaleUploads();
+  if (o.workers !== null) {
+    const settings = await checkOnce(o, io);
+    refuseTestSettings(o, settings);
+    const { maxKeys, maxWindowKeys, maxSecurityKeys } = storeSettings(settings);
+    supervise(NODE_PRIMARY, {
+      workers: o.workers,
+      // The command's environment: a variable io.env leaves undefined is unset in the workers.
+      env: io.env,
+      appDir: o.isBundle ? null : o.target,
+      store: { maxKeys, maxWindowKeys, maxSecurityKeys },
+      announce: (listening) => announce(o, io, listening),
+      log: (line) => err(io, `rvm: ${line}`),
+    });
+    return null;
+  }
+  const { running, log, listening } = await serve(o, io);
   installSignalHandlers(running, log);
-  announce(o, io, running.url, reference, store, announced);
+  announce(o, io, listening);
   return null;
 }
 
-/** A cluster worker: serve, tell the primary where, and shut down once on its word or a signal. */
-async function work(o: RunOptions, io: CliIo): Promise<null> {
-  // Unless Redis is configured, `ctx.store` is the primary's: rate limits, one-time codes and
-  // replay marks hold across the workers.
-  const { running, reference, store, announced } = await serve(o, io, (log) => new IpcStore(process as unknown as IpcChannel, { log }));
-  let closing = false;
-  const shutdown = (): void => {
-    if (closing) return;
-    closing = true;
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  // A terminal's Ctrl-C reaches every process of the group and the primary forwards it too:
-  // both lead to the same single graceful close.
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
-  process.on('disconnect', shutdown);
-  process.on('message', (m: ClusterMessage) => {
-    if (m?.rvm === 'shutdown') shutdown();
-  });
-  process.send?.({ rvm: 'listening', url: running.url, reference, store, announced } satisfies ClusterMessage);
-  return null;
-}
-
-/** The cluster primary: compile once, fork the workers, restart crashed ones, forward signals. */
-async function supervise(o: RunOptions, io: CliIo): Promise<null> {
-  // Compiling here reports errors once rather than once per worker, and warms the cache; for a
-  // bundle, a missing or other plugin is reported once too.
-  let caps = {};
+/**
+ * Checks the app once, in the primary, before any worker loads it: errors are reported once
+ * rather than once per worker, and the bytecode cache is warm; for a bundle, a missing or other
+ * plugin is reported once too. Answers the app's settings.
+ */
+async function checkOnce(o: RunOptions, io: CliIo): Promise<AppSettings> {
   if (o.isBundle) {
     const bundle = readBundle(o.target);
     await resolveBundlePlugins(bundle.plugins, o.target);
-    refuseTestSettings(o, loadSettings(null, { config: bundle.config ?? {} }));
-  } else {
-    const build = await buildApp(o.target, { settings: { env: io.env } });
-    const errors = errorsOf(build.diagnostics);
-    if (errors.length > 0) throw new DiagnosticError(errors);
-    refuseTestSettings(o, build.settings);
-    const { maxKeys, maxWindowKeys, maxSecurityKeys } = storeSettings(build.settings);
-    caps = { maxKeys, maxWindowKeys, maxSecurityKeys };
+    return loadSettings(null, { config: bundle.config ?? {}, env: io.env });
   }
-  // Read or generated here, once, and handed to every worker (and every replacement) in its
-  // environment: a bundle has no `.secrets/` to share it through, and workers generating their own
-  // would refuse each other's CSRF tokens, cookies and codes.
-  const appSecret = createSecretSource(o.isBundle ? null : o.target, io.env).appSecret();
-  const alive = new Map<number, Worker>();
-  // The state the workers share (ctx.store) when no Redis is configured: held here, so it
-  // outlives any one worker.
-  const shared = new PrimaryStore({ state: caps });
-  const started = new Set<number>();
-  const restarts: number[] = [];
-  let announced = false;
-  let shuttingDown = false;
-  let exitCode = 0;
-
-  const shutdown = (code: number): void => {
-    if (shuttingDown) {
-      // A second signal: stop waiting for graceful closes.
-      for (const w of alive.values()) w.process.kill('SIGKILL');
-      process.exit(1);
-    }
-    shuttingDown = true;
-    exitCode = code;
-    if (alive.size === 0) process.exit(exitCode);
-    for (const w of alive.values()) {
-      try {
-        w.send({ rvm: 'shutdown' } satisfies ClusterMessage);
-      } catch {
-        w.process.kill('SIGTERM');
-      }
-    }
-  };
-
-  const fork = (): void => {
-    // The command's environment: cluster.fork lays it over this process's (a variable io.env leaves undefined is unset).
-    const w = cluster.fork({ ...io.env, APP_SECRET: appSecret });
-    alive.set(w.id, w);
-    const detach = shared.attach(w);
-    w.once('exit', detach);
-    w.on('message', (m: ClusterMessage) => {
-      if (m?.rvm !== 'listening') return;
-      started.add(w.id);
-      if (!announced && started.size >= o.workers!) {
-        announced = true;
-        announce(o, io, m.url, m.reference, m.store, m.announced);
-      }
-    });
-  };
-
-  cluster.on('exit', (w, code, signal) => {
-    alive.delete(w.id);
-    if (shuttingDown) {
-      if (alive.size === 0) process.exit(exitCode);
-      return;
-    }
-    const how = signal ? `signal ${signal}` : `code ${code}`;
-    if (!started.has(w.id)) {
-      err(io, `rvm: a worker failed to start (${how}); stopping`);
-      return shutdown(1);
-    }
-    const now = Date.now();
-    restarts.push(now);
-    while (restarts[0]! < now - 60_000) restarts.shift();
-    if (restarts.length > MAX_RESTARTS_PER_MINUTE) {
-      err(io, `rvm: workers keep crashing (${restarts.length} in a minute); stopping`);
-      return shutdown(1);
-    }
-    err(io, `rvm: worker ${w.process.pid} exited (${how}); starting another`);
-    fork();
-  });
-  process.on('SIGINT', () => shutdown(0));
-  process.on('SIGTERM', () => shutdown(0));
-  for (let i = 0; i < o.workers!; i++) fork();
-  return null;
+  const build = await buildApp(o.target, { settings: { env: io.env } });
+  const errors = errorsOf(build.diagnostics);
+  if (errors.length > 0) throw new DiagnosticError(errors);
+  return build.settings;
 }

@@ -6,26 +6,30 @@
  * windows run on one clock (the primary's). The state lives as long as the primary: a worker that
  * dies and is restarted finds it intact.
  *
- * Messages (JSON over the channel, as cluster and `fork` send them) carry batches: a worker sends
- * the requests of one event-loop turn together, and the primary answers them together, so a
- * loaded worker pays one message and one system call for many requests. Both lists are flat
- * (numbers and strings, no object per request): JSON reads and writes them about four times
- * faster than objects, which is most of what a request costs the two processes.
- *   requests `{ rvmStore: 1, batch, requests: [op, ...args, op, ...args, …] }` — `batch` the
- *            worker's number for it, `op` an index into STORE_OPS followed by that operation's
- *            arguments in the order of its method's parameters (OP_ARITY of them); a value that may be
- *            `undefined` (`value`, `expected`, `next`) goes boxed, `[]` or `[v]`, because JSON
- *            turns an `undefined` in a list into `null`, which `compareAndSet` must tell apart;
- *            an absent `ttlMs` goes as `false`;
- *   replies  `{ rvmStore: 1, batch, replies: [...] }` — one per request, in its order: `0` for
- *            undefined; `1, v` for the value v; `2, allowed (0|1), remaining, resetAt` for a
- *            window; `3, message, code | null` for a request that failed.
- * Messages without `rvmStore: 1` are someone else's (the cluster's own `{ rvm: … }`) and ignored.
+ * A worker sends the requests of one event-loop turn together, and the primary answers them
+ * together, so a loaded worker pays one message and one system call for many requests. What the
+ * messages hold is ipc-codec.ts, the one table both sides read.
  */
-import { RvmError, type Value } from '../../values.js';
+import type { Value } from '../../values.js';
 import type { KeyValueStore, WindowResult } from '../../host/stores.js';
 import { createInProcessStore, type InProcessStore, type InProcessStoreOptions } from './memory.js';
+import {
+  FAILED,
+  isReplies,
+  isRequests,
+  readFields,
+  replyKindOf,
+  requestOpAt,
+  STORE_OP_CODECS,
+  writeRequest,
+  type StoreOpCodec,
+  type StoreReplies,
+  type StoreRequests,
+} from './ipc-codec.js';
 import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarget } from './unavailable.js';
+
+/** The operations a worker asks of the primary (ipc-codec.ts). */
+const [GET, SET, DELETE, COMPARE_AND_SET, HIT, PEEK, RESET] = STORE_OP_CODECS;
 
 /**
  * How long a worker waits for the primary's answer before the request fails 503: a healthy
@@ -33,36 +37,6 @@ import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarge
  * is hung or gone, and a client still gets its answer long before it gives up.
  */
 export const IPC_COMMAND_TIMEOUT_MS = 1_000;
-
-/** The operations a worker may ask of the primary; a request names one by its index here. */
-export const STORE_OPS = ['get', 'set', 'delete', 'compareAndSet', 'hit', 'peek', 'reset'] as const;
-/** One of STORE_OPS. */
-export type StoreOp = (typeof STORE_OPS)[number];
-/** STORE_OPS' indexes, as requests carry them. */
-const [GET, SET, DELETE, COMPARE_AND_SET, HIT, PEEK, RESET] = STORE_OPS.keys();
-
-/** How many arguments follow each operation in a request list, by its index in STORE_OPS. */
-export const OP_ARITY: readonly number[] = [1, 3, 1, 4, 3, 3, 1];
-
-/** The tags of a reply list. */
-const UNDEFINED = 0;
-const VALUE = 1;
-const WINDOW = 2;
-const FAILED = 3;
-
-/** A worker's message: the requests of one turn of its event loop, flat (see above). */
-export interface StoreRequests {
-  rvmStore: 1;
-  batch: number;
-  requests: unknown[];
-}
-
-/** The primary's message: the replies to one StoreRequests, flat and in its order. */
-export interface StoreReplies {
-  rvmStore: 1;
-  batch: number;
-  replies: unknown[];
-}
 
 /**
  * One end of an IPC channel: a cluster `Worker` or a `fork`ed `ChildProcess` seen from the
@@ -78,29 +52,6 @@ export interface IpcChannel {
   /** False once the channel is closed (the other end exited or disconnected). */
   readonly connected?: boolean;
 }
-
-const isRequests = (m: unknown): m is StoreRequests =>
-  typeof m === 'object' &&
-  m !== null &&
-  (m as StoreRequests).rvmStore === 1 &&
-  typeof (m as StoreRequests).batch === 'number' &&
-  Array.isArray((m as StoreRequests).requests);
-
-const isReplies = (m: unknown): m is StoreReplies =>
-  typeof m === 'object' &&
-  m !== null &&
-  (m as StoreReplies).rvmStore === 1 &&
-  typeof (m as StoreReplies).batch === 'number' &&
-  Array.isArray((m as StoreReplies).replies);
-
-/** A value that may be undefined, as it crosses in a list: `[]` or `[v]`. */
-const box = (v: Value | undefined): unknown[] => (v === undefined ? [] : [v]);
-function unbox(boxed: unknown): Value | undefined {
-  if (!Array.isArray(boxed) || boxed.length > 1) throw new Error('store request with a value that is not boxed');
-  return boxed.length === 1 ? (boxed[0] as Value) : undefined;
-}
-/** A TTL as it crosses: `false` for none (JSON turns NaN and Infinity into `null`, which the state refuses as invalid). */
-const ttl = (v: unknown): number | undefined => (v === false ? undefined : (v as number));
 
 export interface PrimaryStoreOptions {
   /** The primary's clock (epoch ms) for TTLs and windows; tests pass their own. */
@@ -136,28 +87,24 @@ export class PrimaryStore {
 
   /**
    * Answers a worker's batch, each request run to completion in order. An operation it does not
-   * know ends the batch (its arguments cannot be told from the next request): that request is
+   * know ends the batch (its fields cannot be told from the next request): that request is
    * answered with an error, and the worker fails the ones after it as unanswered.
    */
   answerAll(message: StoreRequests): StoreReplies {
     const list = message.requests;
     const replies: unknown[] = [];
-    for (let i = 0; i < list.length; ) {
-      const op = list[i];
-      // Only a number names an operation: `OP_ARITY['1']` would read as 1 too, and a request
-      // whose reply no case writes would shift every later reply onto the wrong request.
-      const arity = typeof op === 'number' ? OP_ARITY[op] : undefined;
-      if (arity === undefined) {
-        replies.push(FAILED, `unknown store operation ${JSON.stringify(op)}`, null);
+    for (let at = 0; at < list.length; ) {
+      const op = requestOpAt(list, at);
+      if (op === undefined) {
+        FAILED.write(new Error(`unknown store operation ${JSON.stringify(list[at])}`), replies);
         break;
       }
       try {
-        this.run(op as number, list, i + 1, replies);
+        op.reply(op.call(this.state, readFields(op, list, at + 1), this.now), replies);
       } catch (error) {
-        const e = error as { message?: unknown; code?: unknown };
-        replies.push(FAILED, String(e?.message ?? error), typeof e?.code === 'string' ? e.code : null);
+        FAILED.write(error, replies);
       }
-      i += 1 + arity!;
+      at += 1 + op.fields.length;
     }
     return { rvmStore: 1, batch: message.batch, replies };
   }
@@ -165,46 +112,6 @@ export class PrimaryStore {
   /** Stops the sweep timers. */
   close(): void {
     this.state.close();
-  }
-
-  /**
-   * Runs the operation `op` on the arguments at `list[at…]` to completion (synchronously: this is
-   * what makes every operation atomic) and appends its reply.
-   */
-  private run(op: number, list: unknown[], at: number, replies: unknown[]): void {
-    const key = list[at];
-    if (typeof key !== 'string') throw new Error(`store request ${STORE_OPS[op]} without a key`);
-    switch (op) {
-      case GET: {
-        const value = this.state.get(key);
-        if (value === undefined) replies.push(UNDEFINED);
-        else replies.push(VALUE, value);
-        return;
-      }
-      case SET:
-        this.state.set(key, unbox(list[at + 1]) as Value, ttl(list[at + 2]));
-        replies.push(UNDEFINED);
-        return;
-      case DELETE:
-        this.state.delete(key);
-        replies.push(UNDEFINED);
-        return;
-      case COMPARE_AND_SET:
-        replies.push(VALUE, this.state.compareAndSet(key, unbox(list[at + 1]), unbox(list[at + 2]), ttl(list[at + 3])));
-        return;
-      case HIT:
-      case PEEK: {
-        const limit = list[at + 1] as number;
-        const windowMs = list[at + 2] as number;
-        const w = op === HIT ? this.state.hit(key, limit, windowMs, this.now()) : this.state.peek(key, limit, windowMs, this.now());
-        replies.push(WINDOW, w.allowed ? 1 : 0, w.remaining, w.resetAt);
-        return;
-      }
-      case RESET:
-        this.state.reset(key);
-        replies.push(UNDEFINED);
-        return;
-    }
   }
 }
 
@@ -255,28 +162,17 @@ export class IpcStore implements KeyValueStore {
     const replies = message.replies;
     let at = 0;
     for (const p of batch.pending) {
-      switch (replies[at]) {
-        case UNDEFINED:
-          p.resolve(undefined);
-          at += 1;
-          break;
-        case VALUE:
-          p.resolve(replies[at + 1]);
-          at += 2;
-          break;
-        case WINDOW:
-          p.resolve({ allowed: replies[at + 1] === 1, remaining: replies[at + 2] as number, resetAt: replies[at + 3] as number } satisfies WindowResult);
-          at += 4;
-          break;
-        case FAILED:
-          p.reject(new RvmError(String(replies[at + 1]), (replies[at + 2] as string | null) ?? undefined));
-          at += 3;
-          break;
-        default:
-          // The primary stopped at a request it could not read (see answerAll): the rest have no
-          // answer, which a client sees as any store that does not answer (503 store_unavailable).
-          p.reject(new StoreUnavailableError('the primary process did not answer this store request'));
+      const kind = replyKindOf(replies[at]);
+      if (kind === undefined) {
+        // The primary stopped at a request it could not read (see answerAll): the rest have no
+        // answer, which a client sees as any store that does not answer (503 store_unavailable).
+        p.reject(new StoreUnavailableError('the primary process did not answer this store request'));
+        continue;
       }
+      const value = kind.read(replies, at + 1);
+      at += 1 + kind.width;
+      if (kind === FAILED) p.reject(value as Error);
+      else p.resolve(value);
     }
   };
   private readonly onDisconnect = (): void => {
@@ -303,22 +199,22 @@ export class IpcStore implements KeyValueStore {
 
   /** The value of `key`, or undefined when absent or expired. */
   get(key: string): Promise<Value | undefined> {
-    return this.request(GET, key) as Promise<Value | undefined>;
+    return this.request(GET, [key]);
   }
 
   /** Sets `key` to `value`, for `ttlMs` when given. */
   async set(key: string, value: Value, ttlMs?: number): Promise<void> {
-    await this.request(SET, key, box(value), ttlMs ?? false);
+    await this.request(SET, [key, value, ttlMs]);
   }
 
   /** Removes `key`. */
   async delete(key: string): Promise<void> {
-    await this.request(DELETE, key);
+    await this.request(DELETE, [key]);
   }
 
   /** The contract's atomic compare-and-set, run as one step in the primary. */
   compareAndSet(key: string, expected: Value | undefined, next: Value | undefined, ttlMs?: number): Promise<boolean> {
-    return this.request(COMPARE_AND_SET, key, box(expected), box(next), ttlMs ?? false) as Promise<boolean>;
+    return this.request(COMPARE_AND_SET, [key, expected, next, ttlMs]);
   }
 
   /**
@@ -326,17 +222,17 @@ export class IpcStore implements KeyValueStore {
    * ignored: the window runs on the primary's clock, one clock for all workers.
    */
   hit(key: string, limit: number, windowMs: number, _now?: number): Promise<WindowResult> {
-    return this.request(HIT, key, limit, windowMs) as Promise<WindowResult>;
+    return this.request(HIT, [key, limit, windowMs]);
   }
 
   /** Like `hit`, without counting. */
   peek(key: string, limit: number, windowMs: number, _now?: number): Promise<WindowResult> {
-    return this.request(PEEK, key, limit, windowMs) as Promise<WindowResult>;
+    return this.request(PEEK, [key, limit, windowMs]);
   }
 
   /** Forgets every request counted for `key`. */
   async reset(key: string): Promise<void> {
-    await this.request(RESET, key);
+    await this.request(RESET, [key]);
   }
 
   /** Requests awaiting an answer. */
@@ -353,18 +249,13 @@ export class IpcStore implements KeyValueStore {
     this.onDisconnect();
   }
 
-  /** Queues operation `op` (an index into STORE_OPS) with its arguments, as they cross (see the top of this file). */
-  private request(op: number, key: string, a?: unknown, b?: unknown, c?: unknown): Promise<unknown> {
+  /** Queues the request `op(...args)`, sent with the others of this turn (`flush`). */
+  private request<Args extends unknown[], Result>(op: StoreOpCodec<Args, Result>, args: Args): Promise<Result> {
     // `process.send` is undefined in a process started without a channel (not a worker).
     if (this.channel.connected === false || typeof this.channel.send !== 'function') {
       return Promise.reject(this.unavailable('the channel to the primary process is closed'));
     }
-    const q = this.queued;
-    const arity = OP_ARITY[op]!;
-    q.push(op, key);
-    if (arity > 1) q.push(a);
-    if (arity > 2) q.push(b);
-    if (arity > 3) q.push(c);
+    writeRequest(op, args, this.queued);
     return new Promise((resolve, reject) => {
       if (this.queuedPending.push({ resolve, reject }) === 1) setImmediate(this.flush);
     });

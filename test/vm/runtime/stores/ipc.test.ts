@@ -9,15 +9,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import cluster from 'node:cluster';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import {
-  IPC_COMMAND_TIMEOUT_MS,
-  IpcStore,
-  PrimaryStore,
-  STORE_OPS,
-  type IpcChannel,
-  type StoreReplies,
-  type StoreRequests,
-} from '../../../../vm/runtime/stores/ipc.js';
+import { IPC_COMMAND_TIMEOUT_MS, IpcStore, PrimaryStore, type IpcChannel } from '../../../../vm/runtime/stores/ipc.js';
+import { STORE_OPS, type StoreReplies, type StoreRequests } from '../../../../vm/runtime/stores/ipc-codec.js';
 import { StoreUnavailableError } from '../../../../vm/runtime/stores/unavailable.js';
 import { RvmError } from '../../../../vm/values.js';
 import type { KeyValueStore } from '../../../../vm/host/stores.js';
@@ -366,7 +359,7 @@ describe('primary-held store: timeouts', () => {
     assert.equal(replies[6], 3, 'the unknown operation fails');
     assert.match(String(replies[7]), /unknown store operation 99/);
     assert.equal(replies.length, 9, 'and nothing after it is answered');
-    // An operation's number as text is not an operation (it would read OP_ARITY['1'] and leave no reply).
+    // An operation's number as text is not an operation (it would read STORE_OP_CODECS['1'] and leave no reply).
     channel.emit('message', { rvmStore: 1, batch: 6, requests: [String(op('set')), 'k', [2], false, op('get'), 'k'] });
     const second = sent[1] as StoreReplies;
     assert.equal(second.batch, 6);
