@@ -27,6 +27,7 @@ import {
   type StoreRequests,
 } from './ipc-codec.js';
 import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarget } from './unavailable.js';
+import { TurnBatch } from './turn-batch.js';
 
 /** The operations a worker asks of the primary (ipc-codec.ts). */
 const [GET, SET, DELETE, COMPARE_AND_SET, HIT, PEEK, RESET] = STORE_OP_CODECS;
@@ -149,9 +150,9 @@ export class IpcStore implements KeyValueStore {
   private readonly outage = new OutageLog(storeOutageLines('the primary process (--workers)'));
   /** Where the outage's lines go. */
   private readonly logTo: OutageLogTarget;
-  /** Requests made in this turn of the event loop (flat, as sent) and their promises, sent together when it ends (`flush`). */
+  /** Requests made in this turn of the event loop, flat as sent; their promises wait in `turn`, which sends them together (`flush`). */
   private queued: unknown[] = [];
-  private queuedPending: Pending[] = [];
+  private readonly turn = new TurnBatch<Pending>((pending) => this.flush(pending));
   private readonly onMessage = (message: unknown): void => {
     if (!isReplies(message)) return;
     this.outage.reached(this.logTo);
@@ -176,9 +177,8 @@ export class IpcStore implements KeyValueStore {
     }
   };
   private readonly onDisconnect = (): void => {
-    const queued = this.queuedPending;
+    const queued = this.turn.take();
     this.queued = [];
-    this.queuedPending = [];
     for (const p of queued) p.reject(this.unavailable('the primary process closed the channel'));
     for (const [n, batch] of [...this.sent]) {
       this.settle(n, batch);
@@ -237,7 +237,7 @@ export class IpcStore implements KeyValueStore {
 
   /** Requests awaiting an answer. */
   get inFlight(): number {
-    let n = this.queuedPending.length;
+    let n = this.turn.size;
     for (const batch of this.sent.values()) n += batch.pending.length;
     return n;
   }
@@ -256,19 +256,13 @@ export class IpcStore implements KeyValueStore {
       return Promise.reject(this.unavailable('the channel to the primary process is closed'));
     }
     writeRequest(op, args, this.queued);
-    return new Promise((resolve, reject) => {
-      if (this.queuedPending.push({ resolve, reject }) === 1) setImmediate(this.flush);
-    });
+    return new Promise((resolve, reject) => this.turn.add({ resolve, reject }));
   }
 
-  /** Sends the queued requests as one message, timed as one batch. */
-  private readonly flush = (): void => {
+  /** Sends the requests of a turn as one message, timed as one batch. */
+  private flush(pending: Pending[]): void {
     const requests = this.queued;
-    const pending = this.queuedPending;
     this.queued = [];
-    this.queuedPending = [];
-    // Every request of the turn already failed (the channel closed meanwhile): nothing to send.
-    if (pending.length === 0) return;
     const n = this.nextBatch++;
     const fail = (message: string): void => {
       const batch = this.sent.get(n);
@@ -281,7 +275,7 @@ export class IpcStore implements KeyValueStore {
     this.channel.send({ rvmStore: 1, batch: n, requests } satisfies StoreRequests, (error) => {
       if (error !== null && error !== undefined) fail(`the channel to the primary process failed: ${error.message}`);
     });
-  };
+  }
 
   /** The error for a request that could not reach the primary, its outage logged once. */
   private unavailable(message: string): StoreUnavailableError {

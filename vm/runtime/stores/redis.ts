@@ -16,6 +16,7 @@ import { RUNTIME } from '../../errors.js';
 import { RvmError, type Value } from '../../values.js';
 import { onFirstUse } from '../../on-first-use.js';
 import { OutageLog, StoreUnavailableError, storeOutageLines, type OutageLogTarget } from './unavailable.js';
+import { TurnBatch } from './turn-batch.js';
 import type { KeyValueStore, WindowResult } from '../../host/stores.js';
 
 /** Prefix of every key the store writes, so rvm shares a Redis with other users without clashes. */
@@ -310,8 +311,8 @@ export class RedisStore implements KeyValueStore {
     await this.run(() => this.client.del(this.windowPrefix + key));
   }
 
-  /** Hits and peeks of this event-loop turn, sent as one script call when it ends. */
-  private windowCalls: WindowCall[] = [];
+  /** Hits and peeks of this event-loop turn, sent as script calls when it ends. */
+  private readonly windowCalls = new TurnBatch<WindowCall>((calls) => this.flushWindows(calls));
 
   /**
    * Queues a hit (`add`) or peek for this turn's batch: under load many requests share one
@@ -320,16 +321,14 @@ export class RedisStore implements KeyValueStore {
   private window(key: string, limit: number, windowMs: number, add: boolean): Promise<WindowResult> {
     return new Promise((resolve, reject) => {
       const member = add ? `${this.memberPrefix}:${this.hits++}` : '';
-      if (this.windowCalls.push({ key: this.windowPrefix + key, limit, windowMs, member, resolve, reject }) === 1) setImmediate(this.flushWindows);
+      this.windowCalls.add({ key: this.windowPrefix + key, limit, windowMs, member, resolve, reject });
     });
   }
 
-  /** Sends the queued window calls, at most MAX_WINDOW_BATCH per script call. */
-  private readonly flushWindows = (): void => {
-    const calls = this.windowCalls;
-    this.windowCalls = [];
+  /** Sends a turn's window calls, at most MAX_WINDOW_BATCH per script call. */
+  private flushWindows(calls: WindowCall[]): void {
     for (let from = 0; from < calls.length; from += MAX_WINDOW_BATCH) this.sendWindows(calls.slice(from, from + MAX_WINDOW_BATCH));
-  };
+  }
 
   private sendWindows(calls: WindowCall[]): void {
     const keys: string[] = [];
