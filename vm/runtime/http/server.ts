@@ -16,6 +16,7 @@ import { reasonPhrase } from '../../http-status.js';
 import type { IncomingRequest, OutgoingResponse } from '../types.js';
 import type { AppSettings } from '../../host/context.js';
 import { resolveClient } from './client-address.js';
+import { connectionHolder, responseStarted, skipDrain } from './node-internals.js';
 
 /** Time to receive the complete header block: bounds slow-loris clients that trickle headers. */
 export const HEADERS_TIMEOUT_MS = 30_000;
@@ -83,17 +84,6 @@ class NodeIncoming implements IncomingRequest {
   get encrypted(): boolean {
     return (this.req.socket as Socket & { encrypted?: boolean }).encrypted === true;
   }
-}
-
-/**
- * Once a response finishes, node drains whatever of its request nobody read: it resumes the
- * stream, ends it, destroys it and emits 'end' and 'close', three ticks per request. A request
- * without a body has nothing to drain, and nothing here listens to its stream, so node's own
- * "already drained" flag is set instead (paired runs: ~6 % of a small GET's server time). On a
- * node without the flag this is a no-op and node drains as before.
- */
-function skipDrain(req: http.IncomingMessage): void {
-  (req as http.IncomingMessage & { _dumped?: boolean })._dumped = true;
 }
 
 /**
@@ -170,9 +160,7 @@ export function startServer(app: AppHandle, options: ServerOptions): Promise<Run
     ready.length = 0;
   };
   const writeSoon = (res: http.ServerResponse, out: OutgoingResponse): void => {
-    // `_httpMessage` is the response that holds the connection (node's own bookkeeping).
-    const holder = (res.socket as (Socket & { _httpMessage?: unknown }) | null)?._httpMessage;
-    if (ready.length === 0 && holder === res) return write(res, out);
+    if (ready.length === 0 && connectionHolder(res.socket) === res) return write(res, out);
     if (ready.length === 0) queueMicrotask(writeReady);
     ready.push(res, out);
   };
@@ -276,8 +264,7 @@ function rawReply(entry: HttpErrorEntry, message: string = entry.message): strin
 /** Malformed HTTP, oversized headers or a timeout on one connection: answer it and close it, never crash. */
 function onClientError(err: Error & { code?: string }, socket: Socket): void {
   // Node's own rule: reply only if no response of this connection has started writing.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+  if (err.code === 'ECONNRESET' || !socket.writable || responseStarted(socket)) {
     socket.destroy();
     return;
   }
