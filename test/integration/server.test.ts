@@ -14,7 +14,7 @@ import type { App } from '../../vm/runtime/app.js';
 import { loadApp } from '../../tools/host.js';
 import { startServer, type RunningServer } from '../../vm/runtime/http/server.js';
 import { captureLogger, type CaptureLogger } from '../../vm/runtime/log.js';
-import { DEFAULT_BODY_LIMIT } from '../../vm/runtime/http/body.js';
+import { DEFAULT_BODY_LIMIT } from '../../vm/runtime/limits.js';
 import { CPU_BUDGET_MS } from '../../vm/interp/budget.js';
 
 const FILES: Record<string, string> = {

@@ -5,8 +5,7 @@
 import { join } from 'node:path';
 import type { AppSettings } from '../host/context.js';
 import { createSecretSource } from './secrets.js';
-import { DEFAULT_BODY_LIMIT } from './http/body.js';
-import { DEFAULT_LIMITS } from './limits.js';
+import { DEFAULT_BODY_LIMIT, DEFAULT_LIMITS } from './limits.js';
 import type { Limits } from '../host/context.js';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
 import { readRegularFile } from '../regular-file.js';

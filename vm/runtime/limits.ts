@@ -6,6 +6,9 @@
 import type { Limits } from '../host/context.js';
 import { CPU_BUDGET_MS, TIME_SLICE_MS } from '../interp/budget.js';
 
+/** Default body limit (`bodyLimit`): generous for JSON APIs, small enough that buffering it is harmless. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
 /** From arrival to answer, awaits included: longer than any honest queue or outbound call, short enough to free the slot. */
 export const DEFAULT_WALL_TIME_MS = 30_000;
 /**

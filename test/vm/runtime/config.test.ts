@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/http/body.js';
+import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/limits.js';
 import { CONFIG_FILE, ConfigError, MAX_CONFIG_BYTES, loadSettings, parseSize } from '../../../vm/runtime/config.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
 import { plantSpecial } from '../special-files.js';

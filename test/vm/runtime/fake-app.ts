@@ -13,7 +13,7 @@ import { createInProcessStore } from '../../../vm/runtime/stores/memory.js';
 import type { IncomingRequest, OutgoingResponse, RouteTarget } from '../../../vm/runtime/types.js';
 import type { AppHandle } from '../../../vm/runtime/app-handle.js';
 import { createSecretSource } from '../../../vm/runtime/secrets.js';
-import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/http/body.js';
+import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/limits.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
 import { Admission } from '../../../vm/runtime/http/admission.js';
 import { Watchdog } from '../../../vm/runtime/watchdog.js';

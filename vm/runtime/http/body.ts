@@ -19,9 +19,6 @@ export { HttpError } from './http-error.js';
  */
 export const PARSE_IN_TURN_BYTES = 64 * 1024;
 
-/** Default body limit: generous for JSON APIs, small enough that buffering it is harmless. */
-export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-
 /**
  * Deepest nesting accepted in a JSON body. JSON.parse copes with more, but everything after it
  * (conversion to language values, validation) recurses, and no real API nests this deep.

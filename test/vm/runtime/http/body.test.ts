@@ -2,7 +2,6 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import {
-  DEFAULT_BODY_LIMIT,
   HttpError,
   MAX_JSON_DEPTH,
   PARSE_IN_TURN_BYTES,
@@ -13,6 +12,7 @@ import {
   readBody,
 } from '../../../../vm/runtime/http/body.js';
 import type { IncomingRequest } from '../../../../vm/runtime/types.js';
+import { DEFAULT_BODY_LIMIT } from '../../../../vm/runtime/limits.js';
 import { fromJson } from '../../../../vm/values.js';
 
 function request(body: string | Buffer | null, headers: Record<string, string> = {}, chunks?: Buffer[]): IncomingRequest {
