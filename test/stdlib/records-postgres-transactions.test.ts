@@ -34,6 +34,15 @@ const ACCOUNTS: TableSpec = {
 };
 let databases = 0;
 
+/** A store on a schema of its own, made for the test, with a pool of `max` connections. */
+async function storeInSchema(schema: string, max: number): Promise<PostgresStore> {
+  const admin = new pg.Client({ connectionString: server().url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  return new PostgresStore({ connectionString: server().url, schema, max });
+}
+
 const APP = `type Account {
   name: text @unique
   balance: int
@@ -171,11 +180,7 @@ test('50 transfers A→B and 50 B→A at once all answer 200 (no deadlock, no 50
 });
 
 test('a write outside any transaction to a row a transaction has read waits for its end: neither change is lost', async () => {
-  const admin = new pg.Client({ connectionString: server().url });
-  await admin.connect();
-  await admin.query('CREATE SCHEMA lost_update');
-  await admin.end();
-  const store = new PostgresStore({ connectionString: server().url, schema: 'lost_update', max: 2 });
+  const store = await storeInSchema('lost_update', 2);
   try {
     await store.sync([ACCOUNTS], { allowDestructive: false });
     const id = (await store.insert('accounts', { name: 'shared', balance: 100 })).id as string;
@@ -199,11 +204,7 @@ test('a write outside any transaction to a row a transaction has read waits for 
 });
 
 test("a transaction's reads charged to the result budget leave no timer behind (the client's read timeout is cleared with the answer)", async () => {
-  const admin = new pg.Client({ connectionString: server().url });
-  await admin.connect();
-  await admin.query('CREATE SCHEMA charged_reads');
-  await admin.end();
-  const store = new PostgresStore({ connectionString: server().url, schema: 'charged_reads', max: 1 });
+  const store = await storeInSchema('charged_reads', 1);
   const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
   const readInTransaction = async (charge?: ChargeMemory) => {
     const tx = await store.begin();
