@@ -20,17 +20,19 @@ const SEED_ROWS = 200_000;
 /** Clients looping the expensive queries. */
 const CLIENTS = 4;
 /**
- * How long they loop while the probe measures: 150 probes, the p99 their second slowest. Enough
- * for the bug this guards: a deep sort on the event loop (a second or more) holds up every probe
- * sent during it, so most of them, not one or two, would be over the bound.
+ * How long they loop while the probe measures: up to 150 probes. The bound is on their p90: the
+ * bug this guards, a deep sort on the event loop (a second or more), holds up every probe sent
+ * during it, so most of them, not one or two, would be over the bound; while a machine slowed
+ * by others (45 probes sent in a run, the test process itself starved) makes the slowest one or
+ * two slow whatever the server does.
  */
 const LOAD_MS = 3000;
 /** The probe asks this often. */
 const PROBE_INTERVAL_MS = 20;
 /** A probe unanswered this long failed. */
 const PROBE_TIMEOUT_MS = 5000;
-/** The probe's p99 bound: generous for a shared CI machine (bench/reliability holds the 250 ms target). */
-const PROBE_P99_BOUND_MS = 1000;
+/** The probe's p90 bound: generous for a shared CI machine (bench/reliability holds the p99 250 ms target). */
+const PROBE_P90_BOUND_MS = 1000;
 /** The second server's wall time: far below what the deep sort takes. */
 const SHORT_WALL_TIME_MS = 300;
 /** What a ping may take after the deadlines (scheduling on a busy machine). */
@@ -121,7 +123,7 @@ describe('rvm run on SQLite: expensive queries run off the event loop', () => {
     ({ child, base } = await serve(dir));
   });
 
-  test(`while ${CLIENTS} clients loop deep-offset sorts and contains searches, a probe never fails and its p99 stays under ${PROBE_P99_BOUND_MS} ms`, async (t) => {
+  test(`while ${CLIENTS} clients loop deep-offset sorts and contains searches, a probe never fails and its p90 stays under ${PROBE_P90_BOUND_MS} ms`, async (t) => {
     const end = performance.now() + LOAD_MS;
     const answers: Record<string, number> = {};
     const client = async (path: string) => {
@@ -151,13 +153,13 @@ describe('rvm run on SQLite: expensive queries run off the event loop', () => {
     const [{ latencies, failures }] = await Promise.all([probe(), ...loads]);
 
     t.diagnostic(
-      `probe p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms over ${latencies.length} requests; ${JSON.stringify(answers)}`,
+      `probe p50 ${percentile(latencies, 50).toFixed(1)} ms, p90 ${percentile(latencies, 90).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms over ${latencies.length} requests; ${JSON.stringify(answers)}`,
     );
     assert.equal(failures, 0, `probe failures; the expensive queries answered ${JSON.stringify(answers)}`);
-    const p99 = percentile(latencies, 99);
+    const p90 = percentile(latencies, 90);
     assert.ok(
-      p99 < PROBE_P99_BOUND_MS,
-      `probe p99 ${p99.toFixed(0)} ms over ${latencies.length} requests; the expensive queries answered ${JSON.stringify(answers)}`,
+      p90 < PROBE_P90_BOUND_MS,
+      `probe p90 ${p90.toFixed(0)} ms over ${latencies.length} requests; the expensive queries answered ${JSON.stringify(answers)}`,
     );
     // The expensive queries themselves answered, and with their rows.
     assert.ok((answers['/items/deep 200'] ?? 0) > 0 && (answers['/items/search 200'] ?? 0) > 0, JSON.stringify(answers));
