@@ -9,7 +9,7 @@
  * but a refusal is the one compareAndSet that recorded it. Guesses racing on one secret cannot
  * slip past the count: one that keeps losing the race is refused, not judged.
  */
-import { HTTP, andThen, type Answer, type CallContext, type Halt, type KeyValueStore, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { HTTP, type CallContext, type Halt, type KeyValueStore, type Value, type ValueObject } from '../../plugins/sdk.js';
 
 /** Wrong codes for one secret before further tries are refused: a TOTP guess succeeds once in 10⁶/3. */
 export const MAX_WRONG_CODES = 5;
@@ -95,27 +95,25 @@ export interface GuessRules<S extends AttemptState> {
  * refuses it while locked, else stores the state after it (right or wrong) with compareAndSet and
  * answers whether it was right. A Lockout when locked, or when it lost MAX_GUESS_ROUNDS races.
  */
-export function countedGuess<S extends AttemptState>(
+export async function countedGuess<S extends AttemptState>(
   store: KeyValueStore,
   key: string,
   now: number,
   rules: GuessRules<S>,
   read?: { held: Value | undefined },
-): Answer<boolean | Lockout> {
-  const round = (held: Value | undefined, n: number): Answer<boolean | Lockout> => {
+): Promise<boolean | Lockout> {
+  let held = read === undefined ? await store.get(key) : read.held;
+  for (let round = 0; ; round++) {
     const state = rules.read(held);
     if (state.locked_until > now) return new Lockout(state.locked_until - now);
     const right = rules.right(state);
     const next = right ?? afterWrongCode(state, now);
     const ttl = Math.max(attemptsTtl(next, now), rules.keepMs?.(next) ?? 0);
     // A state with nothing left to remember is removed rather than kept (and counted) for nothing.
-    return andThen(store.compareAndSet(key, held, ttl > 0 ? next : undefined, ttl > 0 ? ttl : undefined), (won) => {
-      if (won) return right !== null;
-      if (n + 1 >= MAX_GUESS_ROUNDS) return new Lockout(RACE_RETRY_MS);
-      return andThen(store.get(key), (again) => round(again, n + 1));
-    });
-  };
-  return read === undefined ? andThen(store.get(key), (first) => round(first, 0)) : round(read.held, 0);
+    if (await store.compareAndSet(key, held, ttl > 0 ? next : undefined, ttl > 0 ? ttl : undefined)) return right !== null;
+    if (round + 1 >= MAX_GUESS_ROUNDS) return new Lockout(RACE_RETRY_MS);
+    held = await store.get(key);
+  }
 }
 
 /** Whether the secret at `key`'s state (as read) refuses guesses at `now`: the Lockout, or null. */
@@ -132,6 +130,7 @@ export function tooManyAttempts(ctx: CallContext, lockout: Lockout): Halt {
 }
 
 /** A verification's answer for code: its value, or the request answered 429 when it was refused. */
-export function answerGuess<T extends Value>(ctx: CallContext, answer: Answer<T | Lockout>): Answer<T | Halt> {
-  return andThen(answer, (a): T | Halt => (a instanceof Lockout ? tooManyAttempts(ctx, a) : a));
+export async function answerGuess<T extends Value>(ctx: CallContext, answer: Promise<T | Lockout>): Promise<T | Halt> {
+  const judged = await answer;
+  return judged instanceof Lockout ? tooManyAttempts(ctx, judged) : judged;
 }

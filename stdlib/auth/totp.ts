@@ -12,7 +12,6 @@ import type QRCode from 'qrcode';
 import { HTTP, RUNTIME, RvmError, SECURITY_KEY_PREFIX, SecretText, onFirstUse, typeName } from '../../plugins/sdk.js';
 import type { CallContext, KeyValueStore, PluginApi, Value } from '../../plugins/sdk.js';
 import { HotpKey, decodeBase32Secret, timeStep } from './one-time-password.js';
-import type { Answer } from '../../plugins/sdk.js';
 import {
   FIRST_LOCKOUT_MS,
   MAX_LOCKOUT_MS,
@@ -103,7 +102,7 @@ function readTotpState(held: Value | undefined): TotpState {
  * the MAX_WRONG_CODES-th locks the secret). A Lockout, unjudged, while the secret is locked or
  * when the guess kept losing races to others on the same secret.
  */
-export function verifyTotp(store: KeyValueStore, code: Value | undefined, secret: Value | undefined, nowMs: number): Answer<boolean | Lockout> {
+export async function verifyTotp(store: KeyValueStore, code: Value | undefined, secret: Value | undefined, nowMs: number): Promise<boolean | Lockout> {
   if (!wellFormedCode(code)) return false;
   const text = secretText(secret);
   const window = text === null ? null : windowCodes(text, timeStep(nowMs, TOTP_PERIOD_SECONDS));
