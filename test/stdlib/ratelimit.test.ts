@@ -218,23 +218,9 @@ describe('rate limit headers', () => {
   });
 });
 
+/** A request as the test kit makes one, with no route matched unless `over` names one. */
 function request(over: Partial<RequestInfo>): RequestInfo {
-  return {
-    id: '1',
-    method: 'GET',
-    path: '/',
-    url: '/',
-    headers: {},
-    ip: '127.0.0.1',
-    proxied: false,
-    secure: false,
-    params: {},
-    query: {},
-    cookies: {},
-    body: null,
-    route: null,
-    ...over,
-  };
+  return fakeContext({ request: { route: null, ...over } }).request;
 }
 
 describe('rate limit keys', () => {
