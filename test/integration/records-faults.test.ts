@@ -24,6 +24,7 @@ import { DatabaseUnavailableError, InvalidQueryError, MAX_LIMIT, type RecordStor
 import { useOwnPostgres } from '../support/postgres.js';
 import { lockHolder } from '../support/sqlite-lock.js';
 import { tempApp } from '../support/temp-app.js';
+import { hostileSqlText } from '../support/hostile-sql.js';
 
 /** Operations kept in flight at once: the load the faults come under. */
 const CONCURRENCY = 20;
@@ -273,38 +274,8 @@ async function timed(work: () => Promise<unknown>): Promise<unknown> {
   }
 }
 
-// Injection: pieces of SQL syntax and quoting of both dialects, mixed with arbitrary text.
-const FRAGMENTS = [
-  "'",
-  '"',
-  ';',
-  '--',
-  '/*',
-  '*/',
-  '%',
-  '_',
-  '\\',
-  '$1',
-  '?',
-  '`',
-  ')',
-  '(',
-  "' OR '1'='1",
-  "'); DROP TABLE notes; --",
-  '"; DROP TABLE canary; --',
-  "' UNION SELECT * FROM canary --",
-  'notes',
-  'canary',
-  'id',
-  '::text',
-  '||',
-  '\u2028',
-  '😀',
-];
-const hostile = fc
-  .array(fc.oneof(fc.constantFrom(...FRAGMENTS), fc.string({ unit: 'grapheme', maxLength: 5 })), { minLength: 1, maxLength: 5 })
-  .map((parts) => parts.join(''))
-  .filter((text) => !text.includes('\u0000'));
+// Injection: pieces of SQL syntax and quoting of both dialects, and of this app's tables, mixed with arbitrary text.
+const hostile = hostileSqlText(["'); DROP TABLE notes; --", '"; DROP TABLE canary; --', "' UNION SELECT * FROM canary --", 'notes', 'canary', 'id'], 1);
 
 /** Every position a hostile text can reach through the store API; each must be literal data or InvalidQueryError. */
 function attempts(store: RecordStore, text: string, id: string): (() => unknown)[] {
