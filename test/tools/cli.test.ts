@@ -335,6 +335,12 @@ describe('rvm on an app', () => {
       assert.match(oneLineError(await rvm(['run', testCost, '--prod', '--port', '0', ...workers]), 1), /"passwords": \{"cost": "test"\} .*--prod refuses it/);
     }
   });
+
+  test('run --workers 2 with records in memory stops before forking, with one line', async (t) => {
+    const app = tempApp(t, { 'app.rvm': 'type Note { title: text }\nroute GET / { response.ok(Note.count({})) }\n' });
+    const line = oneLineError(await rvm(['run', app, '--port', '0', '--workers', '2'], { SQLITE_PATH: ':memory:' }), 1);
+    assert.match(line, /:memory: cannot be shared by 2 workers/);
+  });
 });
 
 describe('rvm run: .gitignore', () => {

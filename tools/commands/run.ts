@@ -212,9 +212,10 @@ async function checkOnce(o: RunOptions, io: CliIo): Promise<AppSettings> {
   if (o.isBundle) {
     const bundle = readBundle(o.target);
     await resolveBundlePlugins(bundle.plugins, o.target);
-    return loadSettings(null, { config: bundle.config ?? {}, env: io.env });
+    return loadSettings(null, { config: bundle.config ?? {}, env: io.env, workers: o.workers ?? 1 });
   }
-  const build = await buildApp(o.target, { settings: { env: io.env } });
+  // As the workers will see it: a plugin that cannot serve under N workers says so here, once.
+  const build = await buildApp(o.target, { settings: { env: io.env, workers: o.workers ?? 1 } });
   const errors = errorsOf(build.diagnostics);
   if (errors.length > 0) throw new DiagnosticError(errors);
   return build.settings;
