@@ -130,14 +130,14 @@ const heavierFirst = (list) => [...list].sort((a, b) => weightRank(a) - weightRa
 const fileCount = files.length;
 /** The groups of unit files (groupUnits) by entry file: the files each runs in one process. */
 const groups = new Map();
-/** How many processes the run starts for its files. */
-let processCount = 0;
 // Outside the run's TMPDIR, which must end empty: the entry files of the groups.
 const groupDir = mkdtempSync(join(tmpdir(), 'rvm-test-groups-'));
 const queues = {
   serial: quick ? [] : heavierFirst(files.filter(isSerial)),
   other: groupUnits(heavierFirst(files.filter((f) => !isSerial(f)))),
 };
+/** How many processes the run starts for its files: one per queued file or group. */
+const processCount = queues.serial.length + queues.other.length;
 /** Whether a SERIAL file is running. */
 let serialRunning = false;
 /** Each file's wall time, as it ended: the slowest are named at the end of the run. */
@@ -256,7 +256,6 @@ function groupUnits(list) {
     groups.set(entry, { files: members });
     out.push(entry);
   }
-  processCount = out.length + (quick ? 0 : files.filter(isSerial).length);
   return out;
 }
 
