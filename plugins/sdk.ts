@@ -117,7 +117,10 @@ export {
   expectList,
   expectNumber,
   expectText,
+  expectTextLike,
   isPlainObject,
+  isTextLike,
+  keepSecret,
   typeError,
 } from '../vm/host/args.js';
 
@@ -127,12 +130,14 @@ export { DOCUMENT_TYPES, IMAGE_TYPES } from '../vm/runtime/http/sniff.js';
 export { setCookie, type CookieOptions } from '../vm/runtime/http/cookies.js';
 export { SESSION_COOKIE, bearerToken, requestToken } from './kit/session-token.js';
 export { normalizeOrigin } from './kit/origin.js';
+export { parseQuery } from '../vm/runtime/request-view.js';
 export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/http/client-address.js';
 export type { CidrRange, TrustProxy } from '../vm/runtime/http/client-address.js';
 export { clientPrefix } from './kit/client-prefix.js';
 
 // Secrets, logs, outages and heavy dependencies.
 export { constantTimeEqual, signText } from '../vm/runtime/secrets.js';
+export { decodeBase64, strictUtf8 } from './kit/base64.js';
 export { encodeLogText } from '../vm/runtime/log.js';
 export { OutageLog, type OutageLines } from '../vm/runtime/stores/unavailable.js';
 export { onFirstUse } from '../vm/on-first-use.js';
@@ -140,7 +145,7 @@ export { andThen, answerOf, type Answer } from './kit/answer.js';
 export { unstorableText } from '../vm/runtime/validate.js';
 
 // Dates and times, as the language's `date` and `datetime` fields hold them.
-export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';
+export { DAY_MS, MAX_INSTANT, MIN_INSTANT, dateInstant, daysIn, formatDate, formatDatetime, instantOf, isDate, isDatetime } from '../vm/calendar.js';
 
 // JSON Schema, as the API reference documents fields, records and answers.
 export type { JsonSchema } from '../vm/bytecode/module.js';

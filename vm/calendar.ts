@@ -27,7 +27,8 @@ function utc(year: number, month: number, day: number, h = 0, m = 0, s = 0, ms =
   return d.getTime();
 }
 
-function daysIn(year: number, month: number): number {
+/** Days in `month` (1–12) of `year`, leap years by the Gregorian rule. */
+export function daysIn(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }

@@ -1,10 +1,12 @@
 /**
- * The `core` standard plugin: text, list, math, JSON, time, logging, request and HTTP natives, and the
+ * The `core` standard plugin: text, list, math, JSON, encodings, time, dates, logging, request and HTTP natives, and the
  * `response.*` helpers, and the `ip`, `time` and `method` guards. Written only against the plugin
  * SDK, like any third-party plugin.
  */
 import { definePlugin } from '../../plugins/sdk.js';
 import { registerConvert } from './convert.js';
+import { registerDates } from './dates.js';
+import { registerEncodings } from './encodings.js';
 import { registerGuards } from './guards.js';
 import { registerHttp } from './http.js';
 import { registerJson } from './json.js';
@@ -24,7 +26,9 @@ export const core = definePlugin({
     registerLists(rvm);
     registerText(rvm);
     registerJson(rvm);
+    registerEncodings(rvm);
     registerTime(rvm);
+    registerDates(rvm);
     registerConvert(rvm);
     registerMath(rvm);
     registerLog(rvm);

@@ -101,7 +101,7 @@ function scanned(budget: NativeBudget, text: string): string {
 }
 
 /** Non-overlapping occurrences of a non-empty `search` in `text`, counting stops past `limit`. */
-function occurrences(text: string, search: string, limit: number): number {
+export function occurrences(text: string, search: string, limit: number): number {
   let n = 0;
   for (let at = text.indexOf(search); at !== -1 && n <= limit; at = text.indexOf(search, at + search.length)) n++;
   return n;

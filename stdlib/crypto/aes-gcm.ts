@@ -4,7 +4,7 @@
  * envelope `base64(iv12 ‖ ciphertext ‖ tag16)`.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { RUNTIME, type HostObject, MAX_TEXT_LENGTH, RvmError, SecretText, revealText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, MAX_TEXT_LENGTH, RvmError, decodeBase64, isTextLike, revealText, strictUtf8, typeName } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
 
 /** AES-256: 256-bit keys. */
@@ -20,10 +20,6 @@ export const TAG_BYTES = 16;
 export const MIN_ENVELOPE_BYTES = IV_BYTES + TAG_BYTES;
 
 const CIPHER = 'aes-256-gcm';
-/** Standard or URL-safe base64, padding optional; canonical form is checked by re-encoding. */
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const BASE64URL = /^[A-Za-z0-9_-]*$/;
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** One sealed message: the ciphertext (as long as the plaintext) and its 16-byte tag. */
 export interface Sealed {
@@ -58,7 +54,7 @@ export function aesGcmOpen(key: Uint8Array, iv: Uint8Array, ciphertext: Uint8Arr
  * or a SecretText holding it. Anything else is RvmError `invalid_key`.
  */
 export function parseKey(value: Value | undefined): Buffer {
-  if (typeof value !== 'string' && !(value instanceof SecretText)) {
+  if (!isTextLike(value)) {
     throw new RvmError(`the key must be base64 text of ${KEY_BYTES} bytes, got ${typeName(value)}`, RUNTIME.invalid_key);
   }
   const bytes = decodeBase64(revealText(value));
@@ -92,32 +88,11 @@ export function decryptText(envelope: string, key: Uint8Array): string {
   const ciphertext = bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES);
   const tag = bytes.subarray(bytes.length - TAG_BYTES);
   const plain = aesGcmOpen(key, iv, ciphertext, tag);
-  if (plain === null) throw decryptFailed();
-  try {
-    return UTF8.decode(plain);
-  } catch {
-    throw decryptFailed();
-  }
+  const text = plain === null ? null : strictUtf8(plain);
+  if (text === null) throw decryptFailed();
+  return text;
 }
 
 function decryptFailed(): RvmError {
   return new RvmError('decryption failed', RUNTIME.decrypt_failed);
-}
-
-/** Strict base64 decoding (Buffer.from skips bad characters silently): null unless canonical. */
-export function decodeBase64(text: string): Buffer | null {
-  const url = BASE64URL.test(text);
-  if (!url && !BASE64.test(text)) return null;
-  const unpadded = text.replace(/=+$/, '');
-  if (unpadded.length % 4 === 1) return null;
-  if (text.length !== unpadded.length && text.length % 4 !== 0) return null;
-  const bytes = Buffer.from(unpadded, url ? 'base64url' : 'base64');
-  // Re-encoding gives back the input only when no bits were dropped (non-canonical trailing bits).
-  const again = bytes.toString(url ? 'base64url' : 'base64').replace(/=+$/, '');
-  return again === unpadded ? bytes : null;
-}
-
-/** True for a value a text parameter accepts: text or a secret text. */
-export function isTextLike(value: Value | undefined): value is string | HostObject {
-  return typeof value === 'string' || value instanceof SecretText;
 }

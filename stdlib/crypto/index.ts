@@ -1,9 +1,10 @@
 /**
  * The `crypto` standard plugin (spec/plugins/crypto.md): secure random values, AES-256-GCM encryption,
- * UUIDs, and CSRF protection (csrf_token, csrf_verify, `guard csrf`). Uses node:crypto only.
+ * UUIDs, SHA-256 and HMAC-SHA256 digests, and CSRF protection (csrf_token, csrf_verify, `guard csrf`). Uses node:crypto only.
  */
 import { definePlugin } from '../../plugins/sdk.js';
 import { registerCsrf } from './csrf-natives.js';
+import { registerDigests } from './digests.js';
 import { registerCryptoNatives } from './natives.js';
 
 /** The crypto plugin definition. */
@@ -13,6 +14,7 @@ export const crypto = definePlugin({
   dependencies: ['core'],
   setup(rvm) {
     registerCryptoNatives(rvm);
+    registerDigests(rvm);
     registerCsrf(rvm);
   },
 });

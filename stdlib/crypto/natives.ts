@@ -2,9 +2,9 @@
  * The crypto helpers of spec/plugins/crypto.md other than CSRF: secure_random, encrypt, decrypt, generate_uuid.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { RUNTIME, RvmError, revealText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, expectTextLike } from '../../plugins/sdk.js';
 import type { NativeBudget, PluginApi, Value } from '../../plugins/sdk.js';
-import { decryptText, encryptText, isTextLike, KEY_BYTES, parseKey } from './aes-gcm.js';
+import { decryptText, encryptText, KEY_BYTES, parseKey } from './aes-gcm.js';
 
 /** Most bytes one secure_random call returns: keys and tokens are tens of bytes, not bulk data. */
 export const MAX_RANDOM_BYTES = 1024;
@@ -56,8 +56,7 @@ export function registerCryptoNatives(rvm: PluginApi): void {
  * to the budget: encoding, the cipher and base64 each pass over it.
  */
 function textArg(budget: NativeBudget, fn: string, param: string, value: Value | undefined): string {
-  if (!isTextLike(value)) throw new RvmError(`${fn}() expects ${param} to be text, got ${typeName(value)}`, RUNTIME.type_error);
-  const text = revealText(value);
+  const text = expectTextLike(fn, param, value);
   budget.chargeText(3 * text.length);
   return text;
 }

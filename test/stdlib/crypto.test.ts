@@ -4,22 +4,12 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RvmError, SecretText } from '../../plugins/sdk.js';
+import { RvmError, SecretText, decodeBase64 } from '../../plugins/sdk.js';
 import type { SecuritySchemeSpec, Value } from '../../plugins/sdk.js';
 import type { PluginRegistry } from '../../vm/host/registry.js';
 import { core } from '../../stdlib/core/index.js';
 import { crypto } from '../../stdlib/crypto/index.js';
-import {
-  aesGcmOpen,
-  aesGcmSeal,
-  decodeBase64,
-  decryptText,
-  encryptText,
-  IV_BYTES,
-  MIN_ENVELOPE_BYTES,
-  parseKey,
-  TAG_BYTES,
-} from '../../stdlib/crypto/aes-gcm.js';
+import { aesGcmOpen, aesGcmSeal, decryptText, encryptText, IV_BYTES, MIN_ENVELOPE_BYTES, parseKey, TAG_BYTES } from '../../stdlib/crypto/aes-gcm.js';
 import { MAX_RANDOM_BYTES } from '../../stdlib/crypto/natives.js';
 import { loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 

@@ -4,7 +4,7 @@
  * the same wording (plugins/checked-native.ts); these serve what a declaration cannot say: a
  * field of an options object, an item of a list, an argument of a guard.
  */
-import { HostObject, MAX_TEXT_LENGTH, RvmError, typeName } from '../values.js';
+import { HostObject, MAX_TEXT_LENGTH, RvmError, SecretText, typeName } from '../values.js';
 import type { Value, ValueObject } from '../values.js';
 import { RUNTIME } from '../errors.js';
 
@@ -46,6 +46,25 @@ export function expectList(fn: string, param: string, v: Value | undefined): Val
 export function expectBool(fn: string, param: string, v: Value | undefined): boolean {
   if (typeof v !== 'boolean') throw typeError(fn, param, 'a bool', v);
   return v;
+}
+
+/** True for a value a text parameter that takes secrets accepts: text or a secret text. */
+export function isTextLike(v: Value | undefined): v is string | SecretText {
+  return typeof v === 'string' || v instanceof SecretText;
+}
+
+/** The text of a text or secret argument (revealed: for natives that take keys, or keep what they derive secret), else a type_error. */
+export function expectTextLike(fn: string, param: string, v: Value | undefined): string {
+  if (!isTextLike(v)) throw typeError(fn, param, 'text', v);
+  return v instanceof SecretText ? v.reveal() : v;
+}
+
+/**
+ * `text` as a secret when `input` was one: what is derived from a secret (its encoding, its
+ * digest) can give it away, so it stays secret, as `secret + text` does.
+ */
+export function keepSecret(input: Value | undefined, text: string): string | SecretText {
+  return input instanceof SecretText ? new SecretText(text) : text;
 }
 
 /** A plain language object (not a list, not a host object). */
