@@ -3,9 +3,9 @@
  * base64_decode): Buffer.from skips characters it does not know, silently.
  */
 
-/** Standard or URL-safe base64, padding optional; canonical form is checked by re-encoding. */
+/** Standard or URL-safe base64, padding optional (Python pads URL-safe base64, JWTs do not); canonical form is checked by re-encoding. */
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const BASE64URL = /^[A-Za-z0-9_-]*$/;
+const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
 
 /**
  * The bytes of standard (RFC 4648 §4) or URL-safe (§5) base64, padded or not, one alphabet per
