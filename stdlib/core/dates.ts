@@ -4,7 +4,7 @@
  * Normalised texts have one fixed width, so `<` and `==` on them order and compare instants.
  * Arithmetic is in UTC; only format_date reads a time zone (through Intl's IANA database).
  */
-import { DAY_MS, MAX_INSTANT, MIN_INSTANT, RUNTIME, RvmError, daysIn, didYouMean, formatDatetime, instantOf } from '../../plugins/sdk.js';
+import { DAY_MS, MAX_INSTANT, MIN_INSTANT, RUNTIME, RvmError, checkLength, daysIn, didYouMean, formatDatetime, instantOf } from '../../plugins/sdk.js';
 import type { NativeBudget, PluginApi } from '../../plugins/sdk.js';
 
 /** Units that are fixed durations, in milliseconds. */
@@ -105,7 +105,11 @@ export function registerDates(rvm: PluginApi): void {
       const ms = instantArg(ctx.budget, 'format_date', s);
       ctx.budget.chargeText(pattern.length);
       const local = new Date(zone === null || zone === undefined ? ms : ms + zoneOffset(ms, zone));
-      return pattern.replace(PATTERN_TOKENS, (token: string, literal: string | undefined) => literal ?? formatToken(local, token));
+      // A token writes no more than its own length, but a year past 9999 (in a zone east of UTC) one more.
+      return checkLength(
+        'format_date',
+        pattern.replace(PATTERN_TOKENS, (token: string, literal: string | undefined) => literal ?? formatToken(local, token)),
+      );
     },
     {
       params: [

@@ -8,10 +8,11 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Temporal } from '@js-temporal/polyfill';
-import { MAX_INSTANT, MIN_INSTANT, RvmError } from '../../plugins/sdk.js';
+import { MAX_INSTANT, MAX_TEXT_LENGTH, MIN_INSTANT, RvmError } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
 import { core } from '../../stdlib/core/index.js';
-import { loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
+import { CHARS_PER_UNIT } from '../../vm/interp/budget.js';
+import { fakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 
 let kit: LoadedPlugins;
 
@@ -311,4 +312,17 @@ describe('format_date', () => {
     );
     throwsCode(() => call('format_date', '2024-03-10', 'YYYY', ''), 'invalid_argument');
   });
+});
+
+test('the date natives charge for the texts they read; format_date holds to MAX_TEXT_LENGTH', () => {
+  const pattern = '[at] YYYY-MM-DD HH:mm '.repeat(50_000);
+  const ctx = fakeContext();
+  kit.callIn(ctx, 'format_date', '2024-03-10', pattern);
+  assert.ok(ctx.budget.charged >= pattern.length / CHARS_PER_UNIT, `format_date charged ${ctx.budget.charged}`);
+  const junk = '2024-03-10'.repeat(100_000);
+  const parsing = fakeContext();
+  assert.equal(kit.callIn(parsing, 'parse_datetime', junk), null);
+  assert.ok(parsing.budget.charged >= junk.length / CHARS_PER_UNIT, `parse_datetime charged ${parsing.budget.charged}`);
+  // Year 10000 in a zone east of UTC writes five digits for YYYY's four.
+  throwsCode(() => call('format_date', '9999-12-31T23:00:00Z', 'YYYY'.repeat(MAX_TEXT_LENGTH / 4), 'Asia/Tokyo'), 'text_too_long');
 });

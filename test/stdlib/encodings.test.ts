@@ -12,7 +12,8 @@ import type { Value } from '../../plugins/sdk.js';
 import { core } from '../../stdlib/core/index.js';
 import { crypto } from '../../stdlib/crypto/index.js';
 import { indentedLength } from '../../stdlib/core/json.js';
-import { loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
+import { CHARS_PER_UNIT } from '../../vm/interp/budget.js';
+import { fakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
 
 let kit: LoadedPlugins;
 
@@ -207,4 +208,28 @@ describe('json_stringify with an indent', () => {
     throwsCode(() => call('json_stringify', deep, 10), 'text_too_long');
     assert.ok(process.memoryUsage().heapUsed - heapBefore < 32 * 1024 * 1024, 'the indented text was not built');
   });
+});
+
+test('every encoding and digest charges the budget in proportion to its input', () => {
+  const text = 'é a&b\n'.repeat(100_000);
+  const encoded = Buffer.from(text).toString('base64');
+  for (const [name, args] of [
+    ['base64_encode', [text]],
+    ['base64url_encode', [text]],
+    ['hex_encode', [text]],
+    ['base64_decode', [encoded]],
+    ['base64url_decode', [encoded]],
+    ['url_encode', [text]],
+    ['url_decode', [encodeURIComponent(text)]],
+    ['query_string', [{ q: text }]],
+    ['parse_query', [`q=${encodeURIComponent(text)}`]],
+    ['sha256', [text]],
+    ['hmac_sha256', ['key', text]],
+    ['constant_time_equal', [text, text]],
+    ['json_stringify', [[text], 2]],
+  ] as [string, Value[]][]) {
+    const ctx = fakeContext();
+    kit.callIn(ctx, name, ...args);
+    assert.ok(ctx.budget.charged >= text.length / CHARS_PER_UNIT, `${name} charged ${ctx.budget.charged}`);
+  }
 });
