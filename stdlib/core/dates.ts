@@ -53,12 +53,7 @@ export function registerDates(rvm: PluginApi): void {
     (ctx, s, n, unitName) => {
       const ms = instantArg(ctx.budget, 'date_add', s);
       const unit = unitArg('date_add', unitName);
-      return normalised(
-        'date_add',
-        unit in CALENDAR_MONTHS
-          ? addMonths(ms, n * CALENDAR_MONTHS[unit as keyof typeof CALENDAR_MONTHS])
-          : ms + n * DURATION_MS[unit as keyof typeof DURATION_MS],
-      );
+      return normalised('date_add', isCalendarUnit(unit) ? addMonths(ms, n * CALENDAR_MONTHS[unit]) : ms + n * DURATION_MS[unit]);
     },
     {
       params: [dt, { name: 'n', type: 'int', doc: 'how many units; negative goes back' }, { name: 'unit', type: 'text', doc: UNIT_DOC }],
@@ -73,8 +68,7 @@ export function registerDates(rvm: PluginApi): void {
       const from = instantArg(ctx.budget, 'date_diff', a);
       const to = instantArg(ctx.budget, 'date_diff', b);
       const unit = unitArg('date_diff', unitName);
-      if (unit in CALENDAR_MONTHS) return wholeUnits(monthsBetween(from, to), CALENDAR_MONTHS[unit as keyof typeof CALENDAR_MONTHS]);
-      return wholeUnits(to - from, DURATION_MS[unit as keyof typeof DURATION_MS]);
+      return isCalendarUnit(unit) ? wholeUnits(monthsBetween(from, to), CALENDAR_MONTHS[unit]) : wholeUnits(to - from, DURATION_MS[unit]);
     },
     {
       params: [
@@ -155,6 +149,10 @@ function unitArg(fn: string, name: string): Unit {
   throw new RvmError(`${fn}(): unknown unit '${name.slice(0, 40)}': ${hint}`, RUNTIME.invalid_argument);
 }
 
+function isCalendarUnit(unit: Unit): unit is keyof typeof CALENDAR_MONTHS {
+  return unit in CALENDAR_MONTHS;
+}
+
 /** Whole `size`s in `amount`, cut toward zero (`+ 0` turns -0 into 0). */
 function wholeUnits(amount: number, size: number): number {
   return Math.trunc(amount / size) + 0;
@@ -187,8 +185,8 @@ function startOf(ms: number, unit: Unit): number {
     const day = startOf(ms, 'day');
     return day - (isoDayOfWeek(new Date(day)) - 1) * DAY_MS;
   }
-  if (unit in DURATION_MS) {
-    const size = DURATION_MS[unit as keyof typeof DURATION_MS];
+  if (!isCalendarUnit(unit)) {
+    const size = DURATION_MS[unit];
     // UTC has no leap seconds in JS time: every unit up to a day divides the epoch evenly.
     return ms - (((ms % size) + size) % size);
   }

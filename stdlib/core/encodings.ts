@@ -14,7 +14,6 @@ import {
   decodeBase64,
   entriesOf,
   expectTextLike,
-  isTextLike,
   keepSecret,
   parseQuery,
   revealText,
@@ -91,9 +90,8 @@ export function registerEncodings(rvm: PluginApi): void {
       let length = 0;
       const add = (key: string, value: Value) => {
         if (value === null) return;
-        if (typeof value === 'object' && !isTextLike(value))
-          throw typeError('query_string', `obj.${key}`, 'text, a number, a bool, null or a list of them', value);
-        if (isTextLike(value) && typeof value !== 'string') secret = true;
+        if (value instanceof SecretText) secret = true;
+        else if (typeof value === 'object') throw typeError('query_string', `obj.${key.slice(0, 40)}`, 'text, a number, a bool, null or a list of them', value);
         const pair = `${percentEncode(ctx.budget, 'query_string', key)}=${percentEncode(ctx.budget, 'query_string', revealText(value))}`;
         length += pair.length + 1;
         checkLength('query_string', length - 1);
