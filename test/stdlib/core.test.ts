@@ -50,6 +50,8 @@ const EXPECTED_NATIVES = [
   'response.ok response.created response.accepted response.no_content response.redirect response.bad_request',
   'response.unauthorized response.forbidden response.not_found response.conflict response.unprocessable',
   'response.too_many_requests response.json response.text response.html',
+  'base64_encode base64_decode base64url_encode base64url_decode hex_encode url_encode url_decode query_string parse_query',
+  'parse_datetime to_unix from_unix date_add date_diff start_of day_of_week format_date',
 ]
   .join(' ')
   .split(' ');
