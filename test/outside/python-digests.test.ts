@@ -48,7 +48,7 @@ let python: PythonAnswer[];
 
 before(async () => {
   kit = await loadForTest([core, crypto]);
-  cases = fc.sample(fc.record({ key: texts.filter((k) => k !== ''), data: texts }), { numRuns: CASES, seed: 28 });
+  cases = fc.sample(fc.record({ key: texts.filter((k) => k !== ''), data: texts }), { numRuns: CASES });
   cases.push({ key: '🔑 clé', data: 'a\u0000b\u{10FFFF}' });
   const run = spawnSync(PYTHON, ['-c', PYTHON_DIGESTS], { input: JSON.stringify(cases), encoding: 'utf8', timeout: 60_000 });
   assert.equal(run.status, 0, `${PYTHON} failed: ${run.error?.message ?? run.stderr}`);
