@@ -172,6 +172,13 @@ const RUNTIME_DOCS = {
   secret_too_large: 'a secret file over `MAX_SECRET_BYTES` (64 KiB)',
   invalid_ttl: 'a plugin stored a value with a TTL that is not a positive number of milliseconds',
   body_not_read: '`request.body` read through a copy of `request` (`r = request; r.body`) before the route\'s guards let the body be read; `request.body` and `body` written where they are used are always read',
+  fetch_invalid_url: '`http_fetch` of a URL that is not absolute `http:` or `https:`, or that carries a user name or password (send credentials in a header)',
+  fetch_refused_address: '`http_fetch` to a host that is, or resolves to, a non-public address (loopback, private, unique-local, link-local, CGNAT, unspecified, multicast, reserved; the cloud metadata services), directly or on a redirect, and is not listed in `rvm.config.json` `outbound.allow`',
+  fetch_timeout: '`http_fetch` without a whole answer within its `timeout_ms` (10 s by default, at most 60 s)',
+  fetch_too_large: '`http_fetch` of an answer over its `max_bytes` (1 MiB by default, at most 16 MiB): reading stops at the cap',
+  fetch_failed: '`http_fetch` that could not reach the server: the name does not resolve, the connection is refused or reset, TLS fails',
+  fetch_redirect_refused: '`http_fetch` redirected to another host without `follow_redirects: \'any_host\'`, from `https:` to `http:`, or to a URL that is not `http:`/`https:`',
+  fetch_too_many_redirects: '`http_fetch` redirected more than `MAX_REDIRECTS` (5) times',
   native_error: 'a native failed with something other than an rvm error (a plugin bug)',
   runtime_error: 'a plugin raised an rvm error without a code',
 } as const;
