@@ -52,7 +52,7 @@ function answerValue(ctx: CallContext, status: number, headers: Record<string, s
 }
 
 /** The next hop of a redirect, checked against the plan's policy; the plan is changed to send it. */
-function redirectTo(plan: RequestPlan, from: URL, status: number, location: string): URL {
+export function redirectTo(plan: RequestPlan, from: URL, status: number, location: string): URL {
   let next: URL;
   try {
     next = checkedUrl(new URL(location, from).href);

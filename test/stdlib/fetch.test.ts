@@ -7,13 +7,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { definePlugin, RvmError } from '../../plugins/sdk.js';
+import { definePlugin, RvmError, SecretText } from '../../plugins/sdk.js';
 import type { AppSettings, Value } from '../../plugins/sdk.js';
 import { TEST_APP, fakeContext, loadForTest, testApp, type TestApp } from '../../plugins/testing.js';
 import { registerFetch } from '../../stdlib/fetch/index.js';
 import type { Resolve } from '../../stdlib/fetch/address-guard.js';
-import { DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MAX_TIMEOUT_MS } from '../../stdlib/fetch/request-plan.js';
-import { MAX_REDIRECTS } from '../../stdlib/fetch/send.js';
+import { DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MAX_TIMEOUT_MS, planRequest } from '../../stdlib/fetch/request-plan.js';
+import { MAX_REDIRECTS, redirectTo } from '../../stdlib/fetch/send.js';
+import { Budget } from '../../vm/interp/budget.js';
 import { DEFAULT_LIMITS } from '../../vm/runtime/limits.js';
 import { startUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 
@@ -320,6 +321,48 @@ describe('the call within its request', () => {
     await kit.callIn(ctx, 'http_fetch', `${up.origin}/echo`, { method: 'POST', body: 'x'.repeat(100_000) });
     assert.ok(ctx.budget.charged - before > 100, `charged ${ctx.budget.charged - before}`);
   });
+});
+
+describe('redirect hops, decided before they are sent', () => {
+  const plan = (url: string, options: Record<string, Value> = {}) => planRequest(url, options, new Budget());
+
+  test('https to http is refused whatever follow_redirects says; a relative Location keeps the host', () => {
+    const p = plan('https://api.example.test/a', { follow_redirects: 'any_host' });
+    assert.throws(
+      () => redirectTo(p, p.url, 302, 'http://api.example.test/a'),
+      (e: RvmError) => e.code === 'fetch_redirect_refused' && /in clear/.test(e.message),
+    );
+    assert.equal(redirectTo(p, p.url, 302, '/b?c=1').href, 'https://api.example.test/b?c=1');
+    assert.equal(
+      redirectTo(plan('http://api.example.test/'), new URL('http://api.example.test/'), 301, 'https://api.example.test:8443/x').href,
+      'https://api.example.test:8443/x',
+    );
+  });
+
+  test('to another host: credentials and secret-valued headers are dropped, the rest kept', () => {
+    const p = plan('https://api.example.test/', {
+      follow_redirects: 'any_host',
+      headers: { authorization: 'Bearer x', cookie: 'a=1', 'x-api-key': new SecretText('k'), 'x-trace': 't' },
+    });
+    redirectTo(p, p.url, 307, 'https://cdn.example.test/file');
+    assert.deepEqual(Object.keys(p.headers).sort(), ['accept', 'user-agent', 'x-trace']);
+    const same = plan('https://api.example.test/', { headers: { 'x-api-key': new SecretText('k') } });
+    redirectTo(same, same.url, 307, '/moved');
+    assert.equal(same.headers['x-api-key'], 'k');
+  });
+});
+
+test('a secret URL is sent as it is; errors show its host, never its path or query', async () => {
+  const app: AppSettings = { ...TEST_APP, outbound: { allow: ['127.0.0.1'] } };
+  const kit = await loadForTest([definePlugin({ name: 'fetch-under-test', version: '1.0.0', setup: (rvm) => registerFetch(rvm) })], app);
+  const before = up.received.length;
+  const answer = (await kit.callIn(fakeContext({ app }), 'http_fetch', new SecretText(`${up.origin}/echo?key=${TOKEN}`))) as Record<string, Value>;
+  assert.equal(answer.status, 200);
+  assert.equal(up.received[before]!.url, `/echo?key=${TOKEN}`);
+  await assert.rejects(
+    kit.callIn(fakeContext({ app }), 'http_fetch', new SecretText(`${up.origin}/slow?key=${TOKEN}`), { timeout_ms: 100 }) as Promise<Value>,
+    (e: RvmError) => e.code === 'fetch_timeout' && e.message.includes(`127.0.0.1:${up.port}`) && !e.message.includes(TOKEN) && !e.message.includes('/slow'),
+  );
 });
 
 /** Resolves once `done()` holds (checked every 10 ms, at most 2 s). */
