@@ -12,6 +12,9 @@ import { RUNTIME, RvmError, allowsAddress, allowsHost, formatIp, nonPublicGroup,
 /** Resolves a host name to all its addresses (node:dns `lookup` with `all`, or a test's own). */
 export type Resolve = (hostname: string, family: number) => Promise<LookupAddress[]>;
 
+/** Names of cloud metadata services (GCP's; the others are reached by address only). */
+const METADATA_HOSTS: ReadonlySet<string> = new Set(['metadata.google.internal', 'metadata.google.internal.']);
+
 /** The system resolver, as `net.connect` itself would use it. */
 export const systemResolve: Resolve = (hostname, family) =>
   new Promise((resolve, reject) => dnsLookup(hostname, { all: true, family }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
@@ -58,6 +61,8 @@ export function checkedLookup(allow: OutboundAllow, resolve: Resolve): LookupFun
     return null;
   };
   return (hostname, options, callback) => {
+    // A metadata service's own name is refused unasked, so not even its DNS query leaves.
+    if (METADATA_HOSTS.has(hostname.toLowerCase()) && !allowsHost(allow, hostname)) return callback(refused(hostname, hostname, 'metadata'), '', 0);
     resolve(hostname, options.family === 4 || options.family === 6 ? options.family : 0).then(
       (addresses) => {
         const refusal = screen(hostname, addresses);

@@ -275,11 +275,20 @@ describe('the address checks', () => {
     const answer = (await fetchResolved(loopback, ['127.0.0.1'], `http://api.example.test:${up.port}/json`)) as Record<string, Value>;
     assert.equal(answer.status, 200);
     await assert.rejects(fetchResolved(loopback, [], `http://api.example.test:${up.port}/json`), (e: RvmError) => e.code === 'fetch_refused_address');
-    const metadata: Resolve = async () => [{ address: '169.254.169.254', family: 4 }];
-    await assert.rejects(
-      fetchResolved(metadata, ['127.0.0.1'], 'http://metadata.google.internal/'),
-      (e: RvmError) => e.code === 'fetch_refused_address' && /linklocal/.test(e.message),
-    );
+  });
+
+  test('a metadata service is refused by name before any DNS query, and by address unless listed exactly', async () => {
+    let asked = 0;
+    const metadata: Resolve = async () => {
+      asked++;
+      return [{ address: '169.254.169.254', family: 4 }];
+    };
+    const refusedAsMetadata = (e: RvmError) => e.code === 'fetch_refused_address' && /metadata/.test(e.message);
+    await assert.rejects(fetchResolved(metadata, ['169.254.0.0/16'], 'http://metadata.google.internal/'), refusedAsMetadata);
+    assert.equal(asked, 0);
+    await assert.rejects(fetchResolved(metadata, ['169.254.0.0/16'], 'http://cloud-config.test/'), refusedAsMetadata);
+    await assert.rejects(fetchResolved(metadata, ['169.254.0.0/16'], 'http://169.254.169.254/'), refusedAsMetadata);
+    await assert.rejects(fetchResolved(metadata, ['fd00::/8'], 'http://[fd00:ec2::254]/'), refusedAsMetadata);
   });
 });
 

@@ -206,10 +206,13 @@ export const PROXY_GROUPS: Readonly<Record<string, readonly string[]>> = Object.
 /**
  * Ranges an outbound request (`http_fetch`) may not reach unless the app allows them: the server's
  * own host, its networks and its cloud's metadata service are not the public Internet (SSRF).
- * Sources: RFC 6890 special-purpose registries, RFC 6598 (CGNAT), RFC 4193 (ULA); the metadata
- * services 169.254.169.254 and fd00:ec2::254 lie in the link-local and unique-local ranges.
+ * Sources: RFC 6890 special-purpose registries, RFC 6598 (CGNAT), RFC 4193 (ULA). The cloud
+ * metadata services come first: they lie inside the link-local, unique-local and CGNAT ranges,
+ * and are named apart so that only an exact listing reaches them (outbound-allow.ts).
  */
 export const NON_PUBLIC_GROUPS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  // AWS, Azure, GCP, Oracle and DigitalOcean (IPv4); AWS (IPv6); Alibaba Cloud.
+  metadata: ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200'],
   ...PROXY_GROUPS,
   unspecified: ['0.0.0.0/8', '::/128'],
   cgnat: ['100.64.0.0/10'],

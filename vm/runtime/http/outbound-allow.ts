@@ -3,7 +3,7 @@
  * outbound request (`http_fetch`) may reach although they are not public (spec/plugins/fetch.md).
  * Checked once when the config is loaded; compiled once by the plugin that sends.
  */
-import { cidrContains, parseCidr, parseIp, type CidrRange, type IpWords } from './client-address.js';
+import { cidrContains, nonPublicGroup, parseCidr, parseIp, type CidrRange, type IpWords } from './client-address.js';
 
 /** Most entries the list may hold: each request may test its addresses against all of them. */
 export const MAX_OUTBOUND_ALLOW = 256;
@@ -69,8 +69,16 @@ export function allowsHost(allow: OutboundAllow, host: string): boolean {
   return words !== null && allowsAddress(allow, words);
 }
 
-/** True when the address lies in a listed address or range. */
+/** Bits of a range that is one address. */
+const ONE_ADDRESS = 128;
+
+/**
+ * True when the address lies in a listed address or range. A cloud metadata service (it hands
+ * out the machine's credentials) is reached only when listed itself, never through a wider
+ * range that happens to hold it (`169.254.0.0/16`).
+ */
 export function allowsAddress(allow: OutboundAllow, address: IpWords): boolean {
-  for (const range of allow.ranges) if (cidrContains(range, address)) return true;
+  const exactOnly = nonPublicGroup(address) === 'metadata';
+  for (const range of allow.ranges) if ((!exactOnly || range.bits === ONE_ADDRESS) && cidrContains(range, address)) return true;
   return false;
 }
