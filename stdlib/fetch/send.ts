@@ -114,16 +114,16 @@ export async function send(ctx: CallContext, plan: RequestPlan, allow: OutboundA
         plan.url = redirectTo(plan, url, res.statusCode, location);
         continue;
       }
-      const declared = Number(res.headers['content-length']);
-      const tooLarge = new RvmError(`http_fetch() answer from ${url.host} is over max_bytes (${plan.maxBytes} bytes)`, RUNTIME.fetch_too_large);
-      if (declared > plan.maxBytes) {
+      const tooLarge = () => new RvmError(`http_fetch() answer from ${url.host} is over max_bytes (${plan.maxBytes} bytes)`, RUNTIME.fetch_too_large);
+      // The answer to HEAD declares the length of a body it does not send.
+      if (plan.method !== 'HEAD' && Number(res.headers['content-length']) > plan.maxBytes) {
         res.body.destroy();
-        throw tooLarge;
+        throw tooLarge();
       }
       const bytes = await readCapped(res.body, plan.maxBytes, (n) => {
         if (!ctx.chargeMemory(n)) throw new MemoryRefused();
       });
-      if (bytes === null) throw tooLarge;
+      if (bytes === null) throw tooLarge();
       return answerValue(ctx, res.statusCode, res.headers, bytes);
     }
   } catch (error) {

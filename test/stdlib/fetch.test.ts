@@ -142,6 +142,8 @@ describe('http_fetch with 127.0.0.1 allowed', () => {
     assert.equal((await fetchIn(app, `${up.origin}/endless`, { max_bytes: 100_000 })).code, 'fetch_too_large');
     await waitFor(() => up.aborted > aborted);
     assert.equal(((await fetchIn(app, `${up.origin}/big`, { max_bytes: 64 * 1024 })).text as string).length, 64 * 1024);
+    const head = await fetchIn(app, `${up.origin}/big`, { method: 'HEAD', max_bytes: 1000 });
+    assert.deepEqual([head.status, (head.headers as Record<string, string>)['content-length'], head.text], [200, String(64 * 1024), '']);
   });
 
   test('redirects on the same host are followed; a 303 after a POST becomes a GET without body', async () => {

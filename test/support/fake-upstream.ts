@@ -58,6 +58,8 @@ const ROUTES: Record<string, Handler> = {
   },
   '/big': (_req, res) => {
     res.setHeader('content-type', 'text/plain');
+    // Declared for HEAD too, as a file server declares it.
+    res.setHeader('content-length', 64 * 1024);
     res.end('x'.repeat(64 * 1024));
   },
   '/endless': (_req, res, _body, up) => {
