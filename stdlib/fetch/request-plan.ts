@@ -164,11 +164,11 @@ export function planRequest(url: Value, options: Value | undefined, budget: Nati
   plan.redirects = redirectPolicy(options.follow_redirects);
   if (!absent(headers)) addHeaders(plan, headers, budget);
 
-  const bodies = [json, form, body].filter((b) => b !== undefined).length;
+  const bodies = [json, form, body].filter((b) => !absent(b)).length;
   if (bodies > 1) throw new RvmError('http_fetch() takes one of the options json, form and body', RUNTIME.invalid_argument);
-  if (json !== undefined) setBody(plan, revealingJson(json), 'application/json');
-  else if (form !== undefined) setBody(plan, formText(form), 'application/x-www-form-urlencoded');
-  else if (body !== undefined) setBody(plan, textOrSecret('option body', body), 'text/plain; charset=utf-8');
+  if (!absent(json)) setBody(plan, revealingJson(json), 'application/json');
+  else if (!absent(form)) setBody(plan, formText(form), 'application/x-www-form-urlencoded');
+  else if (!absent(body)) setBody(plan, textOrSecret('option body', body), 'text/plain; charset=utf-8');
   if (plan.body !== null) {
     if (plan.method === 'GET' || plan.method === 'HEAD')
       throw new RvmError(`http_fetch() cannot send a body with ${plan.method}: set method`, RUNTIME.invalid_argument);
