@@ -310,6 +310,22 @@ describe('the call within its request', () => {
     await waitFor(() => up.aborted > aborted);
   });
 
+  test("the request's deadline ends a longer timeout_ms: 503 deadline_exceeded, and the upstream sees the call go", async () => {
+    const app = await testApp({
+      files: { 'fetch.rvm': ROUTES, '.secrets/api_token': TOKEN },
+      config: { outbound: { allow: ['127.0.0.1'] }, limits: { wallTimeMs: 300 } },
+    });
+    try {
+      const aborted = up.aborted;
+      const res = await app.inject({ method: 'POST', url: '/fetch', body: { u: `${up.origin}/slow`, options: { timeout_ms: MAX_TIMEOUT_MS } } });
+      assert.equal(res.status, 503);
+      assert.equal(res.json().code, 'deadline_exceeded');
+      await waitFor(() => up.aborted > aborted);
+    } finally {
+      await app.close();
+    }
+  });
+
   test('the answer is charged to the request memory; past the budget the request answers 503 overloaded', async () => {
     const kit = await kitFor(allowed);
     const ctx = fakeContext({ app: allowed });
