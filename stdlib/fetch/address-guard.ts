@@ -40,8 +40,7 @@ function refusalOf(allow: OutboundAllow, host: string, address: string): RvmErro
 export function checkLiteralHost(allow: OutboundAllow, hostname: string): void {
   // URL keeps the brackets of an IPv6 host.
   const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-  if (parseIp(host) === null || allowsHost(allow, host)) return;
-  const refusal = refusalOf(allow, host, host);
+  const refusal = parseIp(host) === null ? null : refusalOf(allow, host, host);
   if (refusal !== null) throw refusal;
 }
 
