@@ -228,6 +228,8 @@ describe('the address checks', () => {
         assert.equal(r.code, 'fetch_refused_address', host);
         assert.match(r.message as string, /loopback|unspecified/);
       }
+      // Over TLS the same lookup decides, before any handshake.
+      assert.equal((await fetchIn(app, `https://localhost:${up.port}/json`)).code, 'fetch_refused_address');
       const uncaught = await app.inject({ method: 'POST', url: '/uncaught', body: { u: `http://localhost:${up.port}/json` } });
       assert.equal(uncaught.json().code, 'fetch_refused_address');
       assert.equal(up.received.length, before);
