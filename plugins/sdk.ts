@@ -24,6 +24,7 @@ export type {
   Halt,
   Limits,
   NativeBudget,
+  OutboundSettings,
   RequestInfo,
   RequestOrigin,
   ResponseDraft,
@@ -123,6 +124,7 @@ export {
   keepSecret,
   typeError,
 } from '../vm/host/args.js';
+export { MAX_JSON_DEPTH, parseJsonValue } from '../vm/host/json.js';
 
 // Requests and answers: uploads, cookies, tokens, origins, client addresses.
 export { UploadedFile, uploadedFromBytes } from '../vm/runtime/http/upload.js';
@@ -131,8 +133,10 @@ export { setCookie, type CookieOptions } from '../vm/runtime/http/cookies.js';
 export { SESSION_COOKIE, bearerToken, requestToken } from './kit/session-token.js';
 export { normalizeOrigin } from './kit/origin.js';
 export { parseQuery } from '../vm/runtime/request-view.js';
-export { canonicalIp, cidrContains, formatIp, isIpv4, parseCidr, parseIp } from '../vm/runtime/http/client-address.js';
-export type { CidrRange, TrustProxy } from '../vm/runtime/http/client-address.js';
+export { canonicalIp, cidrContains, formatIp, isIpv4, nonPublicGroup, parseCidr, parseIp } from '../vm/runtime/http/client-address.js';
+export type { CidrRange, IpWords, TrustProxy } from '../vm/runtime/http/client-address.js';
+export { allowsAddress, allowsHost, compileOutboundAllow, type OutboundAllow } from '../vm/runtime/http/outbound-allow.js';
+export { isHeaderName, isHeaderValue } from '../vm/runtime/http/header-syntax.js';
 export { clientPrefix } from './kit/client-prefix.js';
 
 // Secrets, logs, outages and heavy dependencies.
@@ -142,6 +146,7 @@ export { encodeLogText } from '../vm/runtime/log.js';
 export { OutageLog, type OutageLines } from '../vm/runtime/stores/unavailable.js';
 export { onFirstUse } from '../vm/on-first-use.js';
 export { andThen, answerOf, type Answer } from './kit/answer.js';
+export { readCapped } from './kit/capped-answer.js';
 export { unstorableText } from '../vm/runtime/validate.js';
 
 // Dates and times, as the language's `date` and `datetime` fields hold them.

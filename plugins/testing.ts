@@ -25,6 +25,7 @@ import { RequestOrigins } from '../vm/runtime/request-origin.js';
 import { createSecretSource } from '../vm/runtime/secrets.js';
 import { createInProcessStore } from '../vm/runtime/stores/memory.js';
 import { DEFAULT_LIMITS } from '../vm/runtime/limits.js';
+import { NO_OUTBOUND } from '../vm/runtime/config.js';
 import { defaultErrorCode, defaultErrorMessage } from '../vm/runtime/response.js';
 import type { App } from '../vm/runtime/app.js';
 // Through the composition root: an app under test has the standard plugins, as `rvm run` gives it.
@@ -66,6 +67,7 @@ export const TEST_APP: AppSettings = {
   bodyLimit: 1024 * 1024,
   trustProxy: false,
   limits: DEFAULT_LIMITS,
+  outbound: NO_OUTBOUND,
   config: {},
   secrets: createSecretSource(null, {}),
   workers: 1,

@@ -11,6 +11,7 @@ import { ratelimit } from './ratelimit/index.js';
 import { secrets } from './secrets/index.js';
 import { reference } from './reference/index.js';
 import { records } from './records/index.js';
+import { fetch } from './fetch/index.js';
 
 /** The standard library: the plugins loaded before any plugin an app lists. */
-export const STANDARD_PLUGINS: PluginDefinition[] = [core, validation, crypto, headers, auth, ratelimit, secrets, records, reference];
+export const STANDARD_PLUGINS: PluginDefinition[] = [core, validation, crypto, headers, auth, ratelimit, secrets, fetch, records, reference];

@@ -100,7 +100,7 @@ const LINKING = {
   W_NOT_CONFIGURED: { doc: 'a warning, not an error: a guard whose plugin needs configuration the app lacks (`auth` or `role` without `JWT_SECRET` or `.secrets/jwt_secret`, `api_key` without keys); `rvm check` and the start of `rvm run` report it once per guard, at its first use, before its requests answer 500', example: '`guard auth` and no key' },
   W_LINK_SKIPPED: { doc: 'a warning, not an error: a symbolic link in the app folder that the search for route files does not follow — a folder link leading outside the app or to a folder that holds it (the walk would loop), or a link leading nowhere; `rvm check` and `rvm run` name it once and go on without it', example: '`app/etc -> /etc`, `app/up -> ..`' },
   E_SCHEMA_WITHHELD: { doc: 'the database holds a record type in a shape rvm will not change by itself at start (a field removed or renamed, a type changed, a new required field without default on a table with rows): the app does not start (a dev reload keeps the previous version); the message says what changed, at the type\'s declaration — run `rvm db diff` to see the SQL and `rvm db apply --allow-destructive` to apply it', example: '`age: int` became `age: text`' },
-  E_CONFIG: { doc: '`rvm.config.json` or a config env var is invalid (not JSON, wrong type, bad size, a bad `trustProxy`), or the file is not a regular file or is over `MAX_CONFIG_BYTES` (1 MiB)', example: '`{"bodyLimit": "huge"}`, `{"trustProxy": 99}`' },
+  E_CONFIG: { doc: '`rvm.config.json` or a config env var is invalid (not JSON, wrong type, bad size, a bad `trustProxy` or `outbound.allow`, the latter at its line), or the file is not a regular file or is over `MAX_CONFIG_BYTES` (1 MiB)', example: '`{"bodyLimit": "huge"}`, `{"trustProxy": 99}`' },
 } as const satisfies Record<string, DiagnosticDoc>;
 
 /** The diagnostics by the `###` section of spec/errors.md that lists them, in page order. */
@@ -173,6 +173,13 @@ const RUNTIME_DOCS = {
   secret_too_large: 'a secret file over `MAX_SECRET_BYTES` (64 KiB)',
   invalid_ttl: 'a plugin stored a value with a TTL that is not a positive number of milliseconds',
   body_not_read: '`request.body` read through a copy of `request` (`r = request; r.body`) before the route\'s guards let the body be read; `request.body` and `body` written where they are used are always read',
+  fetch_invalid_url: '`http_fetch` of a URL that is not absolute `http:` or `https:`, or that carries a user name or password (send credentials in a header)',
+  fetch_refused_address: '`http_fetch` to a host that is, or resolves to, a non-public address (loopback, private, unique-local, link-local, CGNAT, unspecified, multicast, reserved; the cloud metadata services), directly or on a redirect, and is not listed in `rvm.config.json` `outbound.allow`',
+  fetch_timeout: '`http_fetch` without a whole answer within its `timeout_ms` (10 s by default, at most 60 s)',
+  fetch_too_large: '`http_fetch` of an answer over its `max_bytes` (1 MiB by default, at most 16 MiB): reading stops at the cap',
+  fetch_failed: '`http_fetch` that could not reach the server: the name does not resolve, the connection is refused or reset, TLS fails',
+  fetch_redirect_refused: '`http_fetch` redirected to another host without `follow_redirects: \'any_host\'`, from `https:` to `http:`, or to a URL that is not `http:`/`https:`',
+  fetch_too_many_redirects: '`http_fetch` redirected more than `MAX_REDIRECTS` (5) times',
   native_error: 'a native failed with something other than an rvm error (a plugin bug)',
   runtime_error: 'a plugin raised an rvm error without a code',
 } as const;

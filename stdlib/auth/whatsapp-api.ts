@@ -6,8 +6,7 @@
 import { createRequire } from 'node:module';
 import type * as undici from 'undici';
 import type { Agent } from 'undici';
-import { onFirstUse } from '../../plugins/sdk.js';
-import { readCapped } from './capped-answer.js';
+import { onFirstUse, readCapped } from '../../plugins/sdk.js';
 
 /** undici, loaded when the first code is sent: an app without WhatsApp never loads it. */
 const loadUndici = onFirstUse(() => createRequire(import.meta.url)('undici') as typeof undici);

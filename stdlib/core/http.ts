@@ -2,16 +2,9 @@
  * Core HTTP natives acting on the response being built: set_header, set_headers, set_cookie,
  * and next() for middleware.
  */
-import { RUNTIME, RvmError, absent, entriesOf, isPlainObject, setCookie, toText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, RvmError, absent, entriesOf, isHeaderName, isHeaderValue, isPlainObject, setCookie, toText, typeName } from '../../plugins/sdk.js';
 import type { CookieOptions, PluginApi, Value } from '../../plugins/sdk.js';
 
-/** RFC 9110 token: the only characters a header name may contain. */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/**
- * What Node will write in a header value: tab, visible ASCII, Latin-1. CR/LF would split the
- * header block (response splitting); anything else makes Node throw when the response is sent.
- */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Headers that frame the message: the runtime computes them, a handler must not. */
 const FRAMING_HEADERS: ReadonlySet<string> = new Set(['content-length', 'transfer-encoding']);
 const SAME_SITE: Readonly<Record<string, 'Lax' | 'Strict' | 'None'>> = { lax: 'Lax', strict: 'Strict', none: 'None' };
@@ -75,13 +68,13 @@ export function registerHttp(rvm: PluginApi): void {
 /** Validates a header name and value; returns the lower-case name and the value as text. */
 function checkHeader(name: string, value: Value | undefined): [string, string] {
   const key = name.toLowerCase();
-  if (!HEADER_NAME.test(key)) throw new RvmError(`invalid header name ${JSON.stringify(name)}`, RUNTIME.invalid_header);
+  if (!isHeaderName(key)) throw new RvmError(`invalid header name ${JSON.stringify(name)}`, RUNTIME.invalid_header);
   if (FRAMING_HEADERS.has(key)) throw new RvmError(`header '${key}' is set by the runtime`, RUNTIME.invalid_header);
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
     throw new RvmError(`set_header() expects the value of '${key}' to be text, got ${typeName(value)}`, RUNTIME.type_error);
   }
   const text = toText(value);
-  if (!HEADER_VALUE.test(text)) throw new RvmError(`header '${key}' has a value with a line break or control character`, RUNTIME.invalid_header);
+  if (!isHeaderValue(text)) throw new RvmError(`header '${key}' has a value with a line break or control character`, RUNTIME.invalid_header);
   return [key, text];
 }
 

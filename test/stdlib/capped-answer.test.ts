@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { readCapped } from '../../stdlib/auth/capped-answer.js';
+import { readCapped } from '../../plugins/kit/capped-answer.js';
 
 const CAP = 1024;
 

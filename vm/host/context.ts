@@ -58,6 +58,8 @@ export interface AppSettings {
   readonly trustProxy: TrustProxy;
   /** The isolation limits (spec/language.md §7.3): rvm.config.json `limits`, else their defaults. */
   readonly limits: Limits;
+  /** What outbound requests (`http_fetch`) may reach beyond the public Internet: rvm.config.json `outbound`. */
+  readonly outbound: OutboundSettings;
   readonly config: Readonly<Record<string, unknown>>;
   /** Secret files and the environment of this app. */
   readonly secrets: SecretSource;
@@ -66,6 +68,11 @@ export interface AppSettings {
    * A plugin holding a per-process resource (a database pool) divides its budget by it.
    */
   readonly workers: number;
+}
+
+/** The `outbound` setting: host names, addresses and CIDR ranges reachable although not public (spec/plugins/fetch.md). */
+export interface OutboundSettings {
+  readonly allow: readonly string[];
 }
 
 /** The limits that keep one request from taking time, memory or connections from the others. */

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import type { AppSettings } from '../host/context.js';
 import { createSecretSource } from './secrets.js';
 import { DEFAULT_BODY_LIMIT, DEFAULT_LIMITS } from './limits.js';
-import type { Limits } from '../host/context.js';
+import type { Limits, OutboundSettings } from '../host/context.js';
 import { parseTrustProxy, type TrustProxy } from './http/client-address.js';
+import { parseOutboundAllow } from './http/outbound-allow.js';
 import { readRegularFile } from '../regular-file.js';
 import { DIAG } from '../errors.js';
 
@@ -28,6 +29,9 @@ export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Largest body limit accepted: bodies are buffered in memory, and a Buffer this size is still safe to allocate. */
 export const MAX_BODY_LIMIT = 1024 * 1024 * 1024;
+
+/** No `outbound` setting: only public addresses are reached. */
+export const NO_OUTBOUND: OutboundSettings = Object.freeze({ allow: Object.freeze([]) });
 
 /** What the CLI (or a test) fixes regardless of file and env. */
 export interface SettingsOverrides {
@@ -91,12 +95,14 @@ function bodyLimitFrom(value: unknown, where: string): number {
 export function loadSettings(appDir: string | null, overrides: SettingsOverrides = {}): AppSettings {
   const env = overrides.env ?? process.env;
   const file = appDir === null ? CONFIG_FILE : join(appDir, CONFIG_FILE);
-  const config = overrides.config !== undefined ? { ...overrides.config } : appDir === null ? {} : readConfigFile(file);
+  const text = overrides.config !== undefined || appDir === null ? null : readConfigText(file);
+  const config = overrides.config !== undefined ? { ...overrides.config } : text === null ? {} : parseConfig(file, text);
 
   let bodyLimit = DEFAULT_BODY_LIMIT;
   if (config.bodyLimit !== undefined) bodyLimit = bodyLimitFrom(config.bodyLimit, file);
   let trustProxy: TrustProxy = false;
   if (config.trustProxy !== undefined) trustProxy = trustProxyFrom(config.trustProxy, file);
+  const outbound = outboundFrom(config.outbound, file, text);
   let limits = parseLimits(config.limits, DEFAULT_LIMITS);
   if (typeof limits === 'string') throw new ConfigError(`${file}: ${limits}`);
   if (config.plugins !== undefined && !(Array.isArray(config.plugins) && config.plugins.every((p) => typeof p === 'string'))) {
@@ -129,21 +135,25 @@ export function loadSettings(appDir: string | null, overrides: SettingsOverrides
     bodyLimit,
     trustProxy,
     limits,
+    outbound,
     config: Object.freeze(config),
     secrets: createSecretSource(appDir, env),
     workers,
   });
 }
 
-/** The parsed config object; `{}` when the file does not exist. */
-function readConfigFile(file: string): Record<string, unknown> {
-  let text: string;
+/** The config file's text; null when the file does not exist. */
+function readConfigText(file: string): string | null {
   try {
-    text = readRegularFile(file, MAX_CONFIG_BYTES).toString('utf8');
+    return readRegularFile(file, MAX_CONFIG_BYTES).toString('utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
   }
+}
+
+/** The config object the file's text holds. */
+function parseConfig(file: string, text: string): Record<string, unknown> {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -152,6 +162,40 @@ function readConfigFile(file: string): Record<string, unknown> {
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new ConfigError(`${file}: must hold a JSON object`);
   return data as Record<string, unknown>;
+}
+
+/** Keys of the `outbound` object. */
+const OUTBOUND_KEYS: readonly string[] = ['allow'];
+
+/**
+ * The checked `outbound` setting (`{"allow": [...]}`, spec/plugins/fetch.md). Its error names the
+ * file and the line of the bad entry, found in the file's text (`text`; null for a bundle's config).
+ */
+function outboundFrom(value: unknown, file: string, text: string | null): OutboundSettings {
+  if (value === undefined) return NO_OUTBOUND;
+  const fail = (message: string, near: unknown): never => {
+    const line = text === null ? 0 : lineOf(text, JSON.stringify(near));
+    throw new ConfigError(`${file}${line === 0 ? '' : `:${line}`}: ${message}`);
+  };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('outbound must be an object like {"allow": ["127.0.0.1"]}', 'outbound');
+  for (const key of Object.keys(value)) if (!OUTBOUND_KEYS.includes(key)) fail(`outbound has no setting '${key}' (known: ${OUTBOUND_KEYS.join(', ')})`, key);
+  const allow = (value as { allow?: unknown }).allow;
+  if (allow === undefined) return NO_OUTBOUND;
+  try {
+    return Object.freeze({ allow: parseOutboundAllow(allow) });
+  } catch (err) {
+    // The error's cause is the entry it refused, when it is one entry.
+    return fail(`outbound.allow ${(err as Error).message}`, (err as Error).cause ?? 'allow');
+  }
+}
+
+/** The 1-based line of the first occurrence of `needle` in `text`, 0 when absent. */
+function lineOf(text: string, needle: string): number {
+  const at = text.indexOf(needle);
+  if (at === -1) return 0;
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) line++;
+  return line;
 }
 
 /** Names of the limits that are byte sizes (`"256mb"` is accepted); the others are counts or milliseconds. */

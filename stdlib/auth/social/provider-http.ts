@@ -4,8 +4,7 @@
  * fails with, carrying its catalogue entry, so the natives answer coded errors and never a 500.
  */
 import type * as OAuth from 'oauth4webapi';
-import { HTTP, onFirstUse, type CallContext, type HttpErrorEntry } from '../../../plugins/sdk.js';
-import { readCapped } from '../capped-answer.js';
+import { HTTP, onFirstUse, readCapped, type CallContext, type HttpErrorEntry } from '../../../plugins/sdk.js';
 import { isLoopbackHttp, type ProviderConfig } from './providers.js';
 
 /** oauth4webapi, imported by the first sign-in: an app without social login never loads it. */

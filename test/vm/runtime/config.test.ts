@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/limits.js';
-import { CONFIG_FILE, ConfigError, MAX_CONFIG_BYTES, loadSettings, parseSize } from '../../../vm/runtime/config.js';
+import { CONFIG_FILE, ConfigError, MAX_CONFIG_BYTES, NO_OUTBOUND, loadSettings, parseSize } from '../../../vm/runtime/config.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
 import { plantSpecial } from '../special-files.js';
 import { tempApp, type TestCleanup } from '../../support/temp-app.js';
@@ -20,7 +20,7 @@ describe('loadSettings', () => {
     const { secrets, ...plain } = s;
     assert.deepEqual(
       { ...plain, config: { ...plain.config } },
-      { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, config: {}, workers: 1 },
+      { dir, dev: false, bodyLimit: DEFAULT_BODY_LIMIT, trustProxy: false, limits: DEFAULT_LIMITS, outbound: NO_OUTBOUND, config: {}, workers: 1 },
     );
     assert.equal(secrets.read('missing'), null);
     assert.equal(loadSettings(null, { env: {}, dev: true }).dev, true);
@@ -109,6 +109,33 @@ describe('loadSettings', () => {
     }
     assert.throws(() => loadSettings(null, { env: { RVM_TRUST_PROXY: '99' } }), /RVM_TRUST_PROXY: trustProxy must be a whole number of hops/);
     assert.throws(() => loadSettings(null, { env: {}, trustProxy: -1 }), ConfigError);
+  });
+
+  test('outbound.allow: host names, addresses and CIDR ranges; a bad entry is an error at its file:line', (t) => {
+    const dir = appWith(t, JSON.stringify({ outbound: { allow: ['API.Internal.', '127.0.0.1', 'fd00::/8'] } }));
+    assert.deepEqual(loadSettings(dir, { env: {} }).outbound.allow, ['api.internal', '127.0.0.1', 'fd00::/8']);
+    const written = '{\n  "outbound": {\n    "allow": [\n      "127.0.0.1",\n      "http://x/"\n    ]\n  }\n}\n';
+    assert.throws(
+      () => loadSettings(appWith(t, written), { env: {} }),
+      (e: Error) =>
+        e instanceof ConfigError && /rvm\.config\.json:5: outbound\.allow 'http:\/\/x\/' is neither a host name/.test(e.message) && !e.message.includes('\n'),
+    );
+    const unknownKey = '{\n  "outbound": {\n    "deny": []\n  }\n}\n';
+    assert.throws(() => loadSettings(appWith(t, unknownKey), { env: {} }), /rvm\.config\.json:3: outbound has no setting 'deny'/);
+    for (const bad of [
+      { outbound: ['127.0.0.1'] },
+      { outbound: { allow: '127.0.0.1' } },
+      { outbound: { allow: ['10.0.0.0/33'] } },
+      { outbound: { allow: ['a..b'] } },
+      { outbound: { allow: Array(257).fill('a.b') } },
+    ]) {
+      assert.throws(
+        () => loadSettings(null, { env: {}, config: bad }),
+        (e: Error) => e instanceof ConfigError && /outbound/.test(e.message) && !e.message.includes('\n'),
+        JSON.stringify(bad).slice(0, 80),
+      );
+    }
+    assert.deepEqual(loadSettings(null, { env: {} }).outbound.allow, []);
   });
 
   test('a config file that is a FIFO or a directory, or over MAX_CONFIG_BYTES, is a one-line error, never read', (t) => {

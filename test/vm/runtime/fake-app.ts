@@ -15,6 +15,7 @@ import type { AppHandle } from '../../../vm/runtime/app-handle.js';
 import { createSecretSource } from '../../../vm/runtime/secrets.js';
 import { DEFAULT_BODY_LIMIT } from '../../../vm/runtime/limits.js';
 import { DEFAULT_LIMITS } from '../../../vm/runtime/limits.js';
+import { NO_OUTBOUND } from '../../../vm/runtime/config.js';
 import { Admission } from '../../../vm/runtime/http/admission.js';
 import { Watchdog } from '../../../vm/runtime/watchdog.js';
 import { HALT } from '../../../plugins/sdk.js';
@@ -38,6 +39,7 @@ export function settings(over: Partial<AppSettings> = {}): AppSettings {
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: false,
     limits: DEFAULT_LIMITS,
+    outbound: NO_OUTBOUND,
     config: {},
     secrets: createSecretSource(null, {}),
     workers: 1,

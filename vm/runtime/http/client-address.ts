@@ -204,6 +204,53 @@ export const PROXY_GROUPS: Readonly<Record<string, readonly string[]>> = Object.
 });
 
 /**
+ * Ranges an outbound request (`http_fetch`) may not reach unless the app allows them: the server's
+ * own host, its networks and its cloud's metadata service are not the public Internet (SSRF).
+ * Sources: RFC 6890 special-purpose registries, RFC 6598 (CGNAT), RFC 4193 (ULA). The cloud
+ * metadata services come first: they lie inside the link-local, unique-local and CGNAT ranges,
+ * and are named apart so that only an exact listing reaches them (outbound-allow.ts).
+ */
+export const NON_PUBLIC_GROUPS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  // AWS, Azure, GCP, Oracle and DigitalOcean (IPv4); AWS (IPv6); Alibaba Cloud.
+  metadata: ['169.254.169.254', 'fd00:ec2::254', '100.100.100.200'],
+  ...PROXY_GROUPS,
+  unspecified: ['0.0.0.0/8', '::/128'],
+  cgnat: ['100.64.0.0/10'],
+  multicast: ['224.0.0.0/4', 'ff00::/8'],
+  // 240.0.0.0/4 holds the limited broadcast 255.255.255.255.
+  reserved: ['240.0.0.0/4', '192.0.0.0/24', '198.18.0.0/15', 'fec0::/10', '100::/64'],
+});
+
+const NON_PUBLIC: readonly (readonly [string, CidrRange])[] = Object.entries(NON_PUBLIC_GROUPS).flatMap(([group, entries]) =>
+  entries.map((e) => [group, parseCidr(e)!] as const),
+);
+
+/**
+ * IPv6 ranges that carry an IPv4 address a gateway forwards to, with the word it starts at:
+ * IPv4-compatible `::a.b.c.d` (RFC 4291, deprecated), NAT64 `64:ff9b::/96` (RFC 6052) and 6to4
+ * `2002::/16` (RFC 3056). `::ffff:a.b.c.d` needs no entry: it parses as the IPv4 address itself.
+ */
+const IPV4_CARRIERS: readonly (readonly [CidrRange, number])[] = [
+  [parseCidr('::/96')!, 6],
+  [parseCidr('64:ff9b::/96')!, 6],
+  [parseCidr('2002::/16')!, 1],
+];
+
+/**
+ * The group of `NON_PUBLIC_GROUPS` an address lies in (`loopback`, `uniquelocal`, …), or null for
+ * a public address. An IPv6 address carrying an IPv4 one (NAT64, 6to4, IPv4-compatible) is judged
+ * by the IPv4 address it carries as well.
+ */
+export function nonPublicGroup(address: IpWords): string | null {
+  for (const [group, range] of NON_PUBLIC) if (cidrContains(range, address)) return group;
+  if (isIpv4(address)) return null;
+  for (const [carrier, at] of IPV4_CARRIERS) {
+    if (cidrContains(carrier, address)) return nonPublicGroup(mappedWords(address[at]! * 65536 + address[at + 1]!));
+  }
+  return null;
+}
+
+/**
  * The `trustProxy` setting: `false` (no proxy: the socket peer is the client), `true` (one proxy
  * on a loopback, link-local or private address), a hop count (that many proxies, wherever they
  * are), or a list of trusted proxy addresses, CIDR ranges and group names.

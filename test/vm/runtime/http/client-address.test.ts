@@ -9,6 +9,7 @@ import {
   MAX_TRUSTED_PROXIES,
   canonicalIp,
   formatIp,
+  nonPublicGroup,
   parseIp,
   parseTrustProxy,
   resolveClient,
@@ -157,5 +158,61 @@ describe('resolving the client', () => {
     assert.equal(client(1, '10.0.0.1', '[2001:DB8::9]:443'), '2001:db8::9');
     // Garbage beyond the client is never read.
     assert.equal(client(1, '10.0.0.1', 'garbage, 203.0.113.5'), '203.0.113.5');
+  });
+});
+
+describe('non-public addresses (what http_fetch refuses)', () => {
+  test('each range by its group, in IPv4, IPv6 and IPv4-carrying IPv6 forms; public addresses pass', () => {
+    const table: [string, string | null][] = [
+      ['127.0.0.1', 'loopback'],
+      ['127.255.255.254', 'loopback'],
+      ['::1', 'loopback'],
+      ['::ffff:127.0.0.1', 'loopback'],
+      ['::ffff:7f00:1', 'loopback'],
+      ['10.0.0.1', 'uniquelocal'],
+      ['172.16.0.1', 'uniquelocal'],
+      ['172.31.255.255', 'uniquelocal'],
+      ['192.168.1.1', 'uniquelocal'],
+      ['::ffff:192.168.1.1', 'uniquelocal'],
+      ['fc00::1', 'uniquelocal'],
+      ['fd00:ec2::254', 'metadata'],
+      ['fd00:ec2::253', 'uniquelocal'],
+      ['169.254.169.254', 'metadata'],
+      ['::ffff:169.254.169.254', 'metadata'],
+      ['100.100.100.200', 'metadata'],
+      ['169.254.0.1', 'linklocal'],
+      ['fe80::1', 'linklocal'],
+      ['fe80::1%eth0', 'linklocal'],
+      ['100.64.0.1', 'cgnat'],
+      ['100.127.255.255', 'cgnat'],
+      ['0.0.0.0', 'unspecified'],
+      ['0.1.2.3', 'unspecified'],
+      ['::', 'unspecified'],
+      ['224.0.0.1', 'multicast'],
+      ['239.255.255.250', 'multicast'],
+      ['ff02::1', 'multicast'],
+      ['255.255.255.255', 'reserved'],
+      ['240.0.0.1', 'reserved'],
+      ['fec0::1', 'reserved'],
+      // IPv6 forms a gateway turns into IPv4: judged by the IPv4 address they carry.
+      ['::127.0.0.1', 'loopback'],
+      ['64:ff9b::10.0.0.1', 'uniquelocal'],
+      ['64:ff9b::a9fe:a9fe', 'metadata'],
+      ['64:ff9b::a9fe:1', 'linklocal'],
+      ['2002:7f00:1::', 'loopback'],
+      ['2002:c0a8:101::1', 'uniquelocal'],
+      ['64:ff9b::8.8.8.8', null],
+      ['2002:808:808::1', null],
+      ['8.8.8.8', null],
+      ['1.1.1.1', null],
+      ['100.63.255.255', null],
+      ['100.128.0.0', null],
+      ['172.15.255.255', null],
+      ['172.32.0.0', null],
+      ['169.255.0.1', null],
+      ['2606:4700:4700::1111', null],
+      ['2001:4860:4860::8888', null],
+    ];
+    for (const [address, group] of table) assert.equal(nonPublicGroup(parseIp(address)!), group, address);
   });
 });
