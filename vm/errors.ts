@@ -154,6 +154,8 @@ const RUNTIME_DOCS = {
   nested_transaction: 'a `transaction {}` block started while another is open in the same request (a `fn` with its own block called inside one)',
   invalid_argument: 'a native given an argument outside its domain: unknown `set_cookie` option, `response.redirect` status not 301/302/303/307/308, `response.json` status outside 200–599, a value that contains itself in `json_stringify`, an unknown `response {}` field',
   invalid_json: '`json_parse` of malformed JSON or JSON nested too deep',
+  invalid_regex: 'a regex native (`regex_match`, `regex_find`, `regex_find_all`, `regex_replace`, `regex_split`) given a pattern that does not compile in RE2 syntax, is over 1000 characters or 1000 instructions, or uses what a linear-time engine cannot run (backreferences, lookaround); or a `regex_replace` replacement naming a group the pattern does not have',
+  regex_too_costly: 'a regex native given a text longer than its pattern may scan in one call: the text\'s length times (the pattern\'s instructions + 10) over 8 Mi (half a million characters for a simple pattern, about 8 000 for the largest)',
   invalid_header: 'a header name that is not an HTTP token, a value with CR/LF or control characters, setting `content-length`/`transfer-encoding`, a redirect URL with control characters',
   invalid_cookie: 'a cookie name, path or domain that is not allowed',
   text_too_long: 'an operation would build a text over `MAX_TEXT_LENGTH` (16 Mi characters): `+`, interpolation, `replace`, `join`, `upper`, `lower`, `json_stringify` (refused before building where the length is known first)',

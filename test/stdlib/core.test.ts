@@ -50,6 +50,10 @@ const EXPECTED_NATIVES = [
   'response.ok response.created response.accepted response.no_content response.redirect response.bad_request',
   'response.unauthorized response.forbidden response.not_found response.conflict response.unprocessable',
   'response.too_many_requests response.json response.text response.html',
+  'slice index_of pad_start pad_end repeat trim_start trim_end lines format_number',
+  'regex_match regex_find regex_find_all regex_replace regex_split',
+  'push sort reverse unique sum avg flatten range chunk zip first last',
+  'merge pick omit entries from_entries has type_of random_int sqrt clamp',
 ]
   .join(' ')
   .split(' ');
