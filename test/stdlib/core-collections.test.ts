@@ -130,6 +130,13 @@ describe('list natives', () => {
     );
   });
 
+  test('reverse keeps surrogate pairs whole and lone surrogates as they are', () => {
+    assert.equal(call('reverse', 'ab😀c'), 'c😀ba');
+    assert.equal(call('reverse', 'a\uD800b'), 'b\uD800a');
+    const long = 'é😀x'.repeat(100_000);
+    assert.equal(call('reverse', call('reverse', long) as string), long);
+  });
+
   test('sort does not change its argument and charges n·log n', () => {
     const xs = Array.from({ length: 1024 }, (_, i) => 1024 - i);
     const sorted = call('sort', xs) as number[];
