@@ -145,7 +145,8 @@ function extreme(budget: NativeBudget, fn: string, args: Value[], better: (a: nu
  * value, so 1.005 rounds up like a person expects. Shifting the exponent in text is exact.
  */
 export function roundHalfAwayFromZero(x: number, digits: number): number {
-  if (x === 0) return 0;
+  // An integer has no decimals to round, and shifting a large one (1e300 by 20 places) would overflow.
+  if (x === 0 || (digits >= 0 && Number.isInteger(x))) return x + 0;
   const sign = x < 0 ? -1 : 1;
   const [mantissa, exponent] = Math.abs(x).toExponential().split('e');
   const shifted = Number(`${mantissa}e${Number(exponent) + digits}`);

@@ -7,7 +7,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { HostObject, MAX_LIST_LENGTH, MAX_TEXT_LENGTH, RvmError } from '../../plugins/sdk.js';
+import { HostObject, MAX_LIST_LENGTH, MAX_TEXT_LENGTH, RvmError, compilePattern } from '../../plugins/sdk.js';
 import type { Value, ValueObject } from '../../plugins/sdk.js';
 import { core } from '../../stdlib/core/index.js';
 import { compareCodePoints } from '../../stdlib/core/sequences.js';
@@ -76,6 +76,9 @@ describe('text natives', () => {
     assert.equal(call('format_number', 123456789.125, 2), '123,456,789.13');
     assert.equal(call('format_number', 5e-324), `0.${'0'.repeat(323)}5`);
     refusedWithoutBuilding(() => call('format_number', 1e300, 0, { thousands: 'x'.repeat(200_000) }), 'text_too_long');
+    // Rounding a large number to many places shifted it past the largest double: NaN.
+    assert.equal(call('round', 1e300, 20), 1e300);
+    assert.equal((call('format_number', 1e300, 20) as string).split('.')[1], '0'.repeat(20));
   });
 
   test('the text natives charge the text they scan', () => {
@@ -254,6 +257,13 @@ describe('regex natives', () => {
     const start = performance.now();
     assert.equal(call('regex_find', 'a'.repeat(longest), source), null);
     assert.ok(performance.now() - start < 1000, `took ${performance.now() - start} ms on ${longest} characters`);
+  });
+
+  test('patterns are compiled once per text, and the cache keeps a bounded number', () => {
+    const first = compilePattern('^cache-probe-0$');
+    assert.equal(compilePattern('^cache-probe-0$'), first);
+    for (let i = 1; i <= 1000; i++) compilePattern(`^cache-probe-${i}$`);
+    assert.notEqual(compilePattern('^cache-probe-0$'), first, 'the oldest pattern left the cache');
   });
 
   test('find_all counts indexes in code points across many matches', () => {
