@@ -246,17 +246,23 @@ describe('regex natives', () => {
     assert.equal(call('regex_match', `${'a'.repeat(500_000)}b`, 'b$'), true);
   });
 
-  test('a hostile pattern on the longest text it may scan stays well under the CPU budget', () => {
-    const source = '(?:(?:[a-z]{1,495})+[0-9])+';
-    let longest = 1;
+  test('a hostile pattern on the longest text it may scan costs about twice what @regex allows, no more', () => {
+    // 994 instructions that keep many NFA threads alive: the worst case of the engine. re2js keeps
+    // the states it has built with the compiled pattern, so each timing takes a fresh variant.
+    const variant = (digit: number) => `(?:(?:[a-z]{1,495})+[0-${digit}])+`;
+    let longest = 0;
     try {
-      call('regex_match', 'a'.repeat(1 << 20), source);
+      call('regex_find', 'a'.repeat(1 << 20), variant(9));
     } catch (e) {
       longest = Number(/\((\d+)\)$/.exec((e as Error).message)![1]);
     }
-    const start = performance.now();
-    assert.equal(call('regex_find', 'a'.repeat(longest), source), null);
-    assert.ok(performance.now() - start < 1000, `took ${performance.now() - start} ms on ${longest} characters`);
+    assert.ok(longest >= 2 * 4096 && longest < 3 * 4096, `longest ${longest}`);
+    // Timed against the same pattern on the 4096 characters @regex allows (test/stdlib/validation-pattern.test.ts),
+    // so a loaded machine slows both alike.
+    const timed = (digits: number[], length: number) => Math.min(...digits.map((d) => bestOf(1, () => call('regex_find', 'a'.repeat(length), variant(d)))));
+    const validatorWorst = timed([1, 2, 3], 4096);
+    const nativeWorst = timed([4, 5, 6], longest);
+    assert.ok(nativeWorst < 4 * validatorWorst, `${nativeWorst.toFixed(0)} ms on ${longest} characters, ${validatorWorst.toFixed(0)} ms on 4096`);
   });
 
   test('patterns are compiled once per text, and the cache keeps a bounded number', () => {
