@@ -22,8 +22,12 @@ export const MAX_PATTERN_LENGTH = 1000;
  * counted repetitions (`{1,500}`) are what make programs large.
  */
 export const MAX_PATTERN_PROGRAM_SIZE = 1000;
-/** Compiled patterns kept, by their text; the least recently used one goes first. */
-const PATTERN_CACHE_SIZE = 256;
+/**
+ * Compiled patterns kept, by their text; the least recently used one goes first. Few: re2js keeps
+ * the DFA states a pattern has built with it, up to 8 MB each, and a pattern may come from a
+ * request, so the cache holds at most 32 × 8 MB whatever clients send.
+ */
+const PATTERN_CACHE_SIZE = 32;
 
 /** Why a pattern cannot run: what it uses that a linear-time engine cannot do, with a way out. */
 const UNSUPPORTED_HINT =

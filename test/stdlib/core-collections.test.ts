@@ -268,7 +268,7 @@ describe('regex natives', () => {
   test('patterns are compiled once per text, and the cache keeps a bounded number', () => {
     const first = compilePattern('^cache-probe-0$');
     assert.equal(compilePattern('^cache-probe-0$'), first);
-    for (let i = 1; i <= 1000; i++) compilePattern(`^cache-probe-${i}$`);
+    for (let i = 1; i <= 100; i++) compilePattern(`^cache-probe-${i}$`);
     assert.notEqual(compilePattern('^cache-probe-0$'), first, 'the oldest pattern left the cache');
   });
 
