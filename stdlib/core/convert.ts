@@ -1,10 +1,10 @@
 /**
- * Core conversions between texts, numbers and booleans: int, number and text.
+ * Core conversions between texts, numbers and booleans (int, number and text), and type_of.
  */
-import { RUNTIME, RvmError, intFromText, numberFromText, toText, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, HostObject, RvmError, SecretText, intFromText, numberFromText, toText, typeName } from '../../plugins/sdk.js';
 import type { PluginApi, Value } from '../../plugins/sdk.js';
 
-/** Registers int, number and text. */
+/** Registers int, number, text and type_of. */
 export function registerConvert(rvm: PluginApi): void {
   rvm.native('int', (_ctx, x) => toInt(x), {
     params: [{ name: 'x', type: 'any' }],
@@ -31,6 +31,19 @@ export function registerConvert(rvm: PluginApi): void {
       doc: "The text form of any value, as interpolation shows it: texts unchanged, numbers and booleans as written, null as 'null', lists and objects as JSON.",
     },
   );
+
+  rvm.native('type_of', (_ctx, v) => typeOf(v ?? null), {
+    params: [{ name: 'v', type: 'any' }],
+    returns: 'text',
+    doc: "The type of a value as a text: 'null', 'bool', 'int' (a whole number: type_of(2.0) is 'int'), 'number', 'text', 'list', 'object', 'secret' or 'lambda'. Values the runtime provides with fields (request, its headers, a record, an uploaded file) are 'object'.",
+  });
+}
+
+function typeOf(v: Value): string {
+  if (v instanceof SecretText) return 'secret';
+  // A lambda is the one host value that is no data; everything else with fields reads as an object.
+  if (v instanceof HostObject) return v.typeName === 'lambda' ? 'lambda' : 'object';
+  return typeName(v);
 }
 
 function toInt(x: Value | undefined): Value {

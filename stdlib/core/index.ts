@@ -1,5 +1,5 @@
 /**
- * The `core` standard plugin: text, list, math, JSON, encodings, time, dates, logging, request and HTTP natives, and the
+ * The `core` standard plugin: text, regex, list, object, math, JSON, encodings, time, dates, logging, request and HTTP natives, and the
  * `response.*` helpers, and the `ip`, `time` and `method` guards. Written only against the plugin
  * SDK, like any third-party plugin.
  */
@@ -13,8 +13,11 @@ import { registerJson } from './json.js';
 import { registerLists } from './lists.js';
 import { registerLog } from './log.js';
 import { registerMath } from './math.js';
+import { registerObjects } from './objects.js';
+import { registerRegex } from './regex.js';
 import { registerRequest } from './request.js';
 import { registerResponses } from './responses.js';
+import { registerSequences } from './sequences.js';
 import { registerText } from './text.js';
 import { registerTime } from './time.js';
 
@@ -24,7 +27,10 @@ export const core = definePlugin({
   version: '1.0.0',
   setup(rvm) {
     registerLists(rvm);
+    registerSequences(rvm);
+    registerObjects(rvm);
     registerText(rvm);
+    registerRegex(rvm);
     registerJson(rvm);
     registerEncodings(rvm);
     registerTime(rvm);

@@ -1,6 +1,7 @@
 /**
  * Core collection natives that work across texts, lists and objects: len, keys, values,
- * contains and join. Each charges the request's budget for the items and text it walks.
+ * contains, index_of, slice and join. Each charges the request's budget for the items and text
+ * it walks.
  */
 import {
   RUNTIME,
@@ -17,8 +18,9 @@ import {
   valuesEqual,
 } from '../../plugins/sdk.js';
 import type { NativeBudget, PluginApi } from '../../plugins/sdk.js';
+import { codePointOffset } from './text.js';
 
-/** Registers len, keys, values, contains and join. */
+/** Registers len, keys, values, contains, index_of, slice and join. */
 export function registerLists(rvm: PluginApi): void {
   rvm.native(
     'len',
@@ -79,6 +81,58 @@ export function registerLists(rvm: PluginApi): void {
   );
 
   rvm.native(
+    'index_of',
+    (ctx, haystack, needle) => {
+      if (typeof haystack === 'string') {
+        ctx.budget.chargeText(haystack.length);
+        const at = haystack.indexOf(expectText('index_of', 'needle', needle));
+        return at === -1 ? -1 : codePointLength(haystack.slice(0, at));
+      }
+      if (Array.isArray(haystack)) {
+        ctx.budget.chargeItems(haystack.length);
+        return haystack.findIndex((item) => valuesEqual(item, needle ?? null));
+      }
+      throw new RvmError(`index_of() expects text or a list, got ${typeName(haystack)}`, RUNTIME.type_error);
+    },
+    {
+      params: [
+        { name: 'haystack', type: 'any' },
+        { name: 'needle', type: 'any' },
+      ],
+      returns: 'int',
+      doc: "Where `needle` first occurs, or -1: in a text, the index in characters (code points) of the text `needle` (index_of('héllo', 'l') is 2); in a list, the index of the first item equal to `needle` (structural equality).",
+    },
+  );
+
+  rvm.native(
+    'slice',
+    (ctx, x, start, end) => {
+      if (typeof x === 'string') {
+        ctx.budget.chargeText(x.length);
+        const [from, to] = sliceBounds(codePointLength(x), start, end ?? null);
+        if (to <= from) return '';
+        const offset = codePointOffset(x, from);
+        return x.slice(offset, codePointOffset(x, to - from, offset));
+      }
+      if (Array.isArray(x)) {
+        const [from, to] = sliceBounds(x.length, start, end ?? null);
+        ctx.budget.chargeItems(Math.max(0, to - from));
+        return x.slice(from, to);
+      }
+      throw new RvmError(`slice() expects text or a list, got ${typeName(x)}`, RUNTIME.type_error);
+    },
+    {
+      params: [
+        { name: 'x', type: 'any' },
+        { name: 'start', type: 'int' },
+        { name: 'end', type: 'int', optional: true },
+      ],
+      returns: 'any',
+      doc: "The part of a text (in characters: code points) or list from `start` up to, not including, `end` (the end when left out or null); a negative index counts from the end, and indexes past either end stop there, as in Python and JavaScript: slice('hello', 1, 3) is 'el', slice([1, 2, 3], -2) is [2, 3].",
+    },
+  );
+
+  rvm.native(
     'join',
     (ctx, list, sep) => {
       const values = charged(ctx.budget, list);
@@ -107,8 +161,14 @@ export function registerLists(rvm: PluginApi): void {
   );
 }
 
+/** The `[from, to)` a slice takes of a sequence of `length`: negative indexes count from the end, and both stop at the ends. */
+function sliceBounds(length: number, start: number, end: number | null): [number, number] {
+  const clamp = (i: number) => Math.min(length, Math.max(0, i < 0 ? length + i : i));
+  return [clamp(start), end === null ? length : clamp(end)];
+}
+
 /** Charges the budget for walking a list's items; returns the list. */
-function charged<T extends unknown[]>(budget: NativeBudget, items: T): T {
+export function charged<T extends unknown[]>(budget: NativeBudget, items: T): T {
   budget.chargeItems(items.length);
   return items;
 }

@@ -1,12 +1,13 @@
 /**
- * Core text natives: case, trimming, splitting, literal replacement and prefix/suffix tests.
- * Each charges the request's budget for the text it scans, and refuses before building a text
- * over MAX_TEXT_LENGTH or a list over MAX_LIST_LENGTH.
+ * Core text natives: case, trimming, padding, splitting, literal replacement, prefix/suffix tests
+ * and number formatting. Each charges the request's budget for the text it scans, and refuses
+ * before building a text over MAX_TEXT_LENGTH or a list over MAX_LIST_LENGTH.
  */
-import { RUNTIME, MAX_LIST_LENGTH, RvmError, checkLength, codePointLength } from '../../plugins/sdk.js';
-import type { NativeBudget, PluginApi } from '../../plugins/sdk.js';
+import { RUNTIME, MAX_LIST_LENGTH, RvmError, checkLength, codePointLength, isPlainObject, toText, typeError } from '../../plugins/sdk.js';
+import type { NativeBudget, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
+import { MAX_ROUND_DIGITS, roundHalfAwayFromZero } from './math.js';
 
-/** Registers lower, upper, trim, split, replace, starts_with and ends_with. */
+/** Registers the text natives. */
 export function registerText(rvm: PluginApi): void {
   rvm.native('lower', (ctx, s) => checkLength('lower', scanned(ctx.budget, s).toLowerCase()), {
     params: [{ name: 's', type: 'text' }],
@@ -25,6 +26,81 @@ export function registerText(rvm: PluginApi): void {
     params: [{ name: 's', type: 'text' }],
     returns: 'text',
     doc: 'Returns the text without leading and trailing white space (spaces, tabs, line breaks, Unicode spaces).',
+  });
+
+  rvm.native('trim_start', (ctx, s) => scanned(ctx.budget, s).trimStart(), {
+    params: [{ name: 's', type: 'text' }],
+    returns: 'text',
+    doc: 'Returns the text without leading white space (as trim).',
+  });
+
+  rvm.native('trim_end', (ctx, s) => scanned(ctx.budget, s).trimEnd(), {
+    params: [{ name: 's', type: 'text' }],
+    returns: 'text',
+    doc: 'Returns the text without trailing white space (as trim).',
+  });
+
+  const padParams = [
+    { name: 's', type: 'text' },
+    { name: 'n', type: 'int' },
+    { name: 'fill', type: 'text', optional: true },
+  ] as const;
+  rvm.native('pad_start', (ctx, s, n, fill) => padded(ctx.budget, 'pad_start', s, n, fill ?? ' ', true), {
+    params: padParams,
+    returns: 'text',
+    doc: "The text preceded by copies of `fill` (a space by default; the last copy cut) up to `n` characters (code points): pad_start('7', 3, '0') is '007'; a text of `n` characters or more is unchanged; an empty `fill` is an invalid_argument error.",
+  });
+
+  rvm.native('pad_end', (ctx, s, n, fill) => padded(ctx.budget, 'pad_end', s, n, fill ?? ' ', false), {
+    params: padParams,
+    returns: 'text',
+    doc: "The text followed by copies of `fill` (a space by default; the last copy cut) up to `n` characters (code points): pad_end('ab', 4, '.') is 'ab..'; a text of `n` characters or more is unchanged; an empty `fill` is an invalid_argument error.",
+  });
+
+  rvm.native(
+    'repeat',
+    (ctx, s, n) => {
+      if (n < 0) throw new RvmError(`repeat() expects n to be 0 or more, got ${n}`, RUNTIME.invalid_argument);
+      ctx.budget.chargeText(checkLength('repeat', s.length * n));
+      return s.repeat(n);
+    },
+    {
+      params: [
+        { name: 's', type: 'text' },
+        { name: 'n', type: 'int' },
+      ],
+      returns: 'text',
+      doc: "The text `n` times over: repeat('ab', 3) is 'ababab'; a negative `n` is an invalid_argument error, a result over 16 Mi characters a text_too_long error.",
+    },
+  );
+
+  rvm.native(
+    'lines',
+    (ctx, s) => {
+      scanned(ctx.budget, s);
+      if (s === '') return [];
+      // A final line break ends the last line rather than starting an empty one (Python's splitlines).
+      const body = s.endsWith('\n') ? s.slice(0, s.endsWith('\r\n') ? -2 : -1) : s;
+      const items = occurrences(body, '\n', MAX_LIST_LENGTH) + 1;
+      if (items > MAX_LIST_LENGTH) throw new RvmError(`lines() would build a list of more than ${MAX_LIST_LENGTH} items`, RUNTIME.list_too_long);
+      ctx.budget.chargeItems(items);
+      return body.split(LINE_BREAK);
+    },
+    {
+      params: [{ name: 's', type: 'text' }],
+      returns: 'list',
+      doc: "The lines of the text, split at \\n and \\r\\n, without their line breaks; a final line break ends the last line: lines('a\\r\\nb\\n') is ['a', 'b'], lines('') is [].",
+    },
+  );
+
+  rvm.native('format_number', (ctx, x, decimals, options) => formatNumber(ctx.budget, x, decimals ?? null, options ?? null), {
+    params: [
+      { name: 'x', type: 'number' },
+      { name: 'decimals', type: 'int', optional: true },
+      { name: 'options', type: 'object', optional: true },
+    ],
+    returns: 'text',
+    doc: `The number written with a thousands separator: format_number(1234567.891, 2) is '1,234,567.89'. With \`decimals\` (0 to ${MAX_ROUND_DIGITS}) it is rounded as round() does and shows exactly that many decimals; without, as many as text() shows (never an exponent). \`options\` {thousands, decimal} changes the separators (texts; thousands may be ''): format_number(1234.5, 2, {thousands: '.', decimal: ','}) is '1.234,50'.`,
   });
 
   rvm.native(
@@ -92,6 +168,83 @@ export function registerText(rvm: PluginApi): void {
     returns: 'bool',
     doc: 'True when the text ends with the given suffix (case-sensitive).',
   });
+}
+
+/** A line break as `lines` reads one. */
+const LINE_BREAK = /\r?\n/;
+
+/** `s` padded with `fill` to `n` code points, at the start or the end, its length checked before it is built. */
+function padded(budget: NativeBudget, fn: string, s: string, n: number, fill: string, atStart: boolean): string {
+  if (fill === '') throw new RvmError(`${fn}() expects fill to be non-empty text`, RUNTIME.invalid_argument);
+  const missing = n - codePointLength(scanned(budget, s));
+  if (missing <= 0) return s;
+  const fillLength = codePointLength(fill);
+  const copies = Math.floor(missing / fillLength);
+  const cut = fill.slice(0, codePointOffset(fill, missing % fillLength));
+  budget.chargeText(checkLength(fn, s.length + copies * fill.length + cut.length));
+  const padding = fill.repeat(copies) + cut;
+  return atStart ? padding + s : s + padding;
+}
+
+const FORMAT_OPTIONS = ['thousands', 'decimal'];
+
+/** format_number: the plain decimal form of `x` (rounded to `decimals` places when given), its digits grouped by three. */
+function formatNumber(budget: NativeBudget, x: number, decimals: number | null, options: Value): string {
+  if (decimals !== null && (decimals < 0 || decimals > MAX_ROUND_DIGITS)) {
+    throw new RvmError(`format_number() takes between 0 and ${MAX_ROUND_DIGITS} decimals, got ${decimals}`, RUNTIME.invalid_argument);
+  }
+  const thousands = formatOption(options, 'thousands', ',');
+  const point = formatOption(options, 'decimal', '.');
+  const value = decimals === null ? x : roundHalfAwayFromZero(x, decimals);
+  const [whole = '0', fraction = ''] = plainDecimal(Math.abs(value)).split('.');
+  const shownFraction = decimals === null ? fraction : fraction.padEnd(decimals, '0');
+  const groups: string[] = [];
+  for (let end = whole.length; end > 0; end -= 3) groups.unshift(whole.slice(Math.max(0, end - 3), end));
+  const length = (value < 0 ? 1 : 0) + whole.length + (groups.length - 1) * thousands.length + (shownFraction ? point.length + shownFraction.length : 0);
+  budget.chargeText(checkLength('format_number', length));
+  return (value < 0 ? '-' : '') + groups.join(thousands) + (shownFraction ? point + shownFraction : '');
+}
+
+/** A separator of format_number's options: text, or the default when the option is absent. */
+function formatOption(options: Value, name: string, fallback: string): string {
+  if (options === null) return fallback;
+  if (!isPlainObject(options)) throw typeError('format_number', 'options', 'an object', options);
+  const unknown = Object.keys(options).find((key) => !FORMAT_OPTIONS.includes(key));
+  if (unknown !== undefined) {
+    throw new RvmError(`format_number() has no option '${unknown}' (options: ${FORMAT_OPTIONS.join(', ')})`, RUNTIME.invalid_argument);
+  }
+  const value = (options as ValueObject)[name];
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'string') throw typeError('format_number', `options.${name}`, 'text', value);
+  return value;
+}
+
+/**
+ * The shortest decimal form of a non-negative number (what text() shows), written out without an
+ * exponent: 1e21 is '1000000000000000000000', 1e-7 is '0.0000001'.
+ */
+function plainDecimal(x: number): string {
+  const shortest = toText(x);
+  const exponential = /^(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(shortest);
+  if (exponential === null) return shortest;
+  const digits = exponential[1]! + (exponential[2] ?? '');
+  const point = 1 + Number(exponential[3]);
+  if (point <= 0) return `0.${'0'.repeat(-point)}${digits}`;
+  return digits.length <= point ? digits.padEnd(point, '0') : `${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/**
+ * The UTF-16 offset `n` code points after `from` in `text` (`text.length` at most): a surrogate
+ * pair counts once, as codePointLength counts.
+ */
+export function codePointOffset(text: string, n: number, from = 0): number {
+  let offset = from;
+  for (let seen = 0; seen < n && offset < text.length; seen++) {
+    const c = text.charCodeAt(offset);
+    const pair = c >= 0xd800 && c <= 0xdbff && offset + 1 < text.length && (text.charCodeAt(offset + 1) & 0xfc00) === 0xdc00;
+    offset += pair ? 2 : 1;
+  }
+  return offset;
 }
 
 /** Charges the budget for scanning `text` once; returns it. */

@@ -6,7 +6,8 @@ import type { Arbitrary, FastCheck, FieldType, Literal } from '../../plugins/sdk
 import { valuesEqual, type Value } from '../../plugins/sdk.js';
 import { anyText, smallJson } from './arbitraries.js';
 import { escapeRegex, showLiteral, textArg, textCheck, type ValidatorTable } from './common.js';
-import { MAX_REGEX_INPUT_LENGTH, compilePattern, isProblem, patternMatcher } from './pattern.js';
+import { isPatternProblem } from '../../plugins/sdk.js';
+import { MAX_REGEX_INPUT_LENGTH, compileRegexValidator, patternMatcher } from './pattern.js';
 
 /** Values sampled from a pattern when looking for ones that match (fallbacks of the arbitrary). */
 const PATTERN_PROBES = 200;
@@ -39,8 +40,8 @@ function sampleRegExp(source: string): RegExp | null {
 
 /** Texts matching the pattern: fast-check's generator where it understands the pattern, else probes. */
 function patternAccepts(fc: FastCheck, source: string): Arbitrary<string> {
-  const compiled = compilePattern(source);
-  if (isProblem(compiled)) throw new Error(compiled.message);
+  const compiled = compileRegexValidator(source);
+  if (isPatternProblem(compiled)) throw new Error(compiled.message);
   const test = patternMatcher(source);
   const re = sampleRegExp(source);
   let generated: Arbitrary<string> | null = null;
@@ -140,8 +141,8 @@ export const TEXT_VALIDATORS: ValidatorTable = {
     ],
     doc: `The text contains a match of the pattern, run on a linear-time engine (anchor it with ^ and $ to match the whole text); texts over ${MAX_REGEX_INPUT_LENGTH} characters fail.`,
     checkArgs: (args) => {
-      const compiled = compilePattern(textArg(args));
-      return isProblem(compiled) ? compiled : null;
+      const compiled = compileRegexValidator(textArg(args));
+      return isPatternProblem(compiled) ? compiled : null;
     },
     build: (args) => textCheck(patternMatcher(textArg(args))),
     message: (args) => `must match the pattern ${textArg(args)}`,

@@ -52,6 +52,10 @@ const EXPECTED_NATIVES = [
   'response.too_many_requests response.json response.text response.html',
   'base64_encode base64_decode base64url_encode base64url_decode hex_encode url_encode url_decode query_string parse_query',
   'parse_datetime to_unix from_unix date_add date_diff start_of day_of_week format_date',
+  'slice index_of pad_start pad_end repeat trim_start trim_end lines format_number',
+  'regex_match regex_find regex_find_all regex_replace regex_split',
+  'push sort reverse unique sum avg flatten range chunk zip first last',
+  'merge pick omit entries from_entries has type_of random_int sqrt clamp',
 ]
   .join(' ')
   .split(' ');

@@ -5,16 +5,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VALIDATORS } from '../../stdlib/validation/index.js';
-import {
-  MAX_PATTERN_LENGTH,
-  MAX_PATTERN_PROGRAM_SIZE,
-  MAX_REGEX_INPUT_LENGTH,
-  compilePattern,
-  isProblem,
-  type CompiledPattern,
-  patternMatcher,
-} from '../../stdlib/validation/pattern.js';
-import type { ArgsProblem } from '../../plugins/sdk.js';
+import { MAX_REGEX_INPUT_LENGTH, compileRegexValidator, patternMatcher } from '../../stdlib/validation/pattern.js';
+import { MAX_PATTERN_LENGTH, MAX_PATTERN_PROGRAM_SIZE, isPatternProblem } from '../../plugins/sdk.js';
+import type { ArgsProblem, Pattern } from '../../plugins/sdk.js';
 
 /** Milliseconds `f` takes, with its result. */
 function timed<T>(f: () => T): { ms: number; result: T } {
@@ -31,9 +24,9 @@ function refusal(source: string): ArgsProblem {
 }
 
 /** The compiled pattern, failing the test when it does not compile. */
-function compiled(source: string): CompiledPattern {
-  const result = compilePattern(source);
-  if (isProblem(result)) assert.fail(`/${source}/ should compile: ${result.message}`);
+function compiled(source: string): Pattern {
+  const result = compileRegexValidator(source);
+  if (isPatternProblem(result)) assert.fail(`/${source}/ should compile: ${result.message}`);
   return result;
 }
 

@@ -7,8 +7,8 @@ import { loadPlugins } from '../../vm/host/registry.js';
 import { FILE_KINDS, fileBytes } from '../../stdlib/validation/file-samples.js';
 import { formatByteSize, parseByteSize } from '../../stdlib/validation/sizes.js';
 import { isMultipleOf } from '../../stdlib/validation/numbers.js';
-import { MAX_REGEX_INPUT_LENGTH, MAX_PATTERN_LENGTH } from '../../stdlib/validation/pattern.js';
-import { uploadedFromBytes, type FieldType, type Literal, type Value, type ValueObject } from '../../plugins/sdk.js';
+import { MAX_REGEX_INPUT_LENGTH } from '../../stdlib/validation/pattern.js';
+import { MAX_PATTERN_LENGTH, uploadedFromBytes, type FieldType, type Literal, type Value, type ValueObject } from '../../plugins/sdk.js';
 import { TEST_APP } from '../../plugins/testing.js';
 
 const SEED_NAMED = [
