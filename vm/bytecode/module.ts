@@ -16,9 +16,9 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * 11: `middlewareMeta`, what the reference shows of a `middleware { }` block (a cached module
  * without it would leave the block's answers out of the OpenAPI document), and a fn's `returns`,
  * the schema of what it returns (the routes that answer its result document it), and the `state`
- * fields a guard sets.
+ * fields a guard sets. 12: POW, JUMP_IF_NULL, DUP2 and THROW (`**`, `?.`, compound assignment, `throw`).
  */
-export const FORMAT_VERSION = 11;
+export const FORMAT_VERSION = 12;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';

@@ -37,7 +37,7 @@ export const MAX_CHUNK_STACK = 65_536;
 export const MAX_JSON_DEPTH = 64;
 
 /** Opcodes after which execution never falls through to the next instruction. */
-const TERMINATORS: ReadonlySet<number> = new Set([Op.RETURN, Op.JUMP, Op.LOOP, Op.FAIL, Op.RESPOND]);
+const TERMINATORS: ReadonlySet<number> = new Set([Op.RETURN, Op.JUMP, Op.LOOP, Op.FAIL, Op.RESPOND, Op.THROW]);
 
 const CHUNK_KINDS: readonly ChunkKind[] = ['route', 'fn', 'guard', 'middleware'];
 

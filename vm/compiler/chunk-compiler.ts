@@ -3,7 +3,7 @@
  * slots, constants folded, loops and try blocks wired with patched jumps, and the operand-stack
  * depth tracked for maxStack.
  */
-import type { Block, CallExpr, Expr, Literal, ObjectExpr, Pos, Stmt } from '../front/ast.js';
+import type { Block, CallExpr, Expr, IndexExpr, Literal, MemberExpr, ObjectExpr, Pos, Stmt } from '../front/ast.js';
 import { ChunkEmitter, MAX_CONSTANTS } from './chunk-emitter.js';
 import { namesType, shapeOf, type Reporter } from './compile-meta.js';
 import { didYouMean } from '../diagnostics.js';
@@ -11,9 +11,9 @@ import { fold, shortCircuits } from './fold.js';
 import type { ArgShape, CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
 import { AMBIENT_NAMES, Op } from '../bytecode/opcodes.js';
 import { MAX_LOCALS, Scopes } from './scope.js';
-import { toText } from '../values.js';
+import { isTruthy, toText, typeName } from '../values.js';
 import { DIAG } from '../errors.js';
-import { RESPONSE_FIELDS } from '../lang.js';
+import { RESPONSE_FIELDS, thrownCodeProblem } from '../lang.js';
 
 /**
  * Most arguments one call may pass. The VM copies arguments into the callee's slots, which are
@@ -181,6 +181,15 @@ export class ChunkCompiler {
           this.emitter.emit(Op.FAIL, [], stmt);
         });
         return;
+      case 'Throw':
+        this.checkThrownCode(stmt.code);
+        this.transfer(() => {
+          this.expr(stmt.code);
+          if (stmt.message) this.expr(stmt.message);
+          else this.emitter.emit(Op.NULL, [], stmt);
+          this.emitter.emit(Op.THROW, [], stmt);
+        });
+        return;
       case 'Save':
       case 'Delete':
         this.expr(stmt.record);
@@ -201,12 +210,25 @@ export class ChunkCompiler {
     }
   }
 
+  /**
+   * `target = value`, and `target op= value`: the target's object and index are evaluated once
+   * (DUP/DUP2 keep them for the write), its current value read, then the operator applied as
+   * the binary operator does.
+   */
   private assign(stmt: Stmt & { kind: 'Assign' }): void {
     const target = stmt.target;
+    const value = () => {
+      this.expr(stmt.value);
+      if (stmt.op !== null) this.emitter.emit(BINARY_OPS[stmt.op], [], stmt);
+    };
     switch (target.kind) {
       case 'Name': {
-        this.expr(stmt.value);
         let slot = this.scopes.lookup(target.name);
+        if (stmt.op !== null) {
+          if (slot === undefined) this.compoundOnUndeclared(stmt, target.name);
+          else this.emitter.emit(Op.LOAD_LOCAL, [slot], target);
+        }
+        value();
         if (slot === undefined) {
           if (this.isAmbient(target.name)) this.ambientAssigned(target.name, target, target.name.length);
           slot = this.declare(target.name, target);
@@ -214,20 +236,50 @@ export class ChunkCompiler {
         this.emitter.emit(Op.STORE_LOCAL, [slot], stmt);
         return;
       }
-      case 'Member':
+      case 'Member': {
         this.checkRequestData(target);
         this.expr(target.object);
-        this.expr(stmt.value);
-        this.emitter.emit(Op.SET_FIELD, [this.emitter.constant(target.name)], target);
+        const name = this.emitter.constant(target.name);
+        if (stmt.op !== null) {
+          this.emitter.emit(Op.DUP, [], target);
+          this.emitter.emit(Op.GET_FIELD, [name], target);
+        }
+        value();
+        this.emitter.emit(Op.SET_FIELD, [name], target);
         return;
+      }
       case 'Index':
         this.checkRequestData(target);
         this.expr(target.object);
         this.expr(target.index);
-        this.expr(stmt.value);
+        if (stmt.op !== null) {
+          this.emitter.emit(Op.DUP2, [], target);
+          this.emitter.emit(Op.GET_INDEX, [], target);
+        }
+        value();
         this.emitter.emit(Op.SET_INDEX, [], target);
         return;
     }
+  }
+
+  /** A constant code is checked here rather than at run time (THROW checks the others). */
+  private checkThrownCode(code: Expr): void {
+    const folded = fold(code);
+    if (!folded) return;
+    const problem = typeof folded.value === 'string' ? thrownCodeProblem(folded.value) : `a thrown code is a text, not ${typeName(folded.value)}`;
+    if (problem !== null) this.reporter.error(DIAG.E_THROW_CODE, problem, code, { hint: "write throw 'out_of_stock', 'Only 2 left'" });
+  }
+
+  /** `total += x` before any `total = …`: there is no value to add to (an ambient name is reported as assigned). */
+  private compoundOnUndeclared(stmt: Stmt & { kind: 'Assign' }, name: string): void {
+    if (!this.isAmbient(name)) {
+      const near = didYouMean(name, this.scopes.visible());
+      this.reporter.error(DIAG.E_UNDEFINED_NAME, `'${name}' is not defined here, so '${stmt.op}=' has no value to start from`, stmt.target, {
+        length: name.length,
+        hint: near ?? `give it a first value: ${name} = ${stmt.op === '*' || stmt.op === '/' ? 1 : 0}`,
+      });
+    }
+    this.emitter.emit(Op.NULL, [], stmt.target);
   }
 
   private ifStmt(stmt: Stmt & { kind: 'If' }): void {
@@ -467,17 +519,17 @@ export class ChunkCompiler {
         return;
       case 'Logical':
         return this.logical(expr);
+      case 'Conditional':
+        return this.conditional(expr);
       case 'Member':
-        if (expr.name === 'body' && isRequest(expr.object)) this.needBody(expr);
-        this.expr(expr.object);
-        this.emitter.emit(Op.GET_FIELD, [this.emitter.constant(expr.name)], expr);
+      case 'Index': {
+        if (!expr.optional && !expr.chained) return this.access(expr, []);
+        // Every `?.` of the chain jumps to its end with the null it found.
+        const toEnd: number[] = [];
+        this.access(expr, toEnd);
+        for (const at of toEnd) this.emitter.patch(at);
         return;
-      case 'Index':
-        if (isRequest(expr.object) && expr.index.kind === 'Literal' && expr.index.value === 'body') this.needBody(expr);
-        this.expr(expr.object);
-        this.expr(expr.index);
-        this.emitter.emit(Op.GET_INDEX, [], expr);
-        return;
+      }
       case 'Call':
         return this.call(expr);
     }
@@ -509,6 +561,37 @@ export class ChunkCompiler {
     }
     flush();
     this.emitter.emit(Op.TEMPLATE, [count], expr);
+  }
+
+  /** One link of a postfix chain: its object (the chain's earlier links), a null test for `?.`, the read. */
+  private access(expr: MemberExpr | IndexExpr, toEnd: number[]): void {
+    const object = expr.object;
+    const key = expr.kind === 'Member' ? expr.name : expr.index.kind === 'Literal' ? expr.index.value : null;
+    if (key === 'body' && isRequest(object)) this.needBody(expr);
+    if (expr.chained && (object.kind === 'Member' || object.kind === 'Index')) this.access(object, toEnd);
+    else this.expr(object);
+    if (expr.optional) toEnd.push(this.emitter.emitJump(Op.JUMP_IF_NULL, expr));
+    if (expr.kind === 'Member') {
+      this.emitter.emit(Op.GET_FIELD, [this.emitter.constant(expr.name)], expr);
+      return;
+    }
+    this.expr(expr.index);
+    this.emitter.emit(Op.GET_INDEX, [], expr);
+  }
+
+  /** `c ? a : b`: a constant condition compiles only its branch. */
+  private conditional(expr: Expr & { kind: 'Conditional' }): void {
+    const cond = fold(expr.cond);
+    if (cond) return this.expr(isTruthy(cond.value) ? expr.then : expr.otherwise);
+    this.expr(expr.cond);
+    const toElse = this.emitter.emitJump(Op.JUMP_IF_FALSE, expr);
+    const depth = this.emitter.depth;
+    this.expr(expr.then);
+    const toEnd = this.emitter.emitJump(Op.JUMP, expr);
+    this.emitter.patch(toElse);
+    this.emitter.depth = depth;
+    this.expr(expr.otherwise);
+    this.emitter.patch(toEnd);
   }
 
   private logical(expr: Expr & { kind: 'Logical' }): void {
@@ -593,6 +676,7 @@ export class ChunkCompiler {
 
   /** `f` or `X.m` for a callable callee whose names are not locals; null for anything else. */
   private calleeName(callee: Expr): string | null {
+    if ((callee.kind === 'Member' || callee.kind === 'Index') && (callee.optional || callee.chained)) return null;
     if (callee.kind === 'Name') return this.scopes.lookup(callee.name) === undefined ? callee.name : null;
     if (callee.kind === 'Member' && callee.object.kind === 'Name' && this.scopes.lookup(callee.object.name) === undefined) {
       return `${callee.object.name}.${callee.name}`;
@@ -617,6 +701,7 @@ const BINARY_OPS = {
   '*': Op.MUL,
   '/': Op.DIV,
   '%': Op.MOD,
+  '**': Op.POW,
   '==': Op.EQ,
   '!=': Op.NE,
   '<': Op.LT,

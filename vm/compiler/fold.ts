@@ -4,7 +4,7 @@
  * (division by zero, arithmetic on text, comparing a number with text) is left unfolded.
  */
 import type { BinaryOp, Expr, Literal } from '../front/ast.js';
-import { isTruthy, toText, valuesEqual } from '../values.js';
+import { isTruthy, power, toText, valuesEqual } from '../values.js';
 
 /** A folded value; wrapped so that a folded `null` differs from "not constant". */
 export interface Folded {
@@ -47,6 +47,11 @@ export function fold(expr: Expr): Folded | null {
       if (!left) return null;
       if (shortCircuits(expr.op, left.value)) return left;
       return fold(expr.right);
+    }
+    case 'Conditional': {
+      const cond = fold(expr.cond);
+      if (!cond) return null;
+      return fold(isTruthy(cond.value) ? expr.then : expr.otherwise);
     }
     default:
       return null;
@@ -94,6 +99,12 @@ export function foldBinary(op: BinaryOp, a: Literal, b: Literal): Folded | null 
       return b === 0 ? null : { value: a / b };
     case '%':
       return b === 0 ? null : { value: a % b };
+    case '**':
+      try {
+        return { value: power(a, b) };
+      } catch {
+        return null;
+      }
   }
 }
 
