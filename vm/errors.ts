@@ -37,7 +37,7 @@ interface DiagnosticDoc {
 /** Lexical diagnostics: text the lexer cannot turn into tokens. */
 const LEXICAL = {
   E_UNEXPECTED_CHAR: { doc: 'a character that starts no token', example: '`x = 1 # 2`' },
-  E_UNTERMINATED_STRING: { doc: 'a text without its closing quote on the same line (also an unclosed `${`)', example: '`x = \'abc`' },
+  E_UNTERMINATED_STRING: { doc: 'a text without its closing quote on the same line (also an unclosed `${`), or a multi-line text without its closing `"""` or `\'\'\'`', example: '`x = \'abc`' },
   E_BAD_ESCAPE: { doc: 'an escape other than `\\n \\t \\r \\0 \\\\ \\\' \\" \\$`', example: '`\'a\\qb\'`' },
   E_UNTERMINATED_COMMENT: { doc: '`/*` without `*/`', example: '`/* never closed`' },
 } as const satisfies Record<string, DiagnosticDoc>;
