@@ -62,15 +62,16 @@ const SYNTAX = {
 
 /** Name and compilation diagnostics, found file by file. */
 const NAMES = {
-  E_UNDEFINED_NAME: { doc: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local)', example: '`log(nope)`' },
+  E_UNDEFINED_NAME: { doc: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local), a name in capitals no file declares as a `const` (found at link), or the target of `+=` before any value', example: '`log(nope)`, `count += 1` first' },
   E_ASSIGN_AMBIENT: { doc: 'assigning `request`, `body`, `params`, `query`, `response` or `state` (its fields may be set), or a field of `request`, `params` or `query` at any depth (they hold what the client sent)', example: '`body = {}`, `query.page = 2`, `state = {}`' },
   E_NOT_A_VALUE: { doc: 'a function or guard name used as a value', example: '`x = helper`' },
   E_NOT_CALLABLE: { doc: 'calling something that is not a function name or `Name.method`', example: '`n = 1; n()`' },
-  E_NOT_CONSTANT: { doc: 'a guard or decorator argument that is not a constant (a decorator\'s list or object literal must hold constants only; the caret is at the first item that is not)', example: '`guard from_ip(request.ip)`, `@default([request.ip])`' },
+  E_NOT_CONSTANT: { doc: 'a `const` whose value is not a constant number, text, bool or null (literals, operators and the constants above it in its file), or a guard or decorator argument that is not a constant (a decorator\'s list or object literal must hold constants only; the caret is at the first item that is not)', example: '`guard from_ip(request.ip)`, `@default([request.ip])`' },
   E_DUPLICATE_PARAM: { doc: 'two parameters with the same name', example: '`fn f(a, a)`' },
   E_DUPLICATE_DECL: { doc: 'the same `fn`, `guard_definition` or `type` name twice in one file (also a route or middleware block repeated in one file)', example: 'two `fn twice()`' },
   E_BREAK_OUTSIDE_LOOP: { doc: '`break` or `continue` outside a loop', example: '`break` in a route' },
   E_TRANSACTION: { doc: 'a `transaction {}` block nested in another, left by `return`, `break` or `continue`, or holding an answer (`response {}`, `response.*()`) that would be sent before it commits', example: '`transaction { response.ok(1) }`' },
+  E_CONST: { doc: 'a `const` whose name is not written in capitals, or a name in capitals assigned (a constant, or a variable spelled like one; spec/language.md §3.6)', example: '`const max = 3`, `MAX_ITEMS = 5` in a route' },
   E_THROW_CODE: { doc: 'a `throw` whose code is a constant that is not a snake_case text of at most 64 characters, or is one the runtime reserves (the limits, `client_gone`, `deadline_exceeded`, `store_unavailable`, `store_full`; spec/language.md §6.2)', example: "`throw 'Out of stock'`, `throw 'fuel_exhausted'`" },
   E_RETURN_OUTSIDE_FN: { doc: '`return` outside a `fn` or `guard_definition`', example: '`return 1` in a route' },
   E_RETURNS_TAG: { doc: 'a malformed `@returns` tag in a route\'s doc comment: no status or one outside 100–599, a schema that does not parse, one nested deeper than `MAX_CONSTANT_DEPTH` (32), a status declared twice, or a type name no file of the app declares (checked once every file is compiled) (spec/language.md §2)', example: '`/// @returns 200 {id: text`, `/// @returns ok Task`' },
@@ -90,7 +91,7 @@ const LINKING = {
   E_GUARD_ARGS: { doc: 'guard arguments the guard\'s plugin refuses at load (`checkArgs`): a limit out of range, a malformed CIDR, a time that is not `HH:MM`', example: '`guard rate_limit(0, 60)`, `guard ip(\'10.0.0.0/33\')`' },
   E_SCOPE: { doc: 'a native restricted to middleware (`next()`) used elsewhere, including a `fn`', example: '`next()` in a route' },
   E_DUPLICATE_ROUTE: { doc: 'two routes with the same method and path shape, in one file or in two', example: '`route GET /items` in `a.rvm` and `b.rvm`' },
-  E_DUPLICATE_NAME: { doc: 'the same top-level name declared in two files, or a `fn` named like a plugin native', example: '`fn helper` in two files, `fn len(x)`' },
+  E_DUPLICATE_NAME: { doc: 'the same top-level name (`fn`, `guard_definition`, `type`, `const`) declared in two files, or a `fn` named like a plugin native; the message names the first place', example: '`fn helper` in two files, `fn len(x)`' },
   E_NO_APP: { doc: 'the app folder or bundle given to `rvm` does not exist', example: '`rvm run nowhere/`' },
   E_APP_EXISTS: { doc: '`rvm new DIR` was given a folder that is not empty, or a file: nothing is written (exit 1), so a second run never overwrites an edit', example: '`rvm new app` twice' },
   E_UNKNOWN_VALIDATOR: { doc: 'a decorator no loaded plugin registers as a validator; the hint names the nearest', example: '`@emial` → did you mean `email`?' },

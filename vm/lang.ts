@@ -79,3 +79,8 @@ export function thrownCodeProblem(code: string): string | null {
   if (RESERVED_THROW_CODES.has(code)) return `'${code}' is the runtime's own code and cannot be thrown`;
   return null;
 }
+
+/** A constant's name is written in capitals (`MAX_ITEMS`): so is told from a variable wherever it is read. */
+export function isConstName(name: string): boolean {
+  return /^[A-Z][A-Z0-9_]*$/.test(name);
+}

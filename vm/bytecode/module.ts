@@ -38,13 +38,14 @@ export type ChunkKind = 'route' | 'fn' | 'guard' | 'middleware';
 
 /**
  * A call site the compiler could not bind: `kind: 'call'` for `f(...)` / `response.ok(...)`,
+ * `'const'` for a constant another file declares (argc 0; the loader binds it to its value),
  * `'guard'` for a guard use, `'record'` for a step of a records statement (`save`, `delete`,
  * `transaction.begin`, `transaction.commit`, `transaction.rollback`), which the record provider
  * answers. The loader binds each to a native or a chunk once, checking arity.
  */
 export interface CallRef {
   name: string;
-  kind: 'call' | 'guard' | 'record';
+  kind: 'call' | 'guard' | 'record' | 'const';
   argc: number;
   line: number;
   col: number;
@@ -199,4 +200,14 @@ export interface CompiledModule {
   middleware: number | null;
   /** Its reference metadata, with the block. */
   middlewareMeta?: MiddlewareMeta;
+  /** The file's `const` declarations with their folded values (absent when it has none). */
+  consts?: ConstMeta[];
+}
+
+/** A top-level `const`: every file reads it (other files through a `const` call reference). */
+export interface ConstMeta {
+  name: string;
+  value: Literal;
+  line: number;
+  col: number;
 }

@@ -7,13 +7,13 @@ import type { Block, CallExpr, Expr, IndexExpr, Literal, MemberExpr, ObjectExpr,
 import { ChunkEmitter, MAX_CONSTANTS } from './chunk-emitter.js';
 import { namesType, shapeOf, type Reporter } from './compile-meta.js';
 import { didYouMean } from '../diagnostics.js';
-import { fold, shortCircuits } from './fold.js';
+import { type ConstLookup, fold, shortCircuits } from './fold.js';
 import type { ArgShape, CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
 import { AMBIENT_NAMES, Op } from '../bytecode/opcodes.js';
 import { MAX_LOCALS, Scopes } from './scope.js';
 import { isTruthy, toText, typeName } from '../values.js';
 import { DIAG } from '../errors.js';
-import { RESPONSE_FIELDS, thrownCodeProblem } from '../lang.js';
+import { isConstName, RESPONSE_FIELDS, thrownCodeProblem } from '../lang.js';
 
 /**
  * Most arguments one call may pass. The VM copies arguments into the callee's slots, which are
@@ -60,7 +60,12 @@ export class ChunkCompiler {
     readonly kind: ChunkKind,
     /** Declaration position: where the closing NULL RETURN is attributed. */
     private readonly at: Pos,
+    /** The file's constants and their values; other files' are bound at link. */
+    private readonly consts: ReadonlyMap<string, Literal> = new Map(),
   ) {}
+
+  /** What `fold` knows of names: the file's constants (locals are never named in capitals). */
+  private readonly constants: ConstLookup = (name) => (this.consts.has(name) ? { value: this.consts.get(name)! } : null);
 
   /** Declares the parameters in slots 0..n-1. */
   params(params: readonly { name: string; line: number; col: number }[]): void {
@@ -122,10 +127,19 @@ export class ChunkCompiler {
     return slot;
   }
 
-  /** Declares a loop variable or catch name; ambient names cannot be rebound. */
+  /** Declares a loop variable or catch name; ambient names and names in capitals cannot be bound. */
   private declareBinding(name: string, at: Pos): number {
     if (this.isAmbient(name)) this.ambientAssigned(name, at, undefined);
+    if (isConstName(name)) this.constAssigned(name, at);
     return this.declare(name, at);
+  }
+
+  /** `MAX = 1`: a name in capitals is a constant's, this file's or another's, and never a variable. */
+  private constAssigned(name: string, at: Pos): void {
+    const what = this.consts.has(name)
+      ? `'${name}' is a constant and cannot be assigned`
+      : `'${name}' is named in capitals, as constants are, and cannot be assigned`;
+    this.reporter.error(DIAG.E_CONST, what, at, { length: name.length, hint: `a variable's name has a lower-case letter: ${name.toLowerCase()} = …` });
   }
 
   private block(block: Block): void {
@@ -229,6 +243,12 @@ export class ChunkCompiler {
           else this.emitter.emit(Op.LOAD_LOCAL, [slot], target);
         }
         value();
+        if (slot === undefined && isConstName(target.name)) {
+          // Reported, and no local made: later uses still mean the constant.
+          this.constAssigned(target.name, target);
+          this.emitter.emit(Op.POP, [], stmt);
+          return;
+        }
         if (slot === undefined) {
           if (this.isAmbient(target.name)) this.ambientAssigned(target.name, target, target.name.length);
           slot = this.declare(target.name, target);
@@ -264,7 +284,7 @@ export class ChunkCompiler {
 
   /** A constant code is checked here rather than at run time (THROW checks the others). */
   private checkThrownCode(code: Expr): void {
-    const folded = fold(code);
+    const folded = fold(code, this.constants);
     if (!folded) return;
     const problem = typeof folded.value === 'string' ? thrownCodeProblem(folded.value) : `a thrown code is a text, not ${typeName(folded.value)}`;
     if (problem !== null) this.reporter.error(DIAG.E_THROW_CODE, problem, code, { hint: "write throw 'out_of_stock', 'Only 2 left'" });
@@ -272,7 +292,7 @@ export class ChunkCompiler {
 
   /** `total += x` before any `total = …`: there is no value to add to (an ambient name is reported as assigned). */
   private compoundOnUndeclared(stmt: Stmt & { kind: 'Assign' }, name: string): void {
-    if (!this.isAmbient(name)) {
+    if (!this.isAmbient(name) && !isConstName(name)) {
       const near = didYouMean(name, this.scopes.visible());
       this.reporter.error(DIAG.E_UNDEFINED_NAME, `'${name}' is not defined here, so '${stmt.op}=' has no value to start from`, stmt.target, {
         length: name.length,
@@ -487,7 +507,7 @@ export class ChunkCompiler {
       case 'Unary':
       case 'Binary':
       case 'Template': {
-        const folded = fold(expr);
+        const folded = fold(expr, this.constants);
         if (folded) return this.literal(folded.value, expr);
         break;
       }
@@ -550,7 +570,7 @@ export class ChunkCompiler {
         text += part;
         continue;
       }
-      const folded = fold(part);
+      const folded = fold(part, this.constants);
       if (folded) {
         text += toText(folded.value);
         continue;
@@ -581,7 +601,7 @@ export class ChunkCompiler {
 
   /** `c ? a : b`: a constant condition compiles only its branch. */
   private conditional(expr: Expr & { kind: 'Conditional' }): void {
-    const cond = fold(expr.cond);
+    const cond = fold(expr.cond, this.constants);
     if (cond) return this.expr(isTruthy(cond.value) ? expr.then : expr.otherwise);
     this.expr(expr.cond);
     const toElse = this.emitter.emitJump(Op.JUMP_IF_FALSE, expr);
@@ -595,7 +615,7 @@ export class ChunkCompiler {
   }
 
   private logical(expr: Expr & { kind: 'Logical' }): void {
-    const left = fold(expr.left);
+    const left = fold(expr.left, this.constants);
     if (left) {
       // A constant left side decides statically whether the right side is the result.
       if (shortCircuits(expr.op, left.value)) this.literal(left.value, expr.left);
@@ -621,8 +641,15 @@ export class ChunkCompiler {
       this.emitter.emit(Op.LOAD_AMBIENT, [ambient], expr);
       return;
     }
+    if (this.consts.has(expr.name)) return this.literal(this.consts.get(expr.name)!, expr);
     const length = expr.name.length;
     const top = this.topLevel.get(expr.name);
+    if (top === undefined && isConstName(expr.name)) {
+      // Another file's constant: the linker binds the reference to its value (or reports it unknown).
+      const index = this.emitter.ref({ name: expr.name, kind: 'const', argc: 0, line: expr.line, col: expr.col });
+      this.emitter.emit(Op.CALL, [index, 0], expr);
+      return;
+    }
     if (top !== undefined) {
       const what = top === 'guard' ? 'guard_definition' : top;
       const hint = top === 'type' ? `use ${expr.name}.create(...) or ${expr.name}.find(...)` : `call it: ${expr.name}(...)`;

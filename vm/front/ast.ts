@@ -330,7 +330,15 @@ export interface MiddlewareDecl extends Pos {
   doc: string | null;
 }
 
-export type Decl = RouteDecl | GuardDefDecl | TypeDecl | FnDecl | MiddlewareDecl;
+/** `const MAX_ITEMS = 50`: a constant every file of the app reads, its value folded at compile time. */
+export interface ConstDecl extends Pos {
+  kind: 'Const';
+  name: string;
+  value: Expr;
+  doc: string | null;
+}
+
+export type Decl = RouteDecl | GuardDefDecl | TypeDecl | FnDecl | MiddlewareDecl | ConstDecl;
 
 export interface FileNode {
   kind: 'File';
