@@ -139,7 +139,7 @@ function expressionStatement(p: Parser): Stmt | null {
     });
     return null;
   }
-  return { kind: 'Assign', target, op: ASSIGN_OPS[opToken.type]!, value, line: target.line, col: target.col };
+  return { kind: 'Assign', target, op: ASSIGN_OPS[opToken.type] ?? null, value, line: target.line, col: target.col };
 }
 
 /** The expression after `if`, `while` or `for … in`, where `{` opens the block, never an object. */
