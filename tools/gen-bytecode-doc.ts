@@ -74,10 +74,11 @@ any instruction is the last triple whose offset is at or before it; \`rvm disasm
 error messages read it.
 
 **Call references and linking.** The compiler never binds a call to an index. Every call site is
-a \`CALL ref argc\` whose \`ref\` names the callee: \`{ name, kind: 'call' | 'guard' | 'record', argc,
+a \`CALL ref argc\` whose \`ref\` names the callee: \`{ name, kind: 'call' | 'guard' | 'record' | 'const', argc,
 line, col, mode?, args? }\` (\`response.ok\`, \`slugify\`, \`auth\` with \`mode: 'optional'\`; \`record\` for the
 steps of \`save\`, \`delete\` and \`transaction\`: \`save\`, \`delete\`, \`transaction.begin\`, \`transaction.commit\`,
-\`transaction.rollback\`). \`args\`, on \`Type.method(...)\` calls only, is what the compiler knew of each
+\`transaction.rollback\`; \`const\`, with argc 0, for a constant another file declares, which the
+linker binds to a native giving its value). \`args\`, on \`Type.method(...)\` calls only, is what the compiler knew of each
 argument, for the record provider's checks at link: \`{k: 'c', v}\` a constant, \`{k: 'o', e: [[key,
 shape]…]}\` an object literal, \`{k: 'l', i: [shape…]}\` a list literal, \`{k: 'r', s}\` the request's
 data as the client sent it (\`s\` as written: \`request.body\`, \`request.query\`, \`request.params\`,
@@ -111,7 +112,7 @@ using plain maps (no msgpackr records or extensions), so any msgpack decoder can
 | 2 | format | the integer ${FORMAT_VERSION} (\`FORMAT_VERSION\`, bumped whenever the module shape, an opcode's meaning or what a cached artefact vouches for changes) |
 | 3 | digest | 32 bytes (bin): sha256 of every byte after this value |
 | 4 | header | map: \`compiler\` (rvm version that wrote it), \`sourceHash\` (sha256 hex of the source text), \`plugins\` (fingerprint of the plugin set) |
-| 5 | body | map: \`file\`, \`chunks\`, \`routes\`, \`functions\`, \`guards\`, \`types\`, \`middleware\`, and with a \`middleware { }\` block \`middlewareMeta\` (its doc, line, answers, and the headers and cookies it reads by a constant name) — the fields of \`CompiledModule\` (vm/bytecode/module.ts) |
+| 5 | body | map: \`file\`, \`chunks\`, \`routes\`, \`functions\`, \`guards\`, \`types\`, \`middleware\`, and with a \`middleware { }\` block \`middlewareMeta\` (its doc, line, answers, and the headers and cookies it reads by a constant name), and with \`const\` declarations \`consts\` (each \`{ name, value, line, col }\`, the value a number, text, bool or null) — the fields of \`CompiledModule\` (vm/bytecode/module.ts) |
 
 In the body, each chunk is stored packed: a bin holding the msgpack encoding of the chunk, whose
 \`code\` and \`lines\` are bin values of little-endian int32s, rebuilt as \`Int32Array\`s (copied,

@@ -37,7 +37,7 @@ interface DiagnosticDoc {
 /** Lexical diagnostics: text the lexer cannot turn into tokens. */
 const LEXICAL = {
   E_UNEXPECTED_CHAR: { doc: 'a character that starts no token', example: '`x = 1 # 2`' },
-  E_UNTERMINATED_STRING: { doc: 'a text without its closing quote on the same line (also an unclosed `${`)', example: '`x = \'abc`' },
+  E_UNTERMINATED_STRING: { doc: 'a text without its closing quote on the same line (also an unclosed `${`), or a multi-line text without its closing `"""` or `\'\'\'`', example: '`x = \'abc`' },
   E_BAD_ESCAPE: { doc: 'an escape other than `\\n \\t \\r \\0 \\\\ \\\' \\" \\$`', example: '`\'a\\qb\'`' },
   E_UNTERMINATED_COMMENT: { doc: '`/*` without `*/`', example: '`/* never closed`' },
 } as const satisfies Record<string, DiagnosticDoc>;
@@ -62,15 +62,17 @@ const SYNTAX = {
 
 /** Name and compilation diagnostics, found file by file. */
 const NAMES = {
-  E_UNDEFINED_NAME: { doc: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local)', example: '`log(nope)`' },
+  E_UNDEFINED_NAME: { doc: 'a name that is no local, parameter or runtime value here (out of its block, a caller\'s local), a name in capitals no file declares as a `const` (found at link), or the target of `+=` before any value', example: '`log(nope)`, `count += 1` first' },
   E_ASSIGN_AMBIENT: { doc: 'assigning `request`, `body`, `params`, `query`, `response` or `state` (its fields may be set), or a field of `request`, `params` or `query` at any depth (they hold what the client sent)', example: '`body = {}`, `query.page = 2`, `state = {}`' },
   E_NOT_A_VALUE: { doc: 'a function or guard name used as a value', example: '`x = helper`' },
   E_NOT_CALLABLE: { doc: 'calling something that is not a function name or `Name.method`', example: '`n = 1; n()`' },
-  E_NOT_CONSTANT: { doc: 'a guard or decorator argument that is not a constant (a decorator\'s list or object literal must hold constants only; the caret is at the first item that is not)', example: '`guard from_ip(request.ip)`, `@default([request.ip])`' },
+  E_NOT_CONSTANT: { doc: 'a `const` whose value is not a constant number, text, bool or null (literals, operators and the constants above it in its file), or a guard or decorator argument that is not a constant (a decorator\'s list or object literal must hold constants only; the caret is at the first item that is not)', example: '`guard from_ip(request.ip)`, `@default([request.ip])`' },
   E_DUPLICATE_PARAM: { doc: 'two parameters with the same name', example: '`fn f(a, a)`' },
   E_DUPLICATE_DECL: { doc: 'the same `fn`, `guard_definition` or `type` name twice in one file (also a route or middleware block repeated in one file)', example: 'two `fn twice()`' },
   E_BREAK_OUTSIDE_LOOP: { doc: '`break` or `continue` outside a loop', example: '`break` in a route' },
   E_TRANSACTION: { doc: 'a `transaction {}` block nested in another, left by `return`, `break` or `continue`, or holding an answer (`response {}`, `response.*()`) that would be sent before it commits', example: '`transaction { response.ok(1) }`' },
+  E_CONST: { doc: 'a `const` whose name is not written in capitals, or a name in capitals assigned (a constant, or a variable spelled like one; spec/language.md §3.6)', example: '`const max = 3`, `MAX_ITEMS = 5` in a route' },
+  E_THROW_CODE: { doc: 'a `throw` whose code is a constant that is not a snake_case text of at most 64 characters, or is one the runtime reserves (the limits, `client_gone`, `deadline_exceeded`, `store_unavailable`, `store_full`; spec/language.md §6.2)', example: "`throw 'Out of stock'`, `throw 'fuel_exhausted'`" },
   E_RETURN_OUTSIDE_FN: { doc: '`return` outside a `fn` or `guard_definition`', example: '`return 1` in a route' },
   E_RETURNS_TAG: { doc: 'a malformed `@returns` tag in a route\'s doc comment: no status or one outside 100–599, a schema that does not parse, one nested deeper than `MAX_CONSTANT_DEPTH` (32), a status declared twice, or a type name no file of the app declares (checked once every file is compiled) (spec/language.md §2)', example: '`/// @returns 200 {id: text`, `/// @returns ok Task`' },
   E_BAD_RESPONSE_FIELD: { doc: 'a `response {}` field other than `status json text html headers`, or two body fields', example: '`response { stats: 200 }`' },
@@ -89,7 +91,7 @@ const LINKING = {
   E_GUARD_ARGS: { doc: 'guard arguments the guard\'s plugin refuses at load (`checkArgs`): a limit out of range, a malformed CIDR, a time that is not `HH:MM`', example: '`guard rate_limit(0, 60)`, `guard ip(\'10.0.0.0/33\')`' },
   E_SCOPE: { doc: 'a native restricted to middleware (`next()`) used elsewhere, including a `fn`', example: '`next()` in a route' },
   E_DUPLICATE_ROUTE: { doc: 'two routes with the same method and path shape, in one file or in two', example: '`route GET /items` in `a.rvm` and `b.rvm`' },
-  E_DUPLICATE_NAME: { doc: 'the same top-level name declared in two files, or a `fn` named like a plugin native', example: '`fn helper` in two files, `fn len(x)`' },
+  E_DUPLICATE_NAME: { doc: 'the same top-level name (`fn`, `guard_definition`, `type`, `const`) declared in two files, or a `fn` named like a plugin native; the message names the first place', example: '`fn helper` in two files, `fn len(x)`' },
   E_NO_APP: { doc: 'the app folder or bundle given to `rvm` does not exist', example: '`rvm run nowhere/`' },
   E_APP_EXISTS: { doc: '`rvm new DIR` was given a folder that is not empty, or a file: nothing is written (exit 1), so a second run never overwrites an edit', example: '`rvm new app` twice' },
   E_UNKNOWN_VALIDATOR: { doc: 'a decorator no loaded plugin registers as a validator; the hint names the nearest', example: '`@emial` → did you mean `email`?' },
@@ -138,9 +140,9 @@ const PLUGIN_DOCS = {
 const RUNTIME_DOCS = {
   type_error: 'an operator on the wrong types (`1 - \'a\'`, `1 < \'a\'`, `-\'a\'`, `[1] + 1`), a field of a number or bool, setting a field of a non-object, a native given a value of the wrong type',
   null_field: 'reading a field or index of `null`',
-  division_by_zero: '`/` or `%` by 0',
+  division_by_zero: '`/` or `%` by 0, `0 ** n` with `n` negative',
   not_iterable: '`for` over a number, bool or `null`',
-  index_out_of_range: '`xs[i] = v` with `i` below 0 or beyond `len(xs)`',
+  index_out_of_range: '`xs[i] = v` with `i` below `-len(xs)` or beyond `len(xs)`',
   invalid_status: '`fail` with a status that is not an int 400–599, `response {}` with one outside 100–599',
   fuel_exhausted: 'the request spent `FUEL_BUDGET` (20 000 000 backward jumps and calls, all its executions together)',
   cpu_budget_exceeded: 'the request used more than `CPU_BUDGET_MS` (1000 ms) of CPU: VM code and the synchronous natives it called, all its executions together (500)',
@@ -152,7 +154,7 @@ const RUNTIME_DOCS = {
   not_a_record: '`save` or `delete` of something that is not a record (records come from `T.new`, `T.create`, `T.find`…)',
   record_missing: '`delete` of a record that was never saved, or `save` of one deleted since it was read',
   nested_transaction: 'a `transaction {}` block started while another is open in the same request (a `fn` with its own block called inside one)',
-  invalid_argument: 'a native given an argument outside its domain: `repeat` or `chunk` with a count out of range, `range` with a step of 0, `sqrt` of a negative number, `clamp` or `random_int` with lo over hi, an empty `pad_start` fill, a `from_entries` pair that is not two items, unknown `set_cookie` or `format_number` option, `response.redirect` status not 301/302/303/307/308, `response.json` status outside 200–599, a value that contains itself in `json_stringify`, an unknown `response {}` field',
+  invalid_argument: 'a native given an argument outside its domain: `throw` with a code that is not snake_case or is reserved, `**` with a negative base and a fractional exponent, `repeat` or `chunk` with a count out of range, `range` with a step of 0, `sqrt` of a negative number, `clamp` or `random_int` with lo over hi, an empty `pad_start` fill, a `from_entries` pair that is not two items, unknown `set_cookie` or `format_number` option, `response.redirect` status not 301/302/303/307/308, `response.json` status outside 200–599, a value that contains itself in `json_stringify`, an unknown `response {}` field',
   invalid_json: '`json_parse` of malformed JSON or JSON nested too deep',
   invalid_date: 'a date native (`to_unix`, `date_add`, `format_date`…) given text that is not an ISO-8601 date or date-time `parse_datetime` accepts, or whose result falls outside the years 0000–9999',
   invalid_regex: 'a regex native (`regex_match`, `regex_find`, `regex_find_all`, `regex_replace`, `regex_split`) given a pattern that does not compile in RE2 syntax, is over 1000 characters or 1000 instructions, or uses what a linear-time engine cannot run (backreferences, lookaround); or a `regex_replace` replacement naming a group the pattern does not have',

@@ -97,6 +97,40 @@ export function isTruthy(v: Value | undefined): boolean {
   return v !== null && v !== undefined && v !== false && v !== 0 && v !== '' && !(typeof v === 'number' && Number.isNaN(v));
 }
 
+/**
+ * `a ** b` on two numbers. An int to a non-negative int power is exact while the result is a safe
+ * integer (squaring, not `Math.pow`, whose last bit may differ); past that it is the nearest
+ * double. `0 ** -1` divides by zero; a negative base to a fractional power has no real value.
+ */
+export function power(base: number, exponent: number): number {
+  if (base === 0 && exponent < 0) throw new RvmError('division by zero (0 to a negative power)', RUNTIME.division_by_zero);
+  if (base < 0 && !Number.isInteger(exponent)) {
+    throw new RvmError(`${base} ** ${exponent} has no real value (a negative base to a fractional power)`, RUNTIME.invalid_argument);
+  }
+  if (!Number.isInteger(base) || !Number.isInteger(exponent) || exponent < 0) return base ** exponent;
+  let result = 1;
+  let square = base;
+  for (let e = exponent; ; ) {
+    if (e % 2 === 1) {
+      result *= square;
+      if (!Number.isSafeInteger(result)) return base ** exponent;
+    }
+    e = Math.floor(e / 2);
+    if (e === 0) return result;
+    square *= square;
+    if (!Number.isSafeInteger(square)) return base ** exponent;
+  }
+}
+
+/**
+ * The position `index` names in a sequence of `length` items: from the start when it is 0 or
+ * more, from the end when negative (`-1` is the last, as in Python); null when outside.
+ */
+export function sequenceIndex(index: number, length: number): number | null {
+  const at = index < 0 ? length + index : index;
+  return at >= 0 && at < length ? at : null;
+}
+
 /** The language's name for a value's type, for error messages. */
 export function typeName(v: Value | undefined): string {
   if (v === null || v === undefined) return 'null';

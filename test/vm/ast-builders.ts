@@ -32,6 +32,7 @@ export const block = (body: A.Stmt[], p = P0): A.Block => ({ kind: 'Block', body
 export const assign = (target: string | A.NameExpr | A.MemberExpr | A.IndexExpr, value: A.Expr, p = P0): A.AssignStmt => ({
   kind: 'Assign',
   target: typeof target === 'string' ? name(target, p) : target,
+  op: null,
   value,
   ...p,
 });

@@ -121,6 +121,7 @@ export function encodeModule(m: CompiledModule): Uint8Array {
     middleware: m.middleware,
   };
   if (m.middlewareMeta !== undefined) body.middlewareMeta = { ...m.middlewareMeta, responses: pack(m.middlewareMeta.responses) };
+  if (m.consts !== undefined) body.consts = m.consts;
   return encodeEnvelope(ARTEFACT_MAGIC, { compiler, sourceHash, plugins }, body);
 }
 

@@ -16,9 +16,9 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * 11: `middlewareMeta`, what the reference shows of a `middleware { }` block (a cached module
  * without it would leave the block's answers out of the OpenAPI document), and a fn's `returns`,
  * the schema of what it returns (the routes that answer its result document it), and the `state`
- * fields a guard sets.
+ * fields a guard sets. 12: POW, JUMP_IF_NULL, DUP2 and THROW (`**`, `?.`, compound assignment, `throw`).
  */
-export const FORMAT_VERSION = 11;
+export const FORMAT_VERSION = 12;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -38,13 +38,14 @@ export type ChunkKind = 'route' | 'fn' | 'guard' | 'middleware';
 
 /**
  * A call site the compiler could not bind: `kind: 'call'` for `f(...)` / `response.ok(...)`,
+ * `'const'` for a constant another file declares (argc 0; the loader binds it to its value),
  * `'guard'` for a guard use, `'record'` for a step of a records statement (`save`, `delete`,
  * `transaction.begin`, `transaction.commit`, `transaction.rollback`), which the record provider
  * answers. The loader binds each to a native or a chunk once, checking arity.
  */
 export interface CallRef {
   name: string;
-  kind: 'call' | 'guard' | 'record';
+  kind: 'call' | 'guard' | 'record' | 'const';
   argc: number;
   line: number;
   col: number;
@@ -199,4 +200,14 @@ export interface CompiledModule {
   middleware: number | null;
   /** Its reference metadata, with the block. */
   middlewareMeta?: MiddlewareMeta;
+  /** The file's `const` declarations with their folded values (absent when it has none). */
+  consts?: ConstMeta[];
+}
+
+/** A top-level `const`: every file reads it (other files through a `const` call reference). */
+export interface ConstMeta {
+  name: string;
+  value: Literal;
+  line: number;
+  col: number;
 }

@@ -56,6 +56,10 @@ export const enum Op {
   RESPOND,
   VALIDATE,
   READ_BODY,
+  POW,
+  JUMP_IF_NULL,
+  DUP2,
+  THROW,
 }
 
 /** What an operand means; the disassembler renders each kind its own way. */
@@ -143,6 +147,10 @@ export const OPCODES: readonly OpInfo[] = [
   { op: Op.RESPOND, name: 'RESPOND', operands: [], pop: 1, push: 0, stack: '{status json text html headers} ->', doc: 'The response statement: answer and end the handler.' },
   { op: Op.VALIDATE, name: 'VALIDATE', operands: [{ name: 'section', kind: 'section' }], pop: 0, push: 0, stack: '->', doc: 'Validate the body (0) or query (1) against the route schema; answers 422 on failure.' },
   { op: Op.READ_BODY, name: 'READ_BODY', operands: [], pop: 0, push: 0, stack: '->', doc: "Read and parse the request's body unless it is read already (after a route's guards, before a first use of `body` or `request.body` elsewhere); answers 400/413/415/503 when it cannot." },
+  { op: Op.POW, name: 'POW', operands: [], pop: 2, push: 1, stack: 'a b -> a**b', doc: 'Raise a number to a power; an int to a non-negative int power stays exact while safe.' },
+  { op: Op.JUMP_IF_NULL, name: 'JUMP_IF_NULL', operands: [target], pop: 0, push: 0, stack: 'a -> a', doc: 'For ?.: keep the value and jump when it is null (the end of the optional chain), else fall through with it.' },
+  { op: Op.DUP2, name: 'DUP2', operands: [], pop: 2, push: 4, stack: 'a b -> a b a b', doc: 'Duplicate the top two values (an indexed target of a compound assignment).' },
+  { op: Op.THROW, name: 'THROW', operands: [], pop: 2, push: 0, stack: 'code message ->', doc: 'Raise an error with that code and message (the throw statement); try/catch catches it.' },
 ];
 
 /** Length in code units (opcode + operands) of each opcode, indexed by opcode. */

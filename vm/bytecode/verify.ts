@@ -12,6 +12,7 @@ import {
   type ArgShape,
   type CallRef,
   type CallableMeta,
+  type ConstMeta,
   type MiddlewareMeta,
   type ChunkData,
   type ChunkKind,
@@ -37,7 +38,7 @@ export const MAX_CHUNK_STACK = 65_536;
 export const MAX_JSON_DEPTH = 64;
 
 /** Opcodes after which execution never falls through to the next instruction. */
-const TERMINATORS: ReadonlySet<number> = new Set([Op.RETURN, Op.JUMP, Op.LOOP, Op.FAIL, Op.RESPOND]);
+const TERMINATORS: ReadonlySet<number> = new Set([Op.RETURN, Op.JUMP, Op.LOOP, Op.FAIL, Op.RESPOND, Op.THROW]);
 
 const CHUNK_KINDS: readonly ChunkKind[] = ['route', 'fn', 'guard', 'middleware'];
 
@@ -154,7 +155,17 @@ export function readModule(headerValue: unknown, bodyValue: unknown, packed: boo
     types: list(b.types, 'types').map((t, i) => readType(t, `types[${i}]`)),
     middleware: b.middleware === null ? null : chunkOf(b.middleware, 'middleware', 'middleware'),
     ...(b.middlewareMeta === undefined ? {} : { middlewareMeta: readMiddlewareMeta(b.middlewareMeta, 'middlewareMeta', responsesOf) }),
+    ...(b.consts === undefined ? {} : { consts: list(b.consts, 'consts').map((c, i) => readConst(c, `consts[${i}]`)) }),
   };
+}
+
+function readConst(v: unknown, at: string): ConstMeta {
+  const o = record(v, at);
+  const value = o.value;
+  if (!(value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)))) {
+    corrupt(`${at}.value: not a number, text, bool or null`);
+  }
+  return { name: str(o.name, `${at}.name`), value, line: int(o.line, `${at}.line`), col: int(o.col, `${at}.col`) };
 }
 
 function readMiddlewareMeta(v: unknown, at: string, responsesOf: ResponsesReader): MiddlewareMeta {
@@ -173,7 +184,7 @@ function readRef(v: unknown, at: string): CallRef {
   const o = record(v, at);
   const ref: CallRef = {
     name: str(o.name, `${at}.name`),
-    kind: oneOf(o.kind, ['call', 'guard', 'record'] as const, `${at}.kind`),
+    kind: oneOf(o.kind, ['call', 'guard', 'record', 'const'] as const, `${at}.kind`),
     argc: int(o.argc, `${at}.argc`),
     line: int(o.line, `${at}.line`),
     col: int(o.col, `${at}.col`),

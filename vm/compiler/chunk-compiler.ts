@@ -3,17 +3,17 @@
  * slots, constants folded, loops and try blocks wired with patched jumps, and the operand-stack
  * depth tracked for maxStack.
  */
-import type { Block, CallExpr, Expr, Literal, ObjectExpr, Pos, Stmt } from '../front/ast.js';
+import type { Block, CallExpr, Expr, IndexExpr, Literal, MemberExpr, ObjectExpr, Pos, Stmt } from '../front/ast.js';
 import { ChunkEmitter, MAX_CONSTANTS } from './chunk-emitter.js';
 import { namesType, shapeOf, type Reporter } from './compile-meta.js';
 import { didYouMean } from '../diagnostics.js';
-import { fold, shortCircuits } from './fold.js';
+import { type ConstLookup, fold, shortCircuits } from './fold.js';
 import type { ArgShape, CallRef, ChunkData, ChunkKind } from '../bytecode/module.js';
 import { AMBIENT_NAMES, Op } from '../bytecode/opcodes.js';
 import { MAX_LOCALS, Scopes } from './scope.js';
-import { toText } from '../values.js';
+import { isTruthy, toText, typeName } from '../values.js';
 import { DIAG } from '../errors.js';
-import { RESPONSE_FIELDS } from '../lang.js';
+import { isConstName, RESPONSE_FIELDS, thrownCodeProblem } from '../lang.js';
 
 /**
  * Most arguments one call may pass. The VM copies arguments into the callee's slots, which are
@@ -60,7 +60,12 @@ export class ChunkCompiler {
     readonly kind: ChunkKind,
     /** Declaration position: where the closing NULL RETURN is attributed. */
     private readonly at: Pos,
+    /** The file's constants and their values; other files' are bound at link. */
+    private readonly consts: ReadonlyMap<string, Literal> = new Map(),
   ) {}
+
+  /** What `fold` knows of names: the file's constants (locals are never named in capitals). */
+  private readonly constants: ConstLookup = (name) => (this.consts.has(name) ? { value: this.consts.get(name)! } : null);
 
   /** Declares the parameters in slots 0..n-1. */
   params(params: readonly { name: string; line: number; col: number }[]): void {
@@ -122,10 +127,19 @@ export class ChunkCompiler {
     return slot;
   }
 
-  /** Declares a loop variable or catch name; ambient names cannot be rebound. */
+  /** Declares a loop variable or catch name; ambient names and names in capitals cannot be bound. */
   private declareBinding(name: string, at: Pos): number {
     if (this.isAmbient(name)) this.ambientAssigned(name, at, undefined);
+    if (isConstName(name)) this.constAssigned(name, at);
     return this.declare(name, at);
+  }
+
+  /** `MAX = 1`: a name in capitals is a constant's, this file's or another's, and never a variable. */
+  private constAssigned(name: string, at: Pos): void {
+    const what = this.consts.has(name)
+      ? `'${name}' is a constant and cannot be assigned`
+      : `'${name}' is named in capitals, as constants are, and cannot be assigned`;
+    this.reporter.error(DIAG.E_CONST, what, at, { length: name.length, hint: `a variable's name has a lower-case letter: ${name.toLowerCase()} = …` });
   }
 
   private block(block: Block): void {
@@ -181,6 +195,15 @@ export class ChunkCompiler {
           this.emitter.emit(Op.FAIL, [], stmt);
         });
         return;
+      case 'Throw':
+        this.checkThrownCode(stmt.code);
+        this.transfer(() => {
+          this.expr(stmt.code);
+          if (stmt.message) this.expr(stmt.message);
+          else this.emitter.emit(Op.NULL, [], stmt);
+          this.emitter.emit(Op.THROW, [], stmt);
+        });
+        return;
       case 'Save':
       case 'Delete':
         this.expr(stmt.record);
@@ -201,12 +224,31 @@ export class ChunkCompiler {
     }
   }
 
+  /**
+   * `target = value`, and `target op= value`: the target's object and index are evaluated once
+   * (DUP/DUP2 keep them for the write), its current value read, then the operator applied as
+   * the binary operator does.
+   */
   private assign(stmt: Stmt & { kind: 'Assign' }): void {
     const target = stmt.target;
+    const value = () => {
+      this.expr(stmt.value);
+      if (stmt.op !== null) this.emitter.emit(BINARY_OPS[stmt.op], [], stmt);
+    };
     switch (target.kind) {
       case 'Name': {
-        this.expr(stmt.value);
         let slot = this.scopes.lookup(target.name);
+        if (stmt.op !== null) {
+          if (slot === undefined) this.compoundOnUndeclared(stmt, target.name);
+          else this.emitter.emit(Op.LOAD_LOCAL, [slot], target);
+        }
+        value();
+        if (slot === undefined && isConstName(target.name)) {
+          // Reported, and no local made: later uses still mean the constant.
+          this.constAssigned(target.name, target);
+          this.emitter.emit(Op.POP, [], stmt);
+          return;
+        }
         if (slot === undefined) {
           if (this.isAmbient(target.name)) this.ambientAssigned(target.name, target, target.name.length);
           slot = this.declare(target.name, target);
@@ -214,20 +256,50 @@ export class ChunkCompiler {
         this.emitter.emit(Op.STORE_LOCAL, [slot], stmt);
         return;
       }
-      case 'Member':
+      case 'Member': {
         this.checkRequestData(target);
         this.expr(target.object);
-        this.expr(stmt.value);
-        this.emitter.emit(Op.SET_FIELD, [this.emitter.constant(target.name)], target);
+        const name = this.emitter.constant(target.name);
+        if (stmt.op !== null) {
+          this.emitter.emit(Op.DUP, [], target);
+          this.emitter.emit(Op.GET_FIELD, [name], target);
+        }
+        value();
+        this.emitter.emit(Op.SET_FIELD, [name], target);
         return;
+      }
       case 'Index':
         this.checkRequestData(target);
         this.expr(target.object);
         this.expr(target.index);
-        this.expr(stmt.value);
+        if (stmt.op !== null) {
+          this.emitter.emit(Op.DUP2, [], target);
+          this.emitter.emit(Op.GET_INDEX, [], target);
+        }
+        value();
         this.emitter.emit(Op.SET_INDEX, [], target);
         return;
     }
+  }
+
+  /** A constant code is checked here rather than at run time (THROW checks the others). */
+  private checkThrownCode(code: Expr): void {
+    const folded = fold(code, this.constants);
+    if (!folded) return;
+    const problem = typeof folded.value === 'string' ? thrownCodeProblem(folded.value) : `a thrown code is a text, not ${typeName(folded.value)}`;
+    if (problem !== null) this.reporter.error(DIAG.E_THROW_CODE, problem, code, { hint: "write throw 'out_of_stock', 'Only 2 left'" });
+  }
+
+  /** `total += x` before any `total = …`: there is no value to add to (an ambient name is reported as assigned). */
+  private compoundOnUndeclared(stmt: Stmt & { kind: 'Assign' }, name: string): void {
+    if (!this.isAmbient(name) && !isConstName(name)) {
+      const near = didYouMean(name, this.scopes.visible());
+      this.reporter.error(DIAG.E_UNDEFINED_NAME, `'${name}' is not defined here, so '${stmt.op}=' has no value to start from`, stmt.target, {
+        length: name.length,
+        hint: near ?? `give it a first value: ${name} = ${stmt.op === '*' || stmt.op === '/' ? 1 : 0}`,
+      });
+    }
+    this.emitter.emit(Op.NULL, [], stmt.target);
   }
 
   private ifStmt(stmt: Stmt & { kind: 'If' }): void {
@@ -435,7 +507,7 @@ export class ChunkCompiler {
       case 'Unary':
       case 'Binary':
       case 'Template': {
-        const folded = fold(expr);
+        const folded = fold(expr, this.constants);
         if (folded) return this.literal(folded.value, expr);
         break;
       }
@@ -467,17 +539,17 @@ export class ChunkCompiler {
         return;
       case 'Logical':
         return this.logical(expr);
+      case 'Conditional':
+        return this.conditional(expr);
       case 'Member':
-        if (expr.name === 'body' && isRequest(expr.object)) this.needBody(expr);
-        this.expr(expr.object);
-        this.emitter.emit(Op.GET_FIELD, [this.emitter.constant(expr.name)], expr);
+      case 'Index': {
+        if (!expr.optional && !expr.chained) return this.access(expr, []);
+        // Every `?.` of the chain jumps to its end with the null it found.
+        const toEnd: number[] = [];
+        this.access(expr, toEnd);
+        for (const at of toEnd) this.emitter.patch(at);
         return;
-      case 'Index':
-        if (isRequest(expr.object) && expr.index.kind === 'Literal' && expr.index.value === 'body') this.needBody(expr);
-        this.expr(expr.object);
-        this.expr(expr.index);
-        this.emitter.emit(Op.GET_INDEX, [], expr);
-        return;
+      }
       case 'Call':
         return this.call(expr);
     }
@@ -498,7 +570,7 @@ export class ChunkCompiler {
         text += part;
         continue;
       }
-      const folded = fold(part);
+      const folded = fold(part, this.constants);
       if (folded) {
         text += toText(folded.value);
         continue;
@@ -511,8 +583,39 @@ export class ChunkCompiler {
     this.emitter.emit(Op.TEMPLATE, [count], expr);
   }
 
+  /** One link of a postfix chain: its object (the chain's earlier links), a null test for `?.`, the read. */
+  private access(expr: MemberExpr | IndexExpr, toEnd: number[]): void {
+    const object = expr.object;
+    const key = expr.kind === 'Member' ? expr.name : expr.index.kind === 'Literal' ? expr.index.value : null;
+    if (key === 'body' && isRequest(object)) this.needBody(expr);
+    if (expr.chained && (object.kind === 'Member' || object.kind === 'Index')) this.access(object, toEnd);
+    else this.expr(object);
+    if (expr.optional) toEnd.push(this.emitter.emitJump(Op.JUMP_IF_NULL, expr));
+    if (expr.kind === 'Member') {
+      this.emitter.emit(Op.GET_FIELD, [this.emitter.constant(expr.name)], expr);
+      return;
+    }
+    this.expr(expr.index);
+    this.emitter.emit(Op.GET_INDEX, [], expr);
+  }
+
+  /** `c ? a : b`: a constant condition compiles only its branch. */
+  private conditional(expr: Expr & { kind: 'Conditional' }): void {
+    const cond = fold(expr.cond, this.constants);
+    if (cond) return this.expr(isTruthy(cond.value) ? expr.then : expr.otherwise);
+    this.expr(expr.cond);
+    const toElse = this.emitter.emitJump(Op.JUMP_IF_FALSE, expr);
+    const depth = this.emitter.depth;
+    this.expr(expr.then);
+    const toEnd = this.emitter.emitJump(Op.JUMP, expr);
+    this.emitter.patch(toElse);
+    this.emitter.depth = depth;
+    this.expr(expr.otherwise);
+    this.emitter.patch(toEnd);
+  }
+
   private logical(expr: Expr & { kind: 'Logical' }): void {
-    const left = fold(expr.left);
+    const left = fold(expr.left, this.constants);
     if (left) {
       // A constant left side decides statically whether the right side is the result.
       if (shortCircuits(expr.op, left.value)) this.literal(left.value, expr.left);
@@ -538,8 +641,15 @@ export class ChunkCompiler {
       this.emitter.emit(Op.LOAD_AMBIENT, [ambient], expr);
       return;
     }
+    if (this.consts.has(expr.name)) return this.literal(this.consts.get(expr.name)!, expr);
     const length = expr.name.length;
     const top = this.topLevel.get(expr.name);
+    if (top === undefined && isConstName(expr.name)) {
+      // Another file's constant: the linker binds the reference to its value (or reports it unknown).
+      const index = this.emitter.ref({ name: expr.name, kind: 'const', argc: 0, line: expr.line, col: expr.col });
+      this.emitter.emit(Op.CALL, [index, 0], expr);
+      return;
+    }
     if (top !== undefined) {
       const what = top === 'guard' ? 'guard_definition' : top;
       const hint = top === 'type' ? `use ${expr.name}.create(...) or ${expr.name}.find(...)` : `call it: ${expr.name}(...)`;
@@ -593,6 +703,7 @@ export class ChunkCompiler {
 
   /** `f` or `X.m` for a callable callee whose names are not locals; null for anything else. */
   private calleeName(callee: Expr): string | null {
+    if ((callee.kind === 'Member' || callee.kind === 'Index') && (callee.optional || callee.chained)) return null;
     if (callee.kind === 'Name') return this.scopes.lookup(callee.name) === undefined ? callee.name : null;
     if (callee.kind === 'Member' && callee.object.kind === 'Name' && this.scopes.lookup(callee.object.name) === undefined) {
       return `${callee.object.name}.${callee.name}`;
@@ -617,6 +728,7 @@ const BINARY_OPS = {
   '*': Op.MUL,
   '/': Op.DIV,
   '%': Op.MOD,
+  '**': Op.POW,
   '==': Op.EQ,
   '!=': Op.NE,
   '<': Op.LT,

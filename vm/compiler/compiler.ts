@@ -3,7 +3,7 @@
  * guard_definition and middleware, plus the route metadata the runtime and the reference read.
  */
 import { createHash } from 'node:crypto';
-import type { Decl, FileNode, Pos, RouteDecl } from '../front/ast.js';
+import type { Decl, FileNode, Literal, Pos, RouteDecl } from '../front/ast.js';
 import { ChunkCompiler, type TopLevelKind } from './chunk-compiler.js';
 import {
   Reporter,
@@ -18,10 +18,12 @@ import {
 } from './compile-meta.js';
 import type { Diagnostic } from '../diagnostics.js';
 import { inferCallable, inferResponses, mergeResponses, type RecordMethods } from './infer.js';
-import type { CallableMeta, ChunkData, CompiledModule, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
+import type { CallableMeta, ChunkData, CompiledModule, ConstMeta, FieldMeta, RouteMeta, TypeMeta } from '../bytecode/module.js';
 import { ARTEFACT_MAGIC, FORMAT_VERSION } from '../bytecode/module.js';
 import { parse, type BrokenDecl } from '../front/parser.js';
 import { DIAG } from '../errors.js';
+import { fold } from './fold.js';
+import { isConstName } from '../lang.js';
 
 export { MAX_ARGS } from './chunk-compiler.js';
 export { MAX_CONSTANTS } from './chunk-emitter.js';
@@ -73,6 +75,8 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
   const decls = ast.decls.filter((d) => !skipped.has(d) && !duplicates.has(d));
   // Broken ones are not compared for duplicates: their remains would only add noise.
   for (const b of broken) if (b.kind !== null && b.name !== null && !topLevel.has(b.name)) topLevel.set(b.name, b.kind);
+  const consts = foldConsts(decls, reporter);
+  const constValues: ReadonlyMap<string, Literal> = new Map(consts.map((c) => [c.name, c.value]));
   const types = new Map<string, FieldMeta[]>();
   const recordMethods = options.recordMethods ?? NO_RECORD_METHODS;
   const module: CompiledModule = {
@@ -91,6 +95,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
     types: [],
     middleware: null,
   };
+  if (consts.length > 0) module.consts = consts;
   // Types first: routes infer record schemas from types declared anywhere in the file.
   for (const decl of decls) {
     if (decl.kind !== 'TypeDecl') continue;
@@ -103,13 +108,13 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
   for (const decl of decls) {
     switch (decl.kind) {
       case 'Route': {
-        module.routes.push(compileRoute(decl, reporter, topLevel, types, recordMethods, chunk));
+        module.routes.push(compileRoute(decl, reporter, topLevel, constValues, types, recordMethods, chunk));
         break;
       }
       case 'FnDecl':
       case 'GuardDef': {
         const kind = decl.kind === 'FnDecl' ? 'fn' : 'guard';
-        const compiler = new ChunkCompiler(reporter, topLevel, kind, decl);
+        const compiler = new ChunkCompiler(reporter, topLevel, kind, decl, constValues);
         compiler.params(decl.params);
         compiler.statements(decl.body.body);
         const index = chunk(compiler.finish(`${kind} ${decl.name}`, decl.params.length));
@@ -127,7 +132,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         break;
       }
       case 'Middleware': {
-        const compiler = new ChunkCompiler(reporter, topLevel, 'middleware', decl);
+        const compiler = new ChunkCompiler(reporter, topLevel, 'middleware', decl, constValues);
         compiler.statements(decl.body.body);
         if (module.middleware === null) {
           module.middleware = chunk(compiler.finish('middleware', 0));
@@ -137,6 +142,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         break;
       }
       case 'TypeDecl':
+      case 'Const':
         break;
     }
   }
@@ -175,11 +181,49 @@ function collectTopLevel(decls: readonly Decl[], reporter: Reporter): { kinds: M
   return { kinds, duplicates };
 }
 
+/**
+ * The file's constants, folded in source order (a value may use the constants above it); a name
+ * not in capitals, a second declaration or a value that is not constant is reported.
+ */
+function foldConsts(decls: readonly Decl[], reporter: Reporter): ConstMeta[] {
+  const known = new Map<string, ConstMeta>();
+  const lookup = (name: string) => {
+    const c = known.get(name);
+    return c === undefined ? null : { value: c.value };
+  };
+  for (const decl of decls) {
+    if (decl.kind !== 'Const') continue;
+    const length = decl.name.length;
+    if (!isConstName(decl.name)) {
+      reporter.error(DIAG.E_CONST, `a constant is named in capitals, not '${decl.name}'`, decl, {
+        length,
+        hint: `write 'const ${decl.name.toUpperCase()} = …'`,
+      });
+      continue;
+    }
+    const earlier = known.get(decl.name);
+    if (earlier) {
+      reporter.error(DIAG.E_DUPLICATE_DECL, `'${decl.name}' is declared on line ${earlier.line} and again on line ${decl.line}`, decl, { length });
+      continue;
+    }
+    const folded = fold(decl.value, lookup);
+    if (folded === null) {
+      reporter.error(DIAG.E_NOT_CONSTANT, `the value of '${decl.name}' is not a constant`, decl.value, {
+        hint: 'a constant is a number, text, bool or null made of literals, operators and the constants above it; compute other values in a fn',
+      });
+    }
+    // Declared even when its value is refused (the module then never runs), so its uses add no error.
+    known.set(decl.name, { name: decl.name, value: folded?.value ?? null, line: decl.line, col: decl.col });
+  }
+  return [...known.values()];
+}
+
 /** One route: its chunk (guard calls, READ_BODY, VALIDATE, handler) and its metadata. */
 function compileRoute(
   decl: RouteDecl,
   reporter: Reporter,
   topLevel: ReadonlyMap<string, TopLevelKind>,
+  consts: ReadonlyMap<string, Literal>,
   types: ReadonlyMap<string, FieldMeta[]>,
   recordMethods: RecordMethods,
   chunk: (data: ChunkData) => number,
@@ -187,7 +231,7 @@ function compileRoute(
   const guards = guardMetas(decl.guards, reporter);
   const body = decl.validate ? fieldMetas(decl.validate.fields, reporter) : null;
   const query = decl.query ? fieldMetas(decl.query.fields, reporter) : null;
-  const compiler = new ChunkCompiler(reporter, topLevel, 'route', decl);
+  const compiler = new ChunkCompiler(reporter, topLevel, 'route', decl, consts);
   for (const guard of guards) {
     compiler.guardCall({ name: guard.name, line: guard.line, col: guard.col, mode: guard.mode }, guard.args, guard);
   }

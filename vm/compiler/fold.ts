@@ -4,18 +4,26 @@
  * (division by zero, arithmetic on text, comparing a number with text) is left unfolded.
  */
 import type { BinaryOp, Expr, Literal } from '../front/ast.js';
-import { isTruthy, toText, valuesEqual } from '../values.js';
+import { isTruthy, power, toText, valuesEqual } from '../values.js';
 
 /** A folded value; wrapped so that a folded `null` differs from "not constant". */
 export interface Folded {
   value: Literal;
 }
 
-/** The compile-time value of `expr`, or null when it is not a constant (or would fail at runtime). */
-export function fold(expr: Expr): Folded | null {
+/** The value of a name that is a constant (a `const` of the file), or null. */
+export type ConstLookup = (name: string) => Folded | null;
+
+/**
+ * The compile-time value of `expr`, or null when it is not a constant (or would fail at runtime).
+ * `names` gives the constants a name may stand for.
+ */
+export function fold(expr: Expr, names?: ConstLookup): Folded | null {
   switch (expr.kind) {
     case 'Literal':
       return { value: expr.value };
+    case 'Name':
+      return names?.(expr.name) ?? null;
     case 'Template': {
       let text = '';
       for (const part of expr.parts) {
@@ -23,30 +31,35 @@ export function fold(expr: Expr): Folded | null {
           text += part;
           continue;
         }
-        const folded = fold(part);
+        const folded = fold(part, names);
         if (!folded) return null;
         text += toText(folded.value);
       }
       return { value: text };
     }
     case 'Unary': {
-      const operand = fold(expr.operand);
+      const operand = fold(expr.operand, names);
       if (!operand) return null;
       if (expr.op === '!') return { value: !isTruthy(operand.value) };
       return typeof operand.value === 'number' ? { value: -operand.value } : null;
     }
     case 'Binary': {
-      const left = fold(expr.left);
+      const left = fold(expr.left, names);
       if (!left) return null;
-      const right = fold(expr.right);
+      const right = fold(expr.right, names);
       if (!right) return null;
       return foldBinary(expr.op, left.value, right.value);
     }
     case 'Logical': {
-      const left = fold(expr.left);
+      const left = fold(expr.left, names);
       if (!left) return null;
       if (shortCircuits(expr.op, left.value)) return left;
-      return fold(expr.right);
+      return fold(expr.right, names);
+    }
+    case 'Conditional': {
+      const cond = fold(expr.cond, names);
+      if (!cond) return null;
+      return fold(isTruthy(cond.value) ? expr.then : expr.otherwise, names);
     }
     default:
       return null;
@@ -94,6 +107,12 @@ export function foldBinary(op: BinaryOp, a: Literal, b: Literal): Folded | null 
       return b === 0 ? null : { value: a / b };
     case '%':
       return b === 0 ? null : { value: a % b };
+    case '**':
+      try {
+        return { value: power(a, b) };
+      } catch {
+        return null;
+      }
   }
 }
 

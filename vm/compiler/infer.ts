@@ -128,6 +128,7 @@ function stmtEnds(stmt: Stmt | IfStmt, returning: boolean): boolean {
     case 'Return':
       return returning;
     case 'Fail':
+    case 'Throw':
     case 'Response':
       return true;
     case 'ExprStmt':
@@ -280,8 +281,10 @@ class Walker {
       case 'Assign': {
         this.visit(stmt.value);
         const target = stmt.target;
-        if (target.kind === 'Name') this.bind(target.name, this.schemaOf(stmt.value));
-        else if (target.kind === 'Member' && target.object.kind === 'Name') this.setProperty(target.object.name, target.name, this.schemaOf(stmt.value));
+        // `x += v` stores what `x + v` gives.
+        const stored: Expr = stmt.op === null ? stmt.value : { kind: 'Binary', op: stmt.op, left: target, right: stmt.value, line: stmt.line, col: stmt.col };
+        if (target.kind === 'Name') this.bind(target.name, this.schemaOf(stored));
+        else if (target.kind === 'Member' && target.object.kind === 'Name') this.setProperty(target.object.name, target.name, this.schemaOf(stored));
         else this.visit(target);
         return;
       }
@@ -318,6 +321,10 @@ class Walker {
       case 'Return':
         if (stmt.value) this.visit(stmt.value);
         this.returns.push(stmt.value ? this.schemaOf(stmt.value) : NULL_SCHEMA);
+        return;
+      case 'Throw':
+        this.visit(stmt.code);
+        if (stmt.message) this.visit(stmt.message);
         return;
       case 'Fail': {
         this.visit(stmt.status);
@@ -419,6 +426,11 @@ class Walker {
         this.visit(expr.left);
         this.visit(expr.right);
         return;
+      case 'Conditional':
+        this.visit(expr.cond);
+        this.visit(expr.then);
+        this.visit(expr.otherwise);
+        return;
       case 'Member':
         this.visit(expr.object);
         return;
@@ -489,8 +501,11 @@ class Walker {
       case 'Name':
         return this.nameSchema(expr.name);
       case 'Member':
+        // An optional chain may be null wherever it stops: nothing is known of it.
+        if (expr.optional || expr.chained) return {};
         return this.memberSchema(expr.object, expr.name);
       case 'Index': {
+        if (expr.optional || expr.chained) return {};
         const object = this.schemaOf(expr.object);
         return object.type === 'array' && object.items ? (object.items as JsonSchema) : {};
       }
@@ -508,6 +523,7 @@ class Walker {
           case '*':
           case '/':
           case '%':
+          case '**':
             return { type: 'number' };
           default:
             return { type: 'boolean' };
@@ -515,6 +531,10 @@ class Walker {
       case 'Logical': {
         const left = this.schemaOf(expr.left);
         return sameSchema(left, this.schemaOf(expr.right)) ? left : {};
+      }
+      case 'Conditional': {
+        const then = this.schemaOf(expr.then);
+        return sameSchema(then, this.schemaOf(expr.otherwise)) ? then : {};
       }
       default:
         return {};

@@ -16,7 +16,19 @@ export type { Constant, Literal, HttpMethod, FieldType, PathSegment } from '../l
 export { isLiteral } from '../lang.js';
 export { HTTP_METHODS, FIELD_TYPES } from '../lang.js';
 
-export type Expr = LiteralExpr | TemplateExpr | ListExpr | ObjectExpr | NameExpr | UnaryExpr | BinaryExpr | LogicalExpr | MemberExpr | IndexExpr | CallExpr;
+export type Expr =
+  | LiteralExpr
+  | TemplateExpr
+  | ListExpr
+  | ObjectExpr
+  | NameExpr
+  | UnaryExpr
+  | BinaryExpr
+  | LogicalExpr
+  | ConditionalExpr
+  | MemberExpr
+  | IndexExpr
+  | CallExpr;
 
 /** `12`, `1.5`, `'text'`, `"text"` without interpolation, `true`, `false`, `null`. */
 export interface LiteralExpr extends Pos {
@@ -58,7 +70,7 @@ export interface UnaryExpr extends Pos {
   operand: Expr;
 }
 
-export type BinaryOp = '+' | '-' | '*' | '/' | '%' | '<' | '<=' | '>' | '>=' | '==' | '!=';
+export type BinaryOp = '+' | '-' | '*' | '/' | '%' | '**' | '<' | '<=' | '>' | '>=' | '==' | '!=';
 
 export interface BinaryExpr extends Pos {
   kind: 'Binary';
@@ -75,14 +87,32 @@ export interface LogicalExpr extends Pos {
   right: Expr;
 }
 
-/** `object.name`; after `.` any word is a member name, keywords included. */
-export interface MemberExpr extends Pos {
+/** `cond ? then : otherwise`: only the chosen branch is evaluated. */
+export interface ConditionalExpr extends Pos {
+  kind: 'Conditional';
+  cond: Expr;
+  then: Expr;
+  otherwise: Expr;
+}
+
+/**
+ * The links of an optional chain: `optional` marks a `?.` link (null when its object is null);
+ * `chained` marks a link after one in the same chain, skipped with it (`a?.b.c` is null when `a` is).
+ */
+interface ChainLink {
+  optional?: true;
+  chained?: true;
+}
+
+/** `object.name`, `object?.name`; after `.` any word is a member name, keywords included. */
+export interface MemberExpr extends Pos, ChainLink {
   kind: 'Member';
   object: Expr;
   name: string;
 }
 
-export interface IndexExpr extends Pos {
+/** `object[index]`, `object?.[index]`. */
+export interface IndexExpr extends Pos, ChainLink {
   kind: 'Index';
   object: Expr;
   index: Expr;
@@ -107,6 +137,7 @@ export type Stmt =
   | ContinueStmt
   | ReturnStmt
   | FailStmt
+  | ThrowStmt
   | SaveStmt
   | DeleteStmt
   | TryStmt
@@ -119,10 +150,14 @@ export interface Block extends Pos {
   body: Stmt[];
 }
 
-/** `name = expr`, `a.b = expr`, `a[i] = expr`; a bare name declares on first assignment. */
+/** The operators of compound assignment (`x += 1` is `x = x + 1` with `x`'s parts evaluated once). */
+export type CompoundOp = '+' | '-' | '*' | '/';
+
+/** `name = expr`, `a.b = expr`, `a[i] = expr`; a bare name declares on first assignment. `op` is set for `+=`, `-=`, `*=`, `/=`. */
 export interface AssignStmt extends Pos {
   kind: 'Assign';
   target: NameExpr | MemberExpr | IndexExpr;
+  op: CompoundOp | null;
   value: Expr;
 }
 
@@ -166,6 +201,13 @@ export interface ReturnStmt extends Pos {
 export interface FailStmt extends Pos {
   kind: 'Fail';
   status: Expr;
+  message: Expr | null;
+}
+
+/** `throw 'out_of_stock', 'message'`: raises an error `try` catches as `{ code, message }`. */
+export interface ThrowStmt extends Pos {
+  kind: 'Throw';
+  code: Expr;
   message: Expr | null;
 }
 
@@ -288,7 +330,15 @@ export interface MiddlewareDecl extends Pos {
   doc: string | null;
 }
 
-export type Decl = RouteDecl | GuardDefDecl | TypeDecl | FnDecl | MiddlewareDecl;
+/** `const MAX_ITEMS = 50`: a constant every file of the app reads, its value folded at compile time. */
+export interface ConstDecl extends Pos {
+  kind: 'Const';
+  name: string;
+  value: Expr;
+  doc: string | null;
+}
+
+export type Decl = RouteDecl | GuardDefDecl | TypeDecl | FnDecl | MiddlewareDecl | ConstDecl;
 
 export interface FileNode {
   kind: 'File';

@@ -10,6 +10,10 @@
  * are ordinary tokens, so interpolations may nest braces and further strings. Every template is
  * closed in the token list, even when the source is not (a diagnostic reports that), so the
  * parser never has to handle a half-open string. Single-quoted strings are one `string` token.
+ *
+ * Multi-line texts (`"""…"""`, interpolating, and `'''…'''`, literal) become the same template
+ * sequence; each line break inside is a `template_text` of its own, and once the text is closed
+ * its common indentation is removed from the values (`dedent`).
  */
 import { createRequire } from 'node:module';
 import type Moo from 'moo';
@@ -24,6 +28,12 @@ const moo = createRequire(import.meta.url)('moo') as typeof Moo;
 
 /** The punctuation tokens; each is its own token type. */
 export const PUNCTUATION = [
+  '**',
+  '+=',
+  '-=',
+  '*=',
+  '/=',
+  '?.',
   '==',
   '!=',
   '<=',
@@ -100,6 +110,9 @@ const PATH = /\/(?:[^\s{]|\{[^\s{}]*\})*/;
 const SQ_STRING = /'(?:[^'\\\r\n]|\\[^\r\n]|\r(?!\n))*'/;
 const SQ_UNTERMINATED = /'(?:[^'\\\r\n]|\\[^\r\n]|\r(?!\n))*\\?/;
 const DQ_TEXT = /(?:[^"\\$\r\n]|\\[^\r\n]?|\$(?!\{)|\r(?!\n))+/;
+/** One line's worth of a multi-line text: up to a line break, `${` or the closing `"""`. */
+const TDQ_TEXT = /(?:[^"\\$\r\n]|\\[^\r\n]?|\$(?!\{)|"(?!"")|\r(?!\n))+/;
+const TSQ_TEXT = /(?:[^'\\\r\n]|\\[^\r\n]?|'(?!'')|\r(?!\n))+/;
 
 type Rules = Moo.Rules;
 type Flavour = 'main' | 'interp' | 'brace' | 'head';
@@ -122,6 +135,8 @@ function codeRules(flavour: Flavour): Rules {
   Object.assign(rules, {
     number: { match: NUMBER, ...exit },
     word: { match: WORD, ...exit },
+    // Before the one-quote rules: `"""` and `'''` open multi-line texts.
+    ...(flavour === 'head' ? {} : { tdq_start: { match: '"""', push: 'tdq' }, tsq_start: { match: "'''", push: 'tsq' } }),
     string: { match: SQ_STRING, ...exit },
     unterminated_string: { match: SQ_UNTERMINATED, ...exit },
     template_start: flavour === 'head' ? { match: '"', next: 'dqHead' } : { match: '"', push: 'dq' },
@@ -150,6 +165,18 @@ function stringRules(top: boolean): Rules {
   } as Rules;
 }
 
+/** Inside `"""…"""` (interpolating) or `'''…'''`: line breaks are text. */
+function multilineRules(quote: '"' | "'"): Rules {
+  const rules: Rules = {
+    ml_end: { match: quote.repeat(3), pop: 1 },
+    ml_newline: { match: /\r?\n/, lineBreaks: true },
+  };
+  if (quote === '"') rules.interp_start = { match: '${', push: 'interp' };
+  rules.template_text = quote === '"' ? TDQ_TEXT : TSQ_TEXT;
+  rules.invalid = { match: /[\s\S]/, lineBreaks: true };
+  return rules;
+}
+
 const headRules = codeRules('head');
 const pathRules: Rules = { ...headRules };
 delete pathRules.method;
@@ -161,6 +188,8 @@ const LEXER = moo.states(
     brace: codeRules('brace'),
     dq: stringRules(false),
     dqHead: stringRules(true),
+    tdq: multilineRules('"'),
+    tsq: multilineRules("'"),
     routeHead: headRules,
     routePath: pathRules,
   },
@@ -197,8 +226,8 @@ export function tokenize(file: string, source: string): TokenizeResult {
 class Tokenizer {
   private readonly tokens: Token[] = [];
   private readonly diagnostics: Diagnostic[] = [];
-  /** Open templates (`T`) and interpolations (`I`), innermost last. */
-  private readonly open: { kind: 'T' | 'I'; token: Token }[] = [];
+  /** Open templates (`T`) and interpolations (`I`), innermost last; `at` is a template's index in `tokens`. */
+  private readonly open: { kind: 'T' | 'I'; token: Token; at: number }[] = [];
   private braceDepth = 0;
   private lineHasToken = false;
   private lineHasComment = false;
@@ -255,13 +284,22 @@ class Tokenizer {
         this.emit('string', t, this.decode(t.text.slice(1).replace(/\\$/, ''), t, 1));
         return;
       case 'template_start':
-        this.open.push({ kind: 'T', token: this.emit('template_start', t) });
+      case 'tdq_start':
+      case 'tsq_start':
+        this.open.push({ kind: 'T', at: this.tokens.length, token: this.emit('template_start', t) });
+        return;
+      case 'ml_newline':
+        this.emit('template_text', t, '\n');
+        return;
+      case 'ml_end':
+        dedent(this.tokens, this.open.pop()!.at);
+        this.emit('template_end', t);
         return;
       case 'template_text':
         this.emit('template_text', t, this.decode(t.text, t, 0));
         return;
       case 'interp_start':
-        this.open.push({ kind: 'I', token: this.emit('interp_start', t) });
+        this.open.push({ kind: 'I', at: this.tokens.length, token: this.emit('interp_start', t) });
         return;
       case 'interp_end':
       case 'template_end':
@@ -332,7 +370,13 @@ class Tokenizer {
   private unterminatedTemplate(): void {
     const top = this.open.pop();
     if (!top) return;
-    this.report(DIAG.E_UNTERMINATED_STRING, "unterminated text: missing closing '\"'", top.token, 1, "close the text with '\"' on the same line");
+    this.report(
+      DIAG.E_UNTERMINATED_STRING,
+      "unterminated text: missing closing '\"'",
+      top.token,
+      1,
+      'close the text with \'"\' on the same line, or write a multi-line text between \'"""\'',
+    );
     const last = this.tokens[this.tokens.length - 1]!;
     this.synthetic('template_end', last.line, last.col + last.text.length);
   }
@@ -341,7 +385,9 @@ class Tokenizer {
   private closeOpenTemplates(line: number, col: number): void {
     const outer = this.open.find((o) => o.kind === 'T');
     this.truncated ||= outer !== undefined;
-    if (outer) this.report(DIAG.E_UNTERMINATED_STRING, "unterminated text: missing closing '\"'", outer.token, 1, "close the text with '\"'");
+    const quote = outer?.token.text;
+    if (outer)
+      this.report(DIAG.E_UNTERMINATED_STRING, `unterminated text: missing closing '${quote}'`, outer.token, quote!.length, `close the text with '${quote}'`);
     while (this.open.length > 0) {
       const top = this.open.pop()!;
       this.synthetic(top.kind === 'T' ? 'template_end' : 'interp_end', line, col);
@@ -390,5 +436,70 @@ class Tokenizer {
     const d = diagnostic(code, message, { file: this.file, line: at.line, col: at.col }, { source: this.source, length, hint });
     this.diagnostics.push(d);
     return d;
+  }
+}
+
+/** A line of a multi-line text: its text tokens (outside interpolations), and whether it holds an interpolation. */
+interface TextLine {
+  parts: Token[];
+  interpolated: boolean;
+  /** The line starts with an interpolation, so it has no indentation. */
+  startsInterpolated: boolean;
+  /** The token of the line break that ends it. */
+  end: Token | null;
+}
+
+const BLANK = /^[ \t]*$/;
+
+/**
+ * Removes the common indentation of the multi-line text that opens at `tokens[at]` and ends
+ * with the last token, as Java's text blocks do (JEP 378): the line break right after the opening
+ * quotes is dropped; the indentation removed is the longest run of spaces and tabs that starts
+ * every non-blank line after the first and, when the closing quotes stand alone on their line,
+ * that line too (then dropped itself, so the text ends with a line break); blank lines become empty.
+ * The values only change: positions and raw texts stay as written.
+ */
+function dedent(tokens: Token[], at: number): void {
+  const lines: TextLine[] = [];
+  let line: TextLine = { parts: [], interpolated: false, startsInterpolated: false, end: null };
+  let depth = 0;
+  for (let i = at + 1; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.type === 'interp_start' && depth++ === 0) {
+      line.startsInterpolated ||= line.parts.length === 0;
+      line.interpolated = true;
+    } else if (t.type === 'interp_end') depth--;
+    else if (depth === 0 && t.type === 'template_text') {
+      if (t.text === '\n' || t.text === '\r\n') {
+        line.end = t;
+        lines.push(line);
+        line = { parts: [], interpolated: false, startsInterpolated: false, end: null };
+      } else line.parts.push(t);
+    }
+  }
+  lines.push(line);
+  if (lines.length === 1) return;
+  const blank = (l: TextLine) => !l.interpolated && l.parts.every((p) => BLANK.test(p.text));
+  const clear = (l: TextLine) => {
+    for (const p of l.parts) p.value = '';
+  };
+  const [first, last] = [lines[0]!, lines[lines.length - 1]!];
+  if (blank(first)) {
+    clear(first);
+    first.end!.value = '';
+  }
+  const indents: string[] = [];
+  for (const l of lines.slice(1)) {
+    const lead = l.startsInterpolated ? '' : /^[ \t]*/.exec(l.parts[0]?.text ?? '')![0];
+    if (l === last || !blank(l)) indents.push(lead);
+  }
+  const indent = indents.reduce((common, lead) => {
+    let n = 0;
+    while (n < common.length && n < lead.length && common[n] === lead[n]) n++;
+    return common.slice(0, n);
+  }, indents[0] ?? '');
+  for (const l of lines.slice(1)) {
+    if (blank(l)) clear(l);
+    else if (!l.startsInterpolated) l.parts[0]!.value = l.parts[0]!.value.slice(indent.length);
   }
 }

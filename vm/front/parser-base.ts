@@ -51,7 +51,7 @@ export const RESERVED = new Set([
 ]);
 
 /** Words that start a top-level declaration. */
-export const DECLARATION_WORDS = ['route', 'guard_definition', 'type', 'fn', 'middleware'];
+export const DECLARATION_WORDS = ['route', 'guard_definition', 'type', 'fn', 'middleware', 'const'];
 
 /** Thrown to enter panic mode; caught where the grammar can resynchronise. */
 export class ParseError extends Error {}

@@ -2,14 +2,15 @@
  * Expressions: a Pratt parser driven by one rule table indexed by token, in the style of clox.
  * Every prefix/infix function carries the production it parses as a one-line comment.
  */
-import type { BinaryOp, Expr, ListExpr, LogicalExpr, ObjectEntry, ObjectExpr } from './ast.js';
+import type { BinaryOp, Expr, IndexExpr, ListExpr, LogicalExpr, MemberExpr, ObjectEntry, ObjectExpr } from './ast.js';
 import type { Token } from './lexer.js';
 import { describe, RESERVED, type Parser } from './parser-base.js';
 import { DIAG } from '../errors.js';
 
-/** Binding power of operators, lowest first; binary operators are left-associative. */
+/** Binding power of operators, lowest first; binary operators are left-associative but `? :` and `**`. */
 export enum Precedence {
   None,
+  Conditional, // ? :
   Nullish, // ??
   Or, // || or
   And, // && and
@@ -18,7 +19,8 @@ export enum Precedence {
   Term, // + -
   Factor, // * / %
   Unary, // - ! not
-  Postfix, // . [] ()
+  Power, // **      (tighter than a unary minus on its left: `-2 ** 2` is -4, as in Python)
+  Postfix, // . ?. [] ()
 }
 
 type PrefixFn = (p: Parser, token: Token) => Expr;
@@ -37,6 +39,9 @@ const RULES: Record<string, ParseRule> = {
   '(': { prefix: grouping, infix: call, precedence: P.Postfix },
   '[': { prefix: list, infix: index, precedence: P.Postfix },
   '.': { prefix: null, infix: member, precedence: P.Postfix },
+  '?.': { prefix: null, infix: optionalLink, precedence: P.Postfix },
+  '?': { prefix: null, infix: conditional, precedence: P.Conditional },
+  '**': { prefix: null, infix: power, precedence: P.Power },
   '{': { prefix: object, infix: null, precedence: P.None },
   '-': { prefix: unary, infix: binary, precedence: P.Term },
   '+': { prefix: null, infix: binary, precedence: P.Term },
@@ -73,10 +78,10 @@ function ruleFor(t: Token): ParseRule {
   return Object.hasOwn(RULES, key) ? RULES[key]! : NO_RULE;
 }
 
-// expr = nullish
+// expr = conditional
 /** Parses one expression. */
 export function expression(p: Parser): Expr {
-  return parsePrecedence(p, P.Nullish);
+  return parsePrecedence(p, P.Conditional);
 }
 
 /** Parses an expression whose operators all bind at least as tightly as `precedence`. */
@@ -89,6 +94,8 @@ export function parsePrecedence(p: Parser, precedence: Precedence): Expr {
   p.advance();
   let left = prefix(p, token);
   for (;;) {
+    // A line that starts with '?' goes on with the conditional the line above began.
+    if (precedence <= P.Conditional && p.peek().type === 'newline' && p.peekPastNewlines().type === '?') p.skipNewlines();
     const next = p.peek();
     const rule = ruleFor(next);
     if (!rule.infix || rule.precedence < precedence) break;
@@ -104,8 +111,12 @@ export function parsePrecedence(p: Parser, precedence: Precedence): Expr {
 function expectedExpression(p: Parser, t: Token): never {
   const prev = p.tokens[p.tokens.indexOf(t, Math.max(0, p.pos - 1)) - 1];
   let hint: string | undefined;
-  if (t.type === '=' && prev && ['+', '-', '*', '/', '%'].includes(prev.type)) {
-    hint = `there is no compound assignment; write 'x = x ${prev.type} value'`;
+  if (t.type === '=' && prev && ['+', '-', '*', '/'].includes(prev.type)) {
+    hint = `write '${prev.type}=' without a space`;
+  } else if (t.type === '=' && prev?.type === '%') {
+    hint = "there is no '%='; write 'x = x % value'";
+  } else if (t.type === '.' && prev?.type === '?') {
+    hint = "optional chaining is written '?.' without a space";
   } else if (t.type === '{' && p.blockBraceAt === p.nesting) {
     hint = "the '{' here opens the block; write the condition before it";
   }
@@ -232,6 +243,25 @@ function binary(p: Parser, left: Expr, op: Token): Expr {
   return { kind: 'Binary', op: op.type as BinaryOp, left, right, line: left.line, col: left.col };
 }
 
+// power = expr "**" power      (right-associative: `2 ** 3 ** 2` is 2 ** 9)
+function power(p: Parser, left: Expr, _op: Token): Expr {
+  p.skipNewlines();
+  const right = parsePrecedence(p, P.Power);
+  return { kind: 'Binary', op: '**', left, right, line: left.line, col: left.col };
+}
+
+// conditional = expr "?" expr ":" conditional      (right-associative)
+function conditional(p: Parser, cond: Expr, _q: Token): Expr {
+  p.skipNewlines();
+  const then = expression(p);
+  // The ':' may start the next line: the expression is visibly unfinished without it.
+  if (p.peek().type === 'newline' && p.peekPastNewlines().type === ':') p.skipNewlines();
+  p.expect(':', "':'", "after the first branch of '? :'", "write 'cond ? value_if_true : value_if_false'");
+  p.skipNewlines();
+  const otherwise = parsePrecedence(p, P.Conditional);
+  return { kind: 'Conditional', cond, then, otherwise, line: cond.line, col: cond.col };
+}
+
 // logical = expr ( "&&" | "and" | "||" | "or" | "??" ) expr
 function logical(p: Parser, left: Expr, op: Token): Expr {
   p.skipNewlines();
@@ -241,21 +271,45 @@ function logical(p: Parser, left: Expr, op: Token): Expr {
 }
 
 // member = expr "." word          (any word, keywords included)
-function member(p: Parser, left: Expr, _dot: Token): Expr {
+function member(p: Parser, left: Expr, dot: Token): Expr {
   p.skipNewlines();
   const t = p.peek();
-  if (t.type !== 'word') p.fail(`expected a member name after '.', found ${describe(t)}`, t);
+  if (t.type !== 'word') p.fail(`expected a member name after '${dot.type}', found ${describe(t)}`, t);
   p.advance();
-  return { kind: 'Member', object: left, name: t.value, line: left.line, col: left.col };
+  const node: MemberExpr = { kind: 'Member', object: left, name: t.value, line: left.line, col: left.col };
+  return link(p, node, dot);
 }
 
 // index = expr "[" expr "]"
-function index(p: Parser, left: Expr, open: Token): Expr {
+function index(p: Parser, left: Expr, open: Token): IndexExpr {
   p.openBracket('[');
   const idx = expression(p);
   p.expect(']', "']'", `to close the '[' at ${open.line}:${open.col}`);
   p.closeBracket();
-  return { kind: 'Index', object: left, index: idx, line: left.line, col: left.col };
+  return link(p, { kind: 'Index', object: left, index: idx, line: left.line, col: left.col }, open);
+}
+
+// optional = expr "?." ( word | "[" expr "]" )
+function optionalLink(p: Parser, left: Expr, q: Token): Expr {
+  const t = p.peek();
+  if (t.type === '[') {
+    const node = index(p, left, p.advance());
+    node.optional = true;
+    return node;
+  }
+  if (t.type === '(') p.fail("a call cannot be optional: only '?.name' and '?.[index]'", t, 'test the value first: x == null ? null : f(x)');
+  return member(p, left, q);
+}
+
+/**
+ * Marks a link of an optional chain: `?.` itself, or a link whose object is one (not parenthesized),
+ * so the whole chain is skipped when a `?.` finds null, as in JavaScript.
+ */
+function link<T extends MemberExpr | IndexExpr>(p: Parser, node: T, via: Token): T {
+  if (via.type === '?.') node.optional = true;
+  const object = node.object;
+  if ((object.kind === 'Member' || object.kind === 'Index') && (object.optional || object.chained) && !p.parenthesized.has(object)) node.chained = true;
+  return node;
 }
 
 // call = expr "(" [ expr { "," expr } [ "," ] ] ")"

@@ -2,7 +2,7 @@
  * Statements and blocks. Each statement recovers on its own: an error skips to the end of its
  * line (or the `}` of its block) and the block goes on with the next statement.
  */
-import type { Block, Expr, IfStmt, Stmt } from './ast.js';
+import type { Block, CompoundOp, Expr, IfStmt, Stmt } from './ast.js';
 import type { Token } from './lexer.js';
 import { describe, ParseError, type Parser } from './parser-base.js';
 import { expression, object, parsePrecedence, Precedence } from './parser-expr.js';
@@ -45,7 +45,7 @@ const FOREIGN_WORDS: Record<string, string> = {
   elseif: "write 'else if'",
   let: "variables are declared by assigning: write 'name = value'",
   var: "variables are declared by assigning: write 'name = value'",
-  const: "variables are declared by assigning: write 'name = value'",
+  const: "'const' declares a constant at the top level of a file; a variable is declared by assigning: write 'name = value'",
   function: "functions are declared at the top level with 'fn'",
 };
 
@@ -71,6 +71,10 @@ export function statement(p: Parser): Stmt | null {
         return returnStatement(p);
       case 'fail':
         return failStatement(p);
+      case 'throw':
+        // A contextual word, like `transaction`: `throw` stays a usable name (`throw = 1`).
+        if (startsThrownCode(p.peekSecond())) return throwStatement(p);
+        break;
       case 'save':
       case 'delete':
         return recordStatement(p);
@@ -108,11 +112,15 @@ function misplacedSection(p: Parser, t: Token): null {
   return null;
 }
 
-// assign = target "=" expr          target = name { "." word | "[" expr "]" }
+/** The assignment operators: `=` and the compound ones with the binary operator each applies. */
+const ASSIGN_OPS: Record<string, CompoundOp | null> = { '=': null, '+=': '+', '-=': '-', '*=': '*', '/=': '/' };
+
+// assign = target ( "=" | "+=" | "-=" | "*=" | "/=" ) expr          target = name { "." word | "[" expr "]" }
 // expr_stmt = expr
 function expressionStatement(p: Parser): Stmt | null {
   const target = expression(p);
-  if (!p.check('=')) {
+  const opToken = p.peek();
+  if (!Object.hasOwn(ASSIGN_OPS, opToken.type)) {
     p.endStatement('the expression');
     return { kind: 'ExprStmt', expr: target, line: target.line, col: target.col };
   }
@@ -125,7 +133,13 @@ function expressionStatement(p: Parser): Stmt | null {
     });
     return null;
   }
-  return { kind: 'Assign', target, value, line: target.line, col: target.col };
+  if (target.kind !== 'Name' && (target.optional || target.chained)) {
+    p.report(DIAG.E_INVALID_ASSIGN, 'cannot assign through an optional chain', target, {
+      hint: "'?.' only reads; test the object first: if x != null { x.f = … }",
+    });
+    return null;
+  }
+  return { kind: 'Assign', target, op: ASSIGN_OPS[opToken.type] ?? null, value, line: target.line, col: target.col };
 }
 
 /** The expression after `if`, `while` or `for … in`, where `{` opens the block, never an object. */
@@ -203,6 +217,23 @@ function failStatement(p: Parser): Stmt {
   const message = p.atStatementEnd() ? null : expression(p);
   p.endStatement("'fail'");
   return { kind: 'Fail', status, message, line: kw.line, col: kw.col };
+}
+
+/**
+ * `throw` starts a statement when a code follows it on the same line: a text, a name, a call (or
+ * a number, refused later with a better message than a parse error).
+ */
+function startsThrownCode(t: Token): boolean {
+  return t.type === 'string' || t.type === 'template_start' || t.type === 'word' || t.type === 'number';
+}
+
+// throw = "throw" expr [ "," expr ]
+function throwStatement(p: Parser): Stmt {
+  const kw = p.advance();
+  const code = expression(p);
+  const message = p.accept(',') ? expression(p) : null;
+  p.endStatement("'throw'");
+  return { kind: 'Throw', code, message, line: kw.line, col: kw.col };
 }
 
 // save = "save" expr        delete = "delete" expr

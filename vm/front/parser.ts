@@ -13,6 +13,7 @@ import { DECLARATION_WORDS, joinDoc, describe, MAX_DIAGNOSTICS, MAX_SOURCE_BYTES
 import { parseRoutePath } from './parser-path.js';
 import { fieldList, fieldSection, guardLine, guardsBlock, sectionAt } from './parser-sections.js';
 import { block, statement } from './parser-stmt.js';
+import { expression } from './parser-expr.js';
 import { DIAG } from '../errors.js';
 
 export { MAX_DIAGNOSTICS, MAX_NESTING_DEPTH, MAX_SOURCE_BYTES } from './parser-base.js';
@@ -188,9 +189,11 @@ class Declarations {
           return this.fn(doc);
         case 'middleware':
           return this.middlewareDeclaration(doc);
+        case 'const':
+          return this.constDeclaration(doc);
       }
     }
-    return this.p.fail(`expected a declaration (route, guard_definition, type, fn or middleware), found ${describe(t)}`, t, this.declarationHint(t));
+    return this.p.fail(`expected a declaration (route, guard_definition, type, fn, const or middleware), found ${describe(t)}`, t, this.declarationHint(t));
   }
 
   private declarationHint(t: Token): string | undefined {
@@ -364,6 +367,16 @@ class Declarations {
     p.expect(')', "',' or ')'", `in the parameter list opened at ${open.line}:${open.col}`);
     p.closeBracket();
     return params;
+  }
+
+  // const_decl = "const" name "=" expr
+  private constDeclaration(doc: string | null): Decl {
+    const p = this.p;
+    p.advance();
+    const name = p.expectName('a constant name', "after 'const'");
+    p.expect('=', "'='", `after the constant name '${name.value}'`, `write 'const ${name.value} = value'`);
+    const value = expression(p);
+    return { kind: 'Const', name: name.value, value, doc, line: name.line, col: name.col };
   }
 
   // middleware = "middleware" block

@@ -15,8 +15,10 @@ import {
   RvmError,
   SecretText,
   getField,
+  power,
   revealText,
   isTruthy,
+  sequenceIndex,
   setField,
   toText,
   typeName,
@@ -26,6 +28,7 @@ import {
 } from '../values.js';
 import type { LinkedChunk, Program, VmHost } from './program.js';
 import { Budget, CHECK_INTERVAL } from './budget.js';
+import { thrownCodeProblem } from '../lang.js';
 
 export { FUEL_BUDGET, CPU_BUDGET_MS, TIME_SLICE_MS } from './budget.js';
 /** Nested calls of `fn`/guard chunks. Deep enough for honest recursion, shallow enough to stop runaway recursion early. */
@@ -154,6 +157,17 @@ function add(budget: Budget, a: Value, b: Value): Value {
   throw typeError('+', a, b);
 }
 
+/**
+ * The error of `throw code, message`: the code a snake_case text (spec/language.md §6.2), the
+ * message any value in its text form, the code itself when there is none.
+ */
+function thrown(code: Value, message: Value): RvmError {
+  if (typeof code !== 'string') throw new RvmError(`'throw' needs a text code, not ${typeName(code)}`, RUNTIME.type_error);
+  const problem = thrownCodeProblem(code);
+  if (problem !== null) throw new RvmError(problem, RUNTIME.invalid_argument);
+  return new RvmError(message === null ? code : checkedText(toText(message)), code);
+}
+
 function checkedText(text: string): string {
   if (text.length > MAX_TEXT_LENGTH) throw new RvmError(`a text of more than ${MAX_TEXT_LENGTH} characters`, RUNTIME.text_too_long);
   return text;
@@ -191,17 +205,20 @@ function compare(op: Op, a: Value, b: Value): boolean {
   }
 }
 
+/** A negative index counts from the end (`xs[-1]` is the last item); outside the sequence is null. */
 function getIndex(budget: Budget, obj: Value, index: Value): Value {
   if (Array.isArray(obj)) {
     if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, RUNTIME.type_error);
-    return index >= 0 && index < obj.length ? obj[index]! : null;
+    const at = sequenceIndex(index, obj.length);
+    return at === null ? null : obj[at]!;
   }
   if (typeof obj === 'string') {
     if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`text index must be an int, not ${typeName(index)}`, RUNTIME.type_error);
     // Characters are code points, as for len() and for-in: never half of a surrogate pair.
     budget.chargeItems(obj.length);
     const chars = Array.from(obj);
-    return index >= 0 && index < chars.length ? chars[index]! : null;
+    const at = sequenceIndex(index, chars.length);
+    return at === null ? null : chars[at]!;
   }
   if (obj === null) throw new RvmError(`cannot index null`, RUNTIME.null_field);
   if (typeof obj === 'object') {
@@ -211,11 +228,13 @@ function getIndex(budget: Budget, obj: Value, index: Value): Value {
   throw new RvmError(`cannot index ${typeName(obj)}`, RUNTIME.type_error);
 }
 
+/** `xs[i] = v` for `i` from `-len(xs)` to `len(xs)`: negative from the end, `len(xs)` appends. */
 function setIndex(obj: Value, index: Value, value: Value): void {
   if (Array.isArray(obj)) {
     if (typeof index !== 'number' || !Number.isInteger(index)) throw new RvmError(`list index must be an int, not ${typeName(index)}`, RUNTIME.type_error);
-    if (index < 0 || index > obj.length) throw new RvmError(`list index ${index} out of range 0..${obj.length}`, RUNTIME.index_out_of_range);
-    obj[index] = value;
+    const at = index === obj.length ? index : sequenceIndex(index, obj.length);
+    if (at === null) throw new RvmError(`list index ${index} out of range -${obj.length}..${obj.length}`, RUNTIME.index_out_of_range);
+    obj[at] = value;
     return;
   }
   if (typeof index !== 'string') throw new RvmError(`object key must be text, not ${typeName(index)}`, RUNTIME.type_error);
@@ -610,6 +629,26 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             frame.ip = ip;
             fiber.sp = sp;
             return afterStep(fiber, result);
+          }
+          case Op.POW: {
+            const b = stack[--sp]!;
+            const a = stack[sp - 1]!;
+            if (typeof a !== 'number' || typeof b !== 'number') throw typeError('**', a, b);
+            stack[sp - 1] = power(a, b);
+            break;
+          }
+          case Op.JUMP_IF_NULL:
+            if (stack[sp - 1] === null) ip = code[ip]!;
+            else ip++;
+            break;
+          case Op.DUP2:
+            stack[sp] = stack[sp - 2]!;
+            stack[sp + 1] = stack[sp - 1]!;
+            sp += 2;
+            break;
+          case Op.THROW: {
+            const message = stack[--sp]!;
+            throw thrown(stack[--sp]!, message);
           }
           case Op.CALL:
             throw new RvmError(`unlinked call in ${frame.chunk.data.name}`, HTTP.internal_error.code);

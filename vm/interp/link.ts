@@ -89,12 +89,14 @@ export function link(
   const nativeIndex = new Map<string, number>();
   const callables = new Map<string, LinkedCallable>();
   const typeNames = new Map<string, string>();
+  /** The app-wide constants by name, with where each is declared. */
+  const consts = new Map<string, { value: Value; file: string; line: number }>();
   const records = new RecordLinker(registry, validation);
   const offsets: number[] = [];
   const dataOf = (chunk: number): ChunkData => origins[chunk]!.module.chunks[origins[chunk]!.index]!;
 
   const declare = (name: string, what: string, file: string, line: number, col: number): boolean => {
-    const earlier = callables.get(name);
+    const earlier = callables.get(name) ?? consts.get(name);
     const earlierType = typeNames.get(name);
     const clash = earlier ? `${earlier.file}:${earlier.line}` : earlierType;
     if (clash) {
@@ -113,6 +115,9 @@ export function link(
     for (let i = 0; i < m.chunks.length; i++) {
       chunks.push({ data: UNBOUND, file: m.file, code: UNBOUND.code, consts: UNBOUND.consts as Value[], route: routeOfChunk.get(i) ?? null, bound: false });
       origins.push({ module: m, index: i });
+    }
+    for (const c of m.consts ?? []) {
+      if (declare(c.name, 'const', m.file, c.line, c.col)) consts.set(c.name, { value: c.value, file: m.file, line: c.line });
     }
     for (const t of m.types) {
       if (!declare(t.name, 'type', m.file, t.line, t.col)) continue;
@@ -221,6 +226,18 @@ export function link(
     return { op: Op.CALL_NATIVE, index: bindNative(key, adapter) };
   };
 
+  /** Another file's constant: a native that gives its value, one per constant. */
+  const bindConst = (r: CallRef, from: LinkedChunk, report: Diagnostic[]): { op: Op; index: number } | null => {
+    const c = consts.get(r.name);
+    if (c === undefined) {
+      const hint = didYouMean(r.name, [...consts.keys()]) ?? `declare it at the top level of a file: const ${r.name} = …`;
+      report.push(diagnostic(DIAG.E_UNDEFINED_NAME, `no file declares the constant '${r.name}'`, at(from, r), { hint, length: r.name.length }));
+      return null;
+    }
+    const value = c.value;
+    return { op: Op.CALL_NATIVE, index: bindNative(`const ${r.name}`, () => value) };
+  };
+
   const bindStep = (r: CallRef, from: LinkedChunk, report: Diagnostic[]): { op: Op; index: number } | null => {
     const step = records.bindStep(r, at(from, r), report);
     return step === null ? null : { op: Op.CALL_NATIVE, index: bindNative(step.key, step.fn) };
@@ -240,7 +257,13 @@ export function link(
         if (code[ip] !== Op.CALL) continue;
         const ref = data.refs[code[ip + 1]!]!;
         const bound =
-          ref.kind === 'guard' ? bindGuard(ref, chunk, report) : ref.kind === 'record' ? bindStep(ref, chunk, report) : bindCall(ref, chunk, report);
+          ref.kind === 'guard'
+            ? bindGuard(ref, chunk, report)
+            : ref.kind === 'record'
+              ? bindStep(ref, chunk, report)
+              : ref.kind === 'const'
+                ? bindConst(ref, chunk, report)
+                : bindCall(ref, chunk, report);
         if (bound === null) continue;
         code[ip] = bound.op;
         code[ip + 1] = bound.index;

@@ -169,6 +169,20 @@ describe('artefact validation', () => {
     assert.deepEqual(back.chunks[0]!.refs[0]!.args, ref.args);
     assert.deepEqual(back.chunks[2]!.refs.at(-1), { name: 'save', kind: 'record', argc: 1, line: 9, col: 3 });
   });
+  test('constants and const call refs round-trip', () => {
+    const m = handModule();
+    m.consts = [
+      { name: 'PAGE_SIZE', value: 20, line: 1, col: 7 },
+      { name: 'NOTHING', value: null, line: 2, col: 7 },
+    ];
+    m.chunks[2]!.refs.push({ name: 'TAX', kind: 'const', argc: 0, line: 4, col: 9 });
+    const back = decodeModule(encodeModule(m));
+    assert.deepEqual(back.consts, m.consts);
+    assert.deepEqual(back.chunks[2]!.refs.at(-1), { name: 'TAX', kind: 'const', argc: 0, line: 4, col: 9 });
+    assert.equal(decodeModule(encodeModule(handModule())).consts, undefined);
+  });
+  test('a constant whose value is not a literal', () => refused((m) => (m.consts = [{ name: 'A', value: [1] as unknown as null, line: 1, col: 1 }])));
+  test('a constant without a name', () => refused((m) => (m.consts = [{ value: 1, line: 1, col: 1 } as never])));
   test('an argument shape of an unknown kind', () => refused((m) => ((m.chunks[0]!.refs[0] as { args: unknown }).args = [{ k: 'x' }])));
   test('an object shape entry that is not a pair', () => refused((m) => ((m.chunks[0]!.refs[0] as { args: unknown }).args = [{ k: 'o', e: [['a']] }])));
   test('a call ref of an unknown kind', () => refused((m) => ((m.chunks[0]!.refs[0] as { kind: string }).kind = 'magic')));

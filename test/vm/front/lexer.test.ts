@@ -235,6 +235,57 @@ describe('lexer: strings', () => {
   });
 });
 
+describe('lexer: multi-line texts', () => {
+  /** The text a multi-line literal means: its template_text values joined. */
+  const text = (source: string) =>
+    tokenize('t.rvm', source)
+      .tokens.filter((t) => t.type === 'template_text')
+      .map((t) => t.value)
+      .join('');
+
+  test('line breaks are template text; the one after the opening quotes is dropped', () => {
+    assert.deepEqual(kinds('x = """\n  a ${b}\n  """\ny'), [
+      'word:x',
+      '=',
+      'template_start:"""',
+      'template_text',
+      'template_text:a ',
+      'interp_start:${',
+      'word:b',
+      'interp_end:}',
+      'template_text:\n',
+      'template_text',
+      'template_end:"""',
+      'newline',
+      'word:y',
+    ]);
+  });
+
+  test('the common indentation goes, counting the closing line but not the first', () => {
+    assert.equal(text('"""\n    a\n      b\n    """'), 'a\n  b\n');
+    assert.equal(text('"""\n    a\n  """'), '  a\n');
+    assert.equal(text("'''\n\t\ta\n\t\tb'''"), 'a\nb');
+    assert.equal(text('"""head\n    a\n    """'), 'head\na\n');
+    // Blank lines neither count nor keep their spaces; CRLF is a line feed.
+    assert.equal(text('"""\r\n    a\r\n \r\n    b\r\n    """'), 'a\n\nb\n');
+    // Tabs and spaces are compared as written: no common run, nothing removed.
+    assert.equal(text('"""\n\ta\n    b"""'), '\ta\n    b');
+  });
+
+  test("''' does not interpolate; both decode escapes and keep lone quotes", () => {
+    assert.equal(text("'''\n  ${x} \\n '' ' \"\n  '''"), "${x} \n '' ' \"\n");
+    assert.equal(text('"""say "hi" """'), 'say "hi" ');
+  });
+
+  test('left open, it is reported at its opening quotes with their spelling', () => {
+    const { diagnostics } = tokenize('t.rvm', 'x = """\n  abc\n');
+    assert.deepEqual(
+      diagnostics.map((d) => `${d.code}@${d.line}:${d.col} ${d.message}`),
+      [`E_UNTERMINATED_STRING@1:5 unterminated text: missing closing '"""'`],
+    );
+  });
+});
+
 describe('lexer: route heads', () => {
   test('route METHOD PATH at the start of a declaration', () => {
     assert.deepEqual(kinds('route GET /users/:id/files/*rest {'), ['word:route', 'method:GET', 'path:/users/:id/files/*rest', '{']);

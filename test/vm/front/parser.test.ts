@@ -23,10 +23,12 @@ function sx(e: Expr): string {
     case 'Binary':
     case 'Logical':
       return `(${e.op} ${sx(e.left)} ${sx(e.right)})`;
+    case 'Conditional':
+      return `(? ${sx(e.cond)} ${sx(e.then)} ${sx(e.otherwise)})`;
     case 'Member':
-      return `(. ${sx(e.object)} ${e.name})`;
+      return `(${e.optional ? '?.' : '.'}${e.chained ? '~' : ''} ${sx(e.object)} ${e.name})`;
     case 'Index':
-      return `([] ${sx(e.object)} ${sx(e.index)})`;
+      return `(${e.optional ? '?.' : ''}[]${e.chained ? '~' : ''} ${sx(e.object)} ${sx(e.index)})`;
     case 'Call':
       return `(call ${[sx(e.callee), ...e.args.map(sx)].join(' ')})`;
   }
@@ -39,7 +41,7 @@ function sb(b: Block): string {
 function ss(s: Stmt): string {
   switch (s.kind) {
     case 'Assign':
-      return `(= ${sx(s.target)} ${sx(s.value)})`;
+      return `(${s.op ?? ''}= ${sx(s.target)} ${sx(s.value)})`;
     case 'If':
       return `(if ${sx(s.cond)} ${sb(s.then)}${s.otherwise ? ' ' + (s.otherwise.kind === 'If' ? ss(s.otherwise) : sb(s.otherwise)) : ''})`;
     case 'For':
@@ -54,6 +56,8 @@ function ss(s: Stmt): string {
       return s.value ? `(return ${sx(s.value)})` : '(return)';
     case 'Fail':
       return `(fail ${sx(s.status)}${s.message ? ' ' + sx(s.message) : ''})`;
+    case 'Throw':
+      return `(throw ${sx(s.code)}${s.message ? ' ' + sx(s.message) : ''})`;
     case 'Save':
       return `(save ${sx(s.record)})`;
     case 'Delete':
@@ -371,6 +375,15 @@ describe('parser: statements', () => {
     ]);
   });
 
+  test('compound assignment and throw', () => {
+    assert.deepEqual(stmts('x += 1\na.b -= 2\na[0] *= 3\nx /= 4'), ['(+= x 1)', '(-= (. a b) 2)', '(*= ([] a 0) 3)', '(/= x 4)']);
+    assert.deepEqual(stmts("throw 'out_of_stock', 'Only ' + n\nthrow err.code\nthrow = 1"), [
+      "(throw 'out_of_stock' (+ 'Only ' n))",
+      '(throw (. err code))',
+      '(= throw 1)',
+    ]);
+  });
+
   test('statements are separated by newlines or semicolons', () => {
     assert.deepEqual(stmts('a = 1; b = 2;\nc()'), ['(= a 1)', '(= b 2)', '(call c)']);
   });
@@ -379,6 +392,10 @@ describe('parser: statements', () => {
 describe('parser: expressions and precedence', () => {
   const cases: [string, string][] = [
     // each level against the next one up
+    ['a ? b : c ?? d', '(? a b (?? c d))'],
+    ['a ?? b ? c : d', '(? (?? a b) c d)'],
+    ['a ? b : c ? d : e', '(? a b (? c d e))'],
+    ['a ? b ? c : d : e', '(? a (? b c d) e)'],
     ['a ?? b || c', '(?? a (|| b c))'],
     ['a || b ?? c', '(?? (|| a b) c)'],
     ['a || b && c', '(|| a (&& b c))'],
@@ -388,6 +405,15 @@ describe('parser: expressions and precedence', () => {
     ['a < b + c', '(< a (+ b c))'],
     ['a + b * c', '(+ a (* b c))'],
     ['a * -b', '(* a (- b))'],
+    ['a * b ** c', '(* a (** b c))'],
+    ['-a ** b', '(- (** a b))'],
+    ['a ** b ** c', '(** a (** b c))'],
+    ['a ** -b', '(** a (- b))'],
+    ['a.b ** c[0]', '(** (. a b) ([] c 0))'],
+    ['a?.b.c', '(.~ (?. a b) c)'],
+    ['a?.[0].c[1]', '([]~ (.~ (?.[] a 0) c) 1)'],
+    ['(a?.b).c', '(. (?. a b) c)'],
+    ['a.b?.c', '(?. (. a b) c)'],
     ['-a.b', '(- (. a b))'],
     ['!a[0]', '(! ([] a 0))'],
     ['not f(x)', '(! (call f x))'],
@@ -621,7 +647,9 @@ describe('parser: diagnostics', () => {
     assert.match(parse('t.rvm', 'fn f() {\n  let x = 1\n}').diagnostics[0]!.hint!, /x = |name = value/);
     assert.match(parse('t.rvm', 'function f() { }').diagnostics[0]!.hint!, /'fn'/);
     assert.match(parse('t.rvm', 'rout GET /x { }').diagnostics[0]!.hint!, /'route'/);
-    assert.match(parse('t.rvm', 'fn f() {\n  x += 1\n}').diagnostics[0]!.hint!, /x = x \+/);
+    assert.match(parse('t.rvm', 'fn f() {\n  x %= 1\n}').diagnostics[0]!.hint!, /x = x %/);
+    assert.match(parse('t.rvm', 'fn f() {\n  x + = 1\n}').diagnostics[0]!.hint!, /'\+=' without a space/);
+    assert.match(parse('t.rvm', 'fn f() {\n  const x = 1\n}').diagnostics[0]!.hint!, /top level/);
   });
 
   test('missing } is reported once, where the next declaration starts', () => {
