@@ -6,7 +6,8 @@
  *
  * Env: BENCH_DURATION (measured s per route per server, default 12), BENCH_ROUNDS (default 12),
  * BENCH_WARMUP (s, default 2), BENCH_CONNECTIONS (default 64), BENCH_PIPELINING (default 10),
- * BENCH_ROUTES (only these routes). Always exits 0: it measures, it does not test.
+ * BENCH_ROUTES (only these routes), BENCH_SERVERS (only these servers; node:http, the reference
+ * of every ratio, always runs). Always exits 0: it measures, it does not test.
  */
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -35,6 +36,8 @@ const { durationS: DURATION_S, warmupS: WARMUP_S, rounds: ROUNDS, connections: C
 
 /** Targets from the design: rvm GET /hello against node:http and Fastify, p99 against Fastify. */
 const TARGET_VS_NODE = 0.85;
+/** The POST path's target: POST /echo against node:http, in req/s and in CPU per request. */
+const TARGET_POST_VS_NODE = 0.9;
 const TARGET_P99_VS_FASTIFY = 1.2;
 
 const ECHO_BODY = JSON.stringify({ name: 'rvm', tags: ['fast', 'small'], count: 3, nested: { ok: true } });
@@ -60,14 +63,7 @@ const ALL_ROUTES: RouteCase[] = [
 ];
 
 /** BENCH_ROUTES (comma-separated route names, e.g. `POST /api/users`) measures only those. */
-const ROUTES: RouteCase[] = process.env.BENCH_ROUTES
-  ? ALL_ROUTES.filter((r) =>
-      process.env
-        .BENCH_ROUTES!.split(',')
-        .map((s) => s.trim())
-        .includes(r.name),
-    )
-  : ALL_ROUTES;
+const ROUTES: RouteCase[] = process.env.BENCH_ROUTES ? ALL_ROUTES.filter((r) => listEnv('BENCH_ROUTES').includes(r.name)) : ALL_ROUTES;
 
 interface ServerCase {
   name: string;
@@ -76,7 +72,7 @@ interface ServerCase {
   note: string;
 }
 
-const SERVERS: ServerCase[] = [
+const ALL_SERVERS: ServerCase[] = [
   {
     name: 'rvm',
     args: (port) => [join(REPO_ROOT, 'dist/tools/cli.js'), 'run', join(REPO_ROOT, 'bench/apps/hello'), '--port', String(port), '--host', '127.0.0.1', '--prod'],
@@ -85,6 +81,16 @@ const SERVERS: ServerCase[] = [
   { name: 'node:http', args: (port) => [join(REPO_ROOT, 'dist/bench/servers/node-http.js'), String(port)], note: 'hand-written routing' },
   { name: 'fastify', args: (port) => [join(REPO_ROOT, 'dist/bench/servers/fastify.js'), String(port)], note: 'Fastify defaults, logger off' },
 ];
+
+/** BENCH_SERVERS (comma-separated names, e.g. `rvm`) measures only those, beside node:http. */
+const SERVERS: ServerCase[] = process.env.BENCH_SERVERS
+  ? ALL_SERVERS.filter((s) => s.name === 'node:http' || listEnv('BENCH_SERVERS').includes(s.name))
+  : ALL_SERVERS;
+
+/** A comma-separated environment variable as its trimmed items. */
+function listEnv(name: string): string[] {
+  return (process.env[name] ?? '').split(',').map((s) => s.trim());
+}
 
 /** Starts a server child and waits until it answers. */
 function startServer(server: ServerCase): Promise<ServerChild> {
@@ -149,20 +155,21 @@ function report(results: Results): void {
     for (const server of SERVERS) {
       const m = results.get(server.name)?.get(route.name);
       if (!m || typeof m === 'string') {
-        rows.push([route.name, server.name, '-', '-', '-', '-', m ?? 'not run']);
+        rows.push([route.name, server.name, '-', '-', '-', '-', '-', m ?? 'not run']);
         continue;
       }
       const paired = pairedRatioOf(results, server.name, 'node:http', route.name);
       const ratio = paired === null ? '-' : `${paired.ratio.toFixed(2)}×`;
       const notes = [m.errors ? `${m.errors} errors` : '', m.non2xx ? `${m.non2xx} non-2xx` : ''].filter(Boolean).join(', ');
-      rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), cpuCell(m), ratio, notes]);
+      const cpu = cpuRatioOf(results, server.name, 'node:http', route.name);
+      rows.push([route.name, server.name, fmt(m.reqPerSec), String(m.p99), cpuCell(m), ratio, cpu === null ? '-' : `${cpu.toFixed(2)}×`, notes]);
     }
   }
   console.log(`\nHTTP benchmark — ${machineDescription()}`);
   console.log(
     `autocannon: ${CONNECTIONS} connections, ${PIPELINING} requests in flight on each, loopback; per route and server ${WARMUP_S} s warm-up, then ${DURATION_S} s measured in ${ROUNDS} rotating rounds (req/s: median of the rounds; ratios: median of the per-round ratios); ${PIN.note}\n`,
   );
-  console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'vs node:http', 'notes'], rows));
+  console.log(formatTable(['route', 'server', 'req/s', 'p99 ms', 'CPU µs/req', 'req/s vs node:http', 'CPU vs node:http', 'notes'], rows));
   console.log('');
   for (const s of SERVERS) console.log(`${s.name}: ${s.note}`);
   console.log('');
@@ -174,6 +181,16 @@ function pairedRatioOf(results: Results, a: string, b: string, route: string): R
   const ra = measurement(results, a, route)?.rounds;
   const rb = measurement(results, b, route)?.rounds;
   return ra === undefined || rb === undefined ? null : pairedRatio(ra, rb);
+}
+
+/**
+ * `b`'s CPU per request over `a`'s on one route (medians of their rounds): like the req/s ratio,
+ * above 1 when `a` is the cheaper; null when either was not read.
+ */
+function cpuRatioOf(results: Results, a: string, b: string, route: string): number | null {
+  const ca = measurement(results, a, route)?.cpuUsPerRequest;
+  const cb = measurement(results, b, route)?.cpuUsPerRequest;
+  return ca === undefined || cb === undefined ? null : cb / ca;
 }
 
 function checks(results: Results): string[] {
@@ -191,6 +208,11 @@ function checks(results: Results): string[] {
   ratioCheck(`rvm GET /hello ≥ ${TARGET_VS_NODE}× node:http req/s`, 'GET /hello', 'node:http', TARGET_VS_NODE);
   ratioCheck('rvm GET /hello ≥ Fastify req/s', 'GET /hello', 'fastify', 1);
   ratioCheck('rvm POST /api/users (validated) ≥ Fastify req/s', 'POST /api/users', 'fastify', 1);
+  ratioCheck(`rvm POST /echo ≥ ${TARGET_POST_VS_NODE}× node:http req/s`, 'POST /echo', 'node:http', TARGET_POST_VS_NODE);
+  const echoCpu = cpuRatioOf(results, 'rvm', 'node:http', 'POST /echo');
+  lines.push(
+    `${verdict(echoCpu === null ? null : echoCpu >= TARGET_POST_VS_NODE)}  rvm POST /echo ≥ ${TARGET_POST_VS_NODE}× node:http in CPU per request (${echoCpu === null ? '-' : `${echoCpu.toFixed(3)}×`})`,
+  );
   for (const route of ROUTES) {
     const r = measurement(results, 'rvm', route.name);
     const f = measurement(results, 'fastify', route.name);

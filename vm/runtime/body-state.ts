@@ -5,7 +5,7 @@
  */
 import { HALT, type CallContext, type Halt } from '../host/context.js';
 import { type Admission, bodyMemoryFactor, overloaded } from './http/admission.js';
-import { DROPPED, NO_BODY, hasBody, readBodyThen, type HttpError } from './http/body.js';
+import { DROPPED, NO_BODY, readBody, type HttpError } from './http/body.js';
 import type { IncomingRequest, ParsedBody, ParsedBodyKind, UploadSpec } from './types.js';
 
 export class BodyState {
@@ -60,20 +60,12 @@ export class BodyState {
   }
 
   /**
-   * Reads and parses the body of `incoming` unless it was (charging its memory), then `done` with
-   * it or `refused` with the HttpError it was refused with (400, 413, 415, 503); at once when there
-   * is nothing to read.
+   * Reads and parses the body of `incoming`, charging its memory: rejected with the HttpError it
+   * was refused with (400, 413, 415, 503).
    */
-  read<T>(
-    incoming: IncomingRequest,
-    bodyLimit: number,
-    uploads: UploadSpec | undefined,
-    done: (body: ParsedBody) => T | Promise<T>,
-    refused: (err: unknown) => T | Promise<T>,
-  ): T | Promise<T> {
-    if (!hasBody(incoming)) return done(NO_BODY);
+  read(incoming: IncomingRequest, bodyLimit: number, uploads: UploadSpec | undefined): Promise<ParsedBody> {
     const charge = this.admission === undefined ? undefined : (bytes: number, type: string) => this.charge(bytes, type);
-    return readBodyThen(incoming, bodyLimit, uploads, done, refused, charge);
+    return readBody(incoming, bodyLimit, uploads, charge);
   }
 
   /** Keeps the body read, then runs the checks left for it: HALT when one answered. */

@@ -11,7 +11,7 @@ import type { KeyValueStore } from '../host/stores.js';
 import { RvmError, fromJson, type Value, type ValueObject } from '../values.js';
 import { HTTP, RUNTIME } from '../errors.js';
 import type { Admission } from './http/admission.js';
-import { HttpError, NO_BODY } from './http/body.js';
+import { HttpError, NO_BODY, hasBody } from './http/body.js';
 import { Budget } from '../interp/budget.js';
 import { RequestOrigins } from './request-origin.js';
 import { describeError, type Logger } from './log.js';
@@ -118,18 +118,12 @@ export class RequestContext implements VmHost, RequestSources {
    * body was refused (400, 413, 415, 503) or a check answered.
    */
   readBody(): void | Halt | Promise<void | Halt> {
-    return this.readBodyThen(same);
-  }
-
-  /** `readBody`, continued with `then` of its outcome in the same promise turn (at once when nothing was to read). */
-  readBodyThen<T>(then: (outcome: void | Halt) => T | Promise<T>): T | Promise<T> {
-    if (this.bodyState.known) return then(undefined);
-    return this.bodyState.read(
-      this.incoming,
-      this.app.bodyLimit,
-      this.route?.uploads,
-      (body) => then(this.bodyState.settle(body, this)),
-      (err) => then(this.bodyRefused(err)),
+    const state = this.bodyState;
+    if (state.known) return;
+    if (!hasBody(this.incoming)) return state.settle(NO_BODY, this);
+    return state.read(this.incoming, this.app.bodyLimit, this.route?.uploads).then(
+      (body) => state.settle(body, this),
+      (err: unknown) => this.bodyRefused(err),
     );
   }
 
@@ -363,8 +357,4 @@ export class RequestContext implements VmHost, RequestSources {
   stateValue(): Value {
     return (this._stateValue ??= {});
   }
-}
-
-function same<T>(value: T): T {
-  return value;
 }

@@ -208,9 +208,11 @@ function route(app: AppHandle, incoming: IncomingRequest, path: string, rawQuery
   const ctx = new RequestContext(incoming, path, rawQuery, match.params, app, body ? null : NO_BODY, target);
   state.ctx = ctx;
   // Nothing runs before READ_BODY of a route without middleware and guards: its body is read
-  // here, and the route runs in the promise turn the read settles in (one turn, not one per step).
+  // here and the route starts with it known, instead of its fiber suspending at READ_BODY.
   if (body && target.middleware.length === 0 && target.meta.guards.length === 0) {
-    return ctx.readBodyThen((outcome) => (outcome === HALT ? finalize(app, ctx) : runRoute(app, ctx, target)));
+    const read = ctx.readBody();
+    if (read instanceof Promise) return read.then((outcome) => (outcome === HALT ? finalize(app, ctx) : runRoute(app, ctx, target)));
+    if (read === HALT) return finalize(app, ctx);
   }
   return runRoute(app, ctx, target);
 }

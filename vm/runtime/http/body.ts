@@ -49,37 +49,20 @@ export function announcesBody(headers: IncomingRequest['headers']): boolean {
 }
 
 /**
- * Reads the whole body (at most `limit` bytes) and parses it by its content type. Multipart
- * bodies are streamed instead: declared files (`uploads`) go to disk under their own limits,
- * and `limit` bounds the rest. One Promise from the first byte to the parsed body: the read
- * resolves with the parsed value itself.
- */
-export function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec, charge?: ChargeBody): Promise<ParsedBody> {
-  return readBodyThen(request, limit, uploads, keep, rethrow, charge);
-}
-
-/**
  * Charges body memory before it is held: `rawBytes` more bytes of a body of `mediaType` (the
  * caller knows what they cost once parsed). An HttpError (503 overloaded) refuses the body.
  */
 export type ChargeBody = (rawBytes: number, mediaType: string) => HttpError | null;
 
 /**
- * `readBody`, continued in the same promise turn: the read settles with `use(body)`, or with
- * `refuse(err)` when the body cannot be read or parsed (an HttpError, or what `use` threw). A
- * request then pays one promise turn for its body, not one per step after it.
+ * Reads the whole body (at most `limit` bytes) and parses it by its content type. Multipart
+ * bodies are streamed instead: declared files (`uploads`) go to disk under their own limits,
+ * and `limit` bounds the rest. One Promise from the first byte to the parsed body, rejected with
+ * the HttpError the body is refused with (400, 413, 415, 503).
  */
-export function readBodyThen<T>(
-  request: IncomingRequest,
-  limit: number,
-  uploads: UploadSpec | undefined,
-  use: (body: ParsedBody) => T | Promise<T>,
-  refuse: (err: unknown) => T | Promise<T>,
-  charge: ChargeBody = noCharge,
-): Promise<T> {
+export function readBody(request: IncomingRequest, limit: number, uploads?: UploadSpec, charge: ChargeBody = noCharge): Promise<ParsedBody> {
   const stream = request.body;
-  // A throw in an executor rejects the promise: what `refuse` throws (readBody's rethrow) rejects.
-  if (stream === null) return new Promise((resolve) => resolve(attempt(use, NO_BODY, refuse)));
+  if (stream === null) return Promise.resolve(NO_BODY);
   const header = request.headers['content-type'];
   const contentType = parseContentType(typeof header === 'string' ? header : undefined);
   const declaredHeader = request.headers['content-length'];
@@ -87,17 +70,16 @@ export function readBodyThen<T>(
   if (contentType.type === 'multipart/form-data') {
     // Declared files go to disk; what stays in memory (fields, framing) is bounded by `limit`.
     const refused = charge(Number.isFinite(declared) ? Math.min(declared, limit) : limit, contentType.type);
-    if (refused !== null) return refuseUnread(stream, refused, refuse);
-    return readMultipart(request, uploads, limit).then((body) => attempt(use, body, refuse), refuse);
+    return refused === null ? readMultipart(request, uploads, limit) : refuseUnread(stream, refused);
   }
-  if (declared > limit) return refuseUnread(stream, tooLarge(limit), refuse);
+  if (declared > limit) return refuseUnread(stream, tooLarge(limit));
   // A declared length is charged before the first byte is read; a chunked body as it arrives.
   if (Number.isFinite(declared)) {
     const refused = charge(declared, contentType.type);
-    if (refused !== null) return refuseUnread(stream, refused, refuse);
+    if (refused !== null) return refuseUnread(stream, refused);
+    return collect(stream, limit, contentType, null);
   }
-  const chunked = Number.isFinite(declared) ? null : (bytes: number) => charge(bytes, contentType.type);
-  return collect(stream, limit, (bytes) => use(parseBody(contentType, bytes)), refuse, chunked);
+  return collect(stream, limit, contentType, (bytes) => charge(bytes, contentType.type));
 }
 
 /** The charge of a read that counts no memory (unit tests, readBody without an admission). */
@@ -110,35 +92,9 @@ function noCharge(): null {
  * small one and closes the connection on a big one (UNREAD_BODY_DRAIN_BYTES), so a refused flood
  * is never read for nothing.
  */
-function refuseUnread<T>(stream: Readable, err: HttpError, refuse: (err: unknown) => T | Promise<T>): Promise<T> {
+function refuseUnread(stream: Readable, err: HttpError): Promise<never> {
   stream.on('error', ignore);
-  return new Promise((resolve) => resolve(refuse(err)));
-}
-
-function keep<T>(value: T): T {
-  return value;
-}
-
-function rethrow(err: unknown): never {
-  throw err;
-}
-
-/** `use(arg)`, or `refuse` of what it threw (which may throw in turn). */
-function attempt<A, T>(use: (arg: A) => T | Promise<T>, arg: A, refuse: (err: unknown) => T | Promise<T>): T | Promise<T> {
-  try {
-    return use(arg);
-  } catch (err) {
-    return refuse(err);
-  }
-}
-
-/** `attempt` from a stream's event handler, where nothing may throw: a throwing `refuse` rejects. */
-function resolveWith<A, T>(resolve: (value: T | Promise<T>) => void, use: (arg: A) => T | Promise<T>, arg: A, refuse: (err: unknown) => T | Promise<T>): void {
-  try {
-    resolve(attempt(use, arg, refuse));
-  } catch (thrown) {
-    resolve(Promise.reject(thrown));
-  }
+  return Promise.reject(err);
 }
 
 /** Parses a complete body by its (parsed) content type. */
@@ -159,13 +115,29 @@ function parseBody({ type, charset }: ContentType, bytes: Buffer): ParsedBody {
 
 /** Media type (lower-case, no parameters) and charset (lower-case, or null) of a content-type. */
 export interface ContentType {
-  type: string;
-  charset: string | null;
+  readonly type: string;
+  readonly charset: string | null;
 }
+
+/** Content-type headers already parsed: clients send the same one or two on every request. */
+const PARSED_TYPES = new Map<string, ContentType>();
+/** Headers remembered at most: a client that sends ever new ones is parsed every time, never grows this. */
+const MAX_PARSED_TYPES = 64;
+
+const NO_CONTENT_TYPE: ContentType = Object.freeze({ type: '', charset: null });
 
 /** Splits a content-type header into its media type and charset. */
 export function parseContentType(header: string | undefined): ContentType {
-  if (header === undefined) return { type: '', charset: null };
+  if (header === undefined) return NO_CONTENT_TYPE;
+  let parsed = PARSED_TYPES.get(header);
+  if (parsed === undefined) {
+    parsed = Object.freeze(splitContentType(header));
+    if (PARSED_TYPES.size < MAX_PARSED_TYPES) PARSED_TYPES.set(header, parsed);
+  }
+  return parsed;
+}
+
+function splitContentType(header: string): ContentType {
   const semi = header.indexOf(';');
   if (semi === -1) return { type: header.trim().toLowerCase(), charset: null };
   const type = header.slice(0, semi).trim().toLowerCase();
@@ -183,26 +155,27 @@ export function parseContentType(header: string | undefined): ContentType {
 }
 
 /**
- * Reads a stream into one Buffer and resolves with `finish` of it, or with `refuse` of the error
- * (413 as soon as `limit` is passed, or what `finish` threw). The first of end, error, close or
- * the limit settles it; the listeners stay (removing four per request costs more than the stream
- * they die with) but ignore what follows.
+ * Reads a stream into one Buffer and resolves with it parsed by `contentType`, or rejects (413 as
+ * soon as `limit` is passed, or what parsing threw). The first of end, error, close or the limit
+ * settles it; the listeners stay (removing four per request costs more than the stream they die
+ * with) but ignore what follows.
  */
-function collect<T>(
-  stream: Readable,
-  limit: number,
-  finish: (bytes: Buffer) => T | Promise<T>,
-  refuse: (err: unknown) => T | Promise<T>,
-  charge: ((bytes: number) => HttpError | null) | null,
-): Promise<T> {
-  return new Promise((resolve) => {
+function collect(stream: Readable, limit: number, contentType: ContentType, charge: ((bytes: number) => HttpError | null) | null): Promise<ParsedBody> {
+  return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
     const fail = (err: unknown): void => {
       settled = true;
       chunks = [];
-      resolveWith(resolve, refuse, err, rethrow);
+      reject(err);
+    };
+    const parse = (bytes: Buffer): void => {
+      try {
+        resolve(parseBody(contentType, bytes));
+      } catch (err) {
+        reject(err);
+      }
     };
     stream.on('data', (chunk: Buffer | string): void => {
       if (settled) return;
@@ -228,8 +201,8 @@ function collect<T>(
       chunks = [];
       // Parsing a large body holds the event loop (1 MiB of JSON objects: 30-50 ms): one per turn,
       // in turn with the VM's slices, so several finishing together do not stack their parses.
-      if (size > PARSE_IN_TURN_BYTES) void nextTurn().then(() => resolveWith(resolve, finish, bytes, refuse));
-      else resolveWith(resolve, finish, bytes, refuse);
+      if (size > PARSE_IN_TURN_BYTES) void nextTurn().then(() => parse(bytes));
+      else parse(bytes);
     });
     stream.on('error', (err: Error): void => {
       if (!settled) fail(new HttpError(HTTP.bad_request, `Could not read the request body: ${err.message}`));
@@ -277,7 +250,8 @@ const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|[^u])/g;
  * text itself is checked UTF-8), so a body without a surrogate escape costs one scan for it.
  */
 export function hasLoneSurrogateEscape(text: string): boolean {
-  if (!SURROGATE_ESCAPE.test(text)) return false;
+  // Most bodies hold no `\u` escape at all: a plain search rules them out faster than the pattern.
+  if (text.indexOf('\\u') === -1 || !SURROGATE_ESCAPE.test(text)) return false;
   /** Where an escaped high surrogate ended, while it waits for its low half. */
   let highEnd = -1;
   ESCAPE.lastIndex = 0;

@@ -211,6 +211,17 @@ describe('body helpers', () => {
     assert.deepEqual(parseContentType(undefined), { type: '', charset: null });
   });
 
+  test('parseContentType remembers a header it parsed, in a form no caller can change', () => {
+    const header = 'application/json; charset=utf-8';
+    const first = parseContentType(header);
+    assert.equal(parseContentType(header), first);
+    assert.ok(Object.isFrozen(first));
+    assert.deepEqual(parseContentType(header), { type: 'application/json', charset: 'utf-8' });
+    // Ever new headers are parsed each time, the memory bounded.
+    for (let i = 0; i < 200; i++) assert.deepEqual(parseContentType(`text/x-${i}; charset=UTF-8`), { type: `text/x-${i}`, charset: 'utf-8' });
+    assert.equal(parseContentType(header), first);
+  });
+
   test('hasBody', () => {
     const s = Readable.from([]);
     const base = { method: 'POST', url: '/', remoteAddress: '', encrypted: false };
