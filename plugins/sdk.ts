@@ -136,7 +136,6 @@ export { constantTimeEqual, signText } from '../vm/runtime/secrets.js';
 export { encodeLogText } from '../vm/runtime/log.js';
 export { OutageLog, type OutageLines } from '../vm/runtime/stores/unavailable.js';
 export { onFirstUse } from '../vm/on-first-use.js';
-export { andThen, answerOf, type Answer } from './kit/answer.js';
 export { unstorableText } from '../vm/runtime/validate.js';
 
 // Dates and times, as the language's `date` and `datetime` fields hold them.
