@@ -11,50 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteStore, sqliteDialect } from '../../stdlib/records/sqlite.js';
-import {
-  DatabaseUnavailableError,
-  InvalidQueryError,
-  LATER,
-  type Operation,
-  type Query,
-  type RecordOperations,
-  type RecordOps,
-  type RecordStore,
-  type Records,
-  type Row,
-} from '../../stdlib/records/store.js';
+import { DatabaseUnavailableError, InvalidQueryError, LATER, type Query, type Row } from '../../stdlib/records/store.js';
 import { tableOf } from '../../stdlib/records/columns.js';
 import { selectStatement } from '../../stdlib/records/sql.js';
 import { checkQuery } from '../../stdlib/records/query.js';
-import { PEOPLE, recordsConformance } from './records-conformance.js';
+import { PEOPLE, atOnceFirst, recordsConformance } from './records-conformance.js';
 
 recordsConformance('sqlite', async () => new SqliteStore(':memory:'));
-
-const OPERATIONS: readonly Operation[] = ['insert', 'update', 'delete', 'find', 'select', 'count'];
-
-/**
- * `records` as the records provider uses them: each operation in the synchronous form first, and
- * in the asynchronous one when that answers LATER; a transaction begun from them likewise.
- */
-function atOnceFirst<R extends Records>(records: R): R {
-  const now = records.now!;
-  const later: RecordOps = records;
-  const first =
-    <K extends Operation>(operation: K) =>
-    async (...args: RecordOperations[K]['args']): Promise<RecordOperations[K]['result']> => {
-      const result = now[operation](...args);
-      return result === LATER ? later[operation](...args) : result;
-    };
-  const operations = new Map<string | symbol, unknown>(OPERATIONS.map((operation) => [operation, first(operation)]));
-  return new Proxy(records, {
-    get(target, key) {
-      if (operations.has(key)) return operations.get(key);
-      if (key === 'begin') return async () => atOnceFirst(await (target as unknown as RecordStore).begin());
-      const value: unknown = Reflect.get(target, key);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
 
 // The same contract in the synchronous form, which serves an app's requests.
 recordsConformance('sqlite, at once', async () => atOnceFirst(new SqliteStore(':memory:')));
