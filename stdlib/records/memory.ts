@@ -200,10 +200,10 @@ export class MemoryStore implements RecordStore {
     return this.#ops.count(table, filter);
   }
 
-  async #exclusive<T>(work: () => T | Promise<T>): Promise<T> {
+  async #exclusive<T>(work: () => T): Promise<T> {
     const release = await this.#lock.acquire();
     try {
-      return await work();
+      return work();
     } finally {
       release();
     }
@@ -220,7 +220,7 @@ export class MemoryStore implements RecordStore {
   }
 
   async sync(specs: readonly TableSpec[], options: { allowDestructive: boolean }): Promise<SchemaPlan> {
-    return this.#exclusive(async () => {
+    return this.#exclusive(() => {
       const checked = specs.map(tableOf);
       const { run, withheld } = syncSteps(planSchema(sqliteDialect, specs, this.#live(specs)), options.allowDestructive);
       // A table with withheld changes keeps the shape it had: its declared one does not exist yet.
