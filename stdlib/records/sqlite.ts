@@ -187,6 +187,10 @@ interface Shape {
 /** A plan that reads: the kind that may run on a reader process. */
 type ReadPlan<T> = Extract<StatementPlan<T>, { how: 'rows' | 'first' }>;
 
+function isRead<T>(plan: StatementPlan<T>): plan is ReadPlan<T> {
+  return plan.how === 'first' || (plan.how === 'rows' && !plan.write);
+}
+
 /** Both forms of the operations, over one executor. */
 interface BothForms {
   ops: RecordOps;
@@ -270,8 +274,22 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
 
   /** Whether every step of the statement's plan is an index seek (no scan, no sort of all matches). */
   private isSeek(st: Statement): boolean {
-    const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[];
+    let plan: { detail: string }[];
+    try {
+      plan = this.db.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[];
+    } catch (error) {
+      throw mapError(error);
+    }
     return plan.every((step) => SEEK_STEP.test(step.detail));
+  }
+
+  /** The shape of a statement, prepared once; a failure to prepare is the store's coded error. */
+  private shapeOf(st: Statement): Shape {
+    try {
+      return this.shape(st.sql);
+    } catch (error) {
+      throw mapError(error);
+    }
   }
 
   /** Runs one statement now (the caller holds the gate); writes outside a transaction get their own BEGIN IMMEDIATE. */
@@ -310,33 +328,22 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
    * large read is stepped a row at a time, so reading stops once the budget is spent; a small one
    * is read at once (stepping costs ~20 % on a page of 20) and charged right after.
    */
-  private perform<T>(plan: StatementPlan<T>, inTransaction: boolean): T {
-    const { sql, params, limit } = plan.statement;
+  private perform<T>(plan: StatementPlan<T>, prepared: Database.Statement, inTransaction: boolean): T {
+    const { params, limit } = plan.statement;
     switch (plan.how) {
       case 'changes':
-        return plan.answer(this.execute(true, inTransaction, () => this.shape(sql).prepared.run(...params).changes));
+        return plan.answer(this.execute(true, inTransaction, () => prepared.run(...params).changes));
       case 'first':
-        return plan.answer(this.execute(false, inTransaction, () => this.shape(sql).prepared.get(...params) as unknown[] | undefined));
+        return plan.answer(this.execute(false, inTransaction, () => prepared.get(...params) as unknown[] | undefined));
       case 'rows': {
         const { write, charge } = plan;
         const rows = this.execute(write, inTransaction, () => {
-          const { prepared } = this.shape(sql);
           if (write || charge === undefined) return prepared.all(...params) as unknown[][];
           const small = limit !== undefined && limit <= SQLITE_READ_AT_ONCE_ROWS;
           return chargedRows((small ? prepared.all(...params) : prepared.iterate(...params)) as Iterable<unknown[]>, charge);
         });
         return plan.answer(rows);
       }
-    }
-  }
-
-  /** The plan, when it is a read outside a transaction that runs on a reader process (the header says when); else null. */
-  private offloaded<T>(plan: StatementPlan<T>): ReadPlan<T> | null {
-    if (plan.how === 'changes' || (plan.how === 'rows' && plan.write)) return null;
-    try {
-      return this.runsInline(this.shape(plan.statement.sql), plan.statement) ? null : plan;
-    } catch (error) {
-      throw mapError(error);
     }
   }
 
@@ -373,15 +380,16 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     if (inTransaction) {
       const now = <T>(plan: StatementPlan<T>): T => {
         open();
-        return this.perform(plan, true);
+        return this.perform(plan, this.shapeOf(plan.statement).prepared, true);
       };
       return { now, later: async (plan) => now(plan) };
     }
     return {
       now: (plan) => {
-        if (this.offloaded(plan) !== null || !this.gate.tryEnter()) return LATER;
+        const shape = this.shapeOf(plan.statement);
+        if ((isRead(plan) && !this.runsInline(shape, plan.statement)) || !this.gate.tryEnter()) return LATER;
         try {
-          return this.perform(plan, false);
+          return this.perform(plan, shape.prepared, false);
         } catch (error) {
           if (error instanceof FileLockedError) return LATER;
           throw error;
@@ -390,8 +398,9 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
         }
       },
       later: async (plan) => {
-        const read = this.offloaded(plan);
-        return read === null ? this.retryBusy(() => this.perform(plan, false), true) : this.offload(read);
+        const shape = this.shapeOf(plan.statement);
+        if (isRead(plan) && !this.runsInline(shape, plan.statement)) return this.offload(plan);
+        return this.retryBusy(() => this.perform(plan, shape.prepared, false), true);
       },
     };
   }
