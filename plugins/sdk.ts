@@ -146,7 +146,6 @@ export { encodeLogText } from '../vm/runtime/log.js';
 export { OutageLog, type OutageLines } from '../vm/runtime/stores/unavailable.js';
 export { onFirstUse } from '../vm/on-first-use.js';
 export { MAX_PATTERN_LENGTH, MAX_PATTERN_PROGRAM_SIZE, compilePattern, isPatternProblem, type Pattern } from './kit/pattern.js';
-export { andThen, answerOf, type Answer } from './kit/answer.js';
 export { readCapped } from './kit/capped-answer.js';
 export { unstorableText } from '../vm/runtime/validate.js';
 

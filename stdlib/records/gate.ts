@@ -50,11 +50,11 @@ export class Gate {
     } else this.held = false;
   }
 
-  /** Runs `work` holding the gate until it has settled. */
-  async run<T>(work: () => T | Promise<T>): Promise<T> {
+  /** Runs `work` (synchronous: one statement or a few, never an await) holding the gate. */
+  async run<T>(work: () => T): Promise<T> {
     if (!this.tryEnter()) await this.enter();
     try {
-      return await work();
+      return work();
     } finally {
       this.release();
     }

@@ -13,16 +13,21 @@
  * - `after`: rows strictly after the cursor's key values under that order; then offset, limit.
  * - writes are serialised (one writer at a time, as `BEGIN IMMEDIATE` does); a transaction
  *   works on private copies of the tables it touches, so nobody sees its writes before commit.
+ *
+ * Both forms of the operations: the synchronous one answers a read at once, and a write at once
+ * unless a writer (a transaction) holds the lock, then LATER; the asynchronous one waits its turn.
  */
 import {
   ConflictError,
   InvalidQueryError,
   own,
   put,
+  LATER,
   type Filter,
   type FilterOp,
+  type Later,
   type Query,
-  type RecordOps,
+  type RecordOpsNow,
   type RecordStore,
   type Row,
   type SchemaPlan,
@@ -49,13 +54,24 @@ interface MemoryTable {
 /** One writer at a time: each acquire resolves to its release once the previous holder released. */
 class WriteLock {
   #tail: Promise<void> = Promise.resolve();
+  /** Writers holding the lock or waiting for it. */
+  #writers = 0;
 
   acquire(): Promise<() => void> {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const previous = this.#tail;
     this.#tail = previous.then(() => held);
-    return previous.then(() => release);
+    this.#writers++;
+    return previous.then(() => () => {
+      this.#writers--;
+      release();
+    });
+  }
+
+  /** Whether nobody holds the lock or waits for it: a write may run at once (it ends before anyone else can ask). */
+  get free(): boolean {
+    return this.#writers === 0;
   }
 }
 
@@ -69,8 +85,11 @@ function idOf(id: unknown): string | null {
   return typeof id === 'string' && UUID_PATTERN.test(id) ? id.toLowerCase() : null;
 }
 
-/** The operations on a set of tables; the store and a transaction differ only in which tables they see. */
-class TableOps implements RecordOps {
+/**
+ * The operations on a set of tables, each answering at once; the store and a transaction differ
+ * only in which tables they see.
+ */
+class TableOps implements RecordOpsNow {
   constructor(
     /** The table named `name`, for reading. */
     protected readonly read: (name: string) => MemoryTable,
@@ -78,7 +97,7 @@ class TableOps implements RecordOps {
     protected readonly write: (name: string) => MemoryTable,
   ) {}
 
-  async insert(table: string, fields: Row): Promise<Row> {
+  insert(table: string, fields: Row): Row {
     const t = this.write(table);
     // The id's millisecond is the creation time, as the SQL stores write it.
     const { id, ms } = uuidv7At();
@@ -88,7 +107,7 @@ class TableOps implements RecordOps {
     return copy(row);
   }
 
-  async update(table: string, id: string, changes: Row): Promise<Row | null> {
+  update(table: string, id: string, changes: Row): Row | null {
     const t = this.write(table);
     const key = idOf(id);
     // Changes are refused as such even when no row has this id, as the SQL stores refuse them.
@@ -103,20 +122,20 @@ class TableOps implements RecordOps {
     return copy(row);
   }
 
-  async delete(table: string, id: string): Promise<boolean> {
+  delete(table: string, id: string): boolean {
     const t = this.write(table);
     const key = idOf(id);
     return key !== null && t.rows.delete(key);
   }
 
-  async find(table: string, id: string): Promise<Row | null> {
+  find(table: string, id: string): Row | null {
     const t = this.read(table);
     const key = idOf(id);
     const row = key === null ? undefined : t.rows.get(key);
     return row === undefined ? null : copy(row);
   }
 
-  async select(table: string, query: Query): Promise<Row[]> {
+  select(table: string, query: Query): Row[] {
     const t = this.read(table);
     const { conditions, order, after, limit, offset } = checkQuery(t.table, query);
     let rows = matching(t, conditions).sort((a, b) => compareRows(order, a, b));
@@ -131,42 +150,60 @@ class TableOps implements RecordOps {
     return page.map(copy);
   }
 
-  async count(table: string, filter: Filter): Promise<number> {
+  count(table: string, filter: Filter): number {
     const t = this.read(table);
     return matching(t, checkFilter(t.table, filter ?? {})).length;
   }
 }
 
 /** The reference store: tables in memory, gone with the process. */
-export class MemoryStore extends TableOps implements RecordStore {
+export class MemoryStore implements RecordStore {
   readonly kind = 'memory';
-  readonly #tables: Map<string, MemoryTable>;
+  readonly now: RecordOpsNow;
+  readonly #tables = new Map<string, MemoryTable>();
   readonly #lock = new WriteLock();
+  readonly #ops: TableOps;
 
   constructor() {
-    const tables = new Map<string, MemoryTable>();
-    const get = (name: string): MemoryTable => tableNamed(tables, name);
-    super(get, get);
-    this.#tables = tables;
+    const get = (name: string): MemoryTable => tableNamed(this.#tables, name);
+    const ops = new TableOps(get, get);
+    this.#ops = ops;
+    // A write outside a transaction runs at once when no writer (a transaction) holds the lock or
+    // waits for it; else LATER, and the asynchronous form waits its turn, as in SQLite.
+    const whenFree = <T>(write: () => T): T | Later => (this.#lock.free ? write() : LATER);
+    this.now = {
+      insert: (table, fields) => whenFree(() => ops.insert(table, fields)),
+      update: (table, id, changes) => whenFree(() => ops.update(table, id, changes)),
+      delete: (table, id) => whenFree(() => ops.delete(table, id)),
+      find: (table, id) => ops.find(table, id),
+      select: (table, query) => ops.select(table, query),
+      count: (table, filter) => ops.count(table, filter),
+    };
   }
 
-  // Writes outside a transaction wait for the writer holding the lock, as in SQLite.
-  override async insert(table: string, fields: Row): Promise<Row> {
-    return this.#exclusive(() => super.insert(table, fields));
+  insert(table: string, fields: Row): Promise<Row> {
+    return this.#exclusive(() => this.#ops.insert(table, fields));
+  }
+  update(table: string, id: string, changes: Row): Promise<Row | null> {
+    return this.#exclusive(() => this.#ops.update(table, id, changes));
+  }
+  delete(table: string, id: string): Promise<boolean> {
+    return this.#exclusive(() => this.#ops.delete(table, id));
+  }
+  async find(table: string, id: string): Promise<Row | null> {
+    return this.#ops.find(table, id);
+  }
+  async select(table: string, query: Query): Promise<Row[]> {
+    return this.#ops.select(table, query);
+  }
+  async count(table: string, filter: Filter): Promise<number> {
+    return this.#ops.count(table, filter);
   }
 
-  override async update(table: string, id: string, changes: Row): Promise<Row | null> {
-    return this.#exclusive(() => super.update(table, id, changes));
-  }
-
-  override async delete(table: string, id: string): Promise<boolean> {
-    return this.#exclusive(() => super.delete(table, id));
-  }
-
-  async #exclusive<T>(work: () => Promise<T>): Promise<T> {
+  async #exclusive<T>(work: () => T): Promise<T> {
     const release = await this.#lock.acquire();
     try {
-      return await work();
+      return work();
     } finally {
       release();
     }
@@ -183,7 +220,7 @@ export class MemoryStore extends TableOps implements RecordStore {
   }
 
   async sync(specs: readonly TableSpec[], options: { allowDestructive: boolean }): Promise<SchemaPlan> {
-    return this.#exclusive(async () => {
+    return this.#exclusive(() => {
       const checked = specs.map(tableOf);
       const { run, withheld } = syncSteps(planSchema(sqliteDialect, specs, this.#live(specs)), options.allowDestructive);
       // A table with withheld changes keeps the shape it had: its declared one does not exist yet.
@@ -223,20 +260,20 @@ export class MemoryStore extends TableOps implements RecordStore {
   async close(): Promise<void> {}
 }
 
-/** A transaction: private copies of the tables it writes, put in place by commit. */
-class MemoryTransaction extends TableOps implements Transaction {
-  readonly #state: { done: boolean };
+/** A transaction: private copies of the tables it writes, put in place by commit. It holds the write lock: its writes answer at once. */
+class MemoryTransaction implements Transaction {
+  readonly now: TableOps;
+  #done = false;
 
   constructor(
     private readonly tables: Map<string, MemoryTable>,
     private readonly release: () => void,
     private readonly copies = new Map<string, MemoryTable>(),
-    state = { done: false },
   ) {
     const open = (): void => {
-      if (state.done) throw new Error('the transaction has already finished');
+      if (this.#done) throw new Error('the transaction has already finished');
     };
-    super(
+    this.now = new TableOps(
       (name) => {
         open();
         return copies.get(name) ?? tableNamed(tables, name);
@@ -252,7 +289,25 @@ class MemoryTransaction extends TableOps implements Transaction {
         return t;
       },
     );
-    this.#state = state;
+  }
+
+  async insert(table: string, fields: Row): Promise<Row> {
+    return this.now.insert(table, fields);
+  }
+  async update(table: string, id: string, changes: Row): Promise<Row | null> {
+    return this.now.update(table, id, changes);
+  }
+  async delete(table: string, id: string): Promise<boolean> {
+    return this.now.delete(table, id);
+  }
+  async find(table: string, id: string): Promise<Row | null> {
+    return this.now.find(table, id);
+  }
+  async select(table: string, query: Query): Promise<Row[]> {
+    return this.now.select(table, query);
+  }
+  async count(table: string, filter: Filter): Promise<number> {
+    return this.now.count(table, filter);
   }
 
   async commit(): Promise<void> {
@@ -265,8 +320,8 @@ class MemoryTransaction extends TableOps implements Transaction {
   }
 
   #finish(): void {
-    if (this.#state.done) throw new Error('the transaction has already finished');
-    this.#state.done = true;
+    if (this.#done) throw new Error('the transaction has already finished');
+    this.#done = true;
     this.release();
   }
 }

@@ -18,6 +18,7 @@ import {
   ConflictError,
   DatabaseUnavailableError,
   type ChargeMemory,
+  type RecordOps,
   type RecordStore,
   type SchemaPlan,
   type StoredValue,
@@ -26,7 +27,7 @@ import {
 } from './store.js';
 import { tableOf, type StoredType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, quote, type Dialect, type Statement } from './sql.js';
-import { DelegatedOps, SqlOps, resultTooLarge, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlPlans, laterOps, resultTooLarge, type Executor, type Tables } from './ops.js';
 import { rowBytes } from './row-bytes.js';
 import { duplicateValues, indexName, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 
@@ -249,9 +250,6 @@ const loadChargedQuery = onFirstUse(() => {
   };
 });
 
-const rowsOf = (r: pg.QueryArrayResult) => r.rows;
-const firstOf = (r: pg.QueryArrayResult) => r.rows[0];
-
 /** Records in a PostgreSQL database. */
 export class PostgresStore extends DelegatedOps implements RecordStore {
   readonly kind = 'postgres';
@@ -259,7 +257,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
   private readonly tables: Tables = new Map();
   /** Prepared statement names by SQL text; past STATEMENT_CACHE_SIZE shapes run unprepared, so each connection's prepared set stays bounded. */
   private readonly names = new Map<string, string>();
-  protected readonly ops: SqlOps;
+  protected readonly ops: RecordOps;
 
   constructor(options: PostgresStoreOptions) {
     super();
@@ -291,7 +289,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     });
     // An idle connection that breaks (the server restarted) is dropped by the pool; the next query reports it.
     this.pool.on('error', () => {});
-    this.ops = new SqlOps(postgresDialect, this.tables, this.executor(this.pool));
+    this.ops = laterOps(new SqlPlans(postgresDialect, this.tables), this.executor(this.pool));
   }
 
   private config(st: Statement): QueryArrayConfig {
@@ -322,7 +320,7 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
     // the query's read timeout (set after, it replaced that wrapper, and each query of a
     // transaction left a timer holding its rows for the whole timeout).
     const onPool = on === this.pool;
-    const charged = (st: Statement, charge: ChargeMemory): Promise<unknown[][]> => {
+    const charged = <T>(st: Statement, charge: ChargeMemory, answer: (rows: unknown[][]) => T): Promise<T> => {
       open();
       const q = new (loadChargedQuery())(this.config(st), charge);
       const answered = onPool
@@ -334,13 +332,20 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
       const settled = answered ?? (sent as Promise<pg.QueryArrayResult>);
       return settled.then((result) => {
         if (q.refused) throw resultTooLarge();
-        return result.rows;
+        return answer(result.rows);
       }, fail);
     };
     return {
-      rows: (st, _write, charge) => (charge === undefined ? query(st, rowsOf) : charged(st, charge)),
-      first: (st) => query(st, firstOf),
-      run: (st, answer) => query(st, (r) => answer(r.rowCount ?? 0)),
+      later: (plan) => {
+        switch (plan.how) {
+          case 'rows':
+            return plan.charge === undefined ? query(plan.statement, (r) => plan.answer(r.rows)) : charged(plan.statement, plan.charge, plan.answer);
+          case 'first':
+            return query(plan.statement, (r) => plan.answer(r.rows[0]));
+          case 'changes':
+            return query(plan.statement, (r) => plan.answer(r.rowCount ?? 0));
+        }
+      },
     };
   }
 
@@ -454,8 +459,8 @@ export class PostgresStore extends DelegatedOps implements RecordStore {
   }
 
   /** Internal: the ops of a transaction on its client; its reads lock the rows they read. */
-  opsFor(client: PoolClient, open: () => void, lost: () => void): SqlOps {
-    return new SqlOps(postgresDialect, this.tables, this.executor(client, open, lost), true);
+  opsFor(client: PoolClient, open: () => void, lost: () => void): RecordOps {
+    return laterOps(new SqlPlans(postgresDialect, this.tables, true), this.executor(client, open, lost));
   }
 
   /**
@@ -494,7 +499,7 @@ class PostgresTransaction extends DelegatedOps implements Transaction {
   private done = false;
   /** A statement of it failed on the connection itself: the client is discarded at the end. */
   private lost = false;
-  protected readonly ops: SqlOps;
+  protected readonly ops: RecordOps;
 
   constructor(
     private readonly store: PostgresStore,

@@ -31,11 +31,13 @@ import {
   UnstorableValueError,
   own,
   put,
-  andThen,
-  type Answer,
+  LATER,
+  type Operation,
   type Query,
+  type RecordOperations,
   type RecordOps,
   type RecordStore,
+  type Records,
   type Row,
   type TableSpec,
   type Transaction,
@@ -211,27 +213,22 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     return attempt;
   };
 
-  /** The operations of this request: its open transaction, else the store. */
-  const opsOf = (ctx: CallContext): RecordOps => (ctx.locals.get(TRANSACTION) as Transaction | undefined) ?? current();
+  /** The records of this request: its open transaction, else the store. */
+  const recordsOf = (ctx: CallContext): Records => (ctx.locals.get(TRANSACTION) as Transaction | undefined) ?? current();
 
   /**
-   * Runs `work` on the request's operations once the store is ready and answers `answer` of its
-   * result; store failures answer. An operation the store answers at once (SQLite, its
-   * connection free) is answered at once, so the request does not suspend.
+   * Runs `work` on the request's records once the store is ready and answers `answer` of its
+   * result; store failures answer.
    */
-  const run = <T>(
+  const later = <T>(
     ctx: CallContext,
-    work: (ops: RecordOps) => Answer<T>,
+    work: (ops: RecordOps) => Promise<T>,
     answer: (value: T) => Value | Halt = asValue,
     shape?: TypeShape,
-  ): Answer<Value | Halt> => {
-    let result: Answer<T>;
+  ): Value | Halt | Promise<Value | Halt> => {
+    let result: Promise<T>;
     try {
-      result = isSynced ? work(opsOf(ctx)) : ready().then(() => work(opsOf(ctx)));
-      if (!(result instanceof Promise)) {
-        outage.reached(ctx);
-        return answer(result);
-      }
+      result = isSynced ? work(recordsOf(ctx)) : ready().then(() => work(recordsOf(ctx)));
     } catch (e) {
       return answerFailure(ctx, e, outage, shape);
     }
@@ -244,6 +241,36 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         }
       : answer;
     return result.then(answered, (e: unknown) => answerFailure(ctx, e, outage, shape));
+  };
+
+  /**
+   * Runs one operation with the arguments `args` makes and answers `answer` of its result. This is
+   * where the form is chosen: records that answer at once (SQLite, its connection free) are
+   * answered at once, so the request does not suspend; LATER, or records without the synchronous
+   * form, and the operation runs in the asynchronous one.
+   */
+  const run = <K extends Operation>(
+    ctx: CallContext,
+    operation: K,
+    args: () => RecordOperations[K]['args'],
+    answer: (value: RecordOperations[K]['result']) => Value | Halt = asValue,
+    shape?: TypeShape,
+  ): Value | Halt | Promise<Value | Halt> => {
+    let given: RecordOperations[K]['args'];
+    try {
+      given = args();
+      const now = isSynced ? recordsOf(ctx).now : undefined;
+      if (now !== undefined) {
+        const result = now[operation](...given);
+        if (result !== LATER) {
+          outage.reached(ctx);
+          return answer(result);
+        }
+      }
+    } catch (e) {
+      return answerFailure(ctx, e, outage, shape);
+    }
+    return later(ctx, (ops) => ops[operation](...given), answer, shape);
   };
 
   /** `query` with its rows charged to the request's result memory (`where` and `page`: up to MAX_LIMIT rows of any size). */
@@ -268,7 +295,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     fn: (ctx, type, ...args) => fn(ctx, shapeOf(type), ...args),
   });
 
-  const create = (ctx: CallContext, shape: TypeShape, input: Value | undefined): Answer<Value | Halt> => {
+  const create = (ctx: CallContext, shape: TypeShape, input: Value | undefined): Value | Halt | Promise<Value | Halt> => {
     const refused = unvalidated(ctx, shape, input, 'create');
     if (refused !== null) return refused;
     const { fields, unknown } = declaredFields(shape, input);
@@ -277,7 +304,8 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
     return run(
       ctx,
-      (ops) => ops.insert(shape.type.name, checked.row),
+      'insert',
+      () => [shape.type.name, checked.row],
       (row) => record(shape, row),
       shape,
     );
@@ -300,14 +328,16 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     find: method([{ name: 'id', type: 'text' }], 'record?', 'The record with this id, or null.', (ctx, shape, id) =>
       run(
         ctx,
-        (ops) => ops.find(shape.type.name, id as string),
+        'find',
+        () => [shape.type.name, id as string],
         (row) => record(shape, row),
       ),
     ),
     find_by: method([{ name: 'filter', type: 'object' }], 'record?', 'The first record the filter matches (by id), or null.', (ctx, shape, filter) =>
       run(
         ctx,
-        (ops) => ops.select(shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }, ctx.budget),
+        'select',
+        () => [shape.type.name, { filter: walkFilter(shape, filter!, ctx), order: [], limit: 1, offset: 0 }, ctx.budget],
         (rows) => record(shape, rows[0] ?? null),
       ),
     ),
@@ -321,7 +351,8 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       (ctx, shape, filter, options) =>
         run(
           ctx,
-          (ops) => ops.select(shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null, ctx)), ctx.budget),
+          'select',
+          () => [shape.type.name, charged(ctx, buildQuery(shape, filter!, options ?? null, ctx)), ctx.budget],
           (rows) => rows.map((row) => new RecordValue(shape, row)),
         ),
     ),
@@ -332,19 +363,26 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       ],
       'page',
       'One page of the records the filter matches: `{items, next}`, `next` the cursor to pass as `after` (null on the last page).',
-      (ctx, shape, filter, options) =>
-        run(ctx, (ops) => {
-          const query = charged(ctx, buildQuery(shape, filter!, options ?? null, ctx));
-          // One row more than asked tells whether a next page exists.
-          return andThen(ops.select(shape.type.name, { ...query, limit: query.limit + 1 }, ctx.budget), (rows) => {
+      (ctx, shape, filter, options) => {
+        let query: Query;
+        return run(
+          ctx,
+          'select',
+          () => {
+            query = charged(ctx, buildQuery(shape, filter!, options ?? null, ctx));
+            // One row more than asked tells whether a next page exists.
+            return [shape.type.name, { ...query, limit: query.limit + 1 }, ctx.budget];
+          },
+          (rows) => {
             const items = rows.slice(0, query.limit);
             const next = rows.length > query.limit ? encodeCursor(query.order, items.at(-1)!, ctx.app.secrets.appSecret()) : null;
             return { items: items.map((row) => new RecordValue(shape, row)), next };
-          });
-        }),
+          },
+        );
+      },
     ),
     count: method([{ name: 'filter', type: 'object', optional: true }], 'int', 'How many records the filter matches (all without one).', (ctx, shape, filter) =>
-      run(ctx, (ops) => ops.count(shape.type.name, walkFilter(shape, filter ?? null, ctx), ctx.budget)),
+      run(ctx, 'count', () => [shape.type.name, walkFilter(shape, filter ?? null, ctx), ctx.budget]),
     ),
     update: method(
       [
@@ -358,7 +396,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
         if (refused !== null) return refused;
         const { fields, unknown } = declaredFields(shape, changes);
         if (unknown.length > 0) return refuse(ctx, shape, unknown);
-        return run(
+        return later(
           ctx,
           async (ops) => {
             const old = await ops.find(shape.type.name, id as string);
@@ -377,7 +415,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       },
     ),
     delete: method([{ name: 'id', type: 'text' }], 'bool', 'Deletes the record with this id; true when there was one.', (ctx, shape, id) =>
-      run(ctx, (ops) => ops.delete(shape.type.name, id as string)),
+      run(ctx, 'delete', () => [shape.type.name, id as string]),
     ),
   };
   for (const write of ['create', 'update']) methods[write]!.responses = WRITE_ERRORS;
@@ -454,7 +492,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       const checked = validated(shape, value.fields() as ValueObject);
       if (checked.errors !== null) return refuse(ctx, shape, checked.errors);
       const id = value.id;
-      return run(
+      return later(
         ctx,
         async (ops) => {
           const row = id === null ? await ops.insert(shape.type.name, checked.row) : await ops.update(shape.type.name, id, checked.row);
@@ -470,14 +508,16 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
       if (!(value instanceof RecordValue)) throw new RvmError(`'delete' takes a record, got ${typeName(value)}`, 'not_a_record');
       const id = value.id;
       if (id === null) throw new RvmError(`this ${value.typeName} was never saved`, 'record_missing');
-      return run(ctx, async (ops) => {
-        await ops.delete(value.typeName, id);
-        return null;
-      });
+      return run(
+        ctx,
+        'delete',
+        () => [value.typeName, id],
+        () => null,
+      );
     },
     begin(ctx) {
       if (ctx.locals.has(TRANSACTION)) throw new RvmError('a transaction is already open in this request', 'nested_transaction');
-      return run(ctx, async () => {
+      return later(ctx, async () => {
         const tx = await current().begin();
         ctx.locals.set(TRANSACTION, tx);
         // A request that ends inside the block (fail, an answer from a fn, a limit) rolls it back.
@@ -491,7 +531,7 @@ export function recordProvider(source: RecordStore | StoreSource): RecordProvide
     },
     commit(ctx) {
       const tx = takeTransaction(ctx);
-      return run(ctx, async () => {
+      return later(ctx, async () => {
         try {
           await tx.commit();
         } catch (e) {

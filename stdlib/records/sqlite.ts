@@ -29,20 +29,18 @@ import { dirname } from 'node:path';
 import {
   ConflictError,
   DatabaseUnavailableError,
-  answerOf,
-  andThen,
-  type Answer,
-  type ChargeMemory,
+  LATER,
+  type RecordOps,
+  type RecordOpsNow,
   type RecordStore,
   type SchemaPlan,
-  type StopSignal,
   type StoredValue,
   type TableSpec,
   type Transaction,
 } from './store.js';
 import { tableOf, type StoredType } from './columns.js';
 import { STATEMENT_CACHE_SIZE, ShapeCache, quote, type Dialect, type Statement } from './sql.js';
-import { DelegatedOps, SqlOps, chargedRows, type Executor, type Tables } from './ops.js';
+import { DelegatedOps, SqlPlans, chargedRows, laterOps, nowOps, type Executor, type StatementPlan, type Tables } from './ops.js';
 import { duplicateValues, planSchema, syncSteps, uniqueIndexesToMake, type LiveSchema, type LiveTable } from './schema.js';
 import { Gate } from './gate.js';
 import { SqliteReader } from './sqlite-reader.js';
@@ -167,7 +165,7 @@ function mapError(error: unknown): unknown {
   return error;
 }
 
-/** A charged read of at most this many rows is read at once and charged right after, not stepped (the executor's `rows`). */
+/** A charged read of at most this many rows is read at once and charged right after, not stepped (SqliteStore.perform). */
 export const SQLITE_READ_AT_ONCE_ROWS = 100;
 
 /** Options of the SQLite store (tests shorten the waits and narrow the reader). */
@@ -186,6 +184,19 @@ interface Shape {
   inline: boolean | undefined;
 }
 
+/** A plan that reads: the kind that may run on a reader process. */
+type ReadPlan<T> = Extract<StatementPlan<T>, { how: 'rows' | 'first' }>;
+
+function isRead<T>(plan: StatementPlan<T>): plan is ReadPlan<T> {
+  return plan.how === 'first' || (plan.how === 'rows' && !plan.write);
+}
+
+/** Both forms of the operations, over one executor. */
+interface BothForms {
+  ops: RecordOps;
+  now: RecordOpsNow;
+}
+
 /** Records in one SQLite file (or `:memory:`). */
 export class SqliteStore extends DelegatedOps implements RecordStore {
   readonly kind = 'sqlite';
@@ -195,7 +206,8 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   /** Where expensive reads run; null for `:memory:`. */
   private readonly reader: SqliteReader | null;
   private readonly gate: Gate;
-  protected readonly ops: SqlOps;
+  protected readonly ops: RecordOps;
+  readonly now: RecordOpsNow;
   /** How long a statement retries a file another process locked (SQLITE_BUSY_TIMEOUT_MS). */
   private readonly busyWaitMs: number;
   /** Runs a function in BEGIN IMMEDIATE … COMMIT (ROLLBACK when it throws). */
@@ -233,7 +245,7 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
             queue: options.readQueue,
           });
     this.reader?.warm();
-    this.ops = new SqlOps(sqliteDialect, this.tables, this.executor(false));
+    ({ ops: this.ops, now: this.now } = this.forms(false));
   }
 
   /**
@@ -262,8 +274,22 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
 
   /** Whether every step of the statement's plan is an index seek (no scan, no sort of all matches). */
   private isSeek(st: Statement): boolean {
-    const plan = this.db.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[];
+    let plan: { detail: string }[];
+    try {
+      plan = this.db.prepare(`EXPLAIN QUERY PLAN ${st.sql}`).all(...st.params) as { detail: string }[];
+    } catch (error) {
+      throw mapError(error);
+    }
     return plan.every((step) => SEEK_STEP.test(step.detail));
+  }
+
+  /** The shape of a statement, prepared once; a failure to prepare is the store's coded error. */
+  private shapeOf(st: Statement): Shape {
+    try {
+      return this.shape(st.sql);
+    } catch (error) {
+      throw mapError(error);
+    }
   }
 
   /** Runs one statement now (the caller holds the gate); writes outside a transaction get their own BEGIN IMMEDIATE. */
@@ -297,82 +323,93 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
   }
 
   /**
-   * `work` with the gate just entered and free of waiters: run at once and answered at once (no
-   * promise: the request goes on without suspending), unless another process holds the file
-   * (then the gate is let go and it retries as retryBusy does).
+   * Runs a plan's statement on this connection and answers its result (the caller holds the gate,
+   * or its transaction does). With `charge`, each row is charged as it comes (ChargeMemory): a
+   * large read is stepped a row at a time, so reading stops once the budget is spent; a small one
+   * is read at once (stepping costs ~20 % on a page of 20) and charged right after.
    */
-  private runEntered<T>(work: () => T): Answer<T> {
-    let result: T;
-    try {
-      result = work();
-    } catch (error) {
-      this.gate.release();
-      return error instanceof FileLockedError ? this.retryBusy(work, true) : Promise.reject(error);
-    }
-    this.gate.release();
-    return result;
-  }
-
-  /** The executor of statements outside a transaction (through the gate) or inside one (holding it). */
-  executor(inTransaction: boolean, open: () => void = () => {}): Executor {
-    const through = <T>(work: () => T): Answer<T> =>
-      inTransaction
-        ? answerOf(() => {
-            open();
-            return work();
-          })
-        : this.gate.tryEnter()
-          ? this.runEntered(work)
-          : this.retryBusy(work, true);
-    /**
-     * A read: on this connection when it is cheap or sees a transaction's writes, else on a reader
-     * thread. With `charge`, each row is charged as it comes (ChargeMemory): a large read on this
-     * connection is stepped a row at a time, so reading stops once the budget is spent; a small
-     * one is read at once (stepping costs ~20 % on a page of 20) and charged right after, as are
-     * a reader process's rows when they arrive: it counts them as it steps and sends none past
-     * the budget's size (`charge.most`), so a listing that could never be held costs the event
-     * loop no copy of its rows.
-     */
-    const read = <T>(st: Statement, first: boolean, stop: StopSignal | undefined, charge?: ChargeMemory): Answer<T> => {
-      let shape: Shape;
-      try {
-        shape = this.shape(st.sql);
-        if (!inTransaction && !this.runsInline(shape, st)) {
-          const offloaded = this.offload(st, first, stop, charge?.most) as Promise<T>;
-          return first || charge === undefined ? offloaded : offloaded.then((rows) => chargedRows(rows as unknown[][], charge) as T);
-        }
-      } catch (error) {
-        return Promise.reject(mapError(error));
+  private perform<T>(plan: StatementPlan<T>, prepared: Database.Statement, inTransaction: boolean): T {
+    const { params, limit } = plan.statement;
+    switch (plan.how) {
+      case 'changes':
+        return plan.answer(this.execute(true, inTransaction, () => prepared.run(...params).changes));
+      case 'first':
+        return plan.answer(this.execute(false, inTransaction, () => prepared.get(...params) as unknown[] | undefined));
+      case 'rows': {
+        const { write, charge } = plan;
+        const rows = this.execute(write, inTransaction, () => {
+          if (write || charge === undefined) return prepared.all(...params) as unknown[][];
+          const small = limit !== undefined && limit <= SQLITE_READ_AT_ONCE_ROWS;
+          return chargedRows((small ? prepared.all(...params) : prepared.iterate(...params)) as Iterable<unknown[]>, charge);
+        });
+        return plan.answer(rows);
       }
-      const { prepared } = shape;
-      return through(() =>
-        this.execute(false, inTransaction, () => {
-          if (first) return prepared.get(...st.params) as T;
-          if (charge === undefined) return prepared.all(...st.params) as T;
-          const small = st.limit !== undefined && st.limit <= SQLITE_READ_AT_ONCE_ROWS;
-          return chargedRows((small ? prepared.all(...st.params) : prepared.iterate(...st.params)) as Iterable<unknown[]>, charge) as T;
-        }),
-      );
-    };
+    }
+  }
+
+  /**
+   * A read on a reader process; its driver errors become the store's coded errors. Charged rows
+   * are charged when they arrive: the reader counts them as it steps and sends none past the
+   * budget's size (`charge.most`), so a listing that could never be held costs the event loop no
+   * copy of its rows.
+   */
+  private async offload<T>(plan: ReadPlan<T>): Promise<T> {
+    const { sql, params } = plan.statement;
+    const first = plan.how === 'first';
+    const charge = first ? undefined : plan.charge;
+    let raw: unknown;
+    try {
+      raw = await this.reader!.read(sql, params, first, plan.stop, charge?.most);
+    } catch (error) {
+      throw mapError(error);
+    }
+    if (first) return plan.answer(raw as unknown[] | undefined);
+    return plan.answer(charge === undefined ? (raw as unknown[][]) : chargedRows(raw as unknown[][], charge));
+  }
+
+  /**
+   * How plans run outside a transaction (through the gate) or inside one (holding it). Outside,
+   * `now` runs a statement when the gate is free and nobody waits, and answers it with no promise
+   * (the request goes on without suspending); it answers LATER, the statement not run, when a
+   * transaction holds the gate, when the read goes to a reader process, or when another process
+   * holds the file (SQLITE_BUSY, failed at once: busy_timeout is 0). `later` waits its turn at the
+   * gate and retries a locked file (retryBusy), or reads on a reader process. Inside a transaction
+   * every statement runs at once on this connection, which holds the transaction's own writes.
+   */
+  private executor(inTransaction: boolean, open: () => void): Required<Executor> {
+    if (inTransaction) {
+      const now = <T>(plan: StatementPlan<T>): T => {
+        open();
+        return this.perform(plan, this.shapeOf(plan.statement).prepared, true);
+      };
+      return { now, later: async (plan) => now(plan) };
+    }
     return {
-      rows: (st: Statement, write: boolean, charge?: ChargeMemory, stop?: StopSignal) =>
-        write
-          ? through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.all(...st.params) as unknown[][]))
-          : read<unknown[][]>(st, false, stop, charge),
-      first: (st: Statement, stop?: StopSignal) => read<unknown[] | undefined>(st, true, stop),
-      run: <T>(st: Statement, answer: (changed: number) => T) =>
-        andThen(
-          through(() => this.execute(true, inTransaction, () => this.shape(st.sql).prepared.run(...st.params).changes)),
-          answer,
-        ),
+      now: (plan) => {
+        const shape = this.shapeOf(plan.statement);
+        if ((isRead(plan) && !this.runsInline(shape, plan.statement)) || !this.gate.tryEnter()) return LATER;
+        try {
+          return this.perform(plan, shape.prepared, false);
+        } catch (error) {
+          if (error instanceof FileLockedError) return LATER;
+          throw error;
+        } finally {
+          this.gate.release();
+        }
+      },
+      later: async (plan) => {
+        const shape = this.shapeOf(plan.statement);
+        if (isRead(plan) && !this.runsInline(shape, plan.statement)) return this.offload(plan);
+        return this.retryBusy(() => this.perform(plan, shape.prepared, false), true);
+      },
     };
   }
 
-  /** A read on a reader process; its driver errors become the store's coded errors. */
-  private offload(st: Statement, first: boolean, stop: StopSignal | undefined, most: number | undefined): Promise<unknown> {
-    return this.reader!.read(st.sql, st.params, first, stop, most).catch((error: unknown) => {
-      throw mapError(error);
-    });
+  /** Internal: the operations in both forms, outside a transaction or inside one (`open` checks it is still open). */
+  forms(inTransaction: boolean, open: () => void = () => {}): BothForms {
+    const plans = new SqlPlans(sqliteDialect, this.tables);
+    const executor = this.executor(inTransaction, open);
+    return { ops: laterOps(plans, executor), now: nowOps(plans, executor.now) };
   }
 
   private readLive(specs: readonly TableSpec[]): LiveSchema {
@@ -460,26 +497,22 @@ export class SqliteStore extends DelegatedOps implements RecordStore {
     await this.reader?.close();
     await this.gate.run(() => this.db.close());
   }
-
-  /** Internal: the ops of a transaction, over the executor that bypasses the gate the transaction holds. */
-  opsFor(open: () => void): SqlOps {
-    return new SqlOps(sqliteDialect, this.tables, this.executor(true, open));
-  }
 }
 
 /** A transaction on the SQLite store: it holds the store's gate until commit or rollback. */
 class SqliteTransaction extends DelegatedOps implements Transaction {
   private done = false;
-  protected readonly ops: SqlOps;
+  protected readonly ops: RecordOps;
+  readonly now: RecordOpsNow;
 
   constructor(
     store: SqliteStore,
     private readonly finish: (sql: 'COMMIT' | 'ROLLBACK') => void,
   ) {
     super();
-    this.ops = store.opsFor(() => {
+    ({ ops: this.ops, now: this.now } = store.forms(true, () => {
       if (this.done) throw new Error('the transaction has already finished');
-    });
+    }));
   }
 
   async commit(): Promise<void> {

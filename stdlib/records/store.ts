@@ -5,14 +5,7 @@
  * conformance suite. Every value reaches SQL as a bound parameter; table and column names come
  * only from declared types, never from a request.
  */
-import type { Answer, FieldType } from '../../plugins/sdk.js';
-
-/**
- * What an operation answers (`Answer`): its result, or a Promise of it. SQLite answers at once
- * when its connection is free (no promise, no suspended request); PostgreSQL always later. A
- * failure is always a rejected Promise, never a throw, so callers have one failure path.
- */
-export { answerOf, andThen, type Answer } from '../../plugins/sdk.js';
+import type { FieldType } from '../../plugins/sdk.js';
 
 /**
  * What a declared field's column holds: the language's field types (spec/plugins/records.md
@@ -142,27 +135,51 @@ export interface StopSignal {
   readonly signal: AbortSignal;
 }
 
-/** The operations on one table set, inside or outside a transaction. */
-export interface RecordOps {
-  insert(table: string, fields: Row): Answer<Row>;
+/**
+ * The record operations on one table set, inside or outside a transaction: each one's arguments
+ * and result. The two forms a store offers (RecordOps, RecordOpsNow) are derived from this table.
+ */
+export interface RecordOperations {
+  insert: { args: [table: string, fields: Row]; result: Row };
   /** The updated row, or null when no row has that id. `updated_at` is set by the store. */
-  update(table: string, id: string, changes: Row): Answer<Row | null>;
+  update: { args: [table: string, id: string, changes: Row]; result: Row | null };
   /** True when a row was deleted. */
-  delete(table: string, id: string): Answer<boolean>;
-  find(table: string, id: string): Answer<Row | null>;
+  delete: { args: [table: string, id: string]; result: boolean };
+  find: { args: [table: string, id: string]; result: Row | null };
   /** `stop` ends a read still running when its request is abandoned (a store that can, SQLite's reader processes). */
-  select(table: string, query: Query, stop?: StopSignal): Answer<Row[]>;
-  count(table: string, filter: Filter, stop?: StopSignal): Answer<number>;
+  select: { args: [table: string, query: Query, stop?: StopSignal]; result: Row[] };
+  count: { args: [table: string, filter: Filter, stop?: StopSignal]; result: number };
+}
+
+export type Operation = keyof RecordOperations;
+
+/** The asynchronous form, which every store has: each operation settles with its result; a failure is a rejection. */
+export type RecordOps = { [K in Operation]: (...args: RecordOperations[K]['args']) => Promise<RecordOperations[K]['result']> };
+
+/** What an operation of RecordOpsNow answers when it cannot answer at once: ask the asynchronous form. */
+export const LATER: unique symbol = Symbol('later');
+export type Later = typeof LATER;
+
+/**
+ * The synchronous form, which a store that can often answer at once has (SQLite: its connection
+ * is in this process): each operation answers its result, or LATER, decided before any statement
+ * has run, when it cannot answer at once. A failure is thrown.
+ */
+export type RecordOpsNow = { [K in Operation]: (...args: RecordOperations[K]['args']) => RecordOperations[K]['result'] | Later };
+
+/** Records on one table set: always the asynchronous form, and `now` when the store has the synchronous one (fixed when it is built). */
+export interface Records extends RecordOps {
+  readonly now?: RecordOpsNow;
 }
 
 /** A transaction in progress: commit or roll back exactly once. */
-export interface Transaction extends RecordOps {
+export interface Transaction extends Records {
   commit(): Promise<void>;
   rollback(): Promise<void>;
 }
 
 /** A database holding records. */
-export interface RecordStore extends RecordOps {
+export interface RecordStore extends Records {
   /** `sqlite`, `postgres` or `memory`, for `rvm run`'s start line and errors. */
   readonly kind: string;
   /**

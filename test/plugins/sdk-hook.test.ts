@@ -166,4 +166,17 @@ describe('plugins import the SDK by package name', () => {
       return true;
     });
   });
+
+  test('a plugin that threads answers with andThen, which the SDK withdrew, is told to write an async function', async () => {
+    const old = join(dir, 'answers');
+    write(
+      join(old, 'plugins', 'answers.mjs'),
+      `import { andThen } from 'rvm-runtime/sdk';\nexport default { name: 'answers', version: '1', setup() { void andThen; } };\n`,
+    );
+    await assert.rejects(resolvePlugins(['./plugins/answers.mjs'], old), (e: unknown) => {
+      assert.equal((e as { code?: string }).code, 'E_PLUGIN_INVALID');
+      assert.match((e as Error).message, /answers\.mjs' failed to load: .*rvm-runtime\/sdk no longer exports andThen: .*async function/);
+      return true;
+    });
+  });
 });

@@ -2,7 +2,8 @@
  * The records conformance suite: what every RecordStore (SQLite, PostgreSQL, the in-memory model)
  * must answer alike. `recordsConformance(name, makeStore)` registers it; `makeStore` returns a
  * fresh, empty store for each test. `matches` and `compareRows` are the reference semantics of
- * filters and order that the answers are checked against.
+ * filters and order that the answers are checked against. `atOnceFirst` runs it on a store's
+ * synchronous form.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,13 +12,18 @@ import {
   ConflictError,
   DatabaseUnavailableError,
   InvalidQueryError,
+  LATER,
   MAX_LIMIT,
   MAX_QUERY_ROWS,
   ResultMemoryError,
   UnstorableValueError,
   type Filter,
+  type Operation,
   type OrderKey,
+  type RecordOperations,
+  type RecordOps,
   type RecordStore,
+  type Records,
   type Row,
   type StoredValue,
   type TableSpec,
@@ -26,6 +32,32 @@ import { MAX_IN_VALUES } from '../../stdlib/records/query.js';
 import { hostileSqlText } from '../support/hostile-sql.js';
 import { MAX_INDEXED_TEXT_BYTES } from '../../stdlib/records/columns.js';
 import { decodeCursor, encodeCursor, effectiveOrder } from '../../stdlib/records/cursor.js';
+
+const OPERATIONS: readonly Operation[] = ['insert', 'update', 'delete', 'find', 'select', 'count'];
+
+/**
+ * `records` as the records provider uses them: each operation in the synchronous form first, and
+ * in the asynchronous one when that answers LATER; a transaction begun from them likewise.
+ */
+export function atOnceFirst<R extends Records>(records: R): R {
+  const now = records.now!;
+  const later: RecordOps = records;
+  const first =
+    <K extends Operation>(operation: K) =>
+    async (...args: RecordOperations[K]['args']): Promise<RecordOperations[K]['result']> => {
+      const result = now[operation](...args);
+      return result === LATER ? later[operation](...args) : result;
+    };
+  const operations = new Map<string | symbol, unknown>(OPERATIONS.map((operation) => [operation, first(operation)]));
+  return new Proxy(records, {
+    get(target, key) {
+      if (operations.has(key)) return operations.get(key);
+      if (key === 'begin') return async () => atOnceFirst(await (target as unknown as RecordStore).begin());
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 /** The table most cases use. */
 export const PEOPLE: TableSpec = {

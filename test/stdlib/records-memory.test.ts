@@ -6,9 +6,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../stdlib/records/memory.js';
-import { ConflictError, InvalidQueryError, type Query, type Row, type TableSpec } from '../../stdlib/records/store.js';
+import { ConflictError, InvalidQueryError, LATER, type Query, type Row, type TableSpec } from '../../stdlib/records/store.js';
 import { isoTimestamp, uuidv7At } from '../../stdlib/records/uuid.js';
-import { recordsConformance } from './records-conformance.js';
+import { atOnceFirst, recordsConformance } from './records-conformance.js';
 
 const PEOPLE: TableSpec = {
   name: 'Person',
@@ -192,6 +192,21 @@ describe('memory store', () => {
     assert.equal((await s.select('Person', query()))[0]!.level, 3);
     await assert.rejects(async () => s.count('Nope', {}), InvalidQueryError);
   });
+
+  test('the synchronous form answers reads at once, and writes at once unless a transaction holds the write lock (LATER, nothing written)', async () => {
+    const s = await store();
+    const row = s.now.insert('Person', { name: 'al', age: 20 }) as Row;
+    assert.equal(row.name, 'al');
+    const tx = await s.begin();
+    assert.equal(s.now.insert('Person', { name: 'bo', age: 1 }), LATER);
+    assert.equal(s.now.delete('Person', row.id as string), LATER);
+    assert.deepEqual(s.now.find('Person', row.id as string), row);
+    assert.equal(tx.now!.count('Person', {}), 1);
+    await tx.commit();
+    assert.equal(s.now.count('Person', {}), 1);
+    assert.equal(s.now.delete('Person', row.id as string), true);
+    assert.throws(() => s.now.count('Nope', {}), InvalidQueryError);
+  });
 });
 
 describe('record ids and time stamps', () => {
@@ -211,3 +226,4 @@ describe('record ids and time stamps', () => {
 
 // The reference model answers the stores' conformance suite unchanged: the same semantics exactly.
 recordsConformance('memory', async () => new MemoryStore());
+recordsConformance('memory, at once', async () => atOnceFirst(new MemoryStore()));

@@ -9,6 +9,7 @@ import { HALT, RvmError, type RecordType, type Value } from '../../plugins/sdk.j
 import { fakeContext } from '../../plugins/testing.js';
 import { recordProvider } from '../../stdlib/records/provider.js';
 import { MemoryStore } from '../../stdlib/records/memory.js';
+import { SqliteStore } from '../../stdlib/records/sqlite.js';
 import { DatabaseUnavailableError, type RecordStore } from '../../stdlib/records/store.js';
 import { RecordValue } from '../../stdlib/records/record.js';
 
@@ -139,6 +140,35 @@ describe('records provider', () => {
     );
     await provider.begin(ctx);
     await provider.commit(ctx);
+  });
+
+  test('on a store with a synchronous form a call answers at once, no Promise; one the store answers LATER waits in the asynchronous form', async () => {
+    const store = new SqliteStore(':memory:');
+    try {
+      const { call, provider } = setup(store);
+      const ctx = fakeContext();
+      // The first call brings the store to the types, and waits for it.
+      const created = await call('create', ctx, { title: 'a' });
+      assert.ok(created instanceof RecordValue);
+      const found = call('find', ctx, created.id);
+      assert.ok(found instanceof RecordValue && found.id === created.id);
+      assert.equal(call('count', ctx), 1);
+      // Another request's transaction holds the connection: the call waits for it, then answers.
+      const tx = await store.begin();
+      const waiting = call('count', fakeContext());
+      assert.ok(waiting instanceof Promise);
+      await tx.rollback();
+      assert.equal(await waiting, 1);
+      // A failure thrown by the synchronous form is answered as the asynchronous form's would be.
+      const other = fakeContext();
+      assert.equal(call('create', other, { title: 'a' }), HALT);
+      assert.equal(other.failures[0]?.code, 'conflict');
+      // `delete r` answers at once too.
+      assert.equal(provider.delete(fakeContext(), created), null);
+      assert.equal(call('count', ctx), 0);
+    } finally {
+      await store.close();
+    }
   });
 
   test('save and delete take records only', () => {

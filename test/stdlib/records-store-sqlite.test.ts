@@ -11,13 +11,56 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteStore, sqliteDialect } from '../../stdlib/records/sqlite.js';
-import { DatabaseUnavailableError, type Query } from '../../stdlib/records/store.js';
+import { DatabaseUnavailableError, InvalidQueryError, LATER, type Query, type Row } from '../../stdlib/records/store.js';
 import { tableOf } from '../../stdlib/records/columns.js';
 import { selectStatement } from '../../stdlib/records/sql.js';
 import { checkQuery } from '../../stdlib/records/query.js';
-import { PEOPLE, recordsConformance } from './records-conformance.js';
+import { PEOPLE, atOnceFirst, recordsConformance } from './records-conformance.js';
 
 recordsConformance('sqlite', async () => new SqliteStore(':memory:'));
+
+// The same contract in the synchronous form, which serves an app's requests.
+recordsConformance('sqlite, at once', async () => atOnceFirst(new SqliteStore(':memory:')));
+
+test('the synchronous form answers at once on a free connection; LATER, with nothing run, while a transaction holds it, for a read that goes to a reader process, and while another connection holds the file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rvm-sqlite-'));
+  const store = new SqliteStore(join(dir, 'data.sqlite'), { busyTimeoutMs: 20 });
+  try {
+    await store.sync([PEOPLE], { allowDestructive: false });
+    const now = store.now;
+    const row = now.insert('people', { name: 'at once' }) as Row;
+    assert.equal(row.name, 'at once');
+    assert.deepEqual(now.find('people', row.id as string), row);
+    assert.deepEqual(now.select('people', { filter: { id: row.id! }, order: [], limit: 1, offset: 0 }), [row]);
+
+    // Counting every row is no index seek: a reader process's work, which `now` does not start.
+    const offloaded = store.offloadedReads;
+    assert.equal(now.count('people', {}), LATER);
+    assert.equal(store.offloadedReads, offloaded);
+    assert.equal(await store.count('people', {}), 1);
+
+    const tx = await store.begin();
+    assert.equal(now.find('people', row.id as string), LATER);
+    assert.equal(now.insert('people', { name: 'not run' }), LATER);
+    // The transaction's own statements run at once on the connection it holds.
+    assert.equal((tx.now!.update('people', row.id as string, { name: 'renamed' }) as Row).name, 'renamed');
+    await tx.rollback();
+
+    const other = new Database(join(dir, 'data.sqlite'));
+    other.exec('BEGIN IMMEDIATE');
+    assert.equal(now.insert('people', { name: 'not run either' }), LATER);
+    other.exec('ROLLBACK');
+    other.close();
+    assert.deepEqual(await store.select('people', { filter: {}, order: [], limit: 10, offset: 0 }), [row]);
+
+    // Input errors are thrown by the synchronous form, a rejection of the asynchronous one.
+    assert.throws(() => now.find('nowhere', row.id as string), InvalidQueryError);
+    await assert.rejects(store.find('nowhere', row.id as string), InvalidQueryError);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('the file store creates its directory, runs in WAL with synchronous=NORMAL, and two connections sync once', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rvm-sqlite-'));

@@ -205,6 +205,9 @@ const WITHDRAWN_SDK_EXPORTS: Readonly<Record<string, string>> = {
   orNull: 'write `{ anyOf: [schema, { type: "null" }] }` (JSON Schema)',
   datetimeInstant: 'use `instantOf(text)` and `isDatetime(text)`',
   defaultErrorMessage: 'use `ctx.fail(status)`, which fills the message, or `HTTP.<code>.message`',
+  Answer: 'a native may return its value or a Promise of it: write an async function that awaits, or return the value when it is known at once',
+  andThen: 'a native may return its value or a Promise of it: write an async function that awaits, or return the value when it is known at once',
+  answerOf: 'a native may return its value or a Promise of it: write an async function that awaits, or return the value when it is known at once',
 };
 
 /** The hint for a plugin that imports a name the SDK withdrew, from the import error's message; '' otherwise. */

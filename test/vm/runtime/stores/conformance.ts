@@ -32,7 +32,8 @@ const MAX_ATTEMPTS = 5;
 /** Where the fake clock starts (epoch ms): any fixed time, so a run is the same every time. */
 const FAKE_EPOCH = Date.UTC(2026, 0, 1);
 
-type Answer<T> = T | Promise<T>;
+/** What a test's factory or close returns, made at once or later: the suite awaits it either way. */
+type Awaitable<T> = T | Promise<T>;
 
 /** The window methods of the store contract. */
 export type WindowStore = Pick<KeyValueStore, 'hit' | 'peek' | 'reset'>;
@@ -69,7 +70,7 @@ export const realClock: StoreClock = {
 export interface Made<S> {
   store: S;
   clock: StoreClock;
-  close(): Answer<void>;
+  close(): Awaitable<void>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -83,7 +84,7 @@ const fresh = (name: string) => `${name}-${process.pid}-${unique++}`;
 const goneAt = (answered: number, ttlMs: number) => answered + ttlMs + 1;
 
 /** Runs `body` with a new store from `make`, closing it after. */
-async function withStore<S>(make: () => Answer<Made<S>>, body: (store: S, clock: StoreClock) => Promise<void>): Promise<void> {
+async function withStore<S>(make: () => Awaitable<Made<S>>, body: (store: S, clock: StoreClock) => Promise<void>): Promise<void> {
   const made = await make();
   try {
     await body(made.store, made.clock);
@@ -102,7 +103,7 @@ function within(clock: StoreClock, since: number, ms: number, what: string): voi
 }
 
 /** Runs `scenario` with a new store until an attempt keeps the timing its `within` calls state; it fails as soon as a check of such an attempt does. */
-async function timed<S>(t: TestContext, make: () => Answer<Made<S>>, scenario: (store: S, clock: StoreClock) => Promise<void>): Promise<void> {
+async function timed<S>(t: TestContext, make: () => Awaitable<Made<S>>, scenario: (store: S, clock: StoreClock) => Promise<void>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await withStore(make, scenario);
@@ -115,7 +116,7 @@ async function timed<S>(t: TestContext, make: () => Answer<Made<S>>, scenario: (
 }
 
 /** The key/value behaviour of `ctx.store`, for the store `make` builds (`name` titles the tests). */
-export function keyValueConformance(name: string, make: () => Answer<Made<KeyValueStore>>): void {
+export function keyValueConformance(name: string, make: () => Awaitable<Made<KeyValueStore>>): void {
   test(`${name}: get, set, delete; values come back equal as JSON`, () =>
     withStore(make, async (s) => {
       const k = fresh('kv');
@@ -194,7 +195,7 @@ export function keyValueConformance(name: string, make: () => Answer<Made<KeyVal
 }
 
 /** The exact sliding window of rate limits, for the store `make` builds (`name` titles the tests). */
-export function windowConformance(name: string, make: () => Answer<Made<WindowStore>>): void {
+export function windowConformance(name: string, make: () => Awaitable<Made<WindowStore>>): void {
   test(`${name}: remaining counts down, refusals are not counted, resetAt is when the oldest leaves`, (t) =>
     timed(t, make, async (s, clock) => {
       const k = fresh('w');
