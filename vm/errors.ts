@@ -58,6 +58,7 @@ const SYNTAX = {
   E_TOO_MANY_ERRORS: { doc: 'the parser stopped after `MAX_DIAGNOSTICS` (50) errors in one file' },
   E_FILE_TOO_LARGE: { doc: 'a source file over `MAX_SOURCE_BYTES` (1 MiB)' },
   E_INTERNAL: { doc: 'the parser itself failed on this file (an rvm bug: please report it with the file)' },
+  E_LAMBDA_ASSIGN: { doc: 'a lambda followed by `=`: a lambda is one expression, and the enclosing locals it reads are copies taken when it was made, so it cannot assign them (nor any variable)', example: '`map(xs, x => total = total + x)`' },
 } as const satisfies Record<string, DiagnosticDoc>;
 
 /** Name and compilation diagnostics, found file by file. */
@@ -78,6 +79,7 @@ const NAMES = {
   E_TOO_MANY_LOCALS: { doc: 'more than `MAX_LOCALS` (256) locals live at once in one chunk', example: '257 assignments' },
   E_TOO_MANY_CONSTANTS: { doc: 'more than `MAX_CONSTANTS` (65 536) constants in one chunk' },
   E_TOO_MANY_ARGS: { doc: 'more than `MAX_ARGS` (255) arguments in a call or parameters in a declaration', example: '`max(1, 1, …)` × 256' },
+  E_LAMBDA_PLACE: { doc: 'a lambda anywhere but as an argument of a call: it cannot be assigned, returned, put in a list or object, or be an operand', example: '`double = x => x * 2`' },
 } as const satisfies Record<string, DiagnosticDoc>;
 
 /** Diagnostics of the whole app: linking, validation plans, configuration. */
@@ -172,6 +174,10 @@ const RUNTIME_DOCS = {
   secret_too_large: 'a secret file over `MAX_SECRET_BYTES` (64 KiB)',
   invalid_ttl: 'a plugin stored a value with a TTL that is not a positive number of milliseconds',
   body_not_read: '`request.body` read through a copy of `request` (`r = request; r.body`) before the route\'s guards let the body be read; `request.body` and `body` written where they are used are always read',
+  wrong_arity: 'a lambda or `fn` called with another number of arguments than it takes: by a native (`reduce` passes two, `map` one) or through a parameter (`f(1, 2)` where `f` is `x => x`)',
+  not_callable: 'calling a parameter or local that holds no lambda (`f(1)` where `f` is `3`)',
+  lambda_cannot_wait: 'a lambda called by a native (`map`, `filter`, `sort_by`…) reached a native that waits (a database query, `http_fetch`): natives call lambdas without suspending the request; use a `for` loop',
+  not_data: 'a lambda sent as JSON or text data: in a response, `json_stringify`, a stored record or shared store (it lives only within its request)',
   native_error: 'a native failed with something other than an rvm error (a plugin bug)',
   runtime_error: 'a plugin raised an rvm error without a code',
 } as const;

@@ -16,9 +16,9 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * 11: `middlewareMeta`, what the reference shows of a `middleware { }` block (a cached module
  * without it would leave the block's answers out of the OpenAPI document), and a fn's `returns`,
  * the schema of what it returns (the routes that answer its result document it), and the `state`
- * fields a guard sets.
+ * fields a guard sets. 12: lambdas (MAKE_LAMBDA, CALL_VALUE, `lambda` chunks).
  */
-export const FORMAT_VERSION = 11;
+export const FORMAT_VERSION = 12;
 /** First field of every artefact and bundle. */
 export const ARTEFACT_MAGIC = 'rvm-module';
 export const BUNDLE_MAGIC = 'rvm-bundle';
@@ -34,7 +34,7 @@ export interface ArtefactHeader {
   plugins: string;
 }
 
-export type ChunkKind = 'route' | 'fn' | 'guard' | 'middleware';
+export type ChunkKind = 'route' | 'fn' | 'guard' | 'middleware' | 'lambda';
 
 /**
  * A call site the compiler could not bind: `kind: 'call'` for `f(...)` / `response.ok(...)`,
@@ -66,10 +66,10 @@ export interface CallRef {
 export type ArgShape = { k: 'c'; v: Constant } | { k: 'o'; e: [string, ArgShape][] } | { k: 'l'; i: ArgShape[] } | { k: 'r'; s: string } | { k: 'u' };
 
 export interface ChunkData {
-  /** Human name for listings and errors: `route GET /users/:id`, `fn slugify`, `guard min_age`. */
+  /** Human name for listings and errors: `route GET /users/:id`, `fn slugify`, `guard min_age`, `lambda at 12:20`. */
   name: string;
   kind: ChunkKind;
-  /** Parameters; they occupy the first slots. */
+  /** Parameters; they occupy the first slots (a lambda's captured locals follow them). */
   arity: number;
   /** Local slots, parameters included. */
   slots: number;

@@ -56,6 +56,9 @@ export const enum Op {
   RESPOND,
   VALIDATE,
   READ_BODY,
+  MAKE_LAMBDA,
+  CALL_VALUE,
+  APPEND,
 }
 
 /** What an operand means; the disassembler renders each kind its own way. */
@@ -68,6 +71,7 @@ export type OperandKind =
   | 'ref' // index into the chunk's unlinked call references
   | 'chunk' // index into the program's chunk table (after linking)
   | 'native' // index into the program's native table (after linking)
+  | 'lambda' // index of a lambda chunk in the module (the loader makes it a program index)
   | 'section'; // 0 = validate (body), 1 = query
 
 export interface OpInfo {
@@ -75,7 +79,7 @@ export interface OpInfo {
   name: string;
   operands: readonly { name: string; kind: OperandKind }[];
   /** Values popped on the fall-through path: a number, or the name of the operand giving it. */
-  pop: number | 'n' | '2n' | 'argc';
+  pop: number | 'n' | '2n' | 'argc' | '1+argc';
   /** Values pushed on the fall-through path. */
   push: number;
   /** Stack diagram, top of stack on the right. */
@@ -88,6 +92,7 @@ const slot = { name: 'slot', kind: 'slot' } as const;
 const n = { name: 'n', kind: 'count' } as const;
 const target = { name: 'target', kind: 'target' } as const;
 const argc = { name: 'argc', kind: 'count' } as const;
+const lambdaChunk = { name: 'lambda', kind: 'lambda' } as const;
 
 /** Ambient names readable in every chunk; LOAD_AMBIENT's operand indexes this list. */
 export const AMBIENT_NAMES = ['request', 'body', 'params', 'query', 'response', 'state'] as const;
@@ -143,6 +148,9 @@ export const OPCODES: readonly OpInfo[] = [
   { op: Op.RESPOND, name: 'RESPOND', operands: [], pop: 1, push: 0, stack: '{status json text html headers} ->', doc: 'The response statement: answer and end the handler.' },
   { op: Op.VALIDATE, name: 'VALIDATE', operands: [{ name: 'section', kind: 'section' }], pop: 0, push: 0, stack: '->', doc: 'Validate the body (0) or query (1) against the route schema; answers 422 on failure.' },
   { op: Op.READ_BODY, name: 'READ_BODY', operands: [], pop: 0, push: 0, stack: '->', doc: "Read and parse the request's body unless it is read already (after a route's guards, before a first use of `body` or `request.body` elsewhere); answers 400/413/415/503 when it cannot." },
+  { op: Op.MAKE_LAMBDA, name: 'MAKE_LAMBDA', operands: [n, lambdaChunk], pop: 'n', push: 1, stack: 'c1 .. cn -> lambda', doc: 'Make a lambda of a lambda chunk, with copies of the n enclosing locals it reads (its slots after its parameters).' },
+  { op: Op.CALL_VALUE, name: 'CALL_VALUE', operands: [argc], pop: '1+argc', push: 1, stack: 'f a1 .. an -> result', doc: 'Call the lambda f (a parameter or local); costs one unit of fuel and one call level.' },
+  { op: Op.APPEND, name: 'APPEND', operands: [], pop: 2, push: 0, stack: 'xs v ->', doc: 'Append v to the list xs (a list comprehension builds its result so).' },
 ];
 
 /** Length in code units (opcode + operands) of each opcode, indexed by opcode. */
@@ -161,6 +169,9 @@ export function stackEffect(op: Op, operands: ArrayLike<number>): number {
       break;
     case 'argc':
       pop = operands[1]!;
+      break;
+    case '1+argc':
+      pop = 1 + operands[0]!;
       break;
     default:
       pop = info.pop;

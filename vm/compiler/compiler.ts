@@ -109,7 +109,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
       case 'FnDecl':
       case 'GuardDef': {
         const kind = decl.kind === 'FnDecl' ? 'fn' : 'guard';
-        const compiler = new ChunkCompiler(reporter, topLevel, kind, decl);
+        const compiler = new ChunkCompiler(reporter, topLevel, kind, decl, chunk);
         compiler.params(decl.params);
         compiler.statements(decl.body.body);
         const index = chunk(compiler.finish(`${kind} ${decl.name}`, decl.params.length));
@@ -127,7 +127,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         break;
       }
       case 'Middleware': {
-        const compiler = new ChunkCompiler(reporter, topLevel, 'middleware', decl);
+        const compiler = new ChunkCompiler(reporter, topLevel, 'middleware', decl, chunk);
         compiler.statements(decl.body.body);
         if (module.middleware === null) {
           module.middleware = chunk(compiler.finish('middleware', 0));
@@ -187,7 +187,7 @@ function compileRoute(
   const guards = guardMetas(decl.guards, reporter);
   const body = decl.validate ? fieldMetas(decl.validate.fields, reporter) : null;
   const query = decl.query ? fieldMetas(decl.query.fields, reporter) : null;
-  const compiler = new ChunkCompiler(reporter, topLevel, 'route', decl);
+  const compiler = new ChunkCompiler(reporter, topLevel, 'route', decl, chunk);
   for (const guard of guards) {
     compiler.guardCall({ name: guard.name, line: guard.line, col: guard.col, mode: guard.mode }, guard.args, guard);
   }

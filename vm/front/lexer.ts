@@ -24,6 +24,7 @@ const moo = createRequire(import.meta.url)('moo') as typeof Moo;
 
 /** The punctuation tokens; each is its own token type. */
 export const PUNCTUATION = [
+  '=>',
   '==',
   '!=',
   '<=',

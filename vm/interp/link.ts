@@ -234,10 +234,11 @@ export function link(
     chunk.data = data;
     chunk.code = code;
     chunk.consts = data.consts as Value[];
-    // A chunk without call references has no CALL to bind.
-    if (data.refs.length > 0) {
-      for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
-        if (code[ip] !== Op.CALL) continue;
+    // A lambda's chunk is named by its index in the module, which starts this far into the program.
+    const moduleStart = index - origins[index]!.index;
+    for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
+      if (code[ip] === Op.MAKE_LAMBDA) code[ip + 2] += moduleStart;
+      else if (code[ip] === Op.CALL) {
         const ref = data.refs[code[ip + 1]!]!;
         const bound =
           ref.kind === 'guard' ? bindGuard(ref, chunk, report) : ref.kind === 'record' ? bindStep(ref, chunk, report) : bindCall(ref, chunk, report);
@@ -271,8 +272,8 @@ export function link(
       }
       const code = chunks[reached[k]!]!.code;
       for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
-        const callee = code[ip + 1]!;
-        if (code[ip] === Op.CALL_FN && !chunks[callee]!.bound && !seen.has(callee)) {
+        const callee = code[ip] === Op.MAKE_LAMBDA ? code[ip + 2]! : code[ip + 1]!;
+        if ((code[ip] === Op.CALL_FN || code[ip] === Op.MAKE_LAMBDA) && !chunks[callee]!.bound && !seen.has(callee)) {
           seen.add(callee);
           reached.push(callee);
         }

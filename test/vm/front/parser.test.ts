@@ -29,6 +29,10 @@ function sx(e: Expr): string {
       return `([] ${sx(e.object)} ${sx(e.index)})`;
     case 'Call':
       return `(call ${[sx(e.callee), ...e.args.map(sx)].join(' ')})`;
+    case 'Lambda':
+      return `(=> (${e.params.map((p) => p.name).join(' ')}) ${sx(e.body)})`;
+    case 'Comprehension':
+      return `(for ${sx(e.item)} ${e.key === null ? '' : `${e.key} `}${e.value} ${sx(e.iterable)}${e.cond === null ? '' : ` ${sx(e.cond)}`})`;
   }
 }
 
