@@ -6,6 +6,7 @@
 import { definePlugin } from '../../plugins/sdk.js';
 import { registerConvert } from './convert.js';
 import { registerGuards } from './guards.js';
+import { registerHigherOrder } from './higher-order.js';
 import { registerHttp } from './http.js';
 import { registerJson } from './json.js';
 import { registerLists } from './lists.js';
@@ -22,6 +23,7 @@ export const core = definePlugin({
   version: '1.0.0',
   setup(rvm) {
     registerLists(rvm);
+    registerHigherOrder(rvm);
     registerText(rvm);
     registerJson(rvm);
     registerTime(rvm);
