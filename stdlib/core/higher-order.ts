@@ -2,7 +2,8 @@
  * Core list natives that take a lambda or a key: map, filter, find, any, all, reduce, sort_by,
  * group_by, count_by, min_by and max_by. Each charges the request's budget for the items it
  * walks; each lambda call costs a unit of fuel and a call level, as a call of a fn (`ctx.call`).
- * None changes its list: each returns a new one (or an item of it).
+ * None changes its list: each returns a new one (or an item of it). The compiler writes `map` and
+ * `filter` with a literal lambda as a comprehension (vm/compiler/chunk-compiler.ts), to the same effect.
  */
 import { Lambda, RUNTIME, RvmError, getField, isTruthy, setField, toText, typeName } from '../../plugins/sdk.js';
 import type { CallContext, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
@@ -22,9 +23,8 @@ export function registerHigherOrder(rvm: PluginApi): void {
     'map',
     (ctx, xs, f) => {
       ctx.budget.chargeItems(xs.length);
-      const out: Value[] = new Array(xs.length);
-      for (let i = 0; i < out.length; i++) out[i] = ctx.call(f, xs[i]!);
-      return out;
+      // Over a copy, as a comprehension (and so map with a literal lambda, compiled as one) iterates.
+      return xs.slice().map((x) => ctx.call(f, x));
     },
     { params: [LIST, LAMBDA], returns: 'list', doc: 'A new list of `f(x)` for each item: map([1, 2], x => x * 10) is [10, 20].' },
   );
@@ -33,7 +33,7 @@ export function registerHigherOrder(rvm: PluginApi): void {
     'filter',
     (ctx, xs, f) => {
       ctx.budget.chargeItems(xs.length);
-      return xs.filter((x) => isTruthy(ctx.call(f, x)));
+      return xs.slice().filter((x) => isTruthy(ctx.call(f, x)));
     },
     { params: [LIST, LAMBDA], returns: 'list', doc: 'A new list of the items for which `f(x)` is truthy, in order: filter([1, 2, 3], x => x > 1) is [2, 3].' },
   );

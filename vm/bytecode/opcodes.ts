@@ -59,6 +59,7 @@ export const enum Op {
   MAKE_LAMBDA,
   CALL_VALUE,
   APPEND,
+  ITER_LIST,
 }
 
 /** What an operand means; the disassembler renders each kind its own way. */
@@ -151,6 +152,7 @@ export const OPCODES: readonly OpInfo[] = [
   { op: Op.MAKE_LAMBDA, name: 'MAKE_LAMBDA', operands: [n, lambdaChunk], pop: 'n', push: 1, stack: 'c1 .. cn -> lambda', doc: 'Make a lambda of a lambda chunk, with copies of the n enclosing locals it reads (its slots after its parameters).' },
   { op: Op.CALL_VALUE, name: 'CALL_VALUE', operands: [argc], pop: '1+argc', push: 1, stack: 'f a1 .. an -> result', doc: 'Call the lambda f (a parameter or local); costs one unit of fuel and one call level.' },
   { op: Op.APPEND, name: 'APPEND', operands: [], pop: 2, push: 0, stack: 'xs v ->', doc: 'Append v to the list xs (a list comprehension builds its result so).' },
+  { op: Op.ITER_LIST, name: 'ITER_LIST', operands: [k], pop: 1, push: 1, stack: 'xs -> iterator', doc: 'ITER_INIT for `map(xs, x => …)` and `filter(xs, x => …)` compiled inline: xs must be a list, else the type_error the native consts[k] gives.' },
 ];
 
 /** Length in code units (opcode + operands) of each opcode, indexed by opcode. */

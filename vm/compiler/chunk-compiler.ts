@@ -532,8 +532,11 @@ export class ChunkCompiler {
     this.emitter.emit(Op.MAKE_LAMBDA, [captured.length, index], expr);
   }
 
-  /** `[item for k, v in xs if cond]`: a for loop appending to a list held in a slot of its own. */
-  private comprehension(expr: ComprehensionExpr): void {
+  /**
+   * `[item for k, v in xs if cond]`: a for loop appending to a list held in a slot of its own.
+   * `listOf` names the native it stands for (`map`, `filter`), whose xs must be a list.
+   */
+  private comprehension(expr: ComprehensionExpr, listOf: string | null = null): void {
     const base = this.emitter.depth;
     this.scopes.push();
     // A name no source can spell, so the code never sees it.
@@ -541,7 +544,8 @@ export class ChunkCompiler {
     this.emitter.emit(Op.LIST, [0], expr);
     this.emitter.emit(Op.STORE_LOCAL, [result], expr);
     this.expr(expr.iterable);
-    this.emitter.emit(Op.ITER_INIT, [], expr.iterable);
+    if (listOf === null) this.emitter.emit(Op.ITER_INIT, [], expr.iterable);
+    else this.emitter.emit(Op.ITER_LIST, [this.emitter.constant(listOf)], expr.iterable);
     const top = this.emitter.here();
     const toEnd = this.emitter.emitJump(expr.key === null ? Op.ITER_NEXT : Op.ITER_NEXT_PAIR, expr);
     this.emitter.emit(Op.STORE_LOCAL, [this.declareBinding(expr.value, expr)], expr);
@@ -639,6 +643,8 @@ export class ChunkCompiler {
       return;
     }
     const name = this.calleeName(expr.callee);
+    const inline = name === null ? null : inlined(name, expr);
+    if (inline !== null) return this.comprehension(inline, name);
     if (expr.args.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} arguments`, expr.args[MAX_ARGS]!);
     if (name === null) {
       this.reporter.error(DIAG.E_NOT_CALLABLE, 'only a function name or Name.method can be called', expr.callee);
@@ -710,6 +716,19 @@ const BINARY_OPS = {
   '>': Op.GT,
   '>=': Op.GE,
 } as const;
+
+/**
+ * `map(xs, x => e)` as `[e for x in xs]` and `filter(xs, x => c)` as `[x for x in xs if c]`: the
+ * same values, errors and fuel as the natives (spec/natives.md), without a call per item. Null
+ * for any other call.
+ */
+function inlined(name: string, call: CallExpr): ComprehensionExpr | null {
+  const [xs, f] = call.args;
+  if ((name !== 'map' && name !== 'filter') || call.args.length !== 2 || f?.kind !== 'Lambda' || f.params.length !== 1) return null;
+  const param = f.params[0]!;
+  const item: Expr = name === 'map' ? f.body : { kind: 'Name', name: param.name, line: param.line, col: param.col };
+  return { kind: 'Comprehension', item, key: null, value: param.name, iterable: xs!, cond: name === 'filter' ? f.body : null, line: call.line, col: call.col };
+}
 
 /** Every name an expression mentions, at any depth (nodes are plain objects: new kinds need no case here). */
 function namesIn(expr: Expr): Set<string> {

@@ -8,6 +8,7 @@ import { Op, OPCODES } from '../bytecode/opcodes.js';
 import { nextTurn } from './scheduler.js';
 import { HTTP, RUNTIME } from '../errors.js';
 import { HALT, type Halt } from '../host/context.js';
+import { typeError as argumentTypeError } from '../host/args.js';
 import {
   HostObject,
   Lambda,
@@ -90,8 +91,10 @@ class Fiber {
      * Call levels below this fiber: a lambda a native calls runs in a fiber of its own, on top of
      * its caller's frames, and cannot suspend (its native waits for its result synchronously).
      */
-    readonly depth = 0,
+    public depth = 0,
   ) {}
+  /** The fiber this one's natives run lambdas in, made once and reused call after call. */
+  child: Fiber | null = null;
   get nested(): boolean {
     return this.depth > 0;
   }
@@ -310,11 +313,16 @@ export function callLambda(f: Value, args: readonly Value[]): Value {
   if (depth >= MAX_CALL_DEPTH) throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
   const budget = caller.budget;
   if ((budget.fuel-- & CHECK_INTERVAL) === 0) budget.checkpoint();
-  const fiber = new Fiber(caller.program, caller.host, budget, depth);
-  const base = enterFrame(fiber.stack, 0, args.length, f);
-  fiber.sp = base + chunk.data.slots;
-  for (let i = 0; i < args.length; i++) fiber.stack[i] = args[i]!;
-  fiber.frames.push({ chunk, ip: 0, base });
+  // A fiber runs one lambda at a time, so its child is free whenever one of its natives calls.
+  const fiber = (caller.child ??= new Fiber(caller.program, caller.host, budget, depth));
+  fiber.depth = depth;
+  fiber.frames.length = 0;
+  fiber.handlers.length = 0;
+  const stack = fiber.stack;
+  for (let i = 0; i < args.length; i++) stack[i] = args[i]!;
+  enterFrame(stack, 0, args.length, f);
+  fiber.sp = chunk.data.slots;
+  fiber.frames.push({ chunk, ip: 0, base: 0 });
   running = fiber;
   try {
     const result = dispatch(fiber);
@@ -333,16 +341,12 @@ function checkArity(f: Lambda, argc: number): void {
   }
 }
 
-/**
- * Lays out the slots of a call of lambda `f` whose `argc` arguments are at `base`: its captured
- * locals after them, its other slots null. Returns `base`.
- */
-function enterFrame(stack: Value[], base: number, argc: number, f: Lambda): number {
+/** Lays out the slots of a call of lambda `f` whose `argc` arguments are at `base`: its captured locals after them, its other slots null. */
+function enterFrame(stack: Value[], base: number, argc: number, f: Lambda): void {
   const captures = f.captures;
   for (let i = 0; i < captures.length; i++) stack[base + argc + i] = captures[i]!;
   const slots = (f.chunk as LinkedChunk).data.slots;
   for (let i = argc + captures.length; i < slots; i++) stack[base + i] = null;
-  return base;
 }
 
 /** A nested fiber (a lambda a native calls) cannot wait: the promise is left to settle unobserved. */
@@ -556,6 +560,14 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             stack[sp - 1] = iterate(budget, stack[sp - 1]!) as unknown as Value;
             if (budget.charged >= budget.nextCheck) break instructions;
             break;
+          case Op.ITER_LIST: {
+            const xs = stack[sp - 1]!;
+            if (!Array.isArray(xs)) throw argumentTypeError(consts[code[ip]!] as string, 'xs', 'a list', xs);
+            ip++;
+            stack[sp - 1] = iterate(budget, xs) as unknown as Value;
+            if (budget.charged >= budget.nextCheck) break instructions;
+            break;
+          }
           case Op.ITER_NEXT: {
             const it = stack[sp - 1] as unknown as Iter;
             if (it.i >= it.items.length) {
