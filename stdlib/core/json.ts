@@ -44,6 +44,8 @@ export function registerJson(rvm: PluginApi): void {
         // Host objects (headers, records, secrets) serialise through their own toJSON.
         text = JSON.stringify(v ?? null);
       } catch (error) {
+        // A lambda's toJSON refuses with its own code (not_data).
+        if (error instanceof RvmError) throw error;
         throw new RvmError(`json_stringify(): ${(error as Error).message}`, RUNTIME.invalid_argument);
       }
       ctx.budget.chargeText(text.length);
