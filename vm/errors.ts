@@ -86,7 +86,7 @@ const NAMES = {
 const LINKING = {
   E_UNKNOWN_FUNCTION: { doc: 'a call to a function no file declares and no plugin provides; the hint names the nearest one', example: '`lenn(\'abc\')` → did you mean `len`?' },
   E_UNKNOWN_GUARD: { doc: 'a guard no file declares and no plugin provides, with a did-you-mean hint', example: '`guard premium_usr`' },
-  E_ARITY: { doc: 'a call or guard use with the wrong number of arguments', example: '`len(\'a\', \'b\')`, `guard min_age`' },
+  E_ARITY: { doc: 'a call or guard use with the wrong number of arguments, or a lambda written in a call with another number of parameters than the native calls it with', example: '`len(\'a\', \'b\')`, `guard min_age`, `reduce(xs, x => x, 0)`' },
   E_RECORD_QUERY: { doc: 'a record method call whose known arguments (constant filters and options, field names of an object literal) name an unknown field, operator, order key or option, or hold a value of the wrong type; a write given the request\'s data as it came (`User.create(request.body)`, or `body` in a route without `validate`); a range, prefix or list on a `@hidden` field, or an order by one; the hint names the nearest visible field, or what to do', example: '`User.where({ emial: \'a\' })` → did you mean `email`?' },
   E_GUARD_ARGS: { doc: 'guard arguments the guard\'s plugin refuses at load (`checkArgs`): a limit out of range, a malformed CIDR, a time that is not `HH:MM`', example: '`guard rate_limit(0, 60)`, `guard ip(\'10.0.0.0/33\')`' },
   E_SCOPE: { doc: 'a native restricted to middleware (`next()`) used elsewhere, including a `fn`', example: '`next()` in a route' },

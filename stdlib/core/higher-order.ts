@@ -9,11 +9,12 @@ import { Lambda, RUNTIME, RvmError, getField, isTruthy, setField, toText, typeNa
 import type { CallContext, PluginApi, Value, ValueObject } from '../../plugins/sdk.js';
 
 const LIST = { name: 'xs', type: 'list' } as const;
-const LAMBDA = { name: 'f', type: 'lambda', doc: 'A lambda of one parameter, the item: `x => x.price`.' } as const;
+const LAMBDA = { name: 'f', type: 'lambda', arity: 1, doc: 'A lambda of one parameter, the item: `x => x.price`.' } as const;
 const KEY = {
   name: 'key',
   type: 'any',
   selfChecked: true,
+  arity: 1,
   doc: "A field name (`'price'`: the item's field, null when missing) or a lambda of one parameter (`x => x.price * x.qty`).",
 } as const;
 
@@ -76,7 +77,7 @@ export function registerHigherOrder(rvm: PluginApi): void {
     {
       params: [
         LIST,
-        { name: 'f', type: 'lambda', doc: 'A lambda of two parameters, the result so far and the item: `(total, x) => total + x`.' },
+        { name: 'f', type: 'lambda', arity: 2, doc: 'A lambda of two parameters, the result so far and the item: `(total, x) => total + x`.' },
         { name: 'init', type: 'any' },
       ],
       returns: 'any',

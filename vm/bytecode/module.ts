@@ -55,6 +55,8 @@ export interface CallRef {
    * check constant filters and options against a record type. Absent when nothing is known.
    */
   args?: ArgShape[];
+  /** The arguments that are lambdas written in the call, as [argument index, parameter count] pairs: the linker checks them against a native's. */
+  lambdas?: [number, number][];
 }
 
 /**

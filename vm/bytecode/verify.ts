@@ -185,6 +185,12 @@ function readRef(v: unknown, at: string): CallRef {
   };
   if (o.mode !== undefined) ref.mode = oneOf(o.mode, ['required', 'optional'] as const, `${at}.mode`);
   if (o.args !== undefined) ref.args = list(o.args, `${at}.args`).map((a, i) => readShape(a, `${at}.args[${i}]`, 0));
+  if (o.lambdas !== undefined) {
+    ref.lambdas = list(o.lambdas, `${at}.lambdas`).map((pair, i) => {
+      const [arg, params] = list(pair, `${at}.lambdas[${i}]`);
+      return [int(arg, `${at}.lambdas[${i}][0]`), int(params, `${at}.lambdas[${i}][1]`)];
+    });
+  }
   return ref;
 }
 

@@ -664,7 +664,8 @@ export class ChunkCompiler {
     const object = expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' ? expr.callee.object.name : null;
     const typeLike = object !== null && namesType(object, this.topLevel.get(object) === 'type');
     const shapes = typeLike && expr.args.length > 0 ? expr.args.map((a) => shapeOf(a, this.rawRequest)) : null;
-    this.emitCall(name, expr.args.length, expr, shapes?.some((s) => s.k !== 'u') ? shapes : undefined);
+    const lambdas = expr.args.flatMap((a, i): [number, number][] => (a.kind === 'Lambda' ? [[i, a.params.length]] : []));
+    this.emitCall(name, expr.args.length, expr, shapes?.some((s) => s.k !== 'u') ? shapes : undefined, lambdas);
   }
 
   /**
@@ -692,9 +693,10 @@ export class ChunkCompiler {
     return null;
   }
 
-  private emitCall(name: string, argc: number, at: Pos, args?: ArgShape[]): void {
+  private emitCall(name: string, argc: number, at: Pos, args?: ArgShape[], lambdas: [number, number][] = []): void {
     const ref: CallRef = { name, kind: 'call', argc, line: at.line, col: at.col };
     if (args !== undefined) ref.args = args;
+    if (lambdas.length > 0) ref.lambdas = lambdas;
     const index = this.emitter.ref(ref);
     this.emitter.emit(Op.CALL, [index, argc], at);
   }

@@ -43,6 +43,8 @@ export interface ParamSpec {
    * `type` still documents what it expects.
    */
   selfChecked?: boolean;
+  /** For a parameter that takes a lambda: the arguments the native calls it with; a lambda written in the call with another parameter count is E_ARITY. */
+  arity?: number;
   doc?: string;
 }
 

@@ -178,6 +178,14 @@ export function link(
       report.push(diagnostic(DIAG.E_ARITY, `'${r.name}' ${takesArguments(nativeArity)}, got ${r.argc}`, at(from, r), { length: r.name.length }));
       return null;
     }
+    for (const [i, params] of r.lambdas ?? []) {
+      const expected = native.meta.params[i]?.arity;
+      if (expected !== undefined && expected !== params) {
+        const passes = expected === 1 ? '1 argument' : `${expected} arguments`;
+        report.push(diagnostic(DIAG.E_ARITY, `'${r.name}' calls its lambda with ${passes}, this one takes ${params}`, at(from, r), { length: r.name.length }));
+        return null;
+      }
+    }
     if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
       report.push(diagnostic(DIAG.E_SCOPE, `'${r.name}()' can only be called inside a middleware block`, at(from, r), { length: r.name.length }));
       return null;
