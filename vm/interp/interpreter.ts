@@ -288,11 +288,13 @@ function buildObject(stack: Value[], from: number, pairs: number): ValueObject {
 
 /** Runs the fiber until it returns, suspends or fails; its time on the event loop ends there. */
 function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
+  // A native may run another execution to its end (middleware's next()): its caller runs on after.
+  const caller = running;
   running = fiber;
   try {
     return dispatch(fiber);
   } finally {
-    running = null;
+    running = caller;
     fiber.budget.endSlice();
   }
 }
