@@ -1,7 +1,8 @@
 /**
  * Micro benchmarks (tinybench): lex, parse and compile throughput in lines/s over the generated
  * corpus (bench/corpus.ts), loading modules from artefact bytes against compiling them, and VM
- * dispatch on a loop-heavy handler through inject. Then the validation benchmark
+ * dispatch on a loop-heavy handler through inject, and lambdas: map, filter and comprehensions
+ * against the equivalent `for` loops, and sort_by of 100,000 objects. Then the validation benchmark
  * (bench/validation.ts: rvm's engine against ajv) and the start-up benchmark
  * (bench/startup.ts): cold against warm cache, each in fresh processes.
  *
@@ -49,6 +50,102 @@ route GET /noop {
 }
 `;
 
+/** Items the map/filter/comprehension routes walk. */
+const LIST_COUNT = 10_000;
+/** Objects sort_by orders: the issue's figure, inside the default CPU budget. */
+const SORT_COUNT = 100_000;
+
+/**
+ * The lambda benchmark's app: each route builds the same list, then walks it one way; /build only
+ * builds it, to subtract. Its `for` loops are the fair equivalents (no `+` copying the list).
+ */
+const LAMBDA_APP = `fn numbers(n) {
+  xs = []
+  i = 0
+  while i < n {
+    xs[i] = i
+    i = i + 1
+  }
+  return xs
+}
+
+fn records(n) {
+  xs = []
+  i = 0
+  while i < n {
+    xs[i] = { id: i, score: (i * 7919) % 100003 }
+    i = i + 1
+  }
+  return xs
+}
+
+route GET /build {
+  response.ok(len(numbers(${LIST_COUNT})))
+}
+
+route GET /map/for {
+  out = []
+  for i, x in numbers(${LIST_COUNT}) {
+    out[i] = x * 2
+  }
+  response.ok(len(out))
+}
+
+route GET /map/lambda {
+  response.ok(len(map(numbers(${LIST_COUNT}), x => x * 2)))
+}
+
+route GET /map/comprehension {
+  response.ok(len([x * 2 for x in numbers(${LIST_COUNT})]))
+}
+
+route GET /filter/for {
+  out = []
+  n = 0
+  for x in numbers(${LIST_COUNT}) {
+    if x % 3 == 0 {
+      out[n] = x
+      n = n + 1
+    }
+  }
+  response.ok(len(out))
+}
+
+route GET /filter/lambda {
+  response.ok(len(filter(numbers(${LIST_COUNT}), x => x % 3 == 0)))
+}
+
+route GET /filter/comprehension {
+  response.ok(len([x for x in numbers(${LIST_COUNT}) if x % 3 == 0]))
+}
+
+route GET /sort/build {
+  response.ok(len(records(${SORT_COUNT})))
+}
+
+route GET /sort/key {
+  response.ok(sort_by(records(${SORT_COUNT}), 'score')[0].id)
+}
+
+route GET /sort/lambda {
+  response.ok(sort_by(records(${SORT_COUNT}), r => r.score, true)[0].id)
+}
+`;
+
+/** The lambda routes, by task name; the sort ones are answered a few times, not for a whole second. */
+const LAMBDA_TASKS = [
+  ['/build', 'build the list'],
+  ['/map/for', 'map: for loop'],
+  ['/map/lambda', 'map: map(xs, x => …)'],
+  ['/map/comprehension', 'map: [… for x in xs]'],
+  ['/filter/for', 'filter: for loop'],
+  ['/filter/lambda', 'filter: filter(xs, x => …)'],
+  ['/filter/comprehension', 'filter: [x for x in xs if …]'],
+  ['/sort/build', 'sort: build the objects'],
+  ['/sort/key', "sort: sort_by(xs, 'score')"],
+  ['/sort/lambda', 'sort: sort_by(xs, r => r.score, true)'],
+] as const;
+
 /** A duration given in ms, in the unit that reads best (ms or µs). */
 function duration(ms: number): string {
   return ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(2)} µs`;
@@ -77,6 +174,14 @@ async function main(): Promise<void> {
   const expected = (LOOP_COUNT * (LOOP_COUNT + 1)) / 2;
   if (check.status !== 200 || check.json().total !== expected) throw new Error(`GET /sum answered ${check.status} ${check.body}`);
 
+  const lambdaDir = mkdtempSync(join(tmpdir(), 'rvm-bench-lambda-'));
+  writeFileSync(join(lambdaDir, 'lambda.rvm'), LAMBDA_APP);
+  const lambdaApp = await loadApp(lambdaDir, { cache: false, logger: createLogger({ quiet: true }) });
+  for (const [url] of LAMBDA_TASKS) {
+    const r = await inject(lambdaApp, { url });
+    if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status} ${r.body}`);
+  }
+
   const bench = new Bench({ time: TASK_TIME_MS });
   bench
     .add('lex corpus', () => {
@@ -100,9 +205,16 @@ async function main(): Promise<void> {
     .add('inject GET /noop (request overhead)', async () => {
       await inject(app, { url: '/noop' });
     });
+  for (const [url, name] of LAMBDA_TASKS) {
+    bench.add(`lambdas ${name}`, async () => {
+      await inject(lambdaApp, { url });
+    });
+  }
   await bench.run();
   await app.close();
+  await lambdaApp.close();
   rmSync(dispatchDir, { recursive: true, force: true });
+  rmSync(lambdaDir, { recursive: true, force: true });
 
   const mean = new Map<string, number>();
   const rows: string[][] = [];
@@ -145,6 +257,22 @@ async function main(): Promise<void> {
   if (sumMs && noopMs && sumMs > noopMs) {
     derived.push(['VM loop iterations (inject overhead subtracted)', `${fmt((LOOP_COUNT * 1000) / (sumMs - noopMs))} iterations/s`]);
   }
+  // Each way of walking the list, without the building the routes share, against the for loop.
+  const walk = (url: string, base: string) => {
+    const name = (u: string) => `lambdas ${LAMBDA_TASKS.find(([x]) => x === u)![1]}`;
+    return (mean.get(name(url)) ?? NaN) - (mean.get(name(base)) ?? NaN);
+  };
+  for (const kind of ['map', 'filter'] as const) {
+    const loop = walk(`/${kind}/for`, '/build');
+    for (const way of ['lambda', 'comprehension'] as const) {
+      derived.push([
+        `${kind}: ${way} vs for loop (${fmt(LIST_COUNT)} items, building subtracted)`,
+        `${(walk(`/${kind}/${way}`, '/build') / loop).toFixed(2)}×`,
+      ]);
+    }
+  }
+  derived.push([`sort_by(xs, 'score'), ${fmt(SORT_COUNT)} objects (building subtracted)`, duration(walk('/sort/key', '/sort/build'))]);
+  derived.push([`sort_by(xs, r => r.score, true), ${fmt(SORT_COUNT)} objects (building subtracted)`, duration(walk('/sort/lambda', '/sort/build'))]);
   console.log('');
   console.log(formatTable(['derived', 'figure'], derived));
 

@@ -85,6 +85,7 @@ export function definePlugin(definition: PluginDefinition): PluginDefinition {
 // Values of the language, and its errors.
 export {
   HostObject,
+  Lambda,
   MAX_LIST_LENGTH,
   MAX_TEXT_LENGTH,
   RvmError,

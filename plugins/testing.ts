@@ -21,6 +21,7 @@ import type { PluginDefinition } from '../vm/host/plugin.js';
 import { loadPlugins, type PluginRegistry, type RegisteredGuard } from '../vm/host/registry.js';
 import type { Value } from '../vm/values.js';
 import { Budget } from '../vm/interp/budget.js';
+import { callLambda } from '../vm/interp/interpreter.js';
 import { RequestOrigins } from '../vm/runtime/request-origin.js';
 import { createSecretSource } from '../vm/runtime/secrets.js';
 import { createInProcessStore } from '../vm/runtime/stores/memory.js';
@@ -165,6 +166,8 @@ export function fakeContext(options: FakeContextOptions = {}): FakeContext {
     bodyChecks,
     afterBody: (check) => void bodyChecks.push(check),
     atEnd: (listener) => void endListeners.push(listener),
+    // A lambda runs only inside the VM: a native test that calls one goes through a compiled app.
+    call: (f, ...args) => callLambda(f, args),
     get memoryCharged() {
       return memoryCharged;
     },

@@ -50,6 +50,7 @@ const RENDER: Record<OperandKind, Render> = {
     return `@${v} ${ref.kind === 'guard' ? 'guard ' : ''}${ref.name}/${ref.argc}${mode}`;
   },
   chunk: (v, _n, _c, o) => (o.chunks?.[v] !== undefined ? `chunk ${v} (${o.chunks[v]})` : `chunk ${v}`),
+  lambda: (v) => `lambda chunk ${v}`,
   native: (v, _n, _c, o) => (o.natives?.[v] !== undefined ? `native ${v} (${o.natives[v]})` : `native ${v}`),
   section: (v) => (v === 0 ? 'body' : v === 1 ? 'query' : `section ${v}?`),
 };

@@ -58,6 +58,7 @@ const SYNTAX = {
   E_TOO_MANY_ERRORS: { doc: 'the parser stopped after `MAX_DIAGNOSTICS` (50) errors in one file' },
   E_FILE_TOO_LARGE: { doc: 'a source file over `MAX_SOURCE_BYTES` (1 MiB)' },
   E_INTERNAL: { doc: 'the parser itself failed on this file (an rvm bug: please report it with the file)' },
+  E_LAMBDA_ASSIGN: { doc: 'a lambda followed by `=`: a lambda is one expression, and the enclosing locals it reads are copies taken when it was made, so it cannot assign them (nor any variable)', example: '`map(xs, x => total = total + x)`' },
 } as const satisfies Record<string, DiagnosticDoc>;
 
 /** Name and compilation diagnostics, found file by file. */
@@ -80,13 +81,14 @@ const NAMES = {
   E_TOO_MANY_LOCALS: { doc: 'more than `MAX_LOCALS` (256) locals live at once in one chunk', example: '257 assignments' },
   E_TOO_MANY_CONSTANTS: { doc: 'more than `MAX_CONSTANTS` (65 536) constants in one chunk' },
   E_TOO_MANY_ARGS: { doc: 'more than `MAX_ARGS` (255) arguments in a call or parameters in a declaration', example: '`max(1, 1, …)` × 256' },
+  E_LAMBDA_PLACE: { doc: 'a lambda anywhere but as an argument of a call: it cannot be assigned, returned, put in a list or object, or be an operand', example: '`double = x => x * 2`' },
 } as const satisfies Record<string, DiagnosticDoc>;
 
 /** Diagnostics of the whole app: linking, validation plans, configuration. */
 const LINKING = {
   E_UNKNOWN_FUNCTION: { doc: 'a call to a function no file declares and no plugin provides; the hint names the nearest one', example: '`lenn(\'abc\')` → did you mean `len`?' },
   E_UNKNOWN_GUARD: { doc: 'a guard no file declares and no plugin provides, with a did-you-mean hint', example: '`guard premium_usr`' },
-  E_ARITY: { doc: 'a call or guard use with the wrong number of arguments', example: '`len(\'a\', \'b\')`, `guard min_age`' },
+  E_ARITY: { doc: 'a call or guard use with the wrong number of arguments, or a lambda written in a call with another number of parameters than the native calls it with', example: '`len(\'a\', \'b\')`, `guard min_age`, `reduce(xs, x => x, 0)`' },
   E_RECORD_QUERY: { doc: 'a record method call whose known arguments (constant filters and options, field names of an object literal) name an unknown field, operator, order key or option, or hold a value of the wrong type; a write given the request\'s data as it came (`User.create(request.body)`, or `body` in a route without `validate`); a range, prefix or list on a `@hidden` field, or an order by one; the hint names the nearest visible field, or what to do', example: '`User.where({ emial: \'a\' })` → did you mean `email`?' },
   E_GUARD_ARGS: { doc: 'guard arguments the guard\'s plugin refuses at load (`checkArgs`): a limit out of range, a malformed CIDR, a time that is not `HH:MM`', example: '`guard rate_limit(0, 60)`, `guard ip(\'10.0.0.0/33\')`' },
   E_SCOPE: { doc: 'a native restricted to middleware (`next()`) used elsewhere, including a `fn`', example: '`next()` in a route' },
@@ -184,6 +186,10 @@ const RUNTIME_DOCS = {
   fetch_failed: '`http_fetch` that could not reach the server: the name does not resolve, the connection is refused or reset, TLS fails',
   fetch_redirect_refused: '`http_fetch` redirected to another host without `follow_redirects: \'any_host\'`, from `https:` to `http:`, or to a URL that is not `http:`/`https:`',
   fetch_too_many_redirects: '`http_fetch` redirected more than `MAX_REDIRECTS` (5) times',
+  wrong_arity: 'a lambda or `fn` called with another number of arguments than it takes: by a native (`reduce` passes two, `map` one) or through a parameter (`f(1, 2)` where `f` is `x => x`)',
+  not_callable: 'calling a parameter or local that holds no lambda (`f(1)` where `f` is `3`)',
+  lambda_cannot_wait: 'a lambda called by a native (`map`, `filter`, `sort_by`…) reached a native that waits (a database query, `http_fetch`): natives call lambdas without suspending the request; use a `for` loop',
+  not_data: 'a lambda sent as JSON or text data: in a response, `json_stringify`, a stored record or shared store (it lives only within its request)',
   native_error: 'a native failed with something other than an rvm error (a plugin bug)',
   runtime_error: 'a plugin raised an rvm error without a code',
 } as const;

@@ -68,6 +68,35 @@ export class SecretText extends HostObject {
   }
 }
 
+/**
+ * A lambda (`x => x * 2`): the chunk of its body, which the interpreter runs, and copies of the
+ * enclosing locals it reads. It lives within its request and is no data: JSON (a response,
+ * `json_stringify`, a record, a store) refuses it, and its text is `[lambda]`.
+ */
+export class Lambda extends HostObject {
+  readonly typeName = 'lambda';
+
+  constructor(
+    /** The interpreter's chunk of its body; `data.arity` is its parameter count. */
+    readonly chunk: { readonly data: { readonly arity: number; readonly name: string } },
+    readonly captures: readonly Value[],
+  ) {
+    super();
+  }
+
+  get(_key: string): Value | undefined {
+    return undefined;
+  }
+
+  toJSON(): never {
+    throw new RvmError('a lambda is not data: it cannot be sent or stored as JSON', RUNTIME.not_data);
+  }
+
+  override toText(): string {
+    return '[lambda]';
+  }
+}
+
 /** The real text of a secret, or the text form of any other value. */
 export function revealText(v: Value | undefined): string {
   return v instanceof SecretText ? v.reveal() : toText(v);

@@ -8,6 +8,7 @@ import { registerConvert } from './convert.js';
 import { registerDates } from './dates.js';
 import { registerEncodings } from './encodings.js';
 import { registerGuards } from './guards.js';
+import { registerHigherOrder } from './higher-order.js';
 import { registerHttp } from './http.js';
 import { registerJson } from './json.js';
 import { registerLists } from './lists.js';
@@ -29,6 +30,7 @@ export const core = definePlugin({
     registerLists(rvm);
     registerSequences(rvm);
     registerObjects(rvm);
+    registerHigherOrder(rvm);
     registerText(rvm);
     registerRegex(rvm);
     registerJson(rvm);

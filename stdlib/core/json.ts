@@ -47,6 +47,8 @@ function stringify(v: unknown, indent: number): string {
     // Host objects (headers, records, secrets) serialise through their own toJSON.
     return JSON.stringify(v ?? null, null, indent);
   } catch (error) {
+    // A lambda's toJSON refuses with its own code (not_data).
+    if (error instanceof RvmError) throw error;
     throw new RvmError(`json_stringify(): ${(error as Error).message}`, RUNTIME.invalid_argument);
   }
 }

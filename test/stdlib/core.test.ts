@@ -47,6 +47,7 @@ class FakeHeaders extends HostObject {
 const EXPECTED_NATIVES = [
   'len keys values contains lower upper trim split join replace starts_with ends_with json_parse json_stringify now timestamp',
   'int number text round floor ceil min max abs log set_header set_headers set_cookie sent',
+  'map filter find any all reduce sort_by group_by count_by min_by max_by',
   'response.ok response.created response.accepted response.no_content response.redirect response.bad_request',
   'response.unauthorized response.forbidden response.not_found response.conflict response.unprocessable',
   'response.too_many_requests response.json response.text response.html',

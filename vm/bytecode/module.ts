@@ -16,7 +16,8 @@ import type { Constant, FieldType, HttpMethod, Literal, PathSegment } from '../l
  * 11: `middlewareMeta`, what the reference shows of a `middleware { }` block (a cached module
  * without it would leave the block's answers out of the OpenAPI document), and a fn's `returns`,
  * the schema of what it returns (the routes that answer its result document it), and the `state`
- * fields a guard sets. 12: POW, JUMP_IF_NULL, DUP2 and THROW (`**`, `?.`, compound assignment, `throw`).
+ * fields a guard sets. 12: POW, JUMP_IF_NULL, DUP2 and THROW (`**`, `?.`, compound assignment, `throw`);
+ * lambdas and comprehensions (MAKE_LAMBDA, CALL_VALUE, APPEND, ITER_LIST, `lambda` chunks).
  */
 export const FORMAT_VERSION = 12;
 /** First field of every artefact and bundle. */
@@ -34,7 +35,7 @@ export interface ArtefactHeader {
   plugins: string;
 }
 
-export type ChunkKind = 'route' | 'fn' | 'guard' | 'middleware';
+export type ChunkKind = 'route' | 'fn' | 'guard' | 'middleware' | 'lambda';
 
 /**
  * A call site the compiler could not bind: `kind: 'call'` for `f(...)` / `response.ok(...)`,
@@ -56,6 +57,8 @@ export interface CallRef {
    * check constant filters and options against a record type. Absent when nothing is known.
    */
   args?: ArgShape[];
+  /** The arguments that are lambdas written in the call, as [argument index, parameter count] pairs: the linker checks them against a native's. */
+  lambdas?: [number, number][];
 }
 
 /**
@@ -67,10 +70,10 @@ export interface CallRef {
 export type ArgShape = { k: 'c'; v: Constant } | { k: 'o'; e: [string, ArgShape][] } | { k: 'l'; i: ArgShape[] } | { k: 'r'; s: string } | { k: 'u' };
 
 export interface ChunkData {
-  /** Human name for listings and errors: `route GET /users/:id`, `fn slugify`, `guard min_age`. */
+  /** Human name for listings and errors: `route GET /users/:id`, `fn slugify`, `guard min_age`, `lambda at 12:20`. */
   name: string;
   kind: ChunkKind;
-  /** Parameters; they occupy the first slots. */
+  /** Parameters; they occupy the first slots (a lambda's captured locals follow them). */
   arity: number;
   /** Local slots, parameters included. */
   slots: number;

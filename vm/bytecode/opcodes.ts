@@ -60,6 +60,10 @@ export const enum Op {
   JUMP_IF_NULL,
   DUP2,
   THROW,
+  MAKE_LAMBDA,
+  CALL_VALUE,
+  APPEND,
+  ITER_LIST,
 }
 
 /** What an operand means; the disassembler renders each kind its own way. */
@@ -72,6 +76,7 @@ export type OperandKind =
   | 'ref' // index into the chunk's unlinked call references
   | 'chunk' // index into the program's chunk table (after linking)
   | 'native' // index into the program's native table (after linking)
+  | 'lambda' // index of a lambda chunk in the module (the loader makes it a program index)
   | 'section'; // 0 = validate (body), 1 = query
 
 export interface OpInfo {
@@ -79,7 +84,7 @@ export interface OpInfo {
   name: string;
   operands: readonly { name: string; kind: OperandKind }[];
   /** Values popped on the fall-through path: a number, or the name of the operand giving it. */
-  pop: number | 'n' | '2n' | 'argc';
+  pop: number | 'n' | '2n' | 'argc' | '1+argc';
   /** Values pushed on the fall-through path. */
   push: number;
   /** Stack diagram, top of stack on the right. */
@@ -92,6 +97,7 @@ const slot = { name: 'slot', kind: 'slot' } as const;
 const n = { name: 'n', kind: 'count' } as const;
 const target = { name: 'target', kind: 'target' } as const;
 const argc = { name: 'argc', kind: 'count' } as const;
+const lambdaChunk = { name: 'lambda', kind: 'lambda' } as const;
 
 /** Ambient names readable in every chunk; LOAD_AMBIENT's operand indexes this list. */
 export const AMBIENT_NAMES = ['request', 'body', 'params', 'query', 'response', 'state'] as const;
@@ -151,6 +157,10 @@ export const OPCODES: readonly OpInfo[] = [
   { op: Op.JUMP_IF_NULL, name: 'JUMP_IF_NULL', operands: [target], pop: 0, push: 0, stack: 'a -> a', doc: 'For ?.: keep the value and jump when it is null (the end of the optional chain), else fall through with it.' },
   { op: Op.DUP2, name: 'DUP2', operands: [], pop: 2, push: 4, stack: 'a b -> a b a b', doc: 'Duplicate the top two values (an indexed target of a compound assignment).' },
   { op: Op.THROW, name: 'THROW', operands: [], pop: 2, push: 0, stack: 'code message ->', doc: 'Raise an error with that code and message (the throw statement); try/catch catches it.' },
+  { op: Op.MAKE_LAMBDA, name: 'MAKE_LAMBDA', operands: [n, lambdaChunk], pop: 'n', push: 1, stack: 'c1 .. cn -> lambda', doc: 'Make a lambda of a lambda chunk, with copies of the n enclosing locals it reads (its slots after its parameters).' },
+  { op: Op.CALL_VALUE, name: 'CALL_VALUE', operands: [argc], pop: '1+argc', push: 1, stack: 'f a1 .. an -> result', doc: 'Call the lambda f (a parameter or local); costs one unit of fuel and one call level.' },
+  { op: Op.APPEND, name: 'APPEND', operands: [], pop: 2, push: 0, stack: 'xs v ->', doc: 'Append v to the list xs (a list comprehension builds its result so).' },
+  { op: Op.ITER_LIST, name: 'ITER_LIST', operands: [k], pop: 1, push: 1, stack: 'xs -> iterator', doc: 'ITER_INIT for `map(xs, x => …)` and `filter(xs, x => …)` compiled inline: xs must be a list, else the type_error the native consts[k] gives.' },
 ];
 
 /** Length in code units (opcode + operands) of each opcode, indexed by opcode. */
@@ -169,6 +179,9 @@ export function stackEffect(op: Op, operands: ArrayLike<number>): number {
       break;
     case 'argc':
       pop = operands[1]!;
+      break;
+    case '1+argc':
+      pop = 1 + operands[0]!;
       break;
     default:
       pop = info.pop;

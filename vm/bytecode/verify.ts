@@ -40,7 +40,7 @@ export const MAX_JSON_DEPTH = 64;
 /** Opcodes after which execution never falls through to the next instruction. */
 const TERMINATORS: ReadonlySet<number> = new Set([Op.RETURN, Op.JUMP, Op.LOOP, Op.FAIL, Op.RESPOND, Op.THROW]);
 
-const CHUNK_KINDS: readonly ChunkKind[] = ['route', 'fn', 'guard', 'middleware'];
+const CHUNK_KINDS: readonly ChunkKind[] = ['route', 'fn', 'guard', 'middleware', 'lambda'];
 
 const SEGMENT_KINDS: readonly PathSegment['kind'][] = ['static', 'param', 'wildcard'];
 
@@ -139,6 +139,11 @@ export function readModule(headerValue: unknown, bodyValue: unknown, packed: boo
     if (chunks[index]!.kind !== kind) corrupt(`${at}: chunk ${index} is a ${chunks[index]!.kind} chunk, expected ${kind}`);
     return index;
   };
+  chunks.forEach((c, i) => {
+    for (let pc = 0; pc < c.code.length; pc += INSTRUCTION_SIZE[c.code[pc]!]!) {
+      if (c.code[pc] === Op.MAKE_LAMBDA) chunkOf(c.code[pc + 2], 'lambda', `chunks[${i}] at ${pc}: MAKE_LAMBDA`);
+    }
+  });
   return {
     header: {
       magic: oneOf(h.magic, [ARTEFACT_MAGIC] as const, 'header.magic'),
@@ -191,6 +196,12 @@ function readRef(v: unknown, at: string): CallRef {
   };
   if (o.mode !== undefined) ref.mode = oneOf(o.mode, ['required', 'optional'] as const, `${at}.mode`);
   if (o.args !== undefined) ref.args = list(o.args, `${at}.args`).map((a, i) => readShape(a, `${at}.args[${i}]`, 0));
+  if (o.lambdas !== undefined) {
+    ref.lambdas = list(o.lambdas, `${at}.lambdas`).map((pair, i) => {
+      const [arg, params] = list(pair, `${at}.lambdas[${i}]`);
+      return [int(arg, `${at}.lambdas[${i}][0]`), int(params, `${at}.lambdas[${i}][1]`)];
+    });
+  }
   return ref;
 }
 
@@ -274,6 +285,9 @@ function checkCode(c: ChunkData, at: string): void {
         case 'target':
           within(code.length, 'the code');
           targets.push({ pc, target: value });
+          return;
+        case 'lambda':
+          // A module index: readModule checks it against the module's chunks.
           return;
         case 'chunk':
         case 'native':

@@ -3,7 +3,7 @@
  * slots, constants folded, loops and try blocks wired with patched jumps, and the operand-stack
  * depth tracked for maxStack.
  */
-import type { Block, CallExpr, Expr, IndexExpr, Literal, MemberExpr, ObjectExpr, Pos, Stmt } from '../front/ast.js';
+import type { Block, CallExpr, ComprehensionExpr, Expr, IndexExpr, LambdaExpr, Literal, MemberExpr, ObjectExpr, Pos, Stmt } from '../front/ast.js';
 import { ChunkEmitter, MAX_CONSTANTS } from './chunk-emitter.js';
 import { namesType, shapeOf, type Reporter } from './compile-meta.js';
 import { didYouMean } from '../diagnostics.js';
@@ -53,6 +53,8 @@ export class ChunkCompiler {
   private bodyRead = false;
   /** The sections a route validates: its `body` (0) and `query` (1) are then the validated fields. */
   private readonly validated = new Set<0 | 1>();
+  /** Parameters (and a lambda's copies of them): the locals a call `f(x)` may call, as they may hold a lambda. */
+  private readonly callables = new Set<string>();
 
   constructor(
     private readonly reporter: Reporter,
@@ -60,6 +62,8 @@ export class ChunkCompiler {
     readonly kind: ChunkKind,
     /** Declaration position: where the closing NULL RETURN is attributed. */
     private readonly at: Pos,
+    /** Adds a chunk to the module (a lambda's) and returns its index there. */
+    private readonly addChunk: (data: ChunkData) => number,
     /** The file's constants and their values; other files' are bound at link. */
     private readonly consts: ReadonlyMap<string, Literal> = new Map(),
   ) {}
@@ -70,7 +74,10 @@ export class ChunkCompiler {
   /** Declares the parameters in slots 0..n-1. */
   params(params: readonly { name: string; line: number; col: number }[]): void {
     // Duplicate parameters are the parser's diagnostic (E_DUPLICATE_PARAM).
-    for (const p of params) this.declare(p.name, p);
+    for (const p of params) {
+      this.declare(p.name, p);
+      this.callables.add(p.name);
+    }
     if (params.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} parameters`, params[MAX_ARGS]!);
   }
 
@@ -83,6 +90,11 @@ export class ChunkCompiler {
   finish(name: string, arity: number): ChunkData {
     this.emitter.emit(Op.NULL, [], this.at);
     this.emitter.emit(Op.RETURN, [], this.at);
+    return this.seal(name, arity);
+  }
+
+  /** Freezes the chunk, whose code ends in a RETURN. */
+  private seal(name: string, arity: number): ChunkData {
     if (this.emitter.constantsOverflowed) {
       this.reporter.error(DIAG.E_TOO_MANY_CONSTANTS, `${name} needs more than ${MAX_CONSTANTS} constants`, this.at);
     }
@@ -552,7 +564,78 @@ export class ChunkCompiler {
       }
       case 'Call':
         return this.call(expr);
+      case 'Comprehension':
+        return this.comprehension(expr);
+      case 'Lambda':
+        this.reporter.error(DIAG.E_LAMBDA_PLACE, 'a lambda can only be an argument of a call', expr, {
+          hint: 'pass it where it is used: map(xs, x => x * 2); or write a fn',
+        });
+        this.emitter.emit(Op.NULL, [], expr);
+        return;
     }
+  }
+
+  /** An argument: a lambda is allowed here, and only here. */
+  private argument(arg: Expr): void {
+    if (arg.kind === 'Lambda') this.lambda(arg);
+    else this.expr(arg);
+  }
+
+  /**
+   * A lambda: its body is a chunk of its own whose slots are its parameters, then copies of the
+   * enclosing locals it names (spec/language.md: captured by value when it is made). Every name in
+   * the body that is a local here is copied, even one a comprehension inside shadows: unused, harmless.
+   */
+  private lambda(expr: LambdaExpr): void {
+    const inner = new ChunkCompiler(this.reporter, this.topLevel, 'lambda', expr.body, this.addChunk, this.consts);
+    inner.bodyRead = this.bodyRead;
+    for (const section of this.validated) inner.validated.add(section);
+    inner.params(expr.params);
+    const own = new Set(expr.params.map((p) => p.name));
+    const captured = [...namesIn(expr.body)].filter((name) => !own.has(name) && this.scopes.lookup(name) !== undefined);
+    for (const name of captured) {
+      inner.declare(name, expr);
+      if (this.callables.has(name)) inner.callables.add(name);
+    }
+    inner.expr(expr.body);
+    inner.emitter.emit(Op.RETURN, [], expr.body);
+    const index = this.addChunk(inner.seal(`lambda at ${expr.line}:${expr.col}`, expr.params.length));
+    for (const name of captured) this.emitter.emit(Op.LOAD_LOCAL, [this.scopes.lookup(name)!], expr);
+    this.emitter.emit(Op.MAKE_LAMBDA, [captured.length, index], expr);
+  }
+
+  /**
+   * `[item for k, v in xs if cond]`: a for loop appending to a list held in a slot of its own.
+   * `listOf` names the native it stands for (`map`, `filter`), whose xs must be a list.
+   */
+  private comprehension(expr: ComprehensionExpr, listOf: string | null = null): void {
+    const base = this.emitter.depth;
+    this.scopes.push();
+    // A name no source can spell, so the code never sees it.
+    const result = this.declare('[comprehension]', expr);
+    this.emitter.emit(Op.LIST, [0], expr);
+    this.emitter.emit(Op.STORE_LOCAL, [result], expr);
+    this.expr(expr.iterable);
+    if (listOf === null) this.emitter.emit(Op.ITER_INIT, [], expr.iterable);
+    else this.emitter.emit(Op.ITER_LIST, [this.emitter.constant(listOf)], expr.iterable);
+    const top = this.emitter.here();
+    const toEnd = this.emitter.emitJump(expr.key === null ? Op.ITER_NEXT : Op.ITER_NEXT_PAIR, expr);
+    this.emitter.emit(Op.STORE_LOCAL, [this.declareBinding(expr.value, expr)], expr);
+    if (expr.key !== null) this.emitter.emit(Op.STORE_LOCAL, [this.declareBinding(expr.key, expr)], expr);
+    let toNext: number | null = null;
+    if (expr.cond !== null) {
+      this.expr(expr.cond);
+      toNext = this.emitter.emitJump(Op.JUMP_IF_FALSE, expr.cond);
+    }
+    this.emitter.emit(Op.LOAD_LOCAL, [result], expr.item);
+    this.expr(expr.item);
+    this.emitter.emit(Op.APPEND, [], expr.item);
+    if (toNext !== null) this.emitter.patch(toNext);
+    this.emitter.emit(Op.LOOP, [top], expr);
+    this.emitter.patch(toEnd);
+    this.emitter.depth = base;
+    this.emitter.emit(Op.LOAD_LOCAL, [result], expr);
+    this.scopes.pop();
   }
 
   /** Text parts and folded interpolations are merged into as few constants as possible. */
@@ -662,7 +745,16 @@ export class ChunkCompiler {
   }
 
   private call(expr: CallExpr): void {
+    if (expr.callee.kind === 'Name' && this.callables.has(expr.callee.name) && this.scopes.lookup(expr.callee.name) !== undefined) {
+      if (expr.args.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} arguments`, expr.args[MAX_ARGS]!);
+      this.name(expr.callee);
+      for (const arg of expr.args) this.argument(arg);
+      this.emitter.emit(Op.CALL_VALUE, [expr.args.length], expr);
+      return;
+    }
     const name = this.calleeName(expr.callee);
+    const inline = name === null ? null : inlined(name, expr);
+    if (inline !== null) return this.comprehension(inline, name);
     if (expr.args.length > MAX_ARGS) this.reporter.error(DIAG.E_TOO_MANY_ARGS, `more than ${MAX_ARGS} arguments`, expr.args[MAX_ARGS]!);
     if (name === null) {
       this.reporter.error(DIAG.E_NOT_CALLABLE, 'only a function name or Name.method can be called', expr.callee);
@@ -674,7 +766,7 @@ export class ChunkCompiler {
       this.emitter.emit(Op.NULL, [], expr);
       return;
     }
-    for (const arg of expr.args) this.expr(arg);
+    for (const arg of expr.args) this.argument(arg);
     if (expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' && expr.callee.object.name === 'response') {
       this.answerOutsideTransaction(`${name}()`, expr);
     }
@@ -682,7 +774,8 @@ export class ChunkCompiler {
     const object = expr.callee.kind === 'Member' && expr.callee.object.kind === 'Name' ? expr.callee.object.name : null;
     const typeLike = object !== null && namesType(object, this.topLevel.get(object) === 'type');
     const shapes = typeLike && expr.args.length > 0 ? expr.args.map((a) => shapeOf(a, this.rawRequest)) : null;
-    this.emitCall(name, expr.args.length, expr, shapes?.some((s) => s.k !== 'u') ? shapes : undefined);
+    const lambdas = expr.args.flatMap((a, i): [number, number][] => (a.kind === 'Lambda' ? [[i, a.params.length]] : []));
+    this.emitCall(name, expr.args.length, expr, shapes?.some((s) => s.k !== 'u') ? shapes : undefined, lambdas);
   }
 
   /**
@@ -711,9 +804,10 @@ export class ChunkCompiler {
     return null;
   }
 
-  private emitCall(name: string, argc: number, at: Pos, args?: ArgShape[]): void {
+  private emitCall(name: string, argc: number, at: Pos, args?: ArgShape[], lambdas: [number, number][] = []): void {
     const ref: CallRef = { name, kind: 'call', argc, line: at.line, col: at.col };
     if (args !== undefined) ref.args = args;
+    if (lambdas.length > 0) ref.lambdas = lambdas;
     const index = this.emitter.ref(ref);
     this.emitter.emit(Op.CALL, [index, argc], at);
   }
@@ -736,6 +830,33 @@ const BINARY_OPS = {
   '>': Op.GT,
   '>=': Op.GE,
 } as const;
+
+/**
+ * `map(xs, x => e)` as `[e for x in xs]` and `filter(xs, x => c)` as `[x for x in xs if c]`: the
+ * same values, errors and fuel as the natives (spec/natives.md), without a call per item. Null
+ * for any other call.
+ */
+function inlined(name: string, call: CallExpr): ComprehensionExpr | null {
+  const [xs, f] = call.args;
+  if ((name !== 'map' && name !== 'filter') || call.args.length !== 2 || f?.kind !== 'Lambda' || f.params.length !== 1) return null;
+  const param = f.params[0]!;
+  const item: Expr = name === 'map' ? f.body : { kind: 'Name', name: param.name, line: param.line, col: param.col };
+  return { kind: 'Comprehension', item, key: null, value: param.name, iterable: xs!, cond: name === 'filter' ? f.body : null, line: call.line, col: call.col };
+}
+
+/** Every name an expression mentions, at any depth (nodes are plain objects: new kinds need no case here). */
+function namesIn(expr: Expr): Set<string> {
+  const names = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) for (const item of node) visit(item);
+    else if (node !== null && typeof node === 'object') {
+      if ((node as Expr).kind === 'Name') names.add((node as Expr & { kind: 'Name' }).name);
+      else for (const child of Object.values(node)) visit(child);
+    }
+  };
+  visit(expr);
+  return names;
+}
 
 /** The ambient `request` (ambient names cannot be rebound, so the name always means it). */
 function isRequest(expr: Expr): boolean {

@@ -114,7 +114,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
       case 'FnDecl':
       case 'GuardDef': {
         const kind = decl.kind === 'FnDecl' ? 'fn' : 'guard';
-        const compiler = new ChunkCompiler(reporter, topLevel, kind, decl, constValues);
+        const compiler = new ChunkCompiler(reporter, topLevel, kind, decl, chunk, constValues);
         compiler.params(decl.params);
         compiler.statements(decl.body.body);
         const index = chunk(compiler.finish(`${kind} ${decl.name}`, decl.params.length));
@@ -132,7 +132,7 @@ export function compileModule(ast: FileNode, source: string, options: CompileOpt
         break;
       }
       case 'Middleware': {
-        const compiler = new ChunkCompiler(reporter, topLevel, 'middleware', decl, constValues);
+        const compiler = new ChunkCompiler(reporter, topLevel, 'middleware', decl, chunk, constValues);
         compiler.statements(decl.body.body);
         if (module.middleware === null) {
           module.middleware = chunk(compiler.finish('middleware', 0));
@@ -231,7 +231,7 @@ function compileRoute(
   const guards = guardMetas(decl.guards, reporter);
   const body = decl.validate ? fieldMetas(decl.validate.fields, reporter) : null;
   const query = decl.query ? fieldMetas(decl.query.fields, reporter) : null;
-  const compiler = new ChunkCompiler(reporter, topLevel, 'route', decl, consts);
+  const compiler = new ChunkCompiler(reporter, topLevel, 'route', decl, chunk, consts);
   for (const guard of guards) {
     compiler.guardCall({ name: guard.name, line: guard.line, col: guard.col, mode: guard.mode }, guard.args, guard);
   }

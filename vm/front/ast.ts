@@ -28,7 +28,9 @@ export type Expr =
   | ConditionalExpr
   | MemberExpr
   | IndexExpr
-  | CallExpr;
+  | CallExpr
+  | LambdaExpr
+  | ComprehensionExpr;
 
 /** `12`, `1.5`, `'text'`, `"text"` without interpolation, `true`, `false`, `null`. */
 export interface LiteralExpr extends Pos {
@@ -123,6 +125,23 @@ export interface CallExpr extends Pos {
   kind: 'Call';
   callee: Expr;
   args: Expr[];
+}
+
+/** `x => expr`, `(a, b) => expr`: a call argument only; it reads the enclosing locals as they were when it was made. */
+export interface LambdaExpr extends Pos {
+  kind: 'Lambda';
+  params: Param[];
+  body: Expr;
+}
+
+/** `[item for x in xs if cond]` and `[item for k, v in obj]`: compiled inline as a loop; `key` and `cond` are optional. */
+export interface ComprehensionExpr extends Pos {
+  kind: 'Comprehension';
+  item: Expr;
+  key: string | null;
+  value: string;
+  iterable: Expr;
+  cond: Expr | null;
 }
 
 // ---------------------------------------------------------------------------------------------

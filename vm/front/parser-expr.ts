@@ -2,7 +2,7 @@
  * Expressions: a Pratt parser driven by one rule table indexed by token, in the style of clox.
  * Every prefix/infix function carries the production it parses as a one-line comment.
  */
-import type { BinaryOp, Expr, IndexExpr, ListExpr, LogicalExpr, MemberExpr, ObjectEntry, ObjectExpr } from './ast.js';
+import type { BinaryOp, ComprehensionExpr, Expr, IndexExpr, LambdaExpr, ListExpr, LogicalExpr, MemberExpr, ObjectEntry, ObjectExpr, Param } from './ast.js';
 import type { Token } from './lexer.js';
 import { describe, RESERVED, type Parser } from './parser-base.js';
 import { DIAG } from '../errors.js';
@@ -123,8 +123,9 @@ function expectedExpression(p: Parser, t: Token): never {
   p.fail(`expected an expression, found ${describe(t)}`, t, hint, DIAG.E_EXPECTED_EXPRESSION);
 }
 
-// grouping = "(" expr ")"
+// grouping = "(" expr ")" | "(" [ params ] ")" "=>" expr
 function grouping(p: Parser, open: Token): Expr {
+  if (lambdaAhead(p)) return lambda(p, parameterList(p, open), open);
   p.openBracket('(');
   const inner = expression(p);
   p.expect(')', "')'", `to close the '(' at ${open.line}:${open.col}`);
@@ -133,17 +134,40 @@ function grouping(p: Parser, open: Token): Expr {
   return inner;
 }
 
-// list = "[" [ expr { "," expr } [ "," ] ] "]"
-function list(p: Parser, open: Token): ListExpr {
+// list = "[" [ expr { "," expr } [ "," ] ] "]" | comprehension
+function list(p: Parser, open: Token): ListExpr | ComprehensionExpr {
   p.openBracket('[');
   const items: Expr[] = [];
   while (!p.check(']')) {
     items.push(expression(p));
+    if (items.length === 1 && p.checkWord('for')) return comprehension(p, items[0]!, open);
     if (!p.accept(',')) break;
   }
   p.expect(']', "',' or ']'", `in the list opened at ${open.line}:${open.col}`);
   p.closeBracket();
   return { kind: 'List', items, line: open.line, col: open.col };
+}
+
+// comprehension = "[" expr "for" name [ "," name ] "in" expr [ "if" expr ] "]"
+function comprehension(p: Parser, item: Expr, open: Token): ComprehensionExpr {
+  p.advance();
+  const first = p.expectName('a loop variable', "after 'for'");
+  const second = p.accept(',') ? p.expectName('a loop variable', "after ','") : null;
+  const t = p.peek();
+  if (t.type !== 'word' || t.value !== 'in')
+    p.fail(`expected 'in' after the loop variable, found ${describe(t)}`, t, "write '[x for x in list]' or '[v for k, v in object]'");
+  p.advance();
+  const iterable = expression(p);
+  let cond: Expr | null = null;
+  if (p.checkWord('if')) {
+    p.advance();
+    cond = expression(p);
+  }
+  p.expect(']', "']'", `to close the list opened at ${open.line}:${open.col}`);
+  p.closeBracket();
+  const key = second === null ? null : first.value;
+  const value = second === null ? first.value : second.value;
+  return { kind: 'Comprehension', item, key, value, iterable, cond, line: open.line, col: open.col };
 }
 
 // object = "{" { ( word | STRING ) ":" expr [ "," ] } "}"
@@ -217,9 +241,47 @@ function literal(_p: Parser, t: Token): Expr {
   return { kind: 'Literal', value, line: t.line, col: t.col };
 }
 
-// name = word (not reserved)
-function name(_p: Parser, t: Token): Expr {
+// name = word (not reserved) | word "=>" expr
+function name(p: Parser, t: Token): Expr {
+  if (p.check('=>')) return lambda(p, [{ name: t.value, line: t.line, col: t.col }], t);
   return { kind: 'Name', name: t.value, line: t.line, col: t.col };
+}
+
+/** The tokens that would make a lambda's body an assignment. */
+const ASSIGNMENTS = new Set(['=', '+=', '-=', '*=', '/=']);
+
+// lambda = params "=>" expr       (the parameters are parsed; "=>" is next)
+function lambda(p: Parser, params: Param[], start: Token): LambdaExpr {
+  p.expect('=>', "'=>'", 'after the lambda parameters');
+  p.skipNewlines();
+  const body = expression(p);
+  const next = p.peek();
+  // `x => total = total + x` (or `+=`): a lambda is one expression and the locals it reads are copies.
+  if (ASSIGNMENTS.has(next.type)) {
+    p.fail(
+      'a lambda cannot assign a variable',
+      next,
+      'a lambda returns one expression; build the result with map, filter or reduce, or use a for loop',
+      DIAG.E_LAMBDA_ASSIGN,
+    );
+  }
+  return { kind: 'Lambda', params, body, line: start.line, col: start.col };
+}
+
+/** After a `(`: whether the tokens up to its `)` are parameter names and `=>` follows. */
+function lambdaAhead(p: Parser): boolean {
+  let i = p.pos;
+  const next = (): Token => {
+    while (p.tokens[i]!.type === 'newline' || p.tokens[i]!.type === 'doc') i++;
+    return p.tokens[i++]!;
+  };
+  let t = next();
+  while (t.type === 'word' && !RESERVED.has(t.value)) {
+    t = next();
+    if (t.type !== ',') break;
+    t = next();
+  }
+  return t.type === ')' && next().type === '=>';
 }
 
 // unary = ( "-" | "!" | "not" ) unary
@@ -315,6 +377,23 @@ function link<T extends MemberExpr | IndexExpr>(p: Parser, node: T, via: Token):
 // call = expr "(" [ expr { "," expr } [ "," ] ] ")"
 function call(p: Parser, callee: Expr, open: Token): Expr {
   return { kind: 'Call', callee, args: argumentList(p, open), line: callee.line, col: callee.col };
+}
+
+// params = [ name { "," name } [ "," ] ] ")"
+/** Parses a fn's or a lambda's parameter names after their `(`, through the closing `)`. */
+export function parameterList(p: Parser, open: Token): Param[] {
+  p.openBracket('(');
+  const params: Param[] = [];
+  while (!p.check(')')) {
+    const t = p.expectName('a parameter name', 'in the parameter list');
+    const first = params.find((x) => x.name === t.value);
+    if (first) p.report(DIAG.E_DUPLICATE_PARAM, `duplicate parameter '${t.value}'`, t, { hint: `first declared at ${first.line}:${first.col}` });
+    else params.push({ name: t.value, line: t.line, col: t.col });
+    if (!p.accept(',')) break;
+  }
+  p.expect(')', "',' or ')'", `in the parameter list opened at ${open.line}:${open.col}`);
+  p.closeBracket();
+  return params;
 }
 
 // args = [ expr { "," expr } [ "," ] ] ")"

@@ -6,12 +6,13 @@
  * It never throws: errors become diagnostics, and panic-mode recovery (as in clox) resumes at
  * the next line, block end or declaration, so one run reports several independent errors.
  */
-import { HTTP_METHODS, type Decl, type DocLine, type FileNode, type HttpMethod, type Param, type Pos, type RouteDecl } from './ast.js';
+import { HTTP_METHODS, type Decl, type DocLine, type FileNode, type HttpMethod, type Pos, type RouteDecl } from './ast.js';
 import { diagnostic, didYouMean, type Diagnostic } from '../diagnostics.js';
 import { tokenize, type Token } from './lexer.js';
 import { DECLARATION_WORDS, joinDoc, describe, MAX_DIAGNOSTICS, MAX_SOURCE_BYTES, ParseError, Parser, TooManyErrors } from './parser-base.js';
 import { parseRoutePath } from './parser-path.js';
 import { fieldList, fieldSection, guardLine, guardsBlock, sectionAt } from './parser-sections.js';
+import { parameterList } from './parser-expr.js';
 import { block, statement } from './parser-stmt.js';
 import { expression } from './parser-expr.js';
 import { DIAG } from '../errors.js';
@@ -326,7 +327,7 @@ class Declarations {
     const p = this.p;
     const kw = p.advance();
     const name = p.expectName('a guard name', "after 'guard_definition'");
-    const params = p.check('(') ? this.params(p.advance()) : [];
+    const params = p.check('(') ? parameterList(p, p.advance()) : [];
     const body = block(p, `the guard '${name.value}'`, `after the guard name '${name.value}'`);
     return { kind: 'GuardDef', name: name.value, params, body, doc, line: kw.line, col: kw.col };
   }
@@ -347,26 +348,9 @@ class Declarations {
     const kw = p.advance();
     const name = p.expectName('a function name', "after 'fn'");
     const open = p.expect('(', "'('", `after the function name '${name.value}'`, `write 'fn ${name.value}() { … }'`);
-    const params = this.params(open);
+    const params = parameterList(p, open);
     const body = block(p, `the function '${name.value}'`, 'after the parameter list');
     return { kind: 'FnDecl', name: name.value, params, body, doc, line: kw.line, col: kw.col };
-  }
-
-  // params = [ name { "," name } [ "," ] ] ")"
-  private params(open: Token): Param[] {
-    const p = this.p;
-    p.openBracket('(');
-    const params: Param[] = [];
-    while (!p.check(')')) {
-      const t = p.expectName('a parameter name', 'in the parameter list');
-      const first = params.find((x) => x.name === t.value);
-      if (first) p.report(DIAG.E_DUPLICATE_PARAM, `duplicate parameter '${t.value}'`, t, { hint: `first declared at ${first.line}:${first.col}` });
-      else params.push({ name: t.value, line: t.line, col: t.col });
-      if (!p.accept(',')) break;
-    }
-    p.expect(')', "',' or ')'", `in the parameter list opened at ${open.line}:${open.col}`);
-    p.closeBracket();
-    return params;
   }
 
   // const_decl = "const" name "=" expr

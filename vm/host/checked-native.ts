@@ -5,7 +5,7 @@
  * a few `typeof` tests, not a loop over the parameters. Nothing from the plugin enters the
  * generated source: types map to fixed expressions, names reach the error by index.
  */
-import type { Value } from '../values.js';
+import { Lambda, type Value } from '../values.js';
 import type { NativeFn, ParamSpec, ParamType } from './natives.js';
 import { typeError } from './args.js';
 
@@ -18,6 +18,7 @@ const CHECKS: Readonly<Record<Exclude<ParamType, 'any'>, { test: (a: string) => 
   list: { test: (a) => `Array.isArray(${a})`, expected: 'a list' },
   // A plain object or a host object (request.headers): every value that is neither null nor a list.
   object: { test: (a) => `${a} !== null && typeof ${a} === 'object' && !Array.isArray(${a})`, expected: 'an object' },
+  lambda: { test: (a) => `${a} instanceof Lambda`, expected: 'a lambda' },
 };
 
 /** The check of one type as an expression on the argument `arg` (text of a JS identifier). */
@@ -53,6 +54,6 @@ export function checkedNative(name: string, fn: NativeFn, params: readonly Param
   const args = ['ctx', ...names, ...(rest === null ? [] : ['...rest'])].join(', ');
   const expected = params.map((p) => (checked(p) ? CHECKS[p.type].expected : ''));
   const wrong = (index: number, value: Value | undefined) => typeError(name, params[index]!.name, expected[index]!, value);
-  const factory = new Function('fn', 'wrong', `return function checkedNative(${args}) {\n${lines.join('\n')}\n  return fn(${args});\n};`);
-  return factory(fn, wrong) as NativeFn;
+  const factory = new Function('fn', 'wrong', 'Lambda', `return function checkedNative(${args}) {\n${lines.join('\n')}\n  return fn(${args});\n};`);
+  return factory(fn, wrong, Lambda) as NativeFn;
 }

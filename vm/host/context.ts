@@ -154,6 +154,14 @@ export interface CallContext {
    * `overloaded`. Charge before or while the memory is taken, not after.
    */
   chargeMemory(bytes: number): boolean;
+  /**
+   * Calls a lambda the native was given (`map(xs, x => x * 2)`) with `args` and returns its value,
+   * synchronously and on this request's budget (a unit of fuel and a call level per call). A
+   * runtime error inside it is thrown with the lambda's line; so is `wrong_arity` when `args`
+   * do not match its parameters, and `lambda_cannot_wait` when it reaches a native that waits.
+   * Only while the native runs, never after an await.
+   */
+  call(f: Value, ...args: Value[]): Value;
   /** Middleware only: runs the rest of the chain; resolves once the handler has answered. */
   next(): Value | Promise<Value>;
   /**

@@ -4,7 +4,7 @@
  */
 import type { Literal } from '../lang.js';
 import type { JsonSchema } from '../bytecode/module.js';
-import type { HostObject, Value, ValueObject } from '../values.js';
+import type { HostObject, Lambda, Value, ValueObject } from '../values.js';
 import type { AppSettings, CallContext, Halt } from './context.js';
 
 /**
@@ -12,7 +12,7 @@ import type { AppSettings, CallContext, Halt } from './context.js';
  * runs (a `type_error` naming the native and the parameter), unless the parameter is
  * `selfChecked`; `any` checks nothing.
  */
-export type ParamType = 'text' | 'int' | 'number' | 'bool' | 'list' | 'object' | 'any';
+export type ParamType = 'text' | 'int' | 'number' | 'bool' | 'list' | 'object' | 'lambda' | 'any';
 
 /**
  * What an argument of each type is once checked: `number` is finite, `int` a whole number,
@@ -25,6 +25,8 @@ export interface ParamValues {
   bool: boolean;
   list: Value[];
   object: ValueObject | HostObject;
+  /** Called through `ctx.call`. */
+  lambda: Lambda;
   any: Value;
 }
 
@@ -41,6 +43,8 @@ export interface ParamSpec {
    * `type` still documents what it expects.
    */
   selfChecked?: boolean;
+  /** For a parameter that takes a lambda: the arguments the native calls it with; a lambda written in the call with another parameter count is E_ARITY. */
+  arity?: number;
   doc?: string;
 }
 

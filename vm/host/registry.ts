@@ -82,7 +82,7 @@ const CALLABLE_NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
 const VALIDATOR_NAME = /^[a-zA-Z][a-zA-Z0-9_]*$/;
 /** Parameter names show up in the reference and in arity errors: identifiers only. */
 const PARAM_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-const PARAM_TYPES: ReadonlySet<string> = new Set(['text', 'int', 'number', 'bool', 'list', 'object', 'any']);
+const PARAM_TYPES: ReadonlySet<string> = new Set(['text', 'int', 'number', 'bool', 'list', 'object', 'lambda', 'any']);
 const FIELD_TYPE_SET: ReadonlySet<string> = new Set(FIELD_TYPES);
 
 /** Everything the plugins registered, frozen once loading has finished. */

@@ -8,8 +8,10 @@ import { Op, OPCODES } from '../bytecode/opcodes.js';
 import { nextTurn } from './scheduler.js';
 import { HTTP, RUNTIME } from '../errors.js';
 import { HALT, type Halt } from '../host/context.js';
+import { typeError as argumentTypeError } from '../host/args.js';
 import {
   HostObject,
+  Lambda,
   MAX_LIST_LENGTH,
   MAX_TEXT_LENGTH,
   RvmError,
@@ -88,8 +90,24 @@ class Fiber {
     readonly program: Program,
     readonly host: VmHost,
     readonly budget: Budget,
+    /**
+     * Call levels below this fiber: a lambda a native calls runs in a fiber of its own, on top of
+     * its caller's frames, and cannot suspend (its native waits for its result synchronously).
+     */
+    public depth = 0,
   ) {}
+  /** The fiber this one's natives run lambdas in, made once and reused call after call. */
+  child: Fiber | null = null;
+  get nested(): boolean {
+    return this.depth > 0;
+  }
 }
+
+/** The fiber whose native is running now, through which the native calls lambdas (`ctx.call`). */
+let running: Fiber | null = null;
+
+/** Thrown out of a native whose lambda answered the request (it called a fn that did `fail`): its caller ends the handler. */
+const ANSWERED = Symbol('rvm.answered');
 
 /**
  * Runs chunk `chunkIndex` with `args`, spending `host.budget` (a fresh Budget when the host has
@@ -289,11 +307,73 @@ function buildObject(stack: Value[], from: number, pairs: number): ValueObject {
 
 /** Runs the fiber until it returns, suspends or fails; its time on the event loop ends there. */
 function run(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
+  // A native may run another execution to its end (middleware's next()): its caller runs on after.
+  const caller = running;
+  running = fiber;
   try {
     return dispatch(fiber);
   } finally {
+    running = caller;
     fiber.budget.endSlice();
   }
+}
+
+/**
+ * Calls lambda `f` with `args` for the native running now (`ctx.call`), synchronously, on the
+ * request's budget: one unit of fuel and one call level, as a call of a fn. Its runtime errors
+ * carry the lambda's line. It cannot suspend: a native inside it that waits is refused
+ * (`lambda_cannot_wait`) and a slice spent does not yield until the native returns.
+ */
+export function callLambda(f: Value, args: readonly Value[]): Value {
+  const caller = running;
+  if (!(f instanceof Lambda)) throw new RvmError(`expected a lambda, not ${typeName(f)}`, RUNTIME.type_error);
+  if (caller === null) throw new RvmError('a lambda can only be called while its request runs', RUNTIME.not_callable);
+  const chunk = f.chunk as LinkedChunk;
+  checkArity(f, args.length);
+  const depth = caller.depth + caller.frames.length;
+  if (depth >= MAX_CALL_DEPTH) throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
+  const budget = caller.budget;
+  if ((budget.fuel-- & CHECK_INTERVAL) === 0) budget.checkpoint();
+  // A fiber runs one lambda at a time, so its child is free whenever one of its natives calls.
+  const fiber = (caller.child ??= new Fiber(caller.program, caller.host, budget, depth));
+  fiber.depth = depth;
+  fiber.frames.length = 0;
+  fiber.handlers.length = 0;
+  const stack = fiber.stack;
+  for (let i = 0; i < args.length; i++) stack[i] = args[i]!;
+  enterFrame(stack, 0, args.length, f);
+  fiber.sp = chunk.data.slots;
+  fiber.frames.push({ chunk, ip: 0, base: 0 });
+  running = fiber;
+  try {
+    const result = dispatch(fiber);
+    if (result === HALT) throw ANSWERED;
+    return result as Value;
+  } finally {
+    running = caller;
+  }
+}
+
+function checkArity(f: Lambda, argc: number): void {
+  const arity = f.chunk.data.arity;
+  if (argc !== arity) {
+    const takes = arity === 1 ? '1 parameter' : `${arity} parameters`;
+    throw new RvmError(`the ${f.chunk.data.name} takes ${takes}, called with ${argc}`, RUNTIME.wrong_arity);
+  }
+}
+
+/** Lays out the slots of a call of lambda `f` whose `argc` arguments are at `base`: its captured locals after them, its other slots null. */
+function enterFrame(stack: Value[], base: number, argc: number, f: Lambda): void {
+  const captures = f.captures;
+  for (let i = 0; i < captures.length; i++) stack[base + argc + i] = captures[i]!;
+  const slots = (f.chunk as LinkedChunk).data.slots;
+  for (let i = argc + captures.length; i < slots; i++) stack[base + i] = null;
+}
+
+/** A nested fiber (a lambda a native calls) cannot wait: the promise is left to settle unobserved. */
+function cannotWait(pending: Promise<unknown>): RvmError {
+  pending.catch(() => {});
+  return new RvmError('a lambda called by a native cannot wait for I/O (a query, a fetch): use a for loop', RUNTIME.lambda_cannot_wait);
 }
 
 /** Runs the fiber on once a runtime step (VALIDATE, READ_BODY) settles; HALT (it answered) ends it. */
@@ -490,7 +570,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             break;
           case Op.LOOP:
             // Fuel first: an error raised here is located at this instruction, not its target.
-            if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint()) {
+            if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint() && !fiber.nested) {
               frame.ip = code[ip]!;
               fiber.sp = sp;
               return pause(fiber);
@@ -501,6 +581,14 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             stack[sp - 1] = iterate(budget, stack[sp - 1]!) as unknown as Value;
             if (budget.charged >= budget.nextCheck) break instructions;
             break;
+          case Op.ITER_LIST: {
+            const xs = stack[sp - 1]!;
+            if (!Array.isArray(xs)) throw argumentTypeError(consts[code[ip]!] as string, 'xs', 'a list', xs);
+            ip++;
+            stack[sp - 1] = iterate(budget, xs) as unknown as Value;
+            if (budget.charged >= budget.nextCheck) break instructions;
+            break;
+          }
           case Op.ITER_NEXT: {
             const it = stack[sp - 1] as unknown as Iter;
             if (it.i >= it.items.length) {
@@ -529,10 +617,10 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
           case Op.CALL_FN: {
             const callee = program.chunks[code[ip++]!]!;
             const argc = code[ip++]!;
-            if (frames.length >= MAX_CALL_DEPTH) {
+            if (frames.length + fiber.depth >= MAX_CALL_DEPTH) {
               throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
             }
-            if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint()) {
+            if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint() && !fiber.nested) {
               // Yield before the call: resumed, the whole instruction (opcode, chunk, argc) runs again.
               frame.ip = ip - 3;
               fiber.sp = sp;
@@ -569,6 +657,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             }
             if (result === HALT) return HALT;
             if (result instanceof Promise) {
+              if (fiber.nested) throw cannotWait(result);
               frame.ip = ip;
               fiber.sp = sp;
               return result.then(
@@ -581,6 +670,48 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             }
             stack[sp++] = result === undefined ? null : result;
             if (budget.charged >= budget.nextCheck) break instructions;
+            break;
+          }
+          case Op.MAKE_LAMBDA: {
+            const n = code[ip++]!;
+            const chunk = program.chunks[code[ip++]!]!;
+            sp -= n;
+            stack[sp] = new Lambda(chunk, stack.slice(sp, sp + n));
+            sp++;
+            break;
+          }
+          case Op.CALL_VALUE: {
+            const argc = code[ip++]!;
+            const f = stack[sp - argc - 1]!;
+            if (!(f instanceof Lambda)) throw new RvmError(`cannot call ${typeName(f)}: only a lambda can be called through a name`, RUNTIME.not_callable);
+            checkArity(f, argc);
+            if (frames.length + fiber.depth >= MAX_CALL_DEPTH) {
+              throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
+            }
+            if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint() && !fiber.nested) {
+              frame.ip = ip - 2;
+              fiber.sp = sp;
+              return pause(fiber);
+            }
+            frame.ip = ip;
+            // The arguments move down over the lambda, so its frame starts where the lambda was.
+            base = sp - argc - 1;
+            for (let i = 0; i < argc; i++) stack[base + i] = stack[base + i + 1]!;
+            enterFrame(stack, base, argc, f);
+            const callee = f.chunk as LinkedChunk;
+            sp = base + callee.data.slots;
+            frame = { chunk: callee, ip: 0, base };
+            frames.push(frame);
+            code = callee.code;
+            consts = callee.consts;
+            ip = 0;
+            break;
+          }
+          case Op.APPEND: {
+            const value = stack[--sp]!;
+            const list = stack[--sp] as Value[];
+            if (list.length >= MAX_LIST_LENGTH) throw new RvmError(`a list of more than ${MAX_LIST_LENGTH} items`, RUNTIME.list_too_long);
+            list.push(value);
             break;
           }
           case Op.RETURN: {
@@ -616,6 +747,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             const result = host.validate(route, code[ip++]!);
             if (result === HALT) return HALT;
             if (result instanceof Promise) {
+              if (fiber.nested) throw cannotWait(result);
               frame.ip = ip;
               fiber.sp = sp;
               return afterStep(fiber, result);
@@ -626,6 +758,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             const result = host.readBody();
             if (result === undefined) break;
             if (result === HALT) return HALT;
+            if (fiber.nested) throw cannotWait(result);
             frame.ip = ip;
             fiber.sp = sp;
             return afterStep(fiber, result);
@@ -657,12 +790,13 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
         }
       }
       // Charged work crossed a check point: throws when the budget is spent, yields when the slice is.
-      if (budget.checkpoint()) {
+      if (budget.checkpoint() && !fiber.nested) {
         frame.ip = ip;
         fiber.sp = sp;
         return pause(fiber);
       }
     } catch (e) {
+      if (e === ANSWERED) return HALT;
       const error = locate(fiber, ip, e);
       const handler = UNCATCHABLE.has(error.code) || budget.aborted ? undefined : handlers.pop();
       if (handler === undefined) throw error;

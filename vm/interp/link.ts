@@ -183,6 +183,14 @@ export function link(
       report.push(diagnostic(DIAG.E_ARITY, `'${r.name}' ${takesArguments(nativeArity)}, got ${r.argc}`, at(from, r), { length: r.name.length }));
       return null;
     }
+    for (const [i, params] of r.lambdas ?? []) {
+      const expected = native.meta.params[i]?.arity;
+      if (expected !== undefined && expected !== params) {
+        const passes = expected === 1 ? '1 argument' : `${expected} arguments`;
+        report.push(diagnostic(DIAG.E_ARITY, `'${r.name}' calls its lambda with ${passes}, this one takes ${params}`, at(from, r), { length: r.name.length }));
+        return null;
+      }
+    }
     if (native.meta.scope === 'middleware' && from.data.kind !== 'middleware') {
       report.push(diagnostic(DIAG.E_SCOPE, `'${r.name}()' can only be called inside a middleware block`, at(from, r), { length: r.name.length }));
       return null;
@@ -251,10 +259,11 @@ export function link(
     chunk.data = data;
     chunk.code = code;
     chunk.consts = data.consts as Value[];
-    // A chunk without call references has no CALL to bind.
-    if (data.refs.length > 0) {
-      for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
-        if (code[ip] !== Op.CALL) continue;
+    // A lambda's chunk is named by its index in the module, which starts this far into the program.
+    const moduleStart = index - origins[index]!.index;
+    for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
+      if (code[ip] === Op.MAKE_LAMBDA) code[ip + 2] += moduleStart;
+      else if (code[ip] === Op.CALL) {
         const ref = data.refs[code[ip + 1]!]!;
         const bound =
           ref.kind === 'guard'
@@ -294,8 +303,8 @@ export function link(
       }
       const code = chunks[reached[k]!]!.code;
       for (let ip = 0; ip < code.length; ip += INSTRUCTION_SIZE[code[ip]!]!) {
-        const callee = code[ip + 1]!;
-        if (code[ip] === Op.CALL_FN && !chunks[callee]!.bound && !seen.has(callee)) {
+        const callee = code[ip] === Op.MAKE_LAMBDA ? code[ip + 2]! : code[ip + 1]!;
+        if ((code[ip] === Op.CALL_FN || code[ip] === Op.MAKE_LAMBDA) && !chunks[callee]!.bound && !seen.has(callee)) {
           seen.add(callee);
           reached.push(callee);
         }

@@ -4,8 +4,9 @@
  * preflight) and the app (built-in endpoints) both finish requests here.
  */
 import type { RequestContext } from './context.js';
-import { HTTP } from '../errors.js';
-import { ResponseTooLargeError, catalogueResponse, finalizeResponse } from './response.js';
+import { HTTP, RUNTIME } from '../errors.js';
+import { RvmError } from '../values.js';
+import { ResponseTooLargeError, catalogueResponse, errorResponse, finalizeResponse } from './response.js';
 import type { OutgoingResponse } from './types.js';
 import type { AppHandle } from './app-handle.js';
 
@@ -26,11 +27,19 @@ export function answered(app: AppHandle, ctx: RequestContext, pending: void | Pr
   return finalize(app, ctx);
 }
 
-/** The finished response of `ctx`, its body given back; 500 `response_too_large` (logged) for a body over `limits.maxResponseBytes`. */
+/**
+ * The finished response of `ctx`, its body given back; 500 `response_too_large` (logged) for a
+ * body over `limits.maxResponseBytes`, and 500 `not_data` (logged; its code shown in dev mode, as
+ * a runtime error's) for a body holding a lambda, which its JSON refuses.
+ */
 export function finalize(app: AppHandle, ctx: RequestContext): OutgoingResponse {
   try {
     return finalizeResponse(ctx.response, ctx.app.limits.maxResponseBytes);
   } catch (err) {
+    if (err instanceof RvmError && err.code === RUNTIME.not_data) {
+      app.log.error(`[${ctx.request.id}] runtime error ${err.code} in the response: ${err.message}`);
+      return ctx.app.dev ? errorResponse(HTTP.internal_error.status, err.code, err.message) : catalogueResponse(HTTP.internal_error);
+    }
     if (!(err instanceof ResponseTooLargeError)) throw err;
     app.log.error(`[${ctx.request.id}] ${err.message}`);
     return catalogueResponse(HTTP.response_too_large);

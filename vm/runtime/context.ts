@@ -13,6 +13,7 @@ import { HTTP, RUNTIME } from '../errors.js';
 import type { Admission } from './http/admission.js';
 import { HttpError, NO_BODY, hasBody } from './http/body.js';
 import { Budget } from '../interp/budget.js';
+import { callLambda } from '../interp/interpreter.js';
 import { RequestOrigins } from './request-origin.js';
 import { describeError, type Logger } from './log.js';
 import { DraftResponse, defaultErrorCode, defaultErrorMessage, errorBody } from './response.js';
@@ -249,6 +250,10 @@ export class RequestContext implements VmHost, RequestSources {
 
   failStatement(status: Value, message: Value): Halt {
     return failStatement(this, status, message);
+  }
+
+  call(f: Value, ...args: Value[]): Value {
+    return callLambda(f, args);
   }
 
   next(): Value | Promise<Value> {

@@ -6,7 +6,8 @@ import { decodeEnvelope, decodeModule, encodeEnvelope, encodeModule, sniffArtefa
 import { ArtefactError } from '../../../vm/bytecode/codec.js';
 import { validateModule } from '../../../vm/bytecode/verify.js';
 import { ARTEFACT_MAGIC, BUNDLE_MAGIC, FORMAT_VERSION, type CompiledModule } from '../../../vm/bytecode/module.js';
-import { Op } from '../../../vm/bytecode/opcodes.js';
+import { INSTRUCTION_SIZE, Op } from '../../../vm/bytecode/opcodes.js';
+import { compileSource } from '../../../vm/compiler/compiler.js';
 import { handModule } from '../artefact-fixture.js';
 
 /** Runs `fn` and returns the ArtefactError it throws; fails on anything else. */
@@ -145,6 +146,23 @@ describe('artefact validation', () => {
     assert.equal(artefactError(() => decodeModule(withStoredResponses(packed))).code, 'E_ARTEFACT_CORRUPT');
   });
 
+  test('a lambda chunk round-trips; MAKE_LAMBDA naming a chunk of another kind, or none, is refused', () => {
+    const source = 'route GET / {\n  n = 2\n  log(sort_by([1], x => x * n))\n}\n';
+    const m = compileSource('l.rvm', source, { compilerVersion: 'test', pluginsFingerprint: 'test' }).module!;
+    assert.deepEqual(
+      decodeModule(encodeModule(m)).chunks.map((c) => c.kind),
+      ['lambda', 'route'],
+    );
+    const code = m.chunks[1]!.code;
+    let at = 0;
+    while (code[at] !== Op.MAKE_LAMBDA) at += INSTRUCTION_SIZE[code[at]!]!;
+    assert.deepEqual([code[at + 1], code[at + 2]], [1, 0], 'one capture, chunk 0');
+    for (const chunk of [1, 2, -1]) {
+      const damaged = structuredClone(m);
+      damaged.chunks[1]!.code[at + 2] = chunk;
+      assert.equal(artefactError(() => decodeModule(encodeModule(damaged))).code, 'E_ARTEFACT_CORRUPT', `chunk ${chunk}`);
+    }
+  });
   test('unknown opcode', () => refused((m) => (m.chunks[0]!.code[15] = 9999)));
   test('const index outside the constants', () => refused((m) => (m.chunks[0]!.code[3] = 1)));
   test('negative const index', () => refused((m) => (m.chunks[0]!.code[3] = -1)));

@@ -38,9 +38,11 @@ describe('opcode table', () => {
     for (const info of OPCODES) {
       if (info.pop === 'n' || info.pop === '2n') assert.equal(info.operands[0]?.name, 'n', info.name);
       if (info.pop === 'argc') assert.equal(info.operands[1]?.name, 'argc', info.name);
+      if (info.pop === '1+argc') assert.equal(info.operands[0]?.name, 'argc', info.name);
       if (typeof info.pop === 'string') {
         const operands = info.operands.map(() => 3);
-        assert.equal(stackEffect(info.op, operands), info.push - (info.pop === '2n' ? 6 : 3), info.name);
+        const popped = { n: 3, '2n': 6, argc: 3, '1+argc': 4 }[info.pop];
+        assert.equal(stackEffect(info.op, operands), info.push - popped, info.name);
       }
     }
   });

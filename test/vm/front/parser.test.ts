@@ -31,6 +31,10 @@ function sx(e: Expr): string {
       return `(${e.optional ? '?.' : ''}[]${e.chained ? '~' : ''} ${sx(e.object)} ${sx(e.index)})`;
     case 'Call':
       return `(call ${[sx(e.callee), ...e.args.map(sx)].join(' ')})`;
+    case 'Lambda':
+      return `(=> (${e.params.map((p) => p.name).join(' ')}) ${sx(e.body)})`;
+    case 'Comprehension':
+      return `(for ${sx(e.item)} ${e.key === null ? '' : `${e.key} `}${e.value} ${sx(e.iterable)}${e.cond === null ? '' : ` ${sx(e.cond)}`})`;
   }
 }
 
@@ -473,6 +477,31 @@ describe('parser: expressions and precedence', () => {
     assert.deepEqual([s.line, s.col, s.value.line, s.value.col], [2, 3, 2, 7]);
     if (s.value.kind !== 'Binary') return assert.fail('binary expected');
     assert.deepEqual([s.value.right.line, s.value.right.col], [2, 11]);
+  });
+});
+
+describe('parser: lambdas and comprehensions', () => {
+  test('a lambda is one parameter, or a parenthesised list of them, then => and one expression', () => {
+    assert.equal(expr('map(xs, x => x * 2)'), '(call map xs (=> (x) (* x 2)))');
+    assert.equal(expr('reduce(xs, (a, b) => a + b, 0)'), '(call reduce xs (=> (a b) (+ a b)) 0)');
+    assert.equal(expr('f(() => 1, (a,) => a)'), '(call f (=> () 1) (=> (a) a))');
+    // The body is a whole expression: `??` and `or` belong to it.
+    assert.equal(expr('f(x => x.a ?? 0)'), '(call f (=> (x) (?? (. x a) 0)))');
+    assert.equal(expr('f(x => y => x + y)'), '(call f (=> (x) (=> (y) (+ x y))))');
+    // A parenthesised expression is no parameter list unless => follows.
+    assert.equal(expr('f((a), (a + 1))'), '(call f a (+ a 1))');
+  });
+
+  test('a comprehension is an expression, for and optional if, inside list brackets', () => {
+    assert.equal(expr('[x * x for x in xs]'), '(for (* x x) x xs)');
+    assert.equal(expr('[k for k, v in o if v > 1]'), '(for k k v o (> v 1))');
+    assert.equal(expr('[[y for y in x] for x in xs if len(x)]'), '(for (for y y x) x xs (call len x))');
+  });
+
+  test('a lambda that assigns, a duplicate parameter and a comprehension without in are diagnostics', () => {
+    assert.deepEqual(errors('fn f() {\n  map(xs, x => t = x)\n}'), ['E_LAMBDA_ASSIGN@2:18']);
+    assert.deepEqual(errors('fn f() {\n  map(xs, (a, a) => a)\n}'), ['E_DUPLICATE_PARAM@2:15']);
+    assert.deepEqual(errors('fn f() {\n  x = [a for a of xs]\n}'), ['E_UNEXPECTED_TOKEN@2:16']);
   });
 });
 
