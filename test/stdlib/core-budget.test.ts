@@ -2,31 +2,15 @@
  * Core natives and the request's budget: what they build holds to MAX_LIST_LENGTH and
  * MAX_TEXT_LENGTH (refused before it is built), and work that grows with the input is charged.
  */
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_LIST_LENGTH, MAX_TEXT_LENGTH, RvmError } from '../../plugins/sdk.js';
+import { MAX_LIST_LENGTH, MAX_TEXT_LENGTH } from '../../plugins/sdk.js';
 import type { Value } from '../../plugins/sdk.js';
-import { core } from '../../stdlib/core/index.js';
 import { CHARS_PER_UNIT } from '../../vm/interp/budget.js';
-import { fakeContext, type FakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
+import { fakeContext } from '../../plugins/testing.js';
+import { coreNatives } from '../support/core-natives.js';
 
-let kit: LoadedPlugins;
-
-before(async () => {
-  kit = await loadForTest([core]);
-});
-
-function callIn(ctx: FakeContext, name: string, ...args: Value[]): unknown {
-  return kit.callIn(ctx, name, ...args);
-}
-
-function call(name: string, ...args: Value[]): unknown {
-  return callIn(fakeContext(), name, ...args);
-}
-
-function throwsCode(fn: () => unknown, code: string): void {
-  assert.throws(fn, (e: unknown) => e instanceof RvmError && e.code === code);
-}
+const { call, callIn, throwsCode } = coreNatives();
 
 describe('core natives within the limits', () => {
   test('split builds exactly MAX_LIST_LENGTH items, and refuses one more without building it', () => {

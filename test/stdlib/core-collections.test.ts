@@ -4,33 +4,17 @@
  * budget, code point order and counting, the cost of unique and of patterns, and object keys
  * that name prototypes.
  */
-import { before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { HostObject, MAX_LIST_LENGTH, MAX_TEXT_LENGTH, RvmError, compilePattern } from '../../plugins/sdk.js';
+import { HostObject, MAX_LIST_LENGTH, MAX_TEXT_LENGTH, compilePattern } from '../../plugins/sdk.js';
 import type { Value, ValueObject } from '../../plugins/sdk.js';
-import { core } from '../../stdlib/core/index.js';
 import { compareCodePoints } from '../../stdlib/core/sequences.js';
 import { CHARS_PER_UNIT } from '../../vm/interp/budget.js';
-import { fakeContext, type FakeContext, loadForTest, type LoadedPlugins } from '../../plugins/testing.js';
+import { fakeContext } from '../../plugins/testing.js';
+import { coreNatives } from '../support/core-natives.js';
 
-let kit: LoadedPlugins;
-
-before(async () => {
-  kit = await loadForTest([core]);
-});
-
-function callIn(ctx: FakeContext, name: string, ...args: Value[]): unknown {
-  return kit.callIn(ctx, name, ...args);
-}
-
-function call(name: string, ...args: Value[]): unknown {
-  return callIn(fakeContext(), name, ...args);
-}
-
-function throwsCode(fn: () => unknown, code: string): void {
-  assert.throws(fn, (e: unknown) => e instanceof RvmError && e.code === code);
-}
+const { call, callIn, throwsCode } = coreNatives();
 
 /** Units a native charged for its call. */
 function chargedBy(name: string, ...args: Value[]): number {
