@@ -145,6 +145,7 @@ export { constantTimeEqual, signText } from '../vm/runtime/secrets.js';
 export { decodeBase64, strictUtf8 } from './kit/base64.js';
 export { encodeLogText } from '../vm/runtime/log.js';
 export { OutageLog, type OutageLines } from '../vm/runtime/stores/unavailable.js';
+export { OVERLOADED_RETRY_AFTER_S } from '../vm/runtime/http/admission.js';
 export { onFirstUse } from '../vm/on-first-use.js';
 export { MAX_PATTERN_LENGTH, MAX_PATTERN_PROGRAM_SIZE, compilePattern, isPatternProblem, type Pattern } from './kit/pattern.js';
 export { readCapped } from './kit/capped-answer.js';

@@ -3,15 +3,12 @@
  * (spec/plugins/fetch.md). Public addresses only, unless rvm.config.json `outbound.allow` lists
  * more; each call bounded in time and size and charged to the request that makes it.
  */
-import { HTTP, compileOutboundAllow, definePlugin } from '../../plugins/sdk.js';
+import { HTTP, OVERLOADED_RETRY_AFTER_S, compileOutboundAllow, definePlugin } from '../../plugins/sdk.js';
 import type { Dispatcher } from 'undici';
 import type { PluginApi, PluginDefinition } from '../../plugins/sdk.js';
 import { checkedLookup, systemResolve, type Resolve } from './address-guard.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, MAX_MAX_BYTES, MAX_TIMEOUT_MS, planRequest } from './request-plan.js';
 import { MAX_REDIRECTS, MemoryRefused, loadUndici, send } from './send.js';
-
-/** Seconds a request refused for the result memory is told to wait, as a query refused for it is. */
-const MEMORY_RETRY_AFTER_S = 1;
 
 /** What tests change: the resolver (no outside DNS in tests). */
 export interface FetchOptions {
@@ -34,7 +31,7 @@ export function registerFetch(rvm: PluginApi, options: FetchOptions = {}): void 
         return await send(ctx, plan, allow, agent());
       } catch (error) {
         if (!(error instanceof MemoryRefused)) throw error;
-        return ctx.fail(HTTP.overloaded.status, HTTP.overloaded.message, HTTP.overloaded.code, { 'retry-after': String(MEMORY_RETRY_AFTER_S) });
+        return ctx.fail(HTTP.overloaded.status, HTTP.overloaded.message, HTTP.overloaded.code, { 'retry-after': String(OVERLOADED_RETRY_AFTER_S) });
       }
     },
     {

@@ -50,7 +50,6 @@ import { encodeCursor } from './cursor.js';
 /** Where a request keeps its open transaction (`ctx.locals`). */
 const TRANSACTION = 'records.transaction';
 
-export { RESULT_RETRY_AFTER_S } from './store.js';
 
 /** What any record method can answer instead of its value (answerFailure), for the reference. */
 const READ_ERRORS: ErrorResponseSpec[] = [

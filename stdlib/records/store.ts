@@ -5,7 +5,7 @@
  * conformance suite. Every value reaches SQL as a bound parameter; table and column names come
  * only from declared types, never from a request.
  */
-import type { FieldType } from '../../plugins/sdk.js';
+import { OVERLOADED_RETRY_AFTER_S, type FieldType } from '../../plugins/sdk.js';
 
 /**
  * What a declared field's column holds: the language's field types (spec/plugins/records.md
@@ -225,13 +225,11 @@ export class ConflictError extends Error {
   }
 }
 
-/** Seconds a client refused for the result budget is told to wait, as admission tells one refused for bodies. */
-export const RESULT_RETRY_AFTER_S = 1;
-
 /** The rows of a query would pass the process-wide result budget (`limits.maxResultMemory`): 503 `overloaded`, like any store past its capacity. */
 export class ResultMemoryError extends StoreOverloadedError {
   constructor(message: string) {
-    super(message, RESULT_RETRY_AFTER_S);
+    // The client waits as admission tells one refused for bodies to.
+    super(message, OVERLOADED_RETRY_AFTER_S);
   }
 }
 

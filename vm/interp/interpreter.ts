@@ -331,7 +331,7 @@ export function callLambda(f: Value, args: readonly Value[]): Value {
   const chunk = f.chunk as LinkedChunk;
   checkArity(f, args.length);
   const depth = caller.depth + caller.frames.length;
-  if (depth >= MAX_CALL_DEPTH) throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
+  if (depth >= MAX_CALL_DEPTH) throw callDepthExceeded();
   const budget = caller.budget;
   if ((budget.fuel-- & CHECK_INTERVAL) === 0) budget.checkpoint();
   // A fiber runs one lambda at a time, so its child is free whenever one of its natives calls.
@@ -368,6 +368,11 @@ function enterFrame(stack: Value[], base: number, argc: number, f: Lambda): void
   for (let i = 0; i < captures.length; i++) stack[base + argc + i] = captures[i]!;
   const slots = (f.chunk as LinkedChunk).data.slots;
   for (let i = argc + captures.length; i < slots; i++) stack[base + i] = null;
+}
+
+/** A call past MAX_CALL_DEPTH, of a fn or a lambda, from bytecode or a native. */
+function callDepthExceeded(): RvmError {
+  return new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
 }
 
 /** A nested fiber (a lambda a native calls) cannot wait: the promise is left to settle unobserved. */
@@ -618,7 +623,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             const callee = program.chunks[code[ip++]!]!;
             const argc = code[ip++]!;
             if (frames.length + fiber.depth >= MAX_CALL_DEPTH) {
-              throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
+              throw callDepthExceeded();
             }
             if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint() && !fiber.nested) {
               // Yield before the call: resumed, the whole instruction (opcode, chunk, argc) runs again.
@@ -686,7 +691,7 @@ function dispatch(fiber: Fiber): Value | Halt | Promise<Value | Halt> {
             if (!(f instanceof Lambda)) throw new RvmError(`cannot call ${typeName(f)}: only a lambda can be called through a name`, RUNTIME.not_callable);
             checkArity(f, argc);
             if (frames.length + fiber.depth >= MAX_CALL_DEPTH) {
-              throw new RvmError(`call depth exceeded ${MAX_CALL_DEPTH} (runaway recursion?)`, RUNTIME.call_depth_exceeded);
+              throw callDepthExceeded();
             }
             if ((budget.fuel-- & CHECK_INTERVAL) === 0 && budget.checkpoint() && !fiber.nested) {
               frame.ip = ip - 2;
