@@ -125,7 +125,7 @@ export {
   keepSecret,
   typeError,
 } from '../vm/host/args.js';
-export { MAX_JSON_DEPTH, parseJsonValue } from '../vm/host/json.js';
+export { MAX_JSON_VALUE_DEPTH, parseJsonValue } from '../vm/host/json.js';
 
 // Requests and answers: uploads, cookies, tokens, origins, client addresses.
 export { UploadedFile, uploadedFromBytes } from '../vm/runtime/http/upload.js';

@@ -1,7 +1,7 @@
 /**
  * Core JSON natives: json_parse and json_stringify.
  */
-import { MAX_JSON_DEPTH, RUNTIME, RvmError, checkLength, parseJsonValue } from '../../plugins/sdk.js';
+import { MAX_JSON_VALUE_DEPTH, RUNTIME, RvmError, checkLength, parseJsonValue } from '../../plugins/sdk.js';
 import type { PluginApi } from '../../plugins/sdk.js';
 
 /** Registers json_parse and json_stringify. */
@@ -9,7 +9,7 @@ export function registerJson(rvm: PluginApi): void {
   rvm.native('json_parse', (ctx, text) => parseJsonValue('json_parse', text, ctx.budget), {
     params: [{ name: 's', type: 'text' }],
     returns: 'any',
-    doc: `Parses JSON text into a value; malformed JSON, or nesting deeper than ${MAX_JSON_DEPTH} levels, is an invalid_json error.`,
+    doc: `Parses JSON text into a value; malformed JSON, or nesting deeper than ${MAX_JSON_VALUE_DEPTH} levels, is an invalid_json error.`,
   });
 
   rvm.native(

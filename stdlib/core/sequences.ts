@@ -4,7 +4,7 @@
  * Each charges the request's budget for the items it walks or builds and refuses, before building
  * it, a list over MAX_LIST_LENGTH.
  */
-import { RUNTIME, HostObject, MAX_JSON_DEPTH, MAX_LIST_LENGTH, RvmError, SecretText, expectNumber, typeName } from '../../plugins/sdk.js';
+import { RUNTIME, HostObject, MAX_JSON_VALUE_DEPTH, MAX_LIST_LENGTH, RvmError, SecretText, expectNumber, typeName } from '../../plugins/sdk.js';
 import type { NativeBudget, PluginApi, Value } from '../../plugins/sdk.js';
 import { charged } from './lists.js';
 
@@ -271,7 +271,7 @@ class KeyMaker {
     if (v instanceof HostObject) return `#${this.#hostId(v)}`;
     const made = this.#made.get(v);
     if (made !== undefined) return made;
-    if (depth >= MAX_JSON_DEPTH) throw new RvmError(`unique() items nest deeper than ${MAX_JSON_DEPTH} levels`, RUNTIME.invalid_argument);
+    if (depth >= MAX_JSON_VALUE_DEPTH) throw new RvmError(`unique() items nest deeper than ${MAX_JSON_VALUE_DEPTH} levels`, RUNTIME.invalid_argument);
     let key: string;
     if (Array.isArray(v)) {
       this.budget.chargeItems(v.length);

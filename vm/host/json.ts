@@ -7,15 +7,17 @@ import { RUNTIME } from '../errors.js';
 import type { NativeBudget } from './context.js';
 
 /**
- * Deepest nesting accepted. Real documents nest a handful of levels; the limit keeps recursive
- * walkers (equality, text form, responses) far from Node's stack limit.
+ * Deepest nesting of a language value read from JSON text (json_parse, http_fetch; request
+ * bodies have their own bound, MAX_JSON_DEPTH in body.ts). Real documents nest a handful of
+ * levels; the limit keeps recursive walkers (equality, text form, responses) far from Node's
+ * stack limit.
  */
-export const MAX_JSON_DEPTH = 512;
+export const MAX_JSON_VALUE_DEPTH = 512;
 
 /**
  * The value of JSON `text`, charged to `budget` (the text, then each value three times: the
  * parse, the depth walk and the copy). Malformed JSON, or JSON nested deeper than
- * MAX_JSON_DEPTH, is an `invalid_json` error naming `fn`.
+ * MAX_JSON_VALUE_DEPTH, is an `invalid_json` error naming `fn`.
  */
 export function parseJsonValue(fn: string, text: string, budget: NativeBudget): Value {
   budget.chargeText(text.length);
@@ -25,8 +27,8 @@ export function parseJsonValue(fn: string, text: string, budget: NativeBudget): 
   } catch (error) {
     throw new RvmError(`${fn}(): ${(error as Error).message}`, RUNTIME.invalid_json);
   }
-  const nodes = nestedDeeperThan(data, MAX_JSON_DEPTH);
-  if (nodes < 0) throw new RvmError(`${fn}(): nested deeper than ${MAX_JSON_DEPTH} levels`, RUNTIME.invalid_json);
+  const nodes = nestedDeeperThan(data, MAX_JSON_VALUE_DEPTH);
+  if (nodes < 0) throw new RvmError(`${fn}(): nested deeper than ${MAX_JSON_VALUE_DEPTH} levels`, RUNTIME.invalid_json);
   budget.chargeItems(3 * nodes);
   // fromJson rebuilds objects key by key as data, so "__proto__" stays an ordinary key.
   return fromJson(data);
