@@ -50,7 +50,6 @@ import { encodeCursor } from './cursor.js';
 /** Where a request keeps its open transaction (`ctx.locals`). */
 const TRANSACTION = 'records.transaction';
 
-
 /** What any record method can answer instead of its value (answerFailure), for the reference. */
 const READ_ERRORS: ErrorResponseSpec[] = [
   { status: HTTP.invalid_query.status, code: HTTP.invalid_query.code, description: 'A filter, option or `after` cursor the store refuses.' },
